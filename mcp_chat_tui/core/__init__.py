@@ -1,0 +1,1 @@
+"""Types and helpers every layer may import: paths, tool descriptions, call outcomes."""

@@ -1,0 +1,48 @@
+"""Where mcp-chat-tui keeps its files: user directories and the files bundled with the package."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "mcp-chat-tui"
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+def bundled_path(name: str) -> Path:
+    """A file shipped with mcp-chat-tui (``mcp.json``, ``themes``).
+
+    An installed wheel carries them in ``mcp_chat_tui/_bundled``; a source
+    checkout (editable install) has them at the repository top level.
+    """
+    installed = _PACKAGE_DIR / "_bundled" / name
+    if installed.exists():
+        return installed
+    return _PACKAGE_DIR.parent / name
+
+
+def package_path(*parts: str) -> Path:
+    """A file inside the ``mcp_chat_tui`` package itself."""
+    return _PACKAGE_DIR.joinpath(*parts)
+
+
+def _dir(env_var: str, default: str) -> Path:
+    override = os.environ.get(env_var)
+    return Path(override).expanduser() if override else Path(default)
+
+
+def user_config_dir() -> Path:
+    """``config.toml``, a user ``mcp.json`` and user ``themes/`` live here."""
+    return _dir("MCP_CHAT_TUI_CONFIG_DIR", platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def user_data_dir() -> Path:
+    """Saved conversations live here."""
+    return _dir("MCP_CHAT_TUI_DATA_DIR", platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def user_log_dir() -> Path:
+    """Each server's stderr log lives here."""
+    return _dir("MCP_CHAT_TUI_LOG_DIR", platformdirs.user_log_dir(APP_NAME, appauthor=False))

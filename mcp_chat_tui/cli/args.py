@@ -1,0 +1,53 @@
+"""The command line: what ``mcp-chat-tui`` accepts."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from mcp_chat_tui import __version__
+
+DEMO_MODEL = "demo"
+
+EPILOG = """\
+examples:
+  mcp-chat-tui --demo                        the bundled toy model and demo server
+  mcp-chat-tui mlx-community/Qwen3-4B-4bit   a model from the Hugging Face hub
+  mcp-chat-tui ./my-model --plain            the plain console interface
+  mcp-chat-tui ./my-model -p "what is 12*7"  one turn, then exit (for scripts)
+  mcp-chat-tui --check-servers               start the configured servers and report
+
+files:
+  mcp.json     --mcp-config, else ./mcp.json, ./.vscode/mcp.json, the user config
+               directory's mcp.json, else the bundled one (the demo server)
+  config.toml  --config, else $MCP_CHAT_TUI_CONFIG, else the user config directory
+
+exit codes: 0 ok, 1 a fatal error at run time, 2 a bad configuration or command line
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-chat-tui",
+        description="Chat with a local MLX model that uses tools from MCP servers; every tool call is shown "
+        "and needs your approval.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "model", nargs="?", help="a Hugging Face repo id or a local model folder (with --endpoint: the model name)"
+    )
+    parser.add_argument("--version", action="version", version=f"mcp-chat-tui {__version__}")
+    parser.add_argument("--demo", action="store_true", help="use the bundled toy model with the bundled mcp.json")
+    parser.add_argument("--plain", action="store_true", help="the plain console interface instead of the full screen")
+    parser.add_argument("-p", "--prompt", metavar="PROMPT", help="run one turn with PROMPT, print the answer, exit")
+    parser.add_argument("-y", "--yes", action="store_true", help="run every tool call without asking")
+    parser.add_argument("--check-servers", action="store_true", help="start the configured servers, print a table, exit")
+    parser.add_argument("--mcp-config", type=Path, metavar="PATH", help="the mcp.json to use")
+    parser.add_argument("--config", type=Path, metavar="PATH", help="the config.toml to use")
+    parser.add_argument("--endpoint", metavar="URL", help="an OpenAI-compatible server (mlx_lm.server, vLLM, llama.cpp)")
+    parser.add_argument(
+        "--api-key-env", metavar="VAR", default="OPENAI_API_KEY", help="environment variable holding the endpoint's key"
+    )
+    parser.add_argument("--transcript", type=Path, metavar="FILE", help="open or create this conversation file")
+    return parser

@@ -1,0 +1,470 @@
+"""The server hub: starts every configured MCP server through the official SDK, tracks it, calls its tools.
+
+Each server is owned by one asyncio task that enters the SDK ``Client`` and
+stays inside it until the server is stopped, so every SDK context is opened
+and closed by the same task. Tool calls from other tasks go through that
+client. Observers hear every state change through a plain callback; this
+layer imports nothing from the UI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
+
+from mcp_chat_tui import __version__
+from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
+from mcp_chat_tui.servers.results import convert_result
+from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
+from mcp_chat_tui.servers.stderr import StderrCapture
+from mcp_chat_tui.servers.transports import (
+    describe_start_failure,
+    http_transport,
+    root_cause,
+    sse_transport,
+    stdio_transport,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_INIT_TIMEOUT = 10.0
+DEFAULT_TOOL_TIMEOUT = 90.0
+MAX_RESULT_CHARS = 100_000
+MAX_TOOL_PAGES = 100
+STOP_WAIT_SECONDS = 10.0
+
+Observer = Callable[[ServerStatus], None]
+
+
+@dataclass(eq=False)
+class _Runtime:
+    """Live handles for one server; ``status`` is what observers see."""
+
+    config: Any
+    status: ServerStatus
+    task: asyncio.Task[None] | None = None
+    client: Client | None = None
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+    stderr_closed: asyncio.Event = field(default_factory=asyncio.Event)
+    capture: StderrCapture | None = None
+    generation: int = 0
+    stopping: bool = False
+    init_timed_out: bool = False
+
+
+class ServerHub:
+    """Runs the configured servers; ``async with ServerHub(...)`` starts nothing, ``start_all()`` does."""
+
+    def __init__(
+        self,
+        servers: Iterable[Any],
+        *,
+        init_timeout: float = DEFAULT_INIT_TIMEOUT,
+        tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        log_dir: Path | None = None,
+        max_result_chars: int = MAX_RESULT_CHARS,
+    ) -> None:
+        self.init_timeout = init_timeout
+        self.tool_timeout = tool_timeout
+        self.log_dir = log_dir
+        self.max_result_chars = max_result_chars
+        self._runtimes: dict[str, _Runtime] = {}
+        self._observers: list[Observer] = []
+        self._tools: list[ToolSpec] = []
+        self._by_model_name: dict[str, ToolSpec] = {}
+        for config in servers:
+            transport = config.type
+            status = ServerStatus(name=config.name, transport=transport)
+            if getattr(config, "disabled", False):
+                status.state = ServerState.DISABLED
+            if log_dir is not None and transport == "stdio":
+                status.log_path = log_dir / f"{_safe_file_name(config.name)}.log"
+            self._runtimes[config.name] = _Runtime(config=config, status=status)
+
+    # ----- observing -------------------------------------------------------------------------
+
+    def add_observer(self, observer: Observer) -> None:
+        self._observers.append(observer)
+
+    def remove_observer(self, observer: Observer) -> None:
+        if observer in self._observers:
+            self._observers.remove(observer)
+
+    def _changed(self, rt: _Runtime) -> None:
+        self._rebuild_tool_index()
+        for observer in list(self._observers):
+            try:
+                observer(rt.status)
+            except Exception:  # an observer's bug must not take the hub down
+                log.exception("server observer failed")
+
+    def _set_state(self, rt: _Runtime, state: ServerState, reason: str = "") -> None:
+        rt.status.state = state
+        rt.status.reason = reason
+        self._changed(rt)
+
+    @property
+    def statuses(self) -> list[ServerStatus]:
+        return [rt.status for rt in self._runtimes.values()]
+
+    def status(self, name: str) -> ServerStatus:
+        return self._runtimes[name].status
+
+    # ----- tools -----------------------------------------------------------------------------
+
+    def _rebuild_tool_index(self) -> None:
+        specs = [spec for rt in self._runtimes.values() if rt.status.state.usable for spec in rt.status.tools]
+        self._tools = unique_model_names(specs)
+        self._by_model_name = {spec.model_name: spec for spec in self._tools}
+
+    def tools(self) -> list[ToolSpec]:
+        """Every tool of every usable server, each with a model-facing name no other tool has."""
+        return list(self._tools)
+
+    def find_tool(self, model_name: str) -> ToolSpec | None:
+        """The (server, tool) behind a name the model used."""
+        return self._by_model_name.get(model_name)
+
+    # ----- starting --------------------------------------------------------------------------
+
+    async def start_all(self) -> list[ServerStatus]:
+        """Start every enabled server concurrently; returns when each is ready or has failed."""
+        runtimes = [rt for rt in self._runtimes.values() if rt.status.state != ServerState.DISABLED]
+        await asyncio.gather(*(self._start(rt) for rt in runtimes))
+        return self.statuses
+
+    async def restart(self, name: str) -> ServerStatus:
+        """Stop one server (if running) and start it again; other servers are untouched."""
+        rt = self._runtimes[name]
+        await self._stop(rt, final_state=ServerState.STOPPED)
+        rt.status.restarts += 1
+        await self._start(rt)
+        return rt.status
+
+    async def _start(self, rt: _Runtime) -> None:
+        rt.generation += 1
+        generation = rt.generation
+        rt.stop = asyncio.Event()
+        rt.settled = asyncio.Event()
+        rt.stderr_closed = asyncio.Event()
+        rt.stopping = False
+        rt.init_timed_out = False
+        rt.status.stderr_tail.clear()
+        rt.status.started_at = datetime.now()
+        rt.status.start_seconds = None
+        rt.status.tools = []
+        self._set_state(rt, ServerState.STARTING)
+        timeout = rt.config.init_timeout or self.init_timeout
+        started = time.perf_counter()
+        rt.task = asyncio.create_task(self._own(rt, generation, started), name=f"mcp-server-{rt.config.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(rt.settled.wait()), timeout)
+        except TimeoutError:
+            rt.init_timed_out = True
+            rt.task.cancel()
+            await asyncio.wait({rt.task}, timeout=STOP_WAIT_SECONDS)
+            self._set_state(
+                rt,
+                ServerState.FAILED,
+                f"no answer to initialize within {timeout:g} s (the server hung; raise `initTimeout` if it is slow)",
+            )
+
+    async def _own(self, rt: _Runtime, generation: int, started: float) -> None:
+        """The one task that holds this server's SDK client from start to stop."""
+        config = rt.config
+        try:
+            transport = self._transport(rt, generation)
+            client = Client(
+                transport,
+                client_info=Implementation(name="mcp-chat-tui", version=__version__),
+                message_handler=partial(self._on_message, rt, generation),
+            )
+            async with client:
+                if rt.capture is not None:
+                    rt.capture.release_write_end()
+                rt.client = client
+                rt.status.tools = await self._list_tools(client, config.name)
+                self._record_server_info(rt, client)
+                rt.status.start_seconds = time.perf_counter() - started
+                self._set_state(rt, ServerState.READY)
+                rt.settled.set()
+                async with anyio.create_task_group() as group:
+                    if self._wants_listen(client):
+                        group.start_soon(self._listen_for_tool_changes, rt, client)
+                    await rt.stop.wait()
+                    group.cancel_scope.cancel()
+        except asyncio.CancelledError:
+            if not (rt.init_timed_out or rt.stopping):
+                raise
+        except BaseException as exc:  # noqa: BLE001 - every failure becomes a state the user sees
+            if isinstance(root_cause(exc), (KeyboardInterrupt, SystemExit)):
+                raise
+            if rt.capture is not None:
+                rt.capture.release_write_end()
+                try:
+                    await asyncio.wait_for(rt.stderr_closed.wait(), 1.0)
+                except TimeoutError:
+                    pass
+            if generation == rt.generation and not rt.stopping:
+                if rt.status.state.usable:
+                    self._set_state(rt, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
+                else:
+                    reason = describe_start_failure(config, exc, list(rt.status.stderr_tail))
+                    self._set_state(rt, ServerState.FAILED, reason)
+        finally:
+            rt.client = None
+            if rt.capture is not None:
+                rt.capture.release_write_end()
+            rt.settled.set()
+
+    def _transport(self, rt: _Runtime, generation: int) -> Any:
+        config = rt.config
+        if config.type == "stdio":
+            loop = asyncio.get_running_loop()
+            rt.capture = StderrCapture(
+                loop,
+                rt.status.log_path,
+                on_lines=partial(self._on_stderr, rt, generation),
+                on_closed=partial(self._on_stderr_closed, rt, generation),
+            )
+            return stdio_transport(config, rt.capture.errlog)
+        rt.capture = None
+        if config.type == "sse":
+            return sse_transport(config.url, dict(config.headers))
+        return http_transport(config.url, dict(config.headers))
+
+    async def _list_tools(self, client: Client, server: str, refresh: bool = False) -> list[ToolSpec]:
+        specs: list[ToolSpec] = []
+        cursor: str | None = None
+        for _ in range(MAX_TOOL_PAGES):
+            page = await client.list_tools(cursor=cursor, cache_mode="refresh" if refresh else "use")
+            specs.extend(_tool_spec(server, tool) for tool in page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return specs
+
+    def _record_server_info(self, rt: _Runtime, client: Client) -> None:
+        info = client.server_info
+        rt.status.server_name = info.name if info else ""
+        rt.status.server_version = info.version if info and info.version else ""
+        rt.status.protocol_version = client.protocol_version or ""
+        capabilities = client.server_capabilities
+        rt.status.capabilities = [
+            name for name in ("tools", "prompts", "resources", "logging", "completions")
+            if getattr(capabilities, name, None) is not None
+        ]
+        rt.status.instructions = client.instructions or ""
+
+    # ----- notifications and stderr ----------------------------------------------------------
+
+    @staticmethod
+    def _wants_listen(client: Client) -> bool:
+        tools_capability = client.server_capabilities.tools
+        return (
+            client.protocol_version in MODERN_PROTOCOL_VERSIONS
+            and tools_capability is not None
+            and bool(tools_capability.list_changed)
+        )
+
+    async def _listen_for_tool_changes(self, rt: _Runtime, client: Client) -> None:
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    await self._refresh_tools(rt, client)
+        except Exception as exc:  # noqa: BLE001 - losing the stream only loses live tool updates
+            log.info("tool-change stream of %s ended: %s", rt.config.name, exc)
+
+    async def _refresh_tools(self, rt: _Runtime, client: Client) -> None:
+        try:
+            rt.status.tools = await self._list_tools(client, rt.config.name, refresh=True)
+        except Exception as exc:  # noqa: BLE001
+            rt.status.stderr_tail.append(f"[mcp-chat-tui] refreshing the tool list failed: {exc}")
+        self._changed(rt)
+
+    async def _on_message(self, rt: _Runtime, generation: int, message: Any) -> None:
+        if generation != rt.generation:
+            return
+        if isinstance(message, Exception):
+            rt.status.stderr_tail.append(
+                "[mcp-chat-tui] ignored output on stdout that is not an MCP message "
+                f"({type(message).__name__})"
+            )
+            self._changed(rt)
+        elif isinstance(message, mcp_types.ToolListChangedNotification) and rt.client is not None:
+            asyncio.get_running_loop().create_task(self._refresh_tools(rt, rt.client))
+
+    def _on_stderr(self, rt: _Runtime, generation: int, lines: list[str]) -> None:
+        if generation != rt.generation:
+            return
+        rt.status.stderr_tail.extend(lines)
+        self._changed(rt)
+
+    def _on_stderr_closed(self, rt: _Runtime, generation: int) -> None:
+        """The process closed stderr: it has exited. Unexpected while it was running means it crashed."""
+        rt.stderr_closed.set()
+        if generation != rt.generation or rt.stopping:
+            return
+        if rt.status.state.usable:
+            last = next((line for line in reversed(rt.status.stderr_tail) if line.strip()), "")
+            reason = "the server process exited" + (f"; last stderr line: {last}" if last else "")
+            self._set_state(rt, ServerState.CRASHED, reason)
+            rt.stop.set()
+
+    # ----- calling ---------------------------------------------------------------------------
+
+    async def call_tool(
+        self, server: str, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> ToolCallResult:
+        """Call one tool; a failure comes back as ``result.failure``, never as an exception.
+
+        Cancelling the awaiting task cancels the request at the server (the SDK
+        sends ``notifications/cancelled``) and leaves the server usable.
+        """
+        arguments = dict(arguments or {})
+        started_at = datetime.now()
+        clock = time.perf_counter()
+
+        def failed(kind: FailureKind, message: str) -> ToolCallResult:
+            return ToolCallResult(
+                server=server, tool=tool, arguments=arguments, started_at=started_at,
+                duration=time.perf_counter() - clock, failure=ToolFailure(kind, message), is_error=True,
+            )
+
+        rt = self._runtimes.get(server)
+        if rt is None:
+            return failed(FailureKind.UNKNOWN_TOOL, f"there is no server named {server!r}")
+        client = rt.client
+        if not rt.status.state.usable or client is None:
+            why = f": {rt.status.reason}" if rt.status.reason else ""
+            return failed(FailureKind.NOT_READY, f"server {server!r} is {rt.status.state.value}{why}")
+        if rt.status.tools and not any(spec.name == tool for spec in rt.status.tools):
+            return failed(FailureKind.UNKNOWN_TOOL, f"server {server!r} has no tool named {tool!r}")
+        limit = timeout or rt.config.timeout or self.tool_timeout
+        rt.status.calls_in_flight += 1
+        if rt.status.state == ServerState.READY:
+            self._set_state(rt, ServerState.BUSY)
+        result: ToolCallResult | None = None
+        try:
+            raw = await client.call_tool(tool, arguments, read_timeout_seconds=limit)
+            result = convert_result(raw, server, tool, arguments, started_at, self.max_result_chars)
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                result = failed(
+                    FailureKind.TIMEOUT,
+                    f"{tool} gave no result within {limit:g} s; the call was cancelled (the server keeps running)",
+                )
+            elif exc.code == CONNECTION_CLOSED:
+                result = failed(FailureKind.CRASHED, f"server {server!r} closed the connection during the call")
+                self._mark_crashed(rt, "the connection closed during a tool call")
+            else:
+                result = failed(FailureKind.PROTOCOL_ERROR, f"{exc.message} (error {exc.code})")
+        except ValidationError as exc:
+            result = failed(FailureKind.PROTOCOL_ERROR, f"the server sent a malformed result: {exc.error_count()} problems")
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError) as exc:
+            result = failed(FailureKind.CRASHED, f"server {server!r} is gone ({type(exc).__name__})")
+            self._mark_crashed(rt, "the connection broke during a tool call")
+        except Exception as exc:  # noqa: BLE001 - a tool failure never raises into the caller
+            result = failed(FailureKind.PROTOCOL_ERROR, f"{type(exc).__name__}: {exc}")
+        finally:
+            rt.status.calls_in_flight -= 1
+            if result is not None:
+                result.duration = time.perf_counter() - clock
+                self._record_usage(rt, result)
+            if rt.status.calls_in_flight == 0 and rt.status.state == ServerState.BUSY:
+                self._set_state(rt, ServerState.READY)
+            elif result is not None:
+                self._changed(rt)
+        return result
+
+    async def call_model_tool(self, model_name: str, arguments: dict[str, Any] | None = None) -> ToolCallResult:
+        """Call a tool by the name the model used for it."""
+        spec = self.find_tool(model_name)
+        if spec is None:
+            return ToolCallResult(
+                server="", tool=model_name, arguments=dict(arguments or {}), started_at=datetime.now(), duration=0.0,
+                failure=ToolFailure(FailureKind.UNKNOWN_TOOL, f"no server offers a tool named {model_name!r}"),
+                is_error=True,
+            )
+        return await self.call_tool(spec.server, spec.name, arguments)
+
+    def _record_usage(self, rt: _Runtime, result: ToolCallResult) -> None:
+        status = rt.status
+        status.call_count += 1
+        status.last_latency = result.duration
+        status.total_latency += result.duration
+        usage = status.usage.setdefault(result.tool, ToolUsage())
+        usage.calls += 1
+        usage.total_seconds += result.duration
+        if not result.ok:
+            usage.errors += 1
+
+    def _mark_crashed(self, rt: _Runtime, reason: str) -> None:
+        if rt.status.state.usable and not rt.stopping:
+            self._set_state(rt, ServerState.CRASHED, reason)
+            rt.stop.set()
+
+    # ----- stopping --------------------------------------------------------------------------
+
+    async def _stop(self, rt: _Runtime, final_state: ServerState) -> None:
+        task = rt.task
+        if task is None or task.done():
+            if rt.status.state.usable or rt.status.state == ServerState.STARTING:
+                self._set_state(rt, final_state)
+            return
+        rt.stopping = True
+        rt.stop.set()
+        if not rt.settled.is_set():
+            task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=STOP_WAIT_SECONDS)
+        if not done:
+            task.cancel()
+            await asyncio.wait({task}, timeout=STOP_WAIT_SECONDS)
+        if rt.status.state.usable or rt.status.state == ServerState.STARTING:
+            self._set_state(rt, final_state)
+
+    async def stop(self, name: str) -> None:
+        await self._stop(self._runtimes[name], ServerState.STOPPED)
+
+    async def shutdown(self) -> None:
+        """Stop every server: close stdin, then terminate, then kill (the SDK's escalation), all at once."""
+        await asyncio.gather(*(self._stop(rt, ServerState.STOPPED) for rt in self._runtimes.values()))
+
+    async def __aenter__(self) -> ServerHub:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await asyncio.shield(self.shutdown())
+
+
+def _tool_spec(server: str, tool: mcp_types.Tool) -> ToolSpec:
+    annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
+    return ToolSpec(
+        server=server,
+        name=tool.name,
+        description=tool.description or "",
+        input_schema=dict(tool.input_schema or {"type": "object", "properties": {}}),
+        annotations=annotations,
+        title=tool.title or annotations.get("title"),
+    )
+
+
+def _safe_file_name(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "server"
+

@@ -1,0 +1,76 @@
+"""What the hub knows about each server, as plain data observers can read without touching the hub."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+
+from mcp_chat_tui.core.tools import ToolSpec
+
+STDERR_TAIL_LINES = 200
+
+
+class ServerState(str, Enum):
+    STARTING = "starting"
+    READY = "ready"
+    BUSY = "busy"
+    FAILED = "failed"
+    CRASHED = "crashed"
+    STOPPED = "stopped"
+    DISABLED = "disabled"
+
+    @property
+    def usable(self) -> bool:
+        """Whether tools of a server in this state can be called."""
+        return self in (ServerState.READY, ServerState.BUSY)
+
+
+@dataclass
+class ToolUsage:
+    """How often one tool was called and how long the calls took (document 004's usage analytics)."""
+
+    calls: int = 0
+    errors: int = 0
+    total_seconds: float = 0.0
+
+    @property
+    def mean_seconds(self) -> float | None:
+        return self.total_seconds / self.calls if self.calls else None
+
+
+@dataclass
+class ServerStatus:
+    """One server's state and history, kept by the hub and handed to observers."""
+
+    name: str
+    transport: str
+    state: ServerState = ServerState.STARTING
+    reason: str = ""
+    server_name: str = ""
+    server_version: str = ""
+    protocol_version: str = ""
+    capabilities: list[str] = field(default_factory=list)
+    instructions: str = ""
+    tools: list[ToolSpec] = field(default_factory=list)
+    stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
+    log_path: Path | None = None
+    started_at: datetime | None = None
+    start_seconds: float | None = None
+    calls_in_flight: int = 0
+    call_count: int = 0
+    last_latency: float | None = None
+    total_latency: float = 0.0
+    usage: dict[str, ToolUsage] = field(default_factory=dict)
+    restarts: int = 0
+
+    @property
+    def mean_latency(self) -> float | None:
+        return self.total_latency / self.call_count if self.call_count else None
+
+    def summary(self) -> str:
+        """One line for logs and plain output: state and, when it failed, why."""
+        text = f"{self.name}: {self.state.value}"
+        return f"{text} ({self.reason})" if self.reason else text

@@ -1,0 +1,71 @@
+"""Build the SDK transport for one configured server, and explain start-up failures in plain words."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import IO, Any
+
+from mcp import StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED
+
+
+def stdio_transport(config: Any, errlog: IO[str]) -> Any:
+    """The SDK's stdio transport with the server's stderr sent to ``errlog``."""
+    params = StdioServerParameters(
+        command=config.command,
+        args=list(config.args),
+        env=config.effective_env() or None,
+        cwd=str(config.cwd) if config.cwd else None,
+    )
+    return stdio_client(params, errlog=errlog)
+
+
+@asynccontextmanager
+async def http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
+    """The SDK's streamable HTTP transport, with the configured headers (bearer tokens and the like)."""
+    async with create_mcp_http_client(headers=headers or None) as http_client:
+        async with streamable_http_client(url, http_client=http_client) as streams:
+            yield streams
+
+
+def sse_transport(url: str, headers: dict[str, str]) -> Any:
+    return sse_client(url, headers=headers or None)
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The first leaf of an exception group (task groups wrap what really went wrong)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def describe_start_failure(config: Any, exc: BaseException, stderr_tail: list[str]) -> str:
+    """Why a server did not start, with what to check."""
+    exc = root_cause(exc)
+    last_lines = [line for line in stderr_tail if line.strip()][-3:]
+    stderr_hint = f"; its stderr ended with: {' | '.join(last_lines)}" if last_lines else ""
+    if config.type == "stdio" and isinstance(exc, FileNotFoundError):
+        if shutil.which(config.command) is None:
+            return f"command not found: {config.command!r} (check `command` in mcp.json and your PATH)"
+        return f"cannot start {config.command!r}: {exc.strerror or exc}"
+    if isinstance(exc, PermissionError):
+        return f"cannot start {config.command!r}: permission denied"
+    if isinstance(exc, NotADirectoryError) or (isinstance(exc, OSError) and config.type == "stdio"):
+        return f"cannot start {config.command!r}: {exc}"
+    if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
+        return f"the server exited or closed the connection during initialize{stderr_hint}"
+    if isinstance(exc, MCPError):
+        return f"the server answered initialize with an error: {exc.message} (code {exc.code}){stderr_hint}"
+    name = type(exc).__name__
+    if "Connect" in name or "connect" in str(exc).lower():
+        return f"cannot connect to {config.url}: {exc or name} (is the server running?)"
+    if "HTTPStatusError" in name:
+        return f"{config.url} answered with an HTTP error: {exc}"
+    return f"{name}: {exc}{stderr_hint}" if str(exc) else f"{name}{stderr_hint}"

@@ -1,0 +1,82 @@
+"""Shared helpers for tests: real server configs, free ports, the process table."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from mcp_chat_tui.config import ServerConfig
+
+FIXTURE_SERVER = str(Path(__file__).parent / "servers" / "fixture_server.py")
+
+
+def fixture_config(name: str, *flags: str, marker: str = "", **overrides: object) -> ServerConfig:
+    """A stdio server running tests/servers/fixture_server.py with the given flags."""
+    args = [FIXTURE_SERVER, "--label", name, *flags]
+    if marker:
+        args += ["--marker", marker]
+    return ServerConfig(name=name, type="stdio", command=sys.executable, args=args, **overrides)
+
+
+def demo_config(name: str = "demo", **overrides: object) -> ServerConfig:
+    return ServerConfig(
+        name=name, type="stdio", command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"], **overrides
+    )
+
+
+def new_marker() -> str:
+    return f"mct-{uuid.uuid4().hex[:12]}"
+
+
+def pids_with(marker: str) -> list[int]:
+    """Live processes whose command line contains ``marker`` (zombies count as gone)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z" and int(entry.name) != os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+def wait_until(predicate, timeout: float = 10.0, interval: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_http_server(module_args: list[str], port: int) -> subprocess.Popen:
+    """Start an HTTP MCP server on 127.0.0.1:port and wait until it accepts connections."""
+    process = subprocess.Popen(
+        [sys.executable, *module_args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"HTTP server exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return process
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("HTTP server did not start")

@@ -1,0 +1,111 @@
+"""An MCP server for the hub's tests, written with the SDK; flags choose how it misbehaves.
+
+Every flag is a fault or feature a test needs: crashing, hanging, noisy stdout,
+huge results, slow tools, a changing tool list. ``--marker`` only tags the
+process so tests can find it in the process table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+
+from mcp.server.mcpserver import Context, MCPServer
+
+
+def build(args: argparse.Namespace) -> MCPServer:
+    server = MCPServer(name=f"fixture-{args.label}", version="1.0", log_level="WARNING")
+
+    @server.tool(structured_output=False)
+    def whoami() -> str:
+        """Say which fixture server answered."""
+        return args.label
+
+    @server.tool(structured_output=False)
+    def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
+
+    @server.tool(structured_output=False)
+    def crash() -> str:
+        """Exit the server process at once, mid-call."""
+        print("fixture: crashing on purpose", file=sys.stderr, flush=True)
+        os._exit(7)
+
+    @server.tool(structured_output=False)
+    async def slow(seconds: float) -> str:
+        """Sleep, then answer."""
+        await asyncio.sleep(seconds)
+        return f"slept {seconds}"
+
+    @server.tool(structured_output=False)
+    def big(size: int) -> str:
+        """Return a string of `size` characters."""
+        return "x" * size
+
+    @server.tool(structured_output=False)
+    def shout_to_stderr(text: str) -> str:
+        """Write a line to stderr and answer."""
+        print(f"stderr says: {text}", file=sys.stderr, flush=True)
+        return "ok"
+
+    @server.tool(structured_output=False)
+    async def add_tool(name: str, ctx: Context) -> str:
+        """Register a new tool and tell the client the list changed."""
+
+        def extra() -> str:
+            return f"I am {name}"
+
+        server.add_tool(extra, name=name, description=f"added at run time: {name}")
+        try:  # 2026-07-28 connections hear it through subscriptions/listen
+            await ctx.notify_tools_changed()
+        except Exception:  # noqa: BLE001
+            pass
+        try:  # earlier protocol versions hear the notification itself
+            await ctx.session.send_tool_list_changed()
+        except Exception:  # noqa: BLE001
+            pass
+        return f"added {name}"
+
+    for index in range(args.extra_tools):
+        server.add_tool(lambda index=index: str(index), name=f"extra_{index}", description=f"extra tool {index}")
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--label", default="A")
+    parser.add_argument("--marker", default="")
+    parser.add_argument("--startup-delay", type=float, default=0.0)
+    parser.add_argument("--exit-during-init", action="store_true")
+    parser.add_argument("--never-answer", action="store_true")
+    parser.add_argument("--stdout-noise", action="store_true")
+    parser.add_argument("--extra-tools", type=int, default=0)
+    parser.add_argument("--http", type=int, default=0)
+    args = parser.parse_args()
+    print(f"fixture {args.label} starting", file=sys.stderr, flush=True)
+    if args.startup_delay:
+        time.sleep(args.startup_delay)
+    if args.exit_during_init:
+        sys.stdin.readline()
+        print("fixture: giving up during initialize", file=sys.stderr, flush=True)
+        sys.exit(3)
+    if args.never_answer:
+        for _line in sys.stdin:
+            pass
+        return
+    if args.stdout_noise:
+        print("this line is not JSON-RPC", flush=True)
+        print("{\"neither\": \"is this\"}", flush=True)
+    server = build(args)
+    if args.http:
+        server.run("streamable-http", host="127.0.0.1", port=args.http)
+    else:
+        server.run("stdio")
+
+
+if __name__ == "__main__":
+    main()

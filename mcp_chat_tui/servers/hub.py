@@ -106,8 +106,9 @@ class ServerHub:
         if observer in self._observers:
             self._observers.remove(observer)
 
-    def _changed(self, rt: _Runtime) -> None:
-        self._rebuild_tool_index()
+    def _changed(self, rt: _Runtime, *, tools_changed: bool = False) -> None:
+        if tools_changed:
+            self._rebuild_tool_index()
         for observer in list(self._observers):
             try:
                 observer(rt.status)
@@ -115,9 +116,10 @@ class ServerHub:
                 log.exception("server observer failed")
 
     def _set_state(self, rt: _Runtime, state: ServerState, reason: str = "") -> None:
+        offers_tools_changed = rt.status.state.usable != state.usable
         rt.status.state = state
         rt.status.reason = reason
-        self._changed(rt)
+        self._changed(rt, tools_changed=offers_tools_changed)
 
     @property
     def statuses(self) -> list[ServerStatus]:
@@ -296,7 +298,7 @@ class ServerHub:
             rt.status.tools = await self._list_tools(client, rt.config.name, refresh=True)
         except Exception as exc:  # noqa: BLE001
             rt.status.stderr_tail.append(f"[mcp-chat-tui] refreshing the tool list failed: {exc}")
-        self._changed(rt)
+        self._changed(rt, tools_changed=True)
 
     async def _on_message(self, rt: _Runtime, generation: int, message: Any) -> None:
         if generation != rt.generation:

@@ -1,0 +1,93 @@
+"""Benchmark: what the server hub adds over the raw MCP SDK, measured in one run.
+
+Prints two ratios (and the figures behind them):
+- call_overhead_ratio: the hub's median ``call_tool`` latency divided by the raw
+  SDK ``Client.call_tool`` median, both against the demo server over stdio,
+  in alternating batches (target at most 1.10);
+- startup_8_vs_1_ratio: the time until 8 servers that each take 1 s to start
+  are all ready, divided by the time for one (target at most 1.3).
+The last line is one JSON object of the figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from mcp import Client, StdioServerParameters
+
+from mcp_chat_tui.config import ServerConfig
+from mcp_chat_tui.servers import ServerHub, ServerState
+
+TINY = str(Path(__file__).with_name("tiny_server.py"))
+DEMO_ARGS = ["-m", "mcp_chat_tui.demo.server"]
+BATCHES = 10
+CALLS_PER_BATCH = 50
+ARGUMENTS = {"expression": "12 * 7"}
+
+
+async def timed_calls(call, count: int) -> list[float]:
+    samples = []
+    for _ in range(count):
+        started = time.perf_counter()
+        await call()
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+async def call_overhead() -> tuple[float, float]:
+    raw_samples: list[float] = []
+    hub_samples: list[float] = []
+    params = StdioServerParameters(command=sys.executable, args=DEMO_ARGS)
+    hub = ServerHub([ServerConfig(name="demo", type="stdio", command=sys.executable, args=DEMO_ARGS)])
+    async with Client(params) as raw, hub:
+        await hub.start_all()
+
+        async def raw_call():
+            await raw.call_tool("calculator", ARGUMENTS)
+
+        async def hub_call():
+            result = await hub.call_tool("demo", "calculator", ARGUMENTS)
+            assert result.ok, result.for_model()
+
+        await timed_calls(raw_call, 20)  # warm both paths
+        await timed_calls(hub_call, 20)
+        for _ in range(BATCHES):
+            raw_samples += await timed_calls(raw_call, CALLS_PER_BATCH)
+            hub_samples += await timed_calls(hub_call, CALLS_PER_BATCH)
+    return statistics.median(hub_samples), statistics.median(raw_samples)
+
+
+async def time_to_ready(count: int, delay: float) -> float:
+    configs = [
+        ServerConfig(name=f"slow{i}", type="stdio", command=sys.executable, args=[TINY, "--delay", str(delay)])
+        for i in range(count)
+    ]
+    hub = ServerHub(configs, init_timeout=30)
+    async with hub:
+        started = time.perf_counter()
+        statuses = await hub.start_all()
+        elapsed = time.perf_counter() - started
+        assert all(s.state == ServerState.READY for s in statuses), [s.summary() for s in statuses]
+    return elapsed
+
+
+async def main() -> None:
+    hub_median, raw_median = await call_overhead()
+    print(f"tool call median: hub {hub_median * 1000:.3f} ms, raw SDK {raw_median * 1000:.3f} ms")
+    one = statistics.median([await time_to_ready(1, 1.0) for _ in range(3)])
+    eight = statistics.median([await time_to_ready(8, 1.0) for _ in range(3)])
+    print(f"time to ready: 1 server {one:.3f} s, 8 servers {eight:.3f} s")
+    print(json.dumps({"hub_call_ms": round(hub_median * 1000, 4), "raw_call_ms": round(raw_median * 1000, 4),
+                      "startup_1_s": round(one, 4), "startup_8_s": round(eight, 4)}))
+    print(json.dumps({
+        "call_overhead_ratio": round(hub_median / raw_median, 4),
+        "startup_8_vs_1_ratio": round(eight / one, 4),
+    }))
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,162 @@
+"""What the agent reports while it runs a turn: typed events for the UI, the console and transcripts.
+
+The agent hands each event to a sink (a plain callable). Approval is the one
+event that waits for an answer: ``ApprovalNeeded.decision`` is a future the
+sink's owner resolves with an ``ApprovalDecision``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from typing import Any, Callable, Union
+
+from mcp_chat_tui.core.tools import ToolCallResult, ToolSpec
+from mcp_chat_tui.engine.events import Stats
+
+
+class ApprovalChoice(str, Enum):
+    """The user's answer to a tool-call proposal; values are the transcript's choice markers (document 000)."""
+
+    ALLOW_ONCE = "yo"  # this call
+    ALLOW_PENDING = "ya"  # this call and every other one waiting in this reply
+    ALWAYS_TOOL = "yO"  # this call, and never ask again for this tool
+    ALWAYS_ALL = "yA"  # every waiting call, and never ask again for their tools
+    DENY = "n"  # not this call
+    DENY_ALL = "nA"  # none of the waiting calls, and stop the turn
+    AUTO = "auto"  # no question was asked: the policy or an earlier "always" allowed it
+
+    @property
+    def allows(self) -> bool:
+        return self not in (ApprovalChoice.DENY, ApprovalChoice.DENY_ALL)
+
+
+@dataclass(frozen=True)
+class ApprovalDecision:
+    """A typed answer from the approval dialog; ``save`` keeps an "always" in config.toml."""
+
+    choice: ApprovalChoice
+    save: bool = False
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """One tool call the model proposed, resolved to the server and tool behind its name."""
+
+    id: str
+    model_name: str
+    arguments: dict[str, Any] = field(hash=False)
+    spec: ToolSpec | None = field(default=None, hash=False)
+
+    @property
+    def server(self) -> str:
+        return self.spec.server if self.spec else ""
+
+    @property
+    def tool(self) -> str:
+        return self.spec.name if self.spec else self.model_name
+
+
+class CallStatus(str, Enum):
+    DONE = "done"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    DENIED = "denied"
+    MALFORMED = "malformed"
+    CANCELLED = "cancelled"
+
+
+class TurnEnd(str, Enum):
+    ANSWERED = "answered"  # the model answered without asking for more tools
+    STOPPED = "stopped"  # the user stopped generation or denied all and stopped
+    LIMIT = "limit"  # the iteration limit was reached; the last reply had no tools
+    ERROR = "error"  # the engine failed
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    prompt: str
+
+
+@dataclass(frozen=True)
+class AssistantText:
+    text: str
+
+
+@dataclass(frozen=True)
+class AssistantThinking:
+    text: str
+
+
+@dataclass(frozen=True)
+class CallProposed:
+    call: PlannedCall
+
+
+@dataclass(frozen=True)
+class MalformedCall:
+    """The model wrote something meant as a tool call that is not a valid one; the model is told why."""
+
+    id: str
+    raw: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ApprovalNeeded:
+    """Ask the user about ``call``; ``waiting`` counts it and the calls after it still undecided."""
+
+    call: PlannedCall
+    waiting: int
+    decision: asyncio.Future[ApprovalDecision] = field(compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class CallDecided:
+    call: PlannedCall
+    choice: ApprovalChoice
+
+
+@dataclass(frozen=True)
+class CallStarted:
+    call: PlannedCall
+    started_at: datetime
+
+
+@dataclass(frozen=True)
+class CallFinished:
+    """A call's outcome; ``result`` is None for denied, malformed and cancelled calls."""
+
+    call: PlannedCall
+    status: CallStatus
+    content_for_model: str
+    result: ToolCallResult | None = None
+    duration: float = 0.0
+
+
+@dataclass(frozen=True)
+class GenerationStats:
+    stats: Stats
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the user should know once (e.g. the model's template has no tool support)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class TurnFinished:
+    end: TurnEnd
+    iterations: int
+    error: str = ""
+
+
+AgentEvent = Union[
+    TurnStarted, AssistantText, AssistantThinking, CallProposed, MalformedCall, ApprovalNeeded, CallDecided,
+    CallStarted, CallFinished, GenerationStats, Notice, TurnFinished,
+]
+AgentSink = Callable[[AgentEvent], None]

@@ -1,0 +1,262 @@
+"""The agent loop with real MCP servers and a scripted engine: approvals, outcomes, memory, stopping."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from mcp_chat_tui.agent import Agent, ApprovalPolicy
+from mcp_chat_tui.agent.events import (
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalNeeded,
+    CallDecided,
+    CallFinished,
+    CallStarted,
+    CallStatus,
+    MalformedCall,
+    Notice,
+    TurnEnd,
+    TurnFinished,
+)
+from mcp_chat_tui.agent.loop import DENIED_MESSAGE, STOPPED_MESSAGE
+from mcp_chat_tui.engine.events import ToolCallMalformed
+from mcp_chat_tui.servers import ServerHub
+from tests.fakes import ScriptedEngine, call
+from tests.helpers import demo_config, fixture_config
+
+
+class Recorder:
+    """A sink that keeps every event and answers approvals from a queue of decisions."""
+
+    def __init__(self, *answers: ApprovalChoice | ApprovalDecision) -> None:
+        self.events: list = []
+        self.answers = [a if isinstance(a, ApprovalDecision) else ApprovalDecision(a) for a in answers]
+
+    def __call__(self, event) -> None:
+        self.events.append(event)
+        if isinstance(event, ApprovalNeeded):
+            event.decision.set_result(self.answers.pop(0))
+
+    def of(self, kind) -> list:
+        return [event for event in self.events if isinstance(event, kind)]
+
+
+@pytest.fixture
+async def hub():
+    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0)])
+    async with servers:
+        await servers.start_all()
+        yield servers
+
+
+def tool_messages(prompt: list[dict]) -> list[dict]:
+    return [message for message in prompt if message["role"] == "tool"]
+
+
+async def test_a_whole_turn_asks_runs_the_tool_and_feeds_the_result_back(hub):
+    engine = ScriptedEngine([[call("calculator", {"expression": "12 * 7"})], "12 * 7 is 84."])
+    agent = Agent(engine, hub, ApprovalPolicy("ask"))
+    sink = Recorder(ApprovalChoice.ALLOW_ONCE)
+    end = await agent.run_turn("what is 12 * 7?", sink)
+    assert end == TurnEnd.ANSWERED
+    [asked] = sink.of(ApprovalNeeded)
+    assert asked.call.server == "demo" and asked.call.tool == "calculator" and asked.waiting == 1
+    [finished] = sink.of(CallFinished)
+    assert finished.status == CallStatus.DONE and finished.result.text == "12 * 7 = 84"
+    second_prompt = engine.prompts[1]
+    assert second_prompt[1]["tool_calls"][0]["function"] == {"name": "calculator", "arguments": '{"expression": "12 * 7"}'}
+    assert tool_messages(second_prompt) == [
+        {"role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": "12 * 7 = 84"}
+    ]
+    assert agent.messages[-1] == {"role": "assistant", "content": "12 * 7 is 84."}
+    assert engine.tools_sent[0] and {t["function"]["name"] for t in engine.tools_sent[0]} >= {"calculator", "echo"}
+
+
+async def test_denied_failed_timed_out_and_malformed_calls_all_reach_the_model(hub):
+    engine = ScriptedEngine([
+        [
+            call("echo", {"text": "no"}, "call_1"),
+            call("calculator", {"expression": "1/0"}, "call_2"),
+            call("slow", {"seconds": 30}, "call_3"),
+            ToolCallMalformed("call_4", '<tool_call>{"name": "calc', "cut-off JSON"),
+        ],
+        "Sorry.",
+    ])
+    agent = Agent(engine, hub, ApprovalPolicy("ask"))
+    sink = Recorder(ApprovalChoice.DENY, ApprovalChoice.ALLOW_ONCE, ApprovalChoice.ALLOW_ONCE)
+    await agent.run_turn("try things", sink)
+    by_id = {m["tool_call_id"]: m["content"] for m in tool_messages(engine.prompts[1])}
+    assert by_id["call_1"] == DENIED_MESSAGE
+    assert by_id["call_2"].startswith("Error:") and "division by zero" in by_id["call_2"]
+    assert by_id["call_3"].startswith("Error (timeout)") and "within 1 s" in by_id["call_3"]
+    assert "cut-off JSON" in by_id["call_4"]
+    statuses = {e.call.id: e.status for e in sink.of(CallFinished)}
+    assert statuses == {"call_1": CallStatus.DENIED, "call_2": CallStatus.ERROR,
+                        "call_3": CallStatus.TIMEOUT, "call_4": CallStatus.MALFORMED}
+    assert sink.of(MalformedCall)[0].raw.startswith("<tool_call>")
+    # Tool messages follow the order of the proposals.
+    assert [m["tool_call_id"] for m in tool_messages(engine.prompts[1])] == ["call_1", "call_2", "call_3", "call_4"]
+
+
+async def test_an_unknown_tool_name_becomes_a_malformed_call_the_model_hears_about(hub):
+    engine = ScriptedEngine([[call("no_such_tool", {})], "ok"])
+    agent = Agent(engine, hub, ApprovalPolicy("ask"))
+    sink = Recorder()
+    await agent.run_turn("x", sink)
+    assert not sink.of(ApprovalNeeded)
+    [message] = tool_messages(engine.prompts[1])
+    assert "unknown tool 'no_such_tool'" in message["content"]
+
+
+async def test_allowed_calls_run_concurrently(hub):
+    engine = ScriptedEngine([[call("slow", {"seconds": 0.5}, "a"), call("slow", {"seconds": 0.5}, "b")], "done"])
+    agent = Agent(engine, hub, ApprovalPolicy("ask"))
+    sink = Recorder(ApprovalChoice.ALLOW_PENDING)
+    await agent.run_turn("two naps", sink)
+    assert len(sink.of(ApprovalNeeded)) == 1, "allow-all-pending must not ask again"
+    assert [d.choice for d in sink.of(CallDecided)] == [ApprovalChoice.ALLOW_PENDING] * 2
+    kinds = [type(e).__name__ for e in sink.events if isinstance(e, (CallStarted, CallFinished))]
+    assert kinds == ["CallStarted", "CallStarted", "CallFinished", "CallFinished"]
+
+
+async def test_always_allow_a_tool_skips_the_dialog_next_time_and_can_be_saved(hub):
+    saved = []
+    policy = ApprovalPolicy("ask", on_save=lambda server, tool, value: saved.append((server, tool, value)))
+    engine = ScriptedEngine([
+        [call("calculator", {"expression": "1+1"})], "2",
+        [call("calculator", {"expression": "2+2"})], "4",
+        [call("echo", {"text": "hi"})], "hi",
+    ])
+    agent = Agent(engine, hub, policy)
+    sink = Recorder(ApprovalDecision(ApprovalChoice.ALWAYS_TOOL, save=True), ApprovalChoice.ALLOW_ONCE)
+    await agent.run_turn("one", sink)
+    await agent.run_turn("two", sink)
+    await agent.run_turn("three", sink)
+    asked = [e.call.tool for e in sink.of(ApprovalNeeded)]
+    assert asked == ["calculator", "echo"], "calculator was asked about twice"
+    assert saved == [("demo", "calculator", "always")]
+    assert [d.choice for d in sink.of(CallDecided)][:2] == [ApprovalChoice.ALWAYS_TOOL, ApprovalChoice.AUTO]
+
+
+async def test_allow_all_and_always_remembers_every_pending_tool(hub):
+    engine = ScriptedEngine([
+        [call("echo", {"text": "a"}, "1"), call("whoami", {}, "2")], "ok",
+        [call("whoami", {}, "1"), call("echo", {"text": "b"}, "2")], "ok",
+    ])
+    agent = Agent(engine, hub, ApprovalPolicy("ask"))
+    sink = Recorder(ApprovalChoice.ALWAYS_ALL)
+    await agent.run_turn("one", sink)
+    await agent.run_turn("two", sink)
+    assert len(sink.of(ApprovalNeeded)) == 1
+    assert [d.choice for d in sink.of(CallDecided)] == [ApprovalChoice.ALWAYS_ALL] * 2 + [ApprovalChoice.AUTO] * 2
+
+
+async def test_deny_all_stops_the_turn_and_denies_the_rest(hub):
+    engine = ScriptedEngine([[call("echo", {"text": "a"}, "1"), call("echo", {"text": "b"}, "2")], "never said"])
+    agent = Agent(engine, hub, ApprovalPolicy("ask"))
+    sink = Recorder(ApprovalChoice.DENY_ALL)
+    end = await agent.run_turn("x", sink)
+    assert end == TurnEnd.STOPPED
+    assert len(engine.prompts) == 1, "the model must not be asked again after deny-all"
+    assert [m["content"] for m in agent.messages if m["role"] == "tool"] == [DENIED_MESSAGE] * 2
+    assert hub.status("fx").call_count == 0
+
+
+async def test_policies_auto_and_auto_readonly(hub):
+    # The demo tools are annotated read-only; the fixture tools are not.
+    engine = ScriptedEngine([[call("calculator", {"expression": "1+1"}, "1"), call("echo", {"text": "x"}, "2")], "ok"])
+    sink = Recorder(ApprovalChoice.ALLOW_ONCE)
+    await Agent(engine, hub, ApprovalPolicy("auto-readonly")).run_turn("x", sink)
+    assert [e.call.tool for e in sink.of(ApprovalNeeded)] == ["echo"]
+
+    engine = ScriptedEngine([[call("calculator", {"expression": "1+1"}, "1"), call("echo", {"text": "x"}, "2")], "ok"])
+    sink = Recorder()
+    await Agent(engine, hub, ApprovalPolicy("auto")).run_turn("x", sink)
+    assert not sink.of(ApprovalNeeded) and len(sink.of(CallFinished)) == 2
+
+    # A per-tool "ask" in config.toml wins over the mode.
+    engine = ScriptedEngine([[call("calculator", {"expression": "1+1"})], "ok"])
+    sink = Recorder(ApprovalChoice.ALLOW_ONCE)
+    await Agent(engine, hub, ApprovalPolicy("auto", saved={"demo": {"calculator": "ask"}})).run_turn("x", sink)
+    assert len(sink.of(ApprovalNeeded)) == 1
+
+
+async def test_only_the_last_max_turns_go_into_the_prompt_dropped_whole(hub):
+    replies = []
+    for index in range(5):
+        replies += [[call("echo", {"text": f"t{index}"})], f"answer {index}"]
+    engine = ScriptedEngine(replies)
+    agent = Agent(engine, hub, ApprovalPolicy("auto"), max_turns=3, system_prompt="Be brief.")
+    for index in range(5):
+        await agent.run_turn(f"question {index}", Recorder())
+    last_prompt = engine.prompts[-1]
+    assert last_prompt[0] == {"role": "system", "content": "Be brief."}
+    assert [m["content"] for m in last_prompt if m["role"] == "user"] == ["question 2", "question 3", "question 4"]
+    assert [m["content"] for m in tool_messages(last_prompt)] == ["t2", "t3", "t4"]
+    assert last_prompt[1] == {"role": "user", "content": "question 2"}
+    assert len([m for m in agent.messages if m["role"] == "user"]) == 5, "the full history is kept"
+
+
+async def test_stopping_keeps_the_partial_answer(hub):
+    engine = ScriptedEngine(["one two three four five six seven eight nine ten"], delay=0.1)
+    agent = Agent(engine, hub, ApprovalPolicy("ask"))
+    sink = Recorder()
+    task = asyncio.create_task(agent.run_turn("count", sink))
+    await asyncio.sleep(0.35)
+    assert agent.stop()
+    assert await task == TurnEnd.STOPPED
+    partial = agent.messages[-1]
+    assert partial["role"] == "assistant" and partial["content"].startswith("one two")
+    assert "ten" not in partial["content"]
+    assert engine.closed_streams == 1
+    assert sink.of(TurnFinished)[-1].end == TurnEnd.STOPPED
+    assert not agent.busy
+
+
+async def test_stopping_during_a_tool_call_cancels_it_and_records_it(hub):
+    engine = ScriptedEngine([[call("sleep", {"seconds": 20})]])
+    agent = Agent(engine, hub, ApprovalPolicy("auto"))
+    sink = Recorder()
+    task = asyncio.create_task(agent.run_turn("nap", sink))
+    for _ in range(100):
+        if sink.of(CallStarted):
+            break
+        await asyncio.sleep(0.05)
+    agent.stop()
+    assert await asyncio.wait_for(task, 5) == TurnEnd.STOPPED
+    assert agent.messages[-1] == {"role": "tool", "tool_call_id": "call_1", "name": "sleep", "content": STOPPED_MESSAGE}
+    follow_up = await hub.call_tool("demo", "calculator", {"expression": "1+2"})
+    assert follow_up.ok, "the server must stay usable after a stopped call"
+
+
+async def test_iteration_limit_ends_with_a_generation_without_tools(hub):
+    engine = ScriptedEngine([[call("echo", {"text": "1"})], [call("echo", {"text": "2"})], "final"])
+    agent = Agent(engine, hub, ApprovalPolicy("auto"), max_iterations=2)
+    end = await agent.run_turn("loop", Recorder())
+    assert end == TurnEnd.LIMIT
+    assert engine.tools_sent[0] is not None and engine.tools_sent[2] is None
+
+
+async def test_a_model_without_tool_support_chats_and_says_so_once(hub):
+    engine = ScriptedEngine(["hello", "again"], supports_tools=False)
+    agent = Agent(engine, hub, ApprovalPolicy("ask"))
+    sink = Recorder()
+    await agent.run_turn("hi", sink)
+    await agent.run_turn("hi", sink)
+    assert len(sink.of(Notice)) == 1 and "no tool support" in sink.of(Notice)[0].text
+    assert engine.tools_sent == [None, None]
+
+
+def test_agent_services_do_not_import_textual():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, mcp_chat_tui.engine, mcp_chat_tui.servers, mcp_chat_tui.agent, mcp_chat_tui.config;"
+        "import mcp_chat_tui.engine.mlx_engine, mcp_chat_tui.agent.loop, mcp_chat_tui.servers.hub;"
+        "print('textual' in sys.modules)"
+    )
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert output.strip() == "False"

@@ -47,8 +47,9 @@ def root_cause(exc: BaseException) -> BaseException:
 
 
 def describe_start_failure(config: Any, exc: BaseException, stderr_tail: list[str]) -> str:
-    """Why a server did not start, with what to check."""
+    """Why a server did not start, with what to check (never showing values from password inputs)."""
     exc = root_cause(exc)
+    url = config.display_url() if hasattr(config, "display_url") else config.url
     last_lines = [line for line in stderr_tail if line.strip()][-3:]
     stderr_hint = f"; its stderr ended with: {' | '.join(last_lines)}" if last_lines else ""
     if config.type == "stdio" and isinstance(exc, FileNotFoundError):
@@ -65,7 +66,7 @@ def describe_start_failure(config: Any, exc: BaseException, stderr_tail: list[st
         return f"the server answered initialize with an error: {exc.message} (code {exc.code}){stderr_hint}"
     name = type(exc).__name__
     if "Connect" in name or "connect" in str(exc).lower():
-        return f"cannot connect to {config.url}: {exc or name} (is the server running?)"
+        return f"cannot connect to {url}: {type(exc).__name__} (is the server running?)"
     if "HTTPStatusError" in name:
-        return f"{config.url} answered with an HTTP error: {exc}"
+        return f"{url} answered with an HTTP error ({type(exc).__name__})"
     return f"{name}: {exc}{stderr_hint}" if str(exc) else f"{name}{stderr_hint}"

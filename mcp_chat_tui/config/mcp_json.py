@@ -1,0 +1,280 @@
+"""Finding and loading ``mcp.json``: VS Code's schema, Claude Desktop's, and JSON with comments.
+
+VS Code writes ``{"servers": {...}, "inputs": [...]}``; Claude Desktop writes
+``{"mcpServers": {...}}`` without ``type``. A server without ``type`` is stdio when it has
+``command`` and http when it has ``url``. VS Code's files are JSONC, so ``//`` and ``/* */``
+comments and trailing commas are accepted. Relative ``cwd`` and ``envFile`` paths are taken from
+the folder holding the ``mcp.json``; ``~`` is expanded. See ``variables`` for ``${...}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from pydantic import ValidationError
+
+from mcp_chat_tui.config._errors import from_json_error, from_validation_error, key_path, kind_of, read_text
+from mcp_chat_tui.config.mcp_models import McpConfig, ServerConfig
+from mcp_chat_tui.config.variables import AskInput, Expander, InputCache, InputSpec
+from mcp_chat_tui.core.errors import ConfigError
+from mcp_chat_tui.core.paths import bundled_path, user_config_dir
+
+_WHAT = 'an mcp.json file ({"servers": {...}})'
+
+
+def find_mcp_config(explicit: Path | None, cwd: Path) -> tuple[Path, str]:
+    """Which ``mcp.json`` to use, and a phrase saying where it was found.
+
+    ``--mcp-config PATH`` (must exist), else ``./mcp.json``, else ``./.vscode/mcp.json``,
+    else ``mcp.json`` in the user config directory, else the bundled default.
+    """
+    if explicit is not None:
+        path = Path(explicit).expanduser()
+        if not path.is_absolute():
+            path = cwd / path
+        if not path.is_file():
+            problem = "is a folder" if path.is_dir() else "no such file"
+            raise ConfigError(path, None, f"{problem} (given with --mcp-config; expected {_WHAT})")
+        return path, "--mcp-config"
+    candidates = [
+        (cwd / "mcp.json", "./mcp.json"),
+        (cwd / ".vscode" / "mcp.json", "./.vscode/mcp.json"),
+        (user_config_dir() / "mcp.json", "user config directory"),
+    ]
+    for path, source in candidates:
+        if path.is_file():
+            return path, source
+    return bundled_path("mcp.json"), "bundled default"
+
+
+def load_mcp_config(
+    path: Path,
+    *,
+    source: str = "explicit path",
+    workspace_folder: Path,
+    ask_input: AskInput | None = None,
+    input_cache: InputCache | None = None,
+) -> McpConfig:
+    """Read, check and expand one ``mcp.json``; any problem is a single ``ConfigError``.
+
+    ``${input:ID}`` of enabled servers is answered from ``input_cache``, else by
+    ``ask_input(spec)`` (the answer is cached), else by the input's ``default``. Pass the
+    same cache to every load of a run so nothing is asked twice. Disabled servers are
+    checked but their inputs are not asked; their values keep the ``${input:ID}`` text.
+    Whatever ``ask_input`` raises (the user cancelled, say) propagates unchanged.
+    """
+    path = Path(path)
+    templates, inputs = _parse(path)
+    by_id = {spec.id: spec for spec in inputs}
+    cache = input_cache if input_cache is not None else InputCache()
+    expander = Expander(path, workspace_folder, by_id, cache, ask_input)
+    base_dir = path.resolve().parent
+    servers = {name: _expand_server(expander, *entry, base_dir) for name, entry in templates.items()}
+    return McpConfig(path=path, source=source, servers=servers, inputs=inputs)
+
+
+def pending_inputs(path: Path, *, input_cache: InputCache | None = None) -> list[InputSpec]:
+    """The inputs a load of ``path`` would ask for, in order, minus those already cached.
+
+    For an async UI: ask these itself, put the answers in the cache, then load.
+    """
+    path = Path(path)
+    templates, inputs = _parse(path)
+    cache = input_cache if input_cache is not None else InputCache()
+    expander = Expander(path, Path.cwd(), {spec.id: spec for spec in inputs}, cache)
+    wanted: dict[str, InputSpec] = {}
+    for template, where in templates.values():
+        if template.disabled:
+            continue
+        for suffix, text in _string_fields(template):
+            for input_id in expander.input_ids(text, f"{where}.{suffix}"):
+                if input_id not in cache:
+                    wanted.setdefault(input_id, expander.inputs[input_id])
+    return list(wanted.values())
+
+
+def _parse(path: Path) -> tuple[dict[str, tuple[ServerConfig, str]], list[InputSpec]]:
+    """The servers as unexpanded, type-checked templates (with their key path) and the inputs."""
+    try:
+        document = json.loads(strip_jsonc(read_text(path, _WHAT)))
+    except json.JSONDecodeError as exc:
+        raise from_json_error(path, exc) from None
+    if not isinstance(document, dict):
+        raise ConfigError(path, None, f"expected a JSON object at the top level, found {kind_of(document)}")
+    keys = [key for key in ("servers", "mcpServers") if key in document]
+    if not keys:
+        problem = 'no "servers" (VS Code style) or "mcpServers" (Claude Desktop style) object at the top level'
+        raise ConfigError(path, None, problem)
+    if len(keys) == 2:
+        raise ConfigError(path, None, 'has both "servers" and "mcpServers"; keep one of them')
+    servers_key = keys[0]
+    raw_servers = document[servers_key]
+    if not isinstance(raw_servers, dict):
+        problem = f"expected an object of servers by name, found {kind_of(raw_servers)}"
+        raise ConfigError(path, servers_key, problem)
+    inputs = _parse_inputs(path, document.get("inputs", []))
+    templates = {
+        name: (_parse_server(path, servers_key, name, raw), key_path(servers_key, name))
+        for name, raw in raw_servers.items()
+    }
+    return templates, inputs
+
+
+def _parse_server(path: Path, servers_key: str, name: str, raw: Any) -> ServerConfig:
+    """One server as written (variables not yet expanded), with its types and required keys checked."""
+    where = key_path(servers_key, name)
+    if not isinstance(raw, dict):
+        raise ConfigError(path, where, f"expected an object describing the server, found {kind_of(raw)}")
+    data = {**raw, "name": name, "type": _transport(path, where, raw)}
+    try:
+        template = ServerConfig.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation_error(path, exc, servers_key, name) from None
+    if template.type == "stdio" and not (template.command or "").strip():
+        problem = 'missing or empty: a stdio server needs "command", the program to start'
+        raise ConfigError(path, f"{where}.command", problem)
+    if template.type != "stdio" and not (template.url or "").strip():
+        problem = f'missing or empty: an {template.type} server needs "url", its address'
+        raise ConfigError(path, f"{where}.url", problem)
+    return template
+
+
+def _parse_inputs(path: Path, raw_inputs: Any) -> list[InputSpec]:
+    if not isinstance(raw_inputs, list):
+        raise ConfigError(path, "inputs", f"expected a list of inputs, found {kind_of(raw_inputs)}")
+    inputs: list[InputSpec] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_inputs):
+        if not isinstance(raw, dict):
+            raise ConfigError(path, key_path("inputs", index), f"expected an object, found {kind_of(raw)}")
+        try:
+            spec = InputSpec.model_validate(raw)
+        except ValidationError as exc:
+            raise from_validation_error(path, exc, "inputs", index) from None
+        if spec.id in seen:
+            raise ConfigError(path, key_path("inputs", index, "id"), f"input id `{spec.id}` is declared twice")
+        seen.add(spec.id)
+        inputs.append(spec)
+    return inputs
+
+
+def _transport(path: Path, where: str, raw: dict[str, Any]) -> Any:
+    """The server's ``type``, inferred from ``command`` / ``url`` when the file gives none."""
+    if "type" in raw:
+        return raw["type"]
+    if "command" in raw and "url" in raw:
+        problem = 'has both "command" and "url"; add "type": "stdio" or "http" to say which'
+        raise ConfigError(path, where, problem)
+    if "command" in raw:
+        return "stdio"
+    if "url" in raw:
+        return "http"
+    raise ConfigError(path, where, 'needs "command" (a stdio server) or "url" (an http server)')
+
+
+def _string_fields(server: ServerConfig) -> Iterator[tuple[str, str]]:
+    """Every string of a server that variables are expanded in, with its key below the server."""
+    if server.command is not None:
+        yield "command", server.command
+    for index, arg in enumerate(server.args):
+        yield f"args[{index}]", arg
+    for key, value in server.env.items():
+        yield f"env.{key}", value
+    if server.env_file is not None:
+        yield "envFile", str(server.env_file)
+    if server.cwd is not None:
+        yield "cwd", str(server.cwd)
+    if server.url is not None:
+        yield "url", server.url
+    for key, value in server.headers.items():
+        yield f"headers.{key}", value
+
+
+def _expand_server(expander: Expander, template: ServerConfig, where: str, base_dir: Path) -> ServerConfig:
+    """The server with every variable expanded, its paths made absolute, and its display form."""
+    resolve = not template.disabled
+    pairs = {
+        suffix: expander.expand(text, f"{where}.{suffix}", resolve_inputs=resolve)
+        for suffix, text in _string_fields(template)
+    }
+    values = {suffix: pair[0] for suffix, pair in pairs.items()}
+    shown = {suffix: pair[1] for suffix, pair in pairs.items()}
+    updates: dict[str, Any] = {}
+    display: dict[str, Any] = {}
+    for target, pick in ((updates, values), (display, shown)):
+        target["command"] = pick.get("command")
+        target["args"] = [pick[f"args[{index}]"] for index in range(len(template.args))]
+        target["env"] = {key: pick[f"env.{key}"] for key in template.env}
+        target["env_file"] = _path(pick.get("envFile"), base_dir)
+        target["cwd"] = _path(pick.get("cwd"), base_dir)
+        target["url"] = pick.get("url")
+        target["headers"] = {key: pick[f"headers.{key}"] for key in template.headers}
+    server = template.model_copy(update=updates)
+    server._display = display
+    if resolve:
+        _check_expanded(expander.path, where, server)
+    return server
+
+
+def _path(text: str | None, base_dir: Path) -> Path | None:
+    if not text:
+        return None
+    path = Path(text).expanduser()
+    return path if path.is_absolute() else base_dir / path
+
+
+def _check_expanded(path: Path, where: str, server: ServerConfig) -> None:
+    """What can only be checked once variables have values. Messages show no values."""
+    if server.type == "stdio" and not (server.command or "").strip():
+        raise ConfigError(path, f"{where}.command", "is empty once its variables are expanded")
+    if server.type != "stdio":
+        parts = urlparse(server.url or "")
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigError(path, f"{where}.url", "expected an http:// or https:// URL")
+    if server.env_file is not None and not server.env_file.is_file():
+        raise ConfigError(path, f"{where}.envFile", f"no such file: {server._shown('env_file')}")
+
+
+def strip_jsonc(text: str) -> str:
+    """JSONC to JSON: comments and trailing commas become spaces, so lines and columns stay put."""
+    out = list(text)
+    index, length = 0, len(text)
+    in_string = False
+    pending_comma: int | None = None
+    while index < length:
+        char = text[index]
+        if in_string:
+            if char == "\\":
+                index += 2
+                continue
+            in_string = char != '"'
+        elif char == '"':
+            in_string, pending_comma = True, None
+        elif text.startswith("//", index) or text.startswith("/*", index):
+            if text[index + 1] == "/":
+                end = text.find("\n", index)
+                end = length if end < 0 else end
+            else:
+                end = text.find("*/", index + 2)
+                if end < 0:  # unclosed: left for the JSON parser to report here
+                    break
+                end += 2
+            for blank in range(index, end):
+                if out[blank] not in "\r\n":
+                    out[blank] = " "
+            index = end
+            continue
+        elif char == ",":
+            pending_comma = index
+        elif char in "}]":
+            if pending_comma is not None:
+                out[pending_comma] = " "
+            pending_comma = None
+        elif not char.isspace():
+            pending_comma = None
+        index += 1
+    return "".join(out)

@@ -1,0 +1,105 @@
+"""The configuration of MCP servers as the rest of the app sees it: ``ServerConfig`` and ``McpConfig``.
+
+A ``ServerConfig`` from ``load_mcp_config`` holds expanded values (real secrets included, so the
+hub can start the server) and a display form of each string where answers to password inputs are
+replaced by their ``${input:ID}`` placeholder. ``repr``/``str`` and the ``display_*`` methods use
+the display form; never log ``model_dump()``, which carries the real values.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from mcp_chat_tui.config.envfile import read_env_file
+from mcp_chat_tui.config.variables import InputSpec
+
+_Text = Annotated[str, Field(strict=True)]
+_Seconds = Annotated[float, Field(strict=True, gt=0)]
+
+Transport = Literal["stdio", "http", "sse"]
+
+
+class ServerConfig(BaseModel):
+    """One MCP server: how to start it (stdio) or reach it (http, sse), and its timeouts.
+
+    ``timeout`` (seconds per tool call) and ``init_timeout`` (seconds to start and initialise)
+    override the settings when given. Unknown keys in the file are ignored, as VS Code does.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+    name: str
+    type: Transport
+    command: _Text | None = None
+    args: list[_Text] = Field(default_factory=list)
+    env: dict[str, _Text] = Field(default_factory=dict)
+    env_file: Path | None = Field(None, alias="envFile")
+    cwd: Path | None = None
+    url: _Text | None = None
+    headers: dict[str, _Text] = Field(default_factory=dict)
+    disabled: Annotated[bool, Field(strict=True)] = False
+    timeout: _Seconds | None = None
+    init_timeout: _Seconds | None = Field(None, alias="initTimeout")
+
+    # Field name -> value safe to show (password answers replaced by their placeholder).
+    _display: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def effective_env(self) -> dict[str, str]:
+        """The variables a stdio server gets on top of the inherited environment.
+
+        ``envFile`` (read now, so a restart sees edits) overlaid by ``env``. Raises
+        ``ConfigError`` when the env file is missing or malformed.
+        """
+        merged = read_env_file(self.env_file) if self.env_file is not None else {}
+        merged.update(self.env)
+        return merged
+
+    @property
+    def has_secrets(self) -> bool:
+        """True when some value came from a password input."""
+        return any(self._shown(name) != getattr(self, name) for name in self._display)
+
+    def display_env(self) -> dict[str, str]:
+        """``env`` with password answers shown as ``${input:ID}``."""
+        return dict(self._shown("env"))
+
+    def display_headers(self) -> dict[str, str]:
+        """``headers`` with password answers shown as ``${input:ID}``."""
+        return dict(self._shown("headers"))
+
+    def display_url(self) -> str | None:
+        return self._shown("url")
+
+    def display_command_line(self) -> str:
+        """The command and its arguments as one shell-quoted line, safe to show."""
+        command = self._shown("command")
+        if command is None:
+            return ""
+        return shlex.join([command, *self._shown("args")])
+
+    def _shown(self, name: str) -> Any:
+        return self._display.get(name, getattr(self, name))
+
+    def __repr_args__(self) -> Iterator[tuple[str, Any]]:
+        for name in type(self).model_fields:
+            yield name, self._shown(name)
+
+
+class McpConfig(BaseModel):
+    """Every server of one ``mcp.json``, in file order, disabled ones included."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: Path
+    source: str
+    servers: dict[str, ServerConfig]
+    inputs: list[InputSpec] = Field(default_factory=list)
+
+    def enabled(self) -> dict[str, ServerConfig]:
+        """The servers to start, in file order."""
+        return {name: server for name, server in self.servers.items() if not server.disabled}

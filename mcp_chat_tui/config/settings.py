@@ -1,0 +1,185 @@
+"""``config.toml``: the user's settings, read with tomllib and written back with tomli-w.
+
+Example::
+
+    system_prompt = "You are terse."
+    max_turns = 3
+    approval = "ask"            # or "auto", "auto-readonly"
+
+    [approvals.demo]
+    calculator = "always"
+
+Unknown keys are an error, so a typo such as ``max_turn`` does not pass silently.
+``save_setting`` rewrites the whole file through tomli-w, which drops comments.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mcp_chat_tui.config._errors import from_toml_error, from_validation_error, key_path, kind_of, read_text
+from mcp_chat_tui.core.errors import ConfigError
+from mcp_chat_tui.core.paths import user_config_dir
+
+SETTINGS_ENV_VAR = "MCP_CHAT_TUI_CONFIG"
+
+Approval = Literal["ask", "auto", "auto-readonly"]
+ToolApproval = Literal["always", "ask"]
+
+
+class Settings(BaseModel):
+    """Everything ``config.toml`` may set; every field has a default, so no file means defaults.
+
+    ``approval``: "ask" before every call, "auto" runs every call, "auto-readonly" runs tools the
+    server marks read-only and asks for the rest. ``approvals[server][tool]`` overrides it per tool.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    system_prompt: str = ""
+    max_turns: int = Field(3, ge=1)
+    tool_timeout: float = Field(90.0, gt=0)
+    init_timeout: float = Field(10.0, gt=0)
+    approval: Approval = "ask"
+    approvals: dict[str, dict[str, ToolApproval]] = Field(default_factory=dict)
+    theme: str = "mcp-dark"
+    on_server_failure: Literal["exit", "continue"] = "exit"
+
+    def tool_approval(self, server: str, tool: str) -> ToolApproval | None:
+        """The remembered choice for one tool, if any."""
+        return self.approvals.get(server, {}).get(tool)
+
+
+def settings_path(explicit: Path | None) -> Path:
+    """``--config PATH``, else ``$MCP_CHAT_TUI_CONFIG``, else ``config.toml`` in the user config directory."""
+    if explicit is not None:
+        return Path(explicit).expanduser()
+    from_env = os.environ.get(SETTINGS_ENV_VAR)
+    if from_env:
+        return Path(from_env).expanduser()
+    return user_config_dir() / "config.toml"
+
+
+def load_settings(path: Path) -> Settings:
+    """The settings in ``path``; a missing file gives the defaults."""
+    path = Path(path)
+    if not path.exists():
+        return Settings()
+    return _validate(path, _read_document(path))
+
+
+def save_setting(path: Path, keys: tuple[str, ...], value: Any) -> Settings:
+    """Set one key (``("approvals", "demo", "calculator")`` for a nested one) and save the file.
+
+    Every other key and table is kept; tables on the way are created. The result is checked
+    before anything is written, and written atomically (a temporary file in the same folder,
+    then ``os.replace``), so a failure leaves the old file whole. Comments are lost (tomli-w
+    does not keep them). Returns the settings now in the file.
+    """
+    path = Path(path)
+    document = _read_document(path) if path.exists() else {}
+    table = _table_for(path, document, keys, create=True)
+    assert table is not None
+    table[keys[-1]] = value
+    settings = _validate(path, document)
+    _write_atomically(path, document)
+    return settings
+
+
+def remove_setting(path: Path, keys: tuple[str, ...]) -> Settings:
+    """Remove one key, so its default applies again; tables it leaves empty go too.
+
+    Nothing is written when the file or the key does not exist. Returns the settings now in effect.
+    """
+    path = Path(path)
+    if not path.exists():
+        _check_keys(keys)
+        return Settings()
+    document = _read_document(path)
+    table = _table_for(path, document, keys, create=False)
+    if table is None or keys[-1] not in table:
+        return _validate(path, document)
+    del table[keys[-1]]
+    for depth in range(len(keys) - 1, 0, -1):
+        parent = _table_for(path, document, keys[:depth], create=False)
+        if parent is None or parent.get(keys[depth - 1]) != {}:
+            break
+        del parent[keys[depth - 1]]
+    settings = _validate(path, document)
+    _write_atomically(path, document)
+    return settings
+
+
+def _read_document(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(read_text(path, "a config.toml file"))
+    except tomllib.TOMLDecodeError as exc:
+        raise from_toml_error(path, exc) from None
+
+
+def _validate(path: Path, document: dict[str, Any]) -> Settings:
+    known = list(Settings.model_fields)
+    for key in document:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f"; did you mean `{close[0]}`?" if close else f"; known settings: {', '.join(known)}"
+            raise ConfigError(path, key, f"unknown setting `{key}`{hint}")
+    try:
+        return Settings.model_validate(document)
+    except ValidationError as exc:
+        raise from_validation_error(path, exc) from None
+
+
+def _check_keys(keys: tuple[str, ...]) -> None:
+    if not keys or not all(isinstance(key, str) and key for key in keys):
+        raise ValueError(f"keys must be a non-empty tuple of non-empty strings, got {keys!r}")
+
+
+def _table_for(
+    path: Path, document: dict[str, Any], keys: tuple[str, ...], *, create: bool
+) -> dict[str, Any] | None:
+    """The table that holds ``keys[-1]``, walking (and with ``create`` making) the tables above it."""
+    _check_keys(keys)
+    table = document
+    for depth, key in enumerate(keys[:-1]):
+        if key not in table:
+            if not create:
+                return None
+            table[key] = {}
+        table = table[key]
+        if not isinstance(table, dict):
+            if not create:
+                return None  # a value where a table would be: the key cannot be there
+            where = key_path(*keys[: depth + 1])
+            raise ConfigError(path, where, f"expected a table to hold `{keys[-1]}`, found {kind_of(table)}")
+    return table
+
+
+def _write_atomically(path: Path, document: dict[str, Any]) -> None:
+    """Write through a temporary file and ``os.replace``; a symlinked file is written where it points."""
+    target = path.resolve() if path.is_symlink() else path
+    data = tomli_w.dumps(document).encode("utf-8")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise ConfigError(path, None, f"cannot be written: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        if target.exists():
+            os.chmod(temporary, target.stat().st_mode & 0o7777)
+        os.replace(temporary, target)
+    except OSError as exc:
+        Path(temporary).unlink(missing_ok=True)
+        raise ConfigError(path, None, f"cannot be written: {exc.strerror or exc}") from None

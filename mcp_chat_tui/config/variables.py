@@ -1,0 +1,171 @@
+"""Variable expansion in ``mcp.json`` string values, the way VS Code does it, plus ``${python}``.
+
+Supported variables:
+
+- ``${env:NAME}``: the environment variable NAME of this process; empty when unset (as in VS Code).
+- ``${input:ID}``: the answer to the input ID declared in ``"inputs"``; asked once per run.
+- ``${workspaceFolder}``: the folder mcp-chat-tui was started in; ``${workspaceFolderBasename}``
+  its last part.
+- ``${userHome}``: the user's home folder. ``${pathSeparator}`` and ``${/}``: ``/`` (``\\`` on Windows).
+- ``${python}`` (ours, not VS Code's): ``sys.executable``, the interpreter running mcp-chat-tui,
+  so the bundled ``mcp.json`` starts the demo server in the same environment.
+
+Any other ``${...}`` is an error. Answers to password inputs never reach a message, a repr or
+a file: every expansion also yields a display form that keeps ``${input:ID}`` in their place.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcp_chat_tui.core.errors import ConfigError
+
+_VARIABLE = re.compile(r"\$\{([^}]*)\}")
+
+
+class InputSpec(BaseModel):
+    """One entry of ``"inputs"``: a value the user is asked for (VS Code's ``promptString``)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str = Field(min_length=1, strict=True)
+    type: Literal["promptString"] = "promptString"
+    description: str = Field("", strict=True)
+    password: bool = Field(False, strict=True)
+    default: str | None = Field(None, strict=True)
+
+
+class InputCache:
+    """Answers to ``${input:...}`` prompts, kept by the caller for the whole run.
+
+    Reloading ``mcp.json`` or restarting a server with the same cache asks nothing again.
+    The answers stay in memory only; ``repr`` shows which ids are known, never the values.
+    """
+
+    def __init__(self) -> None:
+        self._answers: dict[str, str] = {}
+
+    def __contains__(self, input_id: object) -> bool:
+        return input_id in self._answers
+
+    def get(self, input_id: str) -> str | None:
+        return self._answers.get(input_id)
+
+    def set(self, input_id: str, value: str) -> None:
+        self._answers[input_id] = value
+
+    def forget(self, input_id: str) -> None:
+        """Drop one answer, so the next load asks for it again (say, after a rejected token)."""
+        self._answers.pop(input_id, None)
+
+    def clear(self) -> None:
+        self._answers.clear()
+
+    def __repr__(self) -> str:
+        return f"InputCache(ids={sorted(self._answers)!r})"
+
+
+AskInput = Callable[[InputSpec], str]
+
+
+@dataclass
+class Expander:
+    """Expands the strings of one ``mcp.json``.
+
+    ``resolve_inputs=False`` checks ``${input:ID}`` references but leaves them in place
+    (for disabled servers, and to list what would be asked).
+    """
+
+    path: Path
+    workspace_folder: Path
+    inputs: dict[str, InputSpec]
+    cache: InputCache
+    ask_input: AskInput | None = None
+
+    def expand(self, template: str, where: str, *, resolve_inputs: bool = True) -> tuple[str, str]:
+        """``(value, display)``: display differs only where a password input was used."""
+        value_parts: list[str] = []
+        display_parts: list[str] = []
+        position = 0
+        for match in _VARIABLE.finditer(template):
+            value_parts.append(template[position : match.start()])
+            display_parts.append(template[position : match.start()])
+            value, secret = self._variable(match.group(1), where, resolve_inputs)
+            value_parts.append(value)
+            display_parts.append(match.group(0) if secret else value)
+            position = match.end()
+        value_parts.append(template[position:])
+        display_parts.append(template[position:])
+        return "".join(value_parts), "".join(display_parts)
+
+    def input_ids(self, template: str, where: str) -> list[str]:
+        """The declared input ids a string uses, in order (unknown ids are an error)."""
+        ids = []
+        for match in _VARIABLE.finditer(template):
+            name = match.group(1)
+            if name.startswith("input:"):
+                ids.append(self._spec(name.removeprefix("input:"), where).id)
+            else:
+                self._variable(name, where, resolve_inputs=False)
+        return ids
+
+    def _variable(self, name: str, where: str, resolve_inputs: bool) -> tuple[str, bool]:
+        """One variable's value and whether it is a secret."""
+        kind, _, argument = name.partition(":")
+        if kind == "env" and argument:
+            return os.environ.get(argument, ""), False
+        if kind == "input" and argument:
+            spec = self._spec(argument, where)
+            if not resolve_inputs:
+                return f"${{input:{spec.id}}}", False
+            return self._answer(spec, where), spec.password
+        simple = {
+            "workspaceFolder": str(self.workspace_folder),
+            "workspaceFolderBasename": self.workspace_folder.name,
+            "userHome": str(Path.home()),
+            "python": sys.executable,
+            "pathSeparator": os.sep,
+            "/": os.sep,
+        }
+        if name in simple:
+            return simple[name], False
+        known = "${env:NAME}, ${input:ID}, " + ", ".join(f"${{{key}}}" for key in simple)
+        raise ConfigError(self.path, where, f"unknown variable `${{{name}}}`; known: {known}")
+
+    def _spec(self, input_id: str, where: str) -> InputSpec:
+        spec = self.inputs.get(input_id)
+        if spec is None:
+            declared = ", ".join(self.inputs) or "none"
+            raise ConfigError(
+                self.path,
+                where,
+                f"`${{input:{input_id}}}` names an input that is not declared in \"inputs\" "
+                f"(declared: {declared})",
+            )
+        return spec
+
+    def _answer(self, spec: InputSpec, where: str) -> str:
+        cached = self.cache.get(spec.id)
+        if cached is not None:
+            return cached
+        if self.ask_input is not None:
+            answer = self.ask_input(spec)
+            if not isinstance(answer, str):
+                raise TypeError(f"ask_input returned {type(answer).__name__} for input {spec.id!r}, not str")
+            self.cache.set(spec.id, answer)
+            return answer
+        if spec.default is not None:
+            return spec.default  # not cached: a later load that can ask still asks
+        raise ConfigError(
+            self.path,
+            where,
+            f"input `{spec.id}` needs a value: nobody can be asked here and it has no \"default\"",
+        )

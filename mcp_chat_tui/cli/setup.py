@@ -15,6 +15,7 @@ from mcp_chat_tui.config import (
     load_settings,
     settings_path,
 )
+from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.paths import bundled_path, user_log_dir
 from mcp_chat_tui.servers import ServerHub
 
@@ -23,6 +24,8 @@ def load_configuration(
     args: argparse.Namespace, *, ask_input: AskInput | None = None, input_cache: InputCache | None = None
 ) -> tuple[Settings, McpConfig]:
     """Settings from config.toml and servers from mcp.json; ``--demo`` always uses the bundled mcp.json."""
+    if args.config is not None and not Path(args.config).expanduser().exists():
+        raise ConfigError(args.config, None, "no such file (given with --config)")
     settings = load_settings(settings_path(args.config))
     cwd = Path.cwd()
     if getattr(args, "demo", False) and args.mcp_config is None:

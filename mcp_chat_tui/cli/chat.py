@@ -1,0 +1,98 @@
+"""Start a conversation: configuration, the engine and the servers (loaded together), then the interface."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from rich.console import Console
+
+from mcp_chat_tui.agent import Agent, ApprovalPolicy
+from mcp_chat_tui.cli.check import status_table
+from mcp_chat_tui.cli.main import ask_on_terminal, run_until_signal
+from mcp_chat_tui.cli.setup import load_configuration, make_hub
+from mcp_chat_tui.config import Settings, remove_setting, save_setting, settings_path
+from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.paths import package_path
+from mcp_chat_tui.engine.base import Engine
+from mcp_chat_tui.servers import ServerHub, ServerState
+
+
+def demo_model_path() -> str:
+    return str(package_path("demo", "model"))
+
+
+def make_engine(args: argparse.Namespace, model: str) -> Engine:
+    if args.endpoint:
+        from mcp_chat_tui.engine.remote import OpenAIEngine
+
+        return OpenAIEngine(args.endpoint, model, api_key_env=args.api_key_env)
+    from mcp_chat_tui.engine.mlx_engine import MlxEngine
+
+    return MlxEngine(model)
+
+
+def make_policy(args: argparse.Namespace, settings: Settings) -> ApprovalPolicy:
+    path = settings_path(args.config)
+
+    def persist(server: str, tool: str, value: str | None) -> None:
+        if value is None:
+            remove_setting(path, ("approvals", server, tool))
+        else:
+            save_setting(path, ("approvals", server, tool), value)
+
+    mode = "auto" if args.yes else settings.approval
+    return ApprovalPolicy(mode, saved=settings.approvals, on_save=persist)
+
+
+def check_start(hub: ServerHub, settings: Settings, console: Console) -> None:
+    """Document 002: a server that cannot start is fatal, unless config.toml says to continue."""
+    failed = [s for s in hub.statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
+    if not failed:
+        return
+    console.print(status_table(hub.statuses))
+    names = ", ".join(s.name for s in failed)
+    if settings.on_server_failure == "exit":
+        raise UserFacingError(
+            f"MCP server(s) failed to start: {names}. Fix mcp.json, or set on_server_failure = \"continue\" "
+            "in config.toml to chat without them."
+        )
+    console.print(f"[yellow]continuing without: {names}[/]")
+
+
+async def _chat(args: argparse.Namespace, model: str) -> int:
+    from mcp_chat_tui.cli.plain import run_plain
+
+    console = Console(highlight=False)
+    settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
+    engine = make_engine(args, model)
+    hub = make_hub(settings, mcp_config)
+    async with hub:
+        try:
+            with console.status(f"loading {model} and starting {len(mcp_config.enabled())} server(s)…") as status:
+                def on_progress(progress) -> None:
+                    if progress.stage == "download" and progress.bytes_total:
+                        status.update(f"downloading {model}: {progress.bytes_done / 1e6:.1f} of "
+                                      f"{progress.bytes_total / 1e6:.1f} MB")
+                    elif progress.message:
+                        status.update(progress.message)
+
+                await asyncio.gather(engine.load(on_progress), hub.start_all())
+            check_start(hub, settings, console)
+            ready = [s for s in hub.statuses if s.state.usable]
+            console.print(
+                f"[dim]{engine.model_name} · {len(hub.tools())} tools from {len(ready)} server(s) · "
+                "type bye or quit to leave[/]"
+            )
+            agent = Agent(engine, hub, make_policy(args, settings), system_prompt=settings.system_prompt,
+                          max_turns=settings.max_turns)
+            return await run_plain(agent, console, one_prompt=args.prompt, auto_yes=args.yes)
+        finally:
+            await engine.close()
+
+
+def run_chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    model = args.model or (demo_model_path() if args.demo else None)
+    if model is None:
+        parser.error("give a model (a Hugging Face repo id or a local folder), or --demo for the bundled toy model")
+    return asyncio.run(run_until_signal(lambda: _chat(args, model)))

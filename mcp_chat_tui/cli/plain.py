@@ -1,0 +1,222 @@
+"""The plain console interface (document 002 as written): a ``prompt ->`` line, streamed answers, every call shown.
+
+Everything a server or the model sends is printed as literal text (``rich.text.Text``),
+so markup and terminal escape sequences in it cannot style or move the screen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import threading
+from collections.abc import Callable
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.text import Text
+
+from mcp_chat_tui.agent import Agent
+from mcp_chat_tui.agent.events import (
+    AgentEvent,
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalNeeded,
+    AssistantText,
+    AssistantThinking,
+    CallFinished,
+    CallStarted,
+    CallStatus,
+    GenerationStats,
+    MalformedCall,
+    Notice,
+    TurnFinished,
+)
+from mcp_chat_tui.engine.events import Stats
+
+PROMPT = "prompt -> "
+EXIT_WORDS = {"bye", "quit"}
+RESULT_LINES_SHOWN = 20
+APPROVAL_KEYS = {
+    "y": ApprovalDecision(ApprovalChoice.ALLOW_ONCE),
+    "a": ApprovalDecision(ApprovalChoice.ALLOW_PENDING),
+    "t": ApprovalDecision(ApprovalChoice.ALWAYS_TOOL),
+    "T": ApprovalDecision(ApprovalChoice.ALWAYS_TOOL, save=True),
+    "n": ApprovalDecision(ApprovalChoice.DENY),
+    "s": ApprovalDecision(ApprovalChoice.DENY_ALL),
+}
+STATUS_STYLE = {
+    CallStatus.DONE: ("✓", "green"),
+    CallStatus.ERROR: ("✗", "red"),
+    CallStatus.TIMEOUT: ("⏱", "red"),
+    CallStatus.DENIED: ("⊘", "yellow"),
+    CallStatus.MALFORMED: ("?", "red"),
+    CallStatus.CANCELLED: ("■", "yellow"),
+}
+
+
+class LineReader:
+    """Reads stdin lines on a daemon thread, so a pending read never keeps the app from exiting."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._lines: asyncio.Queue[str | None] = asyncio.Queue()
+        threading.Thread(target=self._pump, name="stdin", daemon=True).start()
+
+    def _pump(self) -> None:
+        for line in sys.stdin:
+            self._loop.call_soon_threadsafe(self._lines.put_nowait, line.rstrip("\n"))
+        self._loop.call_soon_threadsafe(self._lines.put_nowait, None)
+
+    async def read(self) -> str | None:
+        """The next line, or None at end of input."""
+        return await self._lines.get()
+
+
+def literal(value: object) -> Text:
+    """Untrusted text shown as itself: no markup, control characters removed by ``Text``."""
+    return Text(str(value))
+
+
+def pretty_arguments(arguments: dict) -> str:
+    return json.dumps(arguments, ensure_ascii=False, indent=2)
+
+
+class PlainConsole:
+    """Prints agent events and answers approvals from the keyboard (or denies them when it cannot ask)."""
+
+    def __init__(self, console: Console, reader: LineReader | None, *, auto_yes: bool = False) -> None:
+        self.console = console
+        self.reader = reader
+        self.auto_yes = auto_yes
+        self._in_text = False
+        self._in_thinking = False
+        self._pending: list[asyncio.Task[None]] = []
+        self._last_stats: Stats | None = None
+
+    def __call__(self, event: AgentEvent) -> None:
+        if isinstance(event, AssistantText):
+            self._end_thinking()
+            self._in_text = True
+            self.console.print(literal(event.text), end="", highlight=False)
+        elif isinstance(event, AssistantThinking):
+            if not self._in_thinking:
+                self._break_line()
+                self.console.print(Text("thinking: ", style="dim italic"), end="")
+                self._in_thinking = True
+            self.console.print(Text(event.text, style="dim italic"), end="", highlight=False)
+        elif isinstance(event, CallStarted):
+            self._break_line()
+            call = event.call
+            title = Text.assemble((f"{event.started_at:%H:%M:%S} ", "dim"), ("→ ", "cyan"),
+                                  (call.tool, "bold cyan"), (f"  [{call.server}]", "dim"))
+            self.console.print(title)
+            self.console.print(Text(pretty_arguments(call.arguments), style="dim"), highlight=False)
+        elif isinstance(event, CallFinished):
+            self._break_line()
+            self.console.print(self._finished_panel(event))
+        elif isinstance(event, MalformedCall):
+            self._break_line()
+            body = Group(Text(f"malformed tool call ({event.reason})", style="bold red"), literal(event.raw))
+            self.console.print(Panel(body, border_style="red", expand=False))
+        elif isinstance(event, ApprovalNeeded):
+            self._break_line()
+            self._pending.append(asyncio.ensure_future(self._approve(event)))
+        elif isinstance(event, Notice):
+            self._break_line()
+            self.console.print(Text(event.text, style="yellow"))
+        elif isinstance(event, GenerationStats):
+            self._last_stats = event.stats
+        elif isinstance(event, TurnFinished):
+            self._break_line()
+            if event.error:
+                self.console.print(Text(f"error: {event.error}", style="bold red"))
+            elif event.end.value == "stopped":
+                self.console.print(Text("[stopped]", style="yellow"))
+            stats, self._last_stats = self._last_stats, None
+            if stats is not None:
+                self.console.print(Text(
+                    f"{stats.generated_tokens} tokens, {stats.tokens_per_second:.1f} tok/s, "
+                    f"prefilled {stats.prefilled_tokens} of {stats.prompt_tokens} prompt tokens",
+                    style="dim",
+                ))
+
+    def _finished_panel(self, event: CallFinished) -> Panel:
+        glyph, colour = STATUS_STYLE[event.status]
+        text = event.result.for_model() if event.result is not None else event.content_for_model
+        lines = text.splitlines() or [""]
+        shown = "\n".join(lines[:RESULT_LINES_SHOWN])
+        if len(lines) > RESULT_LINES_SHOWN:
+            shown += f"\n… {len(lines) - RESULT_LINES_SHOWN} more lines"
+        title = Text.assemble((f"{glyph} ", colour), (event.call.tool, "bold"), (f" {event.status.value}", colour))
+        return Panel(literal(shown), title=title, title_align="left", subtitle=f"{event.duration:.2f} s",
+                     subtitle_align="right", border_style=colour, expand=False)
+
+    async def _approve(self, event: ApprovalNeeded) -> None:
+        call = event.call
+        spec = call.spec
+        header = Text.assemble(("Run ", "bold"), (call.tool, "bold cyan"), (" on ", "bold"), (call.server, "bold"),
+                               (f"? ({event.waiting} waiting)" if event.waiting > 1 else "?", "bold"))
+        parts: list = [header]
+        if spec is not None and spec.description:
+            parts.append(literal(spec.description))
+        if spec is not None and spec.destructive:
+            parts.append(Text("the server marks this tool destructive", style="bold red"))
+        parts.append(Text(pretty_arguments(call.arguments)))
+        self.console.print(Panel(Group(*parts), border_style="yellow", expand=False))
+        if self.auto_yes:
+            event.decision.set_result(ApprovalDecision(ApprovalChoice.ALLOW_ONCE))
+            return
+        if self.reader is None or not sys.stdin.isatty():
+            self.console.print(Text("no terminal to ask: call denied (use --yes to allow calls)", style="yellow"))
+            event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY))
+            return
+        while not event.decision.done():
+            self.console.print("[bold]y[/] once · [bold]a[/] all waiting · [bold]t[/] always this tool · "
+                               "[bold]T[/] always and save · [bold]n[/] no · [bold]s[/] deny all and stop: ", end="")
+            answer = await self.reader.read()
+            if answer is None:
+                event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY_ALL))
+                return
+            decision = APPROVAL_KEYS.get(answer.strip()) or APPROVAL_KEYS.get(answer.strip().lower())
+            if decision is not None and not event.decision.done():
+                event.decision.set_result(decision)
+
+    def _end_thinking(self) -> None:
+        if self._in_thinking:
+            self.console.print()
+            self._in_thinking = False
+
+    def _break_line(self) -> None:
+        self._end_thinking()
+        if self._in_text:
+            self.console.print()
+            self._in_text = False
+
+
+async def run_plain(
+    agent: Agent, console: Console, *, one_prompt: str | None = None, auto_yes: bool = False,
+    on_turn_done: Callable[[], None] | None = None,
+) -> int:
+    """The ``prompt ->`` loop (or one turn with ``-p``); returns the exit code."""
+    loop = asyncio.get_running_loop()
+    reader = LineReader(loop) if one_prompt is None or sys.stdin.isatty() else None
+    printer = PlainConsole(console, reader, auto_yes=auto_yes)
+    if one_prompt is not None:
+        end = await agent.run_turn(one_prompt, printer)
+        return 1 if end.value == "error" else 0
+    while True:
+        console.print(PROMPT, end="", style="bold", highlight=False)
+        assert reader is not None
+        line = await reader.read()
+        if line is None:
+            console.print()
+            return 0
+        prompt = line.strip()
+        if not prompt:
+            continue
+        if prompt.lower() in EXIT_WORDS:
+            return 0
+        await agent.run_turn(prompt, printer)
+        if on_turn_done is not None:
+            on_turn_done()

@@ -7,7 +7,6 @@ so markup and terminal escape sequences in it cannot style or move the screen.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import threading
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from mcp_chat_tui.agent.events import (
     Notice,
     TurnFinished,
 )
+from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.engine.events import Stats
 
 PROMPT = "prompt -> "
@@ -73,13 +73,13 @@ class LineReader:
         return await self._lines.get()
 
 
-def literal(value: object) -> Text:
-    """Untrusted text shown as itself: no markup, control characters removed by ``Text``."""
-    return Text(str(value))
+def literal(value: object, style: str = "") -> Text:
+    """Untrusted text shown as itself: no markup, control characters written out as escapes."""
+    return Text(visible_controls(str(value)), style=style)
 
 
 def pretty_arguments(arguments: dict) -> str:
-    return json.dumps(arguments, ensure_ascii=False, indent=2)
+    return visible_controls(pretty_json(arguments))
 
 
 class PlainConsole:
@@ -104,12 +104,12 @@ class PlainConsole:
                 self._break_line()
                 self.console.print(Text("thinking: ", style="dim italic"), end="")
                 self._in_thinking = True
-            self.console.print(Text(event.text, style="dim italic"), end="", highlight=False)
+            self.console.print(literal(event.text, "dim italic"), end="", highlight=False)
         elif isinstance(event, CallStarted):
             self._break_line()
             call = event.call
             title = Text.assemble((f"{event.started_at:%H:%M:%S} ", "dim"), ("→ ", "cyan"),
-                                  (call.tool, "bold cyan"), (f"  [{call.server}]", "dim"))
+                                  (visible_controls(call.tool), "bold cyan"), (f"  [{visible_controls(call.server)}]", "dim"))
             self.console.print(title)
             self.console.print(Text(pretty_arguments(call.arguments), style="dim"), highlight=False)
         elif isinstance(event, CallFinished):
@@ -117,20 +117,20 @@ class PlainConsole:
             self.console.print(self._finished_panel(event))
         elif isinstance(event, MalformedCall):
             self._break_line()
-            body = Group(Text(f"malformed tool call ({event.reason})", style="bold red"), literal(event.raw))
+            body = Group(literal(f"malformed tool call ({event.reason})", "bold red"), literal(event.raw))
             self.console.print(Panel(body, border_style="red", expand=False))
         elif isinstance(event, ApprovalNeeded):
             self._break_line()
             self._pending.append(asyncio.ensure_future(self._approve(event)))
         elif isinstance(event, Notice):
             self._break_line()
-            self.console.print(Text(event.text, style="yellow"))
+            self.console.print(literal(event.text, "yellow"))
         elif isinstance(event, GenerationStats):
             self._last_stats = event.stats
         elif isinstance(event, TurnFinished):
             self._break_line()
             if event.error:
-                self.console.print(Text(f"error: {event.error}", style="bold red"))
+                self.console.print(literal(f"error: {event.error}", "bold red"))
             elif event.end.value == "stopped":
                 self.console.print(Text("[stopped]", style="yellow"))
             stats, self._last_stats = self._last_stats, None
@@ -148,14 +148,15 @@ class PlainConsole:
         shown = "\n".join(lines[:RESULT_LINES_SHOWN])
         if len(lines) > RESULT_LINES_SHOWN:
             shown += f"\n… {len(lines) - RESULT_LINES_SHOWN} more lines"
-        title = Text.assemble((f"{glyph} ", colour), (event.call.tool, "bold"), (f" {event.status.value}", colour))
+        title = Text.assemble((f"{glyph} ", colour), (visible_controls(event.call.tool), "bold"), (f" {event.status.value}", colour))
         return Panel(literal(shown), title=title, title_align="left", subtitle=f"{event.duration:.2f} s",
                      subtitle_align="right", border_style=colour, expand=False)
 
     async def _approve(self, event: ApprovalNeeded) -> None:
         call = event.call
         spec = call.spec
-        header = Text.assemble(("Run ", "bold"), (call.tool, "bold cyan"), (" on ", "bold"), (call.server, "bold"),
+        header = Text.assemble(("Run ", "bold"), (visible_controls(call.tool), "bold cyan"), (" on ", "bold"),
+                               (visible_controls(call.server), "bold"),
                                (f"? ({event.waiting} waiting)" if event.waiting > 1 else "?", "bold"))
         parts: list = [header]
         if spec is not None and spec.description:

@@ -1,0 +1,38 @@
+"""Text from servers and models, made safe to show: control characters become visible escapes.
+
+A tool result or argument may hold terminal escape sequences (``\\x1b[2J`` clears
+a screen, ``\\x1b]8;;`` opens a hyperlink). Shown raw they could redraw or spoof
+the interface, so every such character is written out as ``\\xNN`` instead.
+Markup is a separate matter: callers wrap the result in ``rich.text.Text`` or
+Textual ``Content``, which never interpret it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with every control character except newline and tab shown as ``\\xNN``."""
+    return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
+
+
+def one_line(text: str, limit: int = 80) -> str:
+    """A single-line summary: whitespace folded, controls made visible, cut with an ellipsis."""
+    folded = " ".join(visible_controls(text).split())
+    return folded if len(folded) <= limit else folded[: max(0, limit - 1)] + "…"
+
+
+def pretty_json(value: Any) -> str:
+    """Indented JSON for showing arguments and structured results (non-ASCII kept readable)."""
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def arguments_summary(arguments: dict[str, Any], limit: int = 60) -> str:
+    """``key=value`` pairs on one line, for list rows."""
+    parts = [f"{key}={json.dumps(value, ensure_ascii=False, default=str)}" for key, value in arguments.items()]
+    return one_line(", ".join(parts), limit)

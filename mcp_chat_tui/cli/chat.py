@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 
 from rich.console import Console
+from rich.markup import escape
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.cli.check import status_table
-from mcp_chat_tui.cli.main import ask_on_terminal, run_until_signal
+from mcp_chat_tui.cli.main import SIGTERM_EXIT, ask_on_terminal, run_until_signal
 from mcp_chat_tui.cli.setup import load_configuration, make_hub
 from mcp_chat_tui.config import Settings, remove_setting, save_setting, settings_path
 from mcp_chat_tui.core.errors import UserFacingError
@@ -91,8 +93,42 @@ async def _chat(args: argparse.Namespace, model: str) -> int:
             await engine.close()
 
 
+async def _tui(args: argparse.Namespace, model: str) -> int:
+    """The full-screen app; SIGTERM leaves it the same way Ctrl+C does (servers shut down first)."""
+    from mcp_chat_tui.ui.app import ChatApp
+
+    settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
+    hub = make_hub(settings, mcp_config)
+    app = ChatApp(
+        engine=make_engine(args, model), hub=hub, policy=make_policy(args, settings), settings=settings,
+        settings_file=settings_path(args.config), model_label=display_name(model),
+    )
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(
+        signal.SIGTERM, lambda: asyncio.ensure_future(app.action_quit(return_code=SIGTERM_EXIT))
+    )
+    try:
+        await app.run_async()
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+        await app.shutdown()
+    if app.fatal_error:
+        Console(stderr=True).print(f"[bold red]mcp-chat-tui:[/] {escape(app.fatal_error)}", highlight=False)
+        return 1
+    return app.return_code or 0
+
+
+def display_name(model: str) -> str:
+    """How the model is named on screen: the bundled one as "demo model", folders by their name."""
+    if model == demo_model_path():
+        return "demo model"
+    return model.rstrip("/").rsplit("/", 1)[-1] if model.startswith(("/", ".", "~")) else model
+
+
 def run_chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     model = args.model or (demo_model_path() if args.demo else None)
     if model is None:
         parser.error("give a model (a Hugging Face repo id or a local folder), or --demo for the bundled toy model")
-    return asyncio.run(run_until_signal(lambda: _chat(args, model)))
+    if args.plain or args.prompt is not None:
+        return asyncio.run(run_until_signal(lambda: _chat(args, model)))
+    return asyncio.run(_tui(args, model))

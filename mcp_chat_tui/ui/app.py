@@ -1,0 +1,534 @@
+"""The full-screen app: chat, tool-call sidebar, server panel, approvals.
+
+The app owns the agent, the engine and the hub. Agent events arrive as Textual
+messages and handlers here are the only code that changes widgets; long work
+(starting up, a turn, an approval) runs in workers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from mcp_chat_tui.agent import Agent, ApprovalPolicy
+from mcp_chat_tui.agent.events import (
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalNeeded,
+    AssistantText,
+    AssistantThinking,
+    CallFinished,
+    CallProposed,
+    CallStarted,
+    CallStatus,
+    GenerationStats,
+    MalformedCall,
+    Notice as NoticeEvent,
+    TurnEnd,
+    TurnFinished,
+    TurnStarted,
+)
+from mcp_chat_tui.config import Settings, save_setting
+from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.engine.base import Engine
+from mcp_chat_tui.servers import ServerHub, ServerState
+from mcp_chat_tui.ui.format import DisplayClock
+from mcp_chat_tui.ui.help import help_text
+from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, ServerChanged
+from mcp_chat_tui.ui.records import CallRecord, CallState
+from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
+from mcp_chat_tui.ui.screens.fatal import FatalScreen
+from mcp_chat_tui.ui.themes import load_themes
+from mcp_chat_tui.ui.widgets.chat import AssistantReply, ChatLog, Notice, ToolCallCard, UserMessage
+from mcp_chat_tui.ui.widgets.prompt import PromptInput
+from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
+from mcp_chat_tui.ui.widgets.status import StatusBar
+
+EXIT_WORDS = {"bye", "quit"}
+DEFAULT_THEME = "mcp-dark"
+FINISHED_STATE = {
+    CallStatus.DONE: CallState.DONE,
+    CallStatus.ERROR: CallState.ERROR,
+    CallStatus.TIMEOUT: CallState.TIMEOUT,
+    CallStatus.DENIED: CallState.DENIED,
+    CallStatus.MALFORMED: CallState.MALFORMED,
+    CallStatus.CANCELLED: CallState.CANCELLED,
+}
+
+
+class ChatApp(App[int]):
+    """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
+
+    TITLE = "mcp-chat-tui"
+    CSS_PATH = Path(__file__).with_name("app.tcss")
+    BINDINGS = [
+        Binding("ctrl+c", "quit", "Quit", priority=True, id="app.quit"),
+        Binding("escape", "stop", "Stop reply", id="app.stop"),
+        Binding("f1", "help", "Keys", id="app.help"),
+        Binding("question_mark", "help", "Keys", show=False, id="app.help_question"),
+        Binding("f2", "focus_pane('chat')", "Chat", id="app.focus_chat"),
+        Binding("f3", "focus_pane('calls')", "Calls", id="app.focus_calls"),
+        Binding("f4", "focus_pane('servers')", "Servers", id="app.focus_servers"),
+        Binding("f5", "focus_pane('prompt')", "Prompt", show=False, id="app.focus_prompt"),
+        Binding("ctrl+b", "toggle_sidebar", "Sidebar", id="app.sidebar"),
+    ]
+
+    def __init__(
+        self,
+        *,
+        engine: Engine,
+        hub: ServerHub,
+        policy: ApprovalPolicy,
+        settings: Settings,
+        settings_file: Path | None = None,
+        model_label: str | None = None,
+        clock: DisplayClock | None = None,
+        theme_dirs: list[Path] | None = None,
+    ) -> None:
+        super().__init__()
+        self.engine = engine
+        self.hub = hub
+        self.policy = policy
+        self.settings = settings
+        self.settings_file = settings_file
+        self.model_label = model_label or engine.model_name
+        self.clock = clock or DisplayClock()
+        self.theme_dirs = theme_dirs
+        self.agent = Agent(engine, hub, policy, system_prompt=settings.system_prompt, max_turns=settings.max_turns)
+        self.ready = asyncio.Event()
+        self.fatal_error: str | None = None
+        self._queue: list[str] = []
+        self._turn_running = False
+        self._reply: AssistantReply | None = None
+        self._records: dict[int, CallRecord] = {}
+        self._malformed: dict[str, CallRecord] = {}
+        self._cards: dict[str, ToolCallCard] = {}
+        self._call_count = 0
+        self._shut_down = False
+
+    # ----- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        with Horizontal(id="main"):
+            with Vertical(id="chat-column"):
+                yield ChatLog(id="chat")
+                with Horizontal(id="input-row"):
+                    yield Static("prompt ->", id="prompt-label")
+                    yield PromptInput(placeholder="ask something (bye or quit leaves)", id="prompt")
+            with Vertical(id="sidebar"):
+                yield Static("Tool calls", classes="pane-title")
+                yield ToolCallTable(self.clock, id="calls")
+                yield Static("Servers", classes="pane-title")
+                yield ServerTable(self.clock, id="servers")
+        yield Footer()
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def calls_table(self) -> ToolCallTable:
+        return self.query_one(ToolCallTable)
+
+    @property
+    def servers_table(self) -> ServerTable:
+        return self.query_one(ServerTable)
+
+    @property
+    def chat(self) -> ChatLog:
+        return self.query_one(ChatLog)
+
+    async def on_mount(self) -> None:
+        self._register_themes()
+        self.status_bar.model = self.model_label
+        self.status_bar.engine_state = "loading"
+        self.hub.add_observer(self._on_server_change)
+        for status in self.hub.statuses:
+            self._show_server(status)
+        self.query_one(PromptInput).focus()
+        self.set_interval(0.5, self.calls_table.tick_running)
+        self.start_services()
+
+    def _register_themes(self) -> None:
+        themes, problems = load_themes(self.theme_dirs)
+        for theme in themes:
+            self.register_theme(theme)
+        for problem in problems:
+            self.notify(problem, title="theme skipped", severity="warning", timeout=8)
+        wanted = self.settings.theme
+        if wanted in self.available_themes:
+            self.theme = wanted
+        else:
+            if wanted != DEFAULT_THEME:
+                self.notify(f"theme {wanted!r} not found; using {DEFAULT_THEME}", severity="warning")
+            if DEFAULT_THEME in self.available_themes:
+                self.theme = DEFAULT_THEME
+        self.theme_changed_signal.subscribe(self, self._save_theme)
+
+    def _save_theme(self, theme: Any) -> None:
+        if self.settings_file is not None and theme.name != self.settings.theme:
+            try:
+                self.settings = save_setting(self.settings_file, ("theme",), theme.name)
+            except UserFacingError as exc:
+                self.notify(str(exc), title="theme not saved", severity="error")
+
+    # ----- start-up --------------------------------------------------------------------------
+
+    @work(exclusive=True, group="startup")
+    async def start_services(self) -> None:
+        """Load the model and start the servers together, showing progress; a failure is fatal."""
+        count = sum(1 for s in self.hub.statuses if s.state != ServerState.DISABLED)
+        self.status_bar.detail = f"loading the model, starting {count} server(s)…"
+        load = asyncio.ensure_future(self.engine.load(lambda p: self.post_message(EngineProgress(p))))
+        servers = asyncio.ensure_future(self.hub.start_all())
+        try:
+            await load
+        except UserFacingError as exc:
+            servers.cancel()
+            self._fatal(str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - any load failure is fatal and shown, not raised
+            servers.cancel()
+            self._fatal(f"cannot load model {self.model_label!r}: {exc}")
+            return
+        await servers
+        failed = [s for s in self.hub.statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
+        if failed and self.settings.on_server_failure == "exit":
+            reasons = "\n".join(f"• {s.name}: {s.reason}" for s in failed)
+            self._fatal(
+                f"MCP server(s) failed to start:\n{reasons}\n\nFix mcp.json, or set "
+                'on_server_failure = "continue" in config.toml to chat without them.'
+            )
+            return
+        if failed:
+            await self.chat.mount(Notice(f"continuing without: {', '.join(s.name for s in failed)}", error=True))
+        self.status_bar.engine_state = "ready"
+        self.status_bar.detail = ""
+        self.status_bar.hide_download()
+        self.ready.set()
+
+    def _fatal(self, message: str) -> None:
+        self.fatal_error = message
+        self.status_bar.engine_state = "failed"
+        self.status_bar.detail = ""
+        self.push_screen(FatalScreen(message), callback=lambda _: self.action_quit(return_code=1))
+
+    @on(EngineProgress)
+    def _engine_progress(self, message: EngineProgress) -> None:
+        progress = message.progress
+        bar = self.status_bar
+        if progress.stage == "download":
+            bar.engine_state = "downloading"
+            bar.show_download(progress.bytes_done, progress.bytes_total)
+            total = f" of {progress.bytes_total / 1e6:.1f} MB" if progress.bytes_total else ""
+            bar.detail = f"{progress.bytes_done / 1e6:.1f}{total}"
+        elif progress.stage == "load":
+            bar.hide_download()
+            bar.engine_state = "loading"
+            bar.detail = progress.message
+
+    # ----- servers ---------------------------------------------------------------------------
+
+    def _on_server_change(self, status) -> None:
+        self.post_message(ServerChanged(status))
+
+    @on(ServerChanged)
+    def _server_changed(self, message: ServerChanged) -> None:
+        self._show_server(message.status)
+
+    def _show_server(self, status) -> None:
+        table = self.servers_table
+        table.auto_run[status.name] = bool(status.tools) and all(
+            self.policy.runs_without_asking(spec) for spec in status.tools
+        )
+        table.show(status)
+        ready = sum(1 for s in self.hub.statuses if s.state.usable)
+        self.status_bar.servers = f"{ready}/{len(self.hub.statuses)} servers · {len(self.hub.tools())} tools"
+
+    @on(ServerTable.ServerAction)
+    async def _server_action(self, message: ServerTable.ServerAction) -> None:
+        if message.action == "restart":
+            self.restart_server(message.server)
+        elif message.action == "log":
+            self.show_server_log(message.server)
+        elif message.action == "toggle_auto_run":
+            self.toggle_server_auto_run(message.server)
+
+    def restart_server(self, name: str) -> None:
+        self.notify(f"restarting {name}…")
+
+        async def restart() -> None:
+            status = await self.hub.restart(name)
+            severity = "information" if status.state.usable else "error"
+            self.notify(f"{name}: {status.state.value} {status.reason}".strip(), severity=severity)
+
+        self.run_worker(restart(), group=f"restart-{name}")
+
+    def show_server_log(self, name: str) -> None:
+        status = self.hub.status(name)
+        where = f"log file: {status.log_path}\n\n" if status.log_path else ""
+        body = where + ("\n".join(status.stderr_tail) or "(nothing on stderr yet)")
+        self.push_screen(TextScreen(f"stderr of {name}", body))
+
+    def toggle_server_auto_run(self, name: str) -> None:
+        tools = self.hub.status(name).tools
+        turn_on = not all(self.policy.runs_without_asking(spec) for spec in tools)
+        for spec in tools:
+            if self.policy.runs_without_asking(spec) != turn_on:
+                self.policy.toggle(spec)
+        self._show_server(self.hub.status(name))
+        self.notify(f"{name}: tools {'run without asking' if turn_on else 'ask before running'}")
+
+    def toggle_tool_auto_run(self, server: str, tool: str) -> bool | None:
+        spec = next((s for s in self.hub.status(server).tools if s.name == tool), None)
+        if spec is None:
+            return None
+        now_auto = self.policy.toggle(spec)
+        for record in self.calls_table.records.values():
+            if record.server == server and record.tool == tool:
+                record.auto_run = now_auto
+                self.calls_table.update_record(record, ("tool",))
+        self._show_server(self.hub.status(server))
+        self.notify(f"{server} › {tool}: {'runs without asking' if now_auto else 'asks before running'}")
+        return now_auto
+
+    @on(ToolCallTable.ToggleAutoRun)
+    def _toggle_from_calls(self, message: ToolCallTable.ToggleAutoRun) -> None:
+        self.toggle_tool_auto_run(message.server, message.tool)
+
+    @on(DataTable.RowSelected, "#calls")
+    def _open_call(self, message: DataTable.RowSelected) -> None:
+        record = self.calls_table.records.get(message.row_key.value)
+        if record is not None:
+            self.push_screen(CallDetailScreen(record, self.clock))
+
+    @on(DataTable.RowSelected, "#servers")
+    def _open_server(self, message: DataTable.RowSelected) -> None:
+        status = self.hub.status(message.row_key.value)
+        auto = {spec.name: self.policy.runs_without_asking(spec) for spec in status.tools}
+        self.push_screen(ServerDetailScreen(status, self.clock, auto, self.toggle_tool_auto_run))
+
+    # ----- prompts and turns -----------------------------------------------------------------
+
+    @on(Input.Submitted, "#prompt")
+    async def _submitted(self, message: Input.Submitted) -> None:
+        prompt = message.value.strip()
+        message.input.value = ""
+        if not prompt:
+            return
+        if prompt.lower() in EXIT_WORDS:
+            await self.action_quit()
+            return
+        self.query_one(PromptInput).remember(prompt)
+        await self.chat.mount(UserMessage(prompt))
+        self._queue.append(prompt)
+        if not self._turn_running:
+            self._turn_running = True
+            self.run_turns()
+
+    @work(group="turns")
+    async def run_turns(self) -> None:
+        try:
+            while self._queue:
+                prompt = self._queue.pop(0)
+                if not self.ready.is_set():
+                    self.status_bar.detail = "your message waits for the model…"
+                    await self.ready.wait()
+                await self.agent.run_turn(prompt, self._sink)
+        finally:
+            self._turn_running = False
+
+    def _sink(self, event) -> None:
+        self.post_message(AgentEventPosted(event))
+
+    @on(AgentEventPosted)
+    async def _agent_event(self, message: AgentEventPosted) -> None:
+        event = message.event
+        if isinstance(event, AssistantText):
+            if self._reply is not None:
+                await self._reply.append_text(event.text)
+        elif isinstance(event, AssistantThinking):
+            if self._reply is not None:
+                await self._reply.append_thinking(event.text)
+        elif isinstance(event, TurnStarted):
+            self._reply = AssistantReply(self.model_label)
+            await self.chat.mount(self._reply)
+            self.status_bar.engine_state = "generating"
+            self.status_bar.detail = ""
+        elif isinstance(event, CallProposed):
+            spec = event.call.spec
+            record = self._new_record(event.call.id, spec.server if spec else "", event.call.tool, event.call.arguments)
+            record.auto_run = spec is not None and self.policy.runs_without_asking(spec)
+            self._records[id(event.call)] = record
+            await self._add_record(record)
+        elif isinstance(event, MalformedCall):
+            record = self._new_record(event.id, "", "malformed call", {})
+            record.state, record.raw, record.reason = CallState.MALFORMED, event.raw, event.reason
+            self._malformed[event.id] = record
+            await self._add_record(record)
+        elif isinstance(event, ApprovalNeeded):
+            record = self._records.get(id(event.call))
+            if record is not None:
+                self._update(record, state=CallState.AWAITING)
+            self.ask_approval(event)
+        elif isinstance(event, CallStarted):
+            record = self._records.get(id(event.call))
+            if record is not None:
+                record.started_at = event.started_at
+                record.started_clock = time.perf_counter()
+                self._update(record, state=CallState.RUNNING)
+        elif isinstance(event, CallFinished):
+            self._call_finished(event)
+        elif isinstance(event, GenerationStats):
+            stats = event.stats
+            self.status_bar.context_tokens = stats.prompt_tokens + stats.generated_tokens
+            self.status_bar.detail = f"{stats.tokens_per_second:.1f} tok/s"
+        elif isinstance(event, NoticeEvent):
+            target = self._reply if self._reply is not None else None
+            notice = Notice(event.text)
+            if target is not None:
+                await target.add_widget(notice)
+            else:
+                await self.chat.mount(notice)
+        elif isinstance(event, TurnFinished):
+            await self._turn_finished(event)
+
+    def _new_record(self, call_id: str, server: str, tool: str, arguments: dict) -> CallRecord:
+        self._call_count += 1
+        return CallRecord(
+            key=f"call-{self._call_count}", call_id=call_id, server=server, tool=tool,
+            arguments=dict(arguments), proposed_at=datetime.now(),
+        )
+
+    async def _add_record(self, record: CallRecord) -> None:
+        self.calls_table.add_record(record)
+        card = ToolCallCard(record, self.clock)
+        self._cards[record.key] = card
+        if self._reply is not None:
+            await self._reply.add_widget(card)
+        else:
+            await self.chat.mount(card)
+
+    def _update(self, record: CallRecord, *, state: CallState | None = None) -> None:
+        if state is not None:
+            record.state = state
+        self.calls_table.update_record(record)
+        card = self._cards.get(record.key)
+        if card is not None:
+            card.refresh_card()
+
+    def _call_finished(self, event: CallFinished) -> None:
+        if event.status is CallStatus.MALFORMED:
+            record = self._malformed.pop(event.call.id, None)
+            if record is not None:
+                record.content_for_model = event.content_for_model
+            return
+        record = self._records.pop(id(event.call), None)
+        if record is None:
+            return
+        record.duration = event.duration if event.result is not None else record.elapsed()
+        record.result = event.result
+        record.content_for_model = event.content_for_model
+        if event.result is None:
+            record.reason = event.content_for_model
+        self._update(record, state=FINISHED_STATE[event.status])
+
+    async def _turn_finished(self, event: TurnFinished) -> None:
+        note = ""
+        if event.end is TurnEnd.STOPPED:
+            note = "■ stopped"
+        elif event.error:
+            note = f"error: {event.error}"
+        if self._reply is not None:
+            await self._reply.finish(note)
+        self._reply = None
+        self.status_bar.engine_state = "ready"
+        self.status_bar.detail = ""
+
+    @work(group="approvals")
+    async def ask_approval(self, event: ApprovalNeeded) -> None:
+        if event.decision.done():
+            return
+        screen = ApprovalScreen(event.call, event.waiting)
+        event.decision.add_done_callback(lambda _: screen.dismiss(None) if screen.is_current else None)
+        decision = await self.push_screen_wait(screen)
+        if not event.decision.done():
+            event.decision.set_result(decision or ApprovalDecision(ApprovalChoice.DENY_ALL))
+
+    # ----- actions ---------------------------------------------------------------------------
+
+    def action_stop(self) -> None:
+        if self.agent.stop():
+            self.notify("stopped")
+
+    def action_focus_pane(self, pane: str) -> None:
+        target = {"chat": "#chat", "calls": "#calls", "servers": "#servers", "prompt": "#prompt"}[pane]
+        if pane in ("calls", "servers") and not self.query_one("#sidebar").display:
+            self.action_toggle_sidebar()
+        self.query_one(target).focus()
+
+    def action_toggle_sidebar(self) -> None:
+        sidebar = self.query_one("#sidebar")
+        sidebar.display = not sidebar.display
+
+    def action_help(self) -> None:
+        self.push_screen(TextScreen("Keys", help_text()))
+
+    async def action_clear_chat(self) -> None:
+        self.agent.stop()
+        self.agent.turns = []
+        await self.chat.remove_children()
+        self._reply = None
+        self.status_bar.context_tokens = 0
+        self.notify("chat cleared: the next prompt starts a new conversation")
+
+    async def action_quit(self, return_code: int = 0) -> None:
+        """Leave: stop the reply, shut every server down, release the model."""
+        self.agent.stop()
+        await self.shutdown()
+        self.exit(result=return_code, return_code=return_code)
+
+    async def shutdown(self) -> None:
+        if self._shut_down:
+            return
+        self._shut_down = True
+        try:
+            self.status_bar.detail = "shutting down servers…"
+        except Exception:  # noqa: BLE001 - the screen is already gone when the app unmounts
+            pass
+        await self.hub.shutdown()
+        await self.engine.close()
+
+    async def on_unmount(self) -> None:
+        await self.shutdown()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Clear the chat", "Start a new conversation", self.action_clear_chat)
+        yield SystemCommand("Hide or show the sidebar", "Tool calls and servers", self.action_toggle_sidebar)
+        for status in self.hub.statuses:
+            yield SystemCommand(f"Restart server {status.name}", status.summary(),
+                                lambda name=status.name: self.restart_server(name))
+        for spec in self.hub.tools():
+            state = "runs without asking" if self.policy.runs_without_asking(spec) else "asks first"
+            yield SystemCommand(
+                f"Toggle auto-run: {spec.server} › {spec.name}", f"now {state}",
+                lambda s=spec: self.toggle_tool_auto_run(s.server, s.name), discover=False,
+            )
+        for name in sorted(self.available_themes):
+            yield SystemCommand(f"Change theme: {name}", "saved in config.toml",
+                                lambda n=name: setattr(self, "theme", n), discover=False)
+

@@ -1,0 +1,43 @@
+"""Every key binding, gathered from the classes that declare them (the F1 screen)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.binding import Binding
+
+
+def _section(title: str, bindings: list[Binding]) -> Text:
+    text = Text(f"{title}\n", style="bold")
+    for binding in bindings:
+        keys = ", ".join(key.strip() for key in binding.key.split(","))
+        text.append(f"  {keys:<18}", style="bold cyan")
+        text.append(f"{binding.description}\n")
+    return text
+
+
+def help_text() -> Text:
+    from mcp_chat_tui.ui.app import ChatApp
+    from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+    from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen
+    from mcp_chat_tui.ui.widgets.prompt import PromptInput
+    from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
+
+    extra = [
+        Binding("tab", "", "Next pane"),
+        Binding("shift+tab", "", "Previous pane"),
+        Binding("ctrl+p", "", "Command palette: restart a server, auto-run, theme, clear, sidebar"),
+        Binding("enter", "", "Send the prompt / open the selected row"),
+    ]
+    text = Text()
+    for title, bindings in (
+        ("Everywhere", [*ChatApp.BINDINGS, *extra]),
+        ("Prompt", PromptInput.BINDINGS),
+        ("Tool calls", ToolCallTable.BINDINGS),
+        ("Servers", ServerTable.BINDINGS),
+        ("Approval dialog", ApprovalScreen.BINDINGS),
+        ("Call detail", CallDetailScreen.BINDINGS),
+        ("Server detail", ServerDetailScreen.BINDINGS),
+    ):
+        text.append_text(_section(title, [b for b in bindings if isinstance(b, Binding)]))
+        text.append("\n")
+    return text

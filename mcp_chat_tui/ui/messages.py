@@ -1,0 +1,29 @@
+"""Textual messages the app posts to itself: agent events, server changes, engine progress."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from mcp_chat_tui.agent.events import AgentEvent
+from mcp_chat_tui.engine.events import LoadProgress
+from mcp_chat_tui.servers.state import ServerStatus
+
+
+class AgentEventPosted(Message):
+    """One event from the agent, in the order the agent reported it."""
+
+    def __init__(self, event: AgentEvent) -> None:
+        super().__init__()
+        self.event = event
+
+
+class ServerChanged(Message):
+    def __init__(self, status: ServerStatus) -> None:
+        super().__init__()
+        self.status = status
+
+
+class EngineProgress(Message):
+    def __init__(self, progress: LoadProgress) -> None:
+        super().__init__()
+        self.progress = progress

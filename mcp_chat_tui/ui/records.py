@@ -1,0 +1,69 @@
+"""What the UI remembers of each tool call, for the sidebar rows and the detail screen."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from mcp_chat_tui.core.tools import ToolCallResult
+
+
+class CallState(str, Enum):
+    PROPOSED = "proposed"
+    AWAITING = "awaiting approval"
+    RUNNING = "running"
+    DONE = "done"
+    ERROR = "error"
+    DENIED = "denied"
+    TIMEOUT = "timed out"
+    MALFORMED = "malformed"
+    CANCELLED = "stopped"
+
+    @property
+    def finished(self) -> bool:
+        return self not in (CallState.PROPOSED, CallState.AWAITING, CallState.RUNNING)
+
+
+STATE_GLYPH = {
+    CallState.PROPOSED: "·",
+    CallState.AWAITING: "?",
+    CallState.RUNNING: "▶",
+    CallState.DONE: "✓",
+    CallState.ERROR: "✗",
+    CallState.DENIED: "⊘",
+    CallState.TIMEOUT: "⏱",
+    CallState.MALFORMED: "!",
+    CallState.CANCELLED: "■",
+}
+
+
+@dataclass
+class CallRecord:
+    """One row of the tool-call sidebar."""
+
+    key: str
+    call_id: str
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    proposed_at: datetime
+    state: CallState = CallState.PROPOSED
+    started_at: datetime | None = None
+    started_clock: float | None = None
+    duration: float | None = None
+    result: ToolCallResult | None = None
+    content_for_model: str = ""
+    raw: str = ""
+    reason: str = ""
+    auto_run: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def elapsed(self) -> float | None:
+        if self.duration is not None:
+            return self.duration
+        if self.started_clock is not None:
+            return time.perf_counter() - self.started_clock
+        return None

@@ -1,0 +1,1 @@
+"""Modal screens: approval, call detail, server detail, server log, help, resume."""

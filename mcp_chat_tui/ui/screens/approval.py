@@ -1,0 +1,72 @@
+"""The approval dialog: what would run, where, with which arguments; a typed decision comes back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from mcp_chat_tui.agent.events import ApprovalChoice, ApprovalDecision, PlannedCall
+from mcp_chat_tui.core.text import pretty_json
+from mcp_chat_tui.ui.format import literal
+
+ANNOTATION_NAMES = {
+    "readOnlyHint": "read-only",
+    "destructiveHint": "destructive",
+    "idempotentHint": "idempotent",
+    "openWorldHint": "reaches outside",
+}
+
+
+class ApprovalScreen(ModalScreen[ApprovalDecision]):
+    """Asks before one tool call runs. Every text from the server or model is shown literally."""
+
+    CSS_PATH = Path(__file__).with_name("approval.tcss")
+    BINDINGS = [
+        Binding("y", "decide('yo')", "Allow once", id="approval.once"),
+        Binding("a", "decide('ya')", "Allow all waiting", id="approval.all"),
+        Binding("t", "decide('yO')", "Always (session)", id="approval.always"),
+        Binding("T", "decide('yO', True)", "Always (saved)", id="approval.always_saved"),
+        Binding("n", "decide('n')", "Deny", id="approval.deny"),
+        Binding("escape", "decide('nA')", "Deny all, stop", id="approval.deny_all"),
+    ]
+
+    def __init__(self, call: PlannedCall, waiting: int) -> None:
+        super().__init__()
+        self.call = call
+        self.waiting = waiting
+
+    def compose(self) -> ComposeResult:
+        spec = self.call.spec
+        with Vertical(id="approval-dialog"):
+            title = Text("Run ", style="bold")
+            title.append_text(literal(self.call.tool, "bold"))
+            title.append(" on ", style="bold")
+            title.append_text(literal(self.call.server or "?", "bold"))
+            title.append("?", style="bold")
+            yield Static(title, id="approval-title")
+            if self.waiting > 1:
+                yield Static(f"{self.waiting} calls waiting (this one and {self.waiting - 1} more)", id="approval-waiting")
+            if spec is not None and spec.description:
+                yield Static(literal(spec.description), id="approval-description")
+            if spec is not None:
+                marks = [name for key, name in ANNOTATION_NAMES.items() if spec.annotations.get(key)]
+                if spec.destructive:
+                    yield Static("⚠ the server marks this tool destructive", id="approval-destructive")
+                if marks:
+                    yield Static(literal("annotations: " + ", ".join(marks)), id="approval-annotations")
+            with VerticalScroll(id="approval-arguments"):
+                yield Static(literal(pretty_json(self.call.arguments)))
+            yield Static(
+                "[b]y[/] once  [b]a[/] all waiting  [b]t[/] always  [b]T[/] always, saved  [b]n[/] deny  "
+                "[b]esc[/] deny all and stop",
+                id="approval-keys",
+            )
+
+    def action_decide(self, choice: str, save: bool = False) -> None:
+        self.dismiss(ApprovalDecision(ApprovalChoice(choice), save=save))

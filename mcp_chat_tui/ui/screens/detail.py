@@ -1,0 +1,160 @@
+"""Detail screens: one tool call in full, one server's tools and usage, one server's stderr log, help."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from mcp_chat_tui.core.text import pretty_json
+from mcp_chat_tui.servers.state import ServerStatus
+from mcp_chat_tui.ui.format import DisplayClock, literal
+from mcp_chat_tui.ui.records import CallRecord
+
+CSS = Path(__file__).with_name("detail.tcss")
+
+
+def call_report(record: CallRecord, clock: DisplayClock) -> str:
+    """The whole call as plain text (what ``c`` copies)."""
+    lines = [
+        f"tool: {record.tool}",
+        f"server: {record.server}",
+        f"call id: {record.call_id}",
+        f"state: {record.state.value}",
+        f"proposed: {clock.time(record.proposed_at)}",
+        f"started: {clock.time(record.started_at) if record.started_at else '-'}",
+        f"duration: {clock.duration(record.duration) or '-'}",
+        "",
+        "arguments:",
+        pretty_json(record.arguments) if not record.raw else record.raw,
+        "",
+    ]
+    result = record.result
+    if result is not None and result.failure is not None:
+        lines += [f"failure ({result.failure.kind.value}):", result.failure.message]
+    elif result is not None:
+        lines += ["result (error reported by the tool):" if result.is_error else "result:", result.text]
+        if result.structured is not None:
+            lines += ["", "structured content:", pretty_json(result.structured)]
+        if result.truncated:
+            lines += ["", f"[cut: {result.full_size} characters in all]"]
+    else:
+        lines += ["outcome:", record.reason or record.content_for_model or "(none yet)"]
+    return "\n".join(lines)
+
+
+class CallDetailScreen(ModalScreen[None]):
+    CSS_PATH = CSS
+    BINDINGS = [
+        Binding("escape,q", "dismiss", "Close", id="detail.close"),
+        Binding("c", "copy", "Copy", id="detail.copy"),
+    ]
+
+    def __init__(self, record: CallRecord, clock: DisplayClock) -> None:
+        super().__init__()
+        self.record = record
+        self.clock = clock
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="detail-box"):
+            title = literal(self.record.tool, "bold")
+            title.append_text(literal(f" on {self.record.server}  ·  {self.record.state.value}", "dim"))
+            yield Static(title, classes="detail-title")
+            with VerticalScroll(classes="detail-body"):
+                yield Static(literal(call_report(self.record, self.clock)))
+            yield Static("[b]c[/] copy  [b]esc[/] close", classes="detail-keys")
+
+    def action_copy(self) -> None:
+        self.app.copy_to_clipboard(call_report(self.record, self.clock))
+        self.notify("call copied to the clipboard")
+
+
+class ServerDetailScreen(ModalScreen[None]):
+    """A server's tools, with their calls so far and mean duration; ``a`` toggles auto-run for one."""
+
+    CSS_PATH = CSS
+    BINDINGS = [
+        Binding("escape,q", "dismiss", "Close", id="server_detail.close"),
+        Binding("a", "toggle", "Toggle auto-run", id="server_detail.toggle"),
+        Binding("j", "cursor_down", "Down", show=False, id="server_detail.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="server_detail.up"),
+    ]
+
+    def __init__(self, status: ServerStatus, clock: DisplayClock, auto_run: dict[str, bool], on_toggle) -> None:
+        super().__init__()
+        self.status = status
+        self.clock = clock
+        self.auto_run = auto_run
+        self.on_toggle = on_toggle
+
+    def compose(self) -> ComposeResult:
+        status = self.status
+        with Vertical(classes="detail-box"):
+            title = literal(status.name, "bold")
+            info = f"  ·  {status.state.value} · {status.transport}"
+            if status.server_name:
+                info += f" · {status.server_name} {status.server_version}".rstrip()
+            title.append_text(literal(info, "dim"))
+            yield Static(title, classes="detail-title")
+            if status.reason:
+                yield Static(literal(status.reason, "bold red"))
+            yield DataTable(cursor_type="row", id="server-tools")
+            yield Static("[b]a[/] toggle auto-run  [b]esc[/] close", classes="detail-keys")
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("tool", key="tool")
+        table.add_column("calls", key="calls")
+        table.add_column("mean", key="mean")
+        table.add_column("auto", key="auto")
+        table.add_column("description", key="description")
+        for spec in self.status.tools:
+            usage = self.status.usage.get(spec.name)
+            table.add_row(
+                literal(spec.name, "bold"),
+                Text(str(usage.calls if usage else 0)),
+                Text(self.clock.duration(usage.mean_seconds) if usage else "", style="dim"),
+                Text("⚡" if self.auto_run.get(spec.name) else ""),
+                literal((spec.description or "").split("\n")[0][:80], "dim"),
+                key=spec.name,
+            )
+        table.focus()
+
+    def action_cursor_down(self) -> None:
+        self.query_one(DataTable).action_cursor_down()
+
+    def action_cursor_up(self) -> None:
+        self.query_one(DataTable).action_cursor_up()
+
+    def action_toggle(self) -> None:
+        table = self.query_one(DataTable)
+        if table.row_count == 0:
+            return
+        tool = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        now_auto = self.on_toggle(self.status.name, tool)
+        self.auto_run[tool] = now_auto
+        table.update_cell(tool, "auto", Text("⚡" if now_auto else ""))
+
+
+class TextScreen(ModalScreen[None]):
+    """A scrollable page of literal text: a server's stderr log, the list of key bindings."""
+
+    CSS_PATH = CSS
+    BINDINGS = [Binding("escape,q", "dismiss", "Close", id="text.close")]
+
+    def __init__(self, title: str, body: str | Text) -> None:
+        super().__init__()
+        self.title_text = title
+        self.body = body
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="detail-box"):
+            yield Static(literal(self.title_text, "bold"), classes="detail-title")
+            with VerticalScroll(classes="detail-body"):
+                yield Static(self.body if isinstance(self.body, Text) else literal(self.body))
+            yield Static("[b]esc[/] close", classes="detail-keys")

@@ -1,0 +1,153 @@
+"""The chat pane: user prompts, streamed assistant replies, thinking, and a card where each call happened."""
+
+from __future__ import annotations
+
+from textual.containers import Vertical, VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Collapsible, Markdown, Static
+
+from mcp_chat_tui.core.text import one_line, visible_controls
+from mcp_chat_tui.ui.format import DisplayClock, literal
+from mcp_chat_tui.ui.records import STATE_GLYPH, CallRecord, CallState
+
+
+class ChatLog(VerticalScroll):
+    """Scrolls with new content while the view is at the end; stays put once the user scrolls up."""
+
+    DEFAULT_CSS = """
+    ChatLog { height: 1fr; padding: 0 1; }
+    """
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+
+class UserMessage(Static):
+    DEFAULT_CSS = """
+    UserMessage { margin: 1 0 0 0; color: $text; text-style: bold; }
+    """
+
+    def __init__(self, prompt: str) -> None:
+        text = literal("prompt -> ", "dim")
+        text.append_text(literal(prompt))
+        super().__init__(text)
+        self.prompt = prompt
+
+
+class Notice(Static):
+    DEFAULT_CSS = """
+    Notice { color: $warning; margin: 1 0 0 0; }
+    Notice.-error { color: $error; text-style: bold; }
+    """
+
+    def __init__(self, text: str, *, error: bool = False) -> None:
+        super().__init__(literal(text), classes="-error" if error else "")
+
+
+class ToolCallCard(Static):
+    """A one-line card in the flow of the chat: tool, state, duration."""
+
+    DEFAULT_CSS = """
+    ToolCallCard { background: $panel; padding: 0 1; margin: 1 0 0 0; width: auto; max-width: 100%; }
+    ToolCallCard.-done { border-left: wide $success; }
+    ToolCallCard.-failed { border-left: wide $error; }
+    ToolCallCard.-waiting { border-left: wide $warning; }
+    """
+
+    def __init__(self, record: CallRecord, clock: DisplayClock) -> None:
+        super().__init__()
+        self.record = record
+        self.clock = clock
+        self.refresh_card()
+
+    def refresh_card(self) -> None:
+        record = self.record
+        text = literal(f"{STATE_GLYPH[record.state]} ", "bold")
+        text.append_text(literal(record.tool, "bold"))
+        text.append_text(literal(f"  {record.server}", "dim"))
+        text.append_text(literal(f"  {record.state.value}"))
+        if record.state.finished and record.duration is not None:
+            text.append_text(literal(f"  {self.clock.duration(record.duration)}", "dim"))
+        if record.state is CallState.MALFORMED:
+            text.append_text(literal(f"\n{record.reason}\n", "italic"))
+            text.append_text(literal(one_line(record.raw, 400), "dim"))
+        self.update(text)
+        self.set_class(record.state is CallState.DONE, "-done")
+        failed = record.state in (CallState.ERROR, CallState.TIMEOUT, CallState.MALFORMED, CallState.DENIED)
+        self.set_class(failed, "-failed")
+        self.set_class(record.state in (CallState.AWAITING, CallState.RUNNING, CallState.PROPOSED), "-waiting")
+
+
+class AssistantReply(Vertical):
+    """One assistant turn: text segments streamed as Markdown, with tool-call cards between them."""
+
+    DEFAULT_CSS = """
+    AssistantReply { height: auto; margin: 1 0 0 0; }
+    AssistantReply > .reply-header { color: $primary; text-style: bold; }
+    AssistantReply Markdown { margin: 0; padding: 0; }
+    AssistantReply Collapsible { margin: 0; padding: 0; border: none; background: transparent; }
+    AssistantReply .thinking { color: $text-muted; text-style: italic; }
+    AssistantReply .reply-end { color: $warning; }
+    """
+
+    def __init__(self, model_label: str) -> None:
+        super().__init__()
+        self.model_label = model_label
+        self._segment: Markdown | None = None
+        self._segment_text = ""
+        self._closed_text = ""
+        self._stream = None
+        self._thinking: Static | None = None
+        self._thinking_text = ""
+        self.finished = False
+
+    def compose(self):
+        yield Static(literal(f"◆ {self.model_label}"), classes="reply-header")
+
+    @property
+    def text(self) -> str:
+        """Every text segment so far, joined."""
+        return self._closed_text + self._segment_text
+
+    async def append_text(self, fragment: str) -> None:
+        fragment = visible_controls(fragment)
+        if self._segment is None:
+            if not fragment.strip():
+                return
+            self._segment = Markdown()
+            self._segment_text = ""
+            await self.mount(self._segment)
+            self._stream = Markdown.get_stream(self._segment)
+        self._segment_text += fragment
+        await self._stream.write(fragment)
+
+    async def append_thinking(self, fragment: str) -> None:
+        if self._thinking is None:
+            await self._close_segment()
+            self._thinking = Static(classes="thinking")
+            await self.mount(Collapsible(self._thinking, title="thinking", collapsed=True))
+        self._thinking_text += fragment
+        self._thinking.update(literal(self._thinking_text))
+
+    async def add_widget(self, widget: Widget) -> None:
+        """A card or notice between text segments: the next text starts a new segment."""
+        await self._close_segment()
+        self._thinking = None
+        self._thinking_text = ""
+        await self.mount(widget)
+
+    async def _close_segment(self) -> None:
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        if self._segment is not None:
+            await self._segment.update(self._segment_text)
+            self._closed_text += self._segment_text
+            self._segment_text = ""
+            self._segment = None
+
+    async def finish(self, note: str = "") -> None:
+        await self._close_segment()
+        if note:
+            await self.mount(Static(literal(note), classes="reply-end"))
+        self.finished = True

@@ -1,0 +1,34 @@
+"""The input line: Enter sends, Up and Down recall earlier prompts."""
+
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.widgets import Input
+
+
+class PromptInput(Input):
+    BINDINGS = [
+        Binding("up", "history(-1)", "Earlier prompt", show=False, id="prompt.earlier"),
+        Binding("down", "history(1)", "Later prompt", show=False, id="prompt.later"),
+    ]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.history: list[str] = []
+        self._position = 0
+        self._draft = ""
+
+    def remember(self, prompt: str) -> None:
+        if not self.history or self.history[-1] != prompt:
+            self.history.append(prompt)
+        self._position = len(self.history)
+        self._draft = ""
+
+    def action_history(self, step: int) -> None:
+        if not self.history:
+            return
+        if self._position == len(self.history):
+            self._draft = self.value
+        self._position = max(0, min(len(self.history), self._position + step))
+        self.value = self.history[self._position] if self._position < len(self.history) else self._draft
+        self.cursor_position = len(self.value)

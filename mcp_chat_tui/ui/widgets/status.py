@@ -1,0 +1,73 @@
+"""The status bar: model, engine state (with download progress), tokens in context, servers."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.reactive import reactive
+from textual.widgets import ProgressBar, Static
+
+from mcp_chat_tui.ui.format import literal
+
+
+class StatusBar(Horizontal):
+    DEFAULT_CSS = """
+    StatusBar { height: 1; background: $panel; padding: 0 1; }
+    StatusBar > #status-text { width: 1fr; }
+    StatusBar > ProgressBar { width: 30; display: none; }
+    StatusBar.-downloading > ProgressBar { display: block; }
+    """
+
+    model = reactive("")
+    engine_state = reactive("starting")
+    detail = reactive("")
+    context_tokens = reactive(0)
+    servers = reactive("")
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status-text")
+        yield ProgressBar(total=None, show_eta=False, id="status-progress")
+
+    def render_status(self) -> Text:
+        text = literal(self.model or "no model", "bold")
+        colour = {"ready": "green", "generating": "cyan", "failed": "red"}.get(self.engine_state, "yellow")
+        text.append("  ·  ")
+        text.append(self.engine_state, style=colour)
+        if self.detail:
+            text.append_text(literal(f" {self.detail}", "dim"))
+        if self.context_tokens:
+            text.append(f"  ·  {self.context_tokens} tokens in context", style="dim")
+        if self.servers:
+            text.append_text(literal(f"  ·  {self.servers}", "dim"))
+        return text
+
+    def _refresh(self) -> None:
+        if self.is_mounted:
+            self.query_one("#status-text", Static).update(self.render_status())
+
+    def watch_model(self) -> None:
+        self._refresh()
+
+    def watch_engine_state(self) -> None:
+        self._refresh()
+
+    def watch_detail(self) -> None:
+        self._refresh()
+
+    def watch_context_tokens(self) -> None:
+        self._refresh()
+
+    def watch_servers(self) -> None:
+        self._refresh()
+
+    def on_mount(self) -> None:
+        self._refresh()
+
+    def show_download(self, done: int, total: int | None) -> None:
+        self.add_class("-downloading")
+        bar = self.query_one(ProgressBar)
+        bar.update(total=total, progress=done)
+
+    def hide_download(self) -> None:
+        self.remove_class("-downloading")

@@ -1,0 +1,210 @@
+"""The full-screen app driven with Pilot: real demo server, scripted model (UI behaviour only)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.config import ServerConfig, Settings, load_settings
+from mcp_chat_tui.engine.events import TextDelta
+from mcp_chat_tui.servers import ServerState
+from mcp_chat_tui.ui.records import CallState
+from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
+from mcp_chat_tui.ui.screens.fatal import FatalScreen
+from tests.fakes import ScriptedEngine, call
+from tests.helpers import demo_config, fixture_config, new_marker, pids_with, wait_until
+from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+
+
+async def test_prompt_history_with_up_and_down():
+    app = make_app(ScriptedEngine(["one", "two"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "first")
+        await wait_turn_done(pilot, app)
+        await send(pilot, "second")
+        await wait_turn_done(pilot, app)
+        prompt = app.query_one("#prompt")
+        await pilot.press("up")
+        assert prompt.value == "second"
+        await pilot.press("up")
+        assert prompt.value == "first"
+        await pilot.press("down", "down")
+        assert prompt.value == ""
+
+
+async def test_escape_stops_the_reply_and_keeps_the_partial_answer():
+    words = [TextDelta(f"word{i} ") for i in range(200)]
+    app = make_app(ScriptedEngine([words], delay=0.02))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "talk")
+        await wait_for(pilot, lambda: "word5" in chat_text(app), what="streaming")
+        await pilot.press("escape")
+        await wait_turn_done(pilot, app)
+        text = chat_text(app)
+        assert "■ stopped" in text and "word5" in text and "word199" not in text
+        assert app.agent.messages[-1]["role"] == "assistant"
+        assert app.agent.messages[-1]["content"].startswith("word0 word1")
+
+
+async def test_failed_server_is_shown_in_the_panel_when_continuing():
+    servers = [demo_config(), ServerConfig(name="ghost", type="stdio", command="no-such-mcp-server")]
+    app = make_app(ScriptedEngine([]), servers, settings=Settings(on_server_failure="continue"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        table = app.servers_table
+        await wait_for(pilot, lambda: "ghost" in table.statuses, what="ghost row")
+        row = [str(cell) for cell in table.get_row("ghost")]
+        assert row[0].endswith("failed") and "command not found" in row[5]
+        assert "continuing without: ghost" in chat_text(app)
+
+
+async def test_failed_server_is_fatal_by_default_and_the_app_exits_non_zero():
+    marker = new_marker()
+    servers = [fixture_config("ok", marker=marker), ServerConfig(name="ghost", type="stdio", command="no-such-mcp")]
+    app = make_app(ScriptedEngine([]), servers)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, FatalScreen), what="the fatal screen")
+        assert "ghost: command not found" in app.fatal_error
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.return_code is not None, what="exit")
+    assert app.return_code == 1
+    assert wait_until(lambda: not pids_with(marker), 5)
+
+
+async def test_ctrl_c_leaves_and_no_server_process_remains():
+    marker = new_marker()
+    app = make_app(ScriptedEngine([]), [fixture_config("a", marker=marker), fixture_config("b", marker=marker)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        assert len(pids_with(marker)) == 2
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: app.return_code is not None, what="exit")
+    assert app.return_code == 0
+    assert wait_until(lambda: not pids_with(marker), 5), "a server outlived the app"
+
+
+async def test_bye_leaves():
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "bye")
+        await wait_for(pilot, lambda: app.return_code is not None, what="exit")
+    assert all(s.state == ServerState.STOPPED for s in app.hub.statuses)
+
+
+async def test_restarting_a_server_from_the_panel():
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.press("f4")
+        assert app.focused is app.servers_table
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.hub.status("demo").restarts == 1
+                       and app.hub.status("demo").state == ServerState.READY, what="restart")
+        await pilot.press("l")
+        assert isinstance(app.screen, TextScreen)
+        await pilot.press("escape")
+        await pilot.press("enter")
+        assert isinstance(app.screen, ServerDetailScreen)
+
+
+async def test_call_detail_opens_from_the_sidebar_and_copies():
+    engine = ScriptedEngine([[call("calculator", {"expression": "12 * 7"})], "84"])
+    app = make_app(engine, policy=ApprovalPolicy("auto"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "calc")
+        await wait_turn_done(pilot, app)
+        await pilot.press("f3", "enter")
+        assert isinstance(app.screen, CallDetailScreen)
+        await pilot.press("c")
+        assert "12 * 7 = 84" in app.clipboard and '"expression": "12 * 7"' in app.clipboard
+        assert "call id: call_1" in app.clipboard
+
+
+async def test_auto_run_toggle_from_the_sidebar_marks_the_tool():
+    engine = ScriptedEngine([[call("calculator", {"expression": "1+1"})], "2", [call("calculator", {"expression": "2+2"})], "4"])
+    app = make_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "one")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="dialog")
+        await pilot.press("y")
+        await wait_turn_done(pilot, app)
+        await pilot.press("f3", "a")
+        spec = app.hub.find_tool("calculator")
+        assert app.policy.runs_without_asking(spec)
+        assert "⚡" in str(app.calls_table.get_row("call-1")[1])
+        await send(pilot, "two")
+        await wait_turn_done(pilot, app)
+        assert [r.state for r in app.calls_table.records.values()] == [CallState.DONE, CallState.DONE]
+
+
+async def test_help_lists_every_binding():
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.press("f1")
+        assert isinstance(app.screen, TextScreen)
+        body = str(app.screen.body)
+        for words in ("Allow once", "Restart", "Stderr log", "Auto-run tool", "Copy", "Command palette", "Stop reply"):
+            assert words in body
+
+
+async def test_command_palette_offers_the_app_commands():
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        for wanted in ("Restart server demo", "Toggle auto-run: demo › calculator", "Change theme: mcp-light",
+                       "Clear the chat", "Hide or show the sidebar"):
+            assert wanted in titles
+        sidebar = app.query_one("#sidebar")
+        [toggle] = [c for c in app.get_system_commands(app.screen) if c.title == "Hide or show the sidebar"]
+        toggle.callback()
+        assert not sidebar.display
+
+
+async def test_themes_bad_file_is_reported_and_skipped_and_choice_is_saved(tmp_path):
+    themes = tmp_path / "themes"
+    themes.mkdir()
+    (themes / "broken.toml").write_text("name = 'broken'\nprimary = 'not-a-colour'\n")
+    (themes / "good.toml").write_text("name = 'good'\nprimary = '#336699'\n")
+    from mcp_chat_tui.core.paths import bundled_path
+
+    config = tmp_path / "config.toml"
+    config.write_text("max_turns = 5\n")
+    app = make_app(ScriptedEngine([]), settings=load_settings(config), settings_file=config,
+                   theme_dirs=[bundled_path("themes"), themes])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        assert "good" in app.available_themes and "broken" not in app.available_themes
+        assert app.theme == "mcp-dark"
+        assert any("broken.toml" in str(n.message) for n in app._notifications)
+        app.theme = "mcp-light"
+        await pilot.pause(0.1)
+    saved = load_settings(config)
+    assert saved.theme == "mcp-light" and saved.max_turns == 5
+
+
+async def test_ten_thousand_calls_in_the_sidebar_stay_usable():
+    from datetime import datetime
+
+    from mcp_chat_tui.ui.records import CallRecord
+
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        table = app.calls_table
+        for index in range(10_000):
+            table.add_record(CallRecord(f"k{index}", f"call_{index}", "demo", "calculator",
+                                        {"expression": f"{index} + 1"}, datetime.now(), state=CallState.DONE,
+                                        duration=0.01))
+        assert table.row_count == 10_000
+        await pilot.press("f3")
+        await pilot.press("k", "k", "enter")
+        assert isinstance(app.screen, CallDetailScreen)
+        assert app.screen.record.key == "k9997"

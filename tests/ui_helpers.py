@@ -1,0 +1,62 @@
+"""Building the real app for Pilot tests: real servers, a scripted or real engine, a frozen clock."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.config import Settings
+from mcp_chat_tui.servers import ServerHub
+from mcp_chat_tui.ui.app import ChatApp
+from mcp_chat_tui.ui.format import FrozenClock
+from tests.helpers import demo_config
+
+SIZE = (140, 40)
+
+
+def make_app(engine, servers=None, *, policy=None, settings=None, settings_file: Path | None = None,
+             theme_dirs=None, frozen=True) -> ChatApp:
+    hub = ServerHub(servers if servers is not None else [demo_config()])
+    return ChatApp(
+        engine=engine, hub=hub, policy=policy or ApprovalPolicy("ask"), settings=settings or Settings(),
+        settings_file=settings_file, clock=FrozenClock() if frozen else None, theme_dirs=theme_dirs,
+    )
+
+
+async def wait_for(pilot, predicate, timeout: float = 20.0, what: str = "condition") -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.05)
+
+
+async def wait_ready(pilot, app: ChatApp) -> None:
+    await wait_for(pilot, lambda: app.ready.is_set() or app.fatal_error is not None, 30, "start-up")
+
+
+async def send(pilot, text: str) -> None:
+    app = pilot.app
+    prompt = app.query_one("#prompt")
+    prompt.focus()
+    prompt.value = text
+    await pilot.press("enter")
+
+
+async def wait_turn_done(pilot, app: ChatApp, timeout: float = 30.0) -> None:
+    await pilot.pause(0.1)
+    await wait_for(pilot, lambda: not app._turn_running and app._reply is None, timeout, "the turn to finish")
+
+
+def chat_text(app: ChatApp) -> str:
+    """Everything the chat pane shows, as plain text."""
+    from textual.widgets import Markdown, Static
+
+    parts = []
+    for widget in app.query_one("#chat").query("*"):
+        if isinstance(widget, Markdown):
+            parts.append(widget.source)
+        elif isinstance(widget, Static) and not isinstance(widget.parent, Markdown):
+            parts.append(str(widget.render()))
+    return "\n".join(parts)

@@ -139,7 +139,27 @@ class Agent:
         self.turns.append([{"role": "user", "content": prompt}])
         sink(TurnStarted(prompt))
         state = _TurnState()
-        self._running = asyncio.ensure_future(self._turn(state, sink))
+        return await self._supervise(state, sink, self._turn(state, sink))
+
+    async def continue_turn(
+        self, pending: list[tuple[PlannedCall, ApprovalChoice | None]], sink: AgentSink
+    ) -> TurnEnd:
+        """Finish a turn a transcript left open at its last reply's tool calls.
+
+        The conversation (loaded with ``load_messages``) ends with the assistant
+        message that proposed ``pending``; calls with a choice run (or are
+        denied) without asking, the others are asked about; then the turn goes
+        on as usual.
+        """
+        state = _TurnState()
+        state.calls = [call for call, _ in pending]
+        state.open_calls = list(state.calls)
+        state.predecided = {call.id: choice for call, choice in pending if choice is not None}
+        state.reply_recorded = True
+        return await self._supervise(state, sink, self._turn(state, sink, resume=True))
+
+    async def _supervise(self, state: _TurnState, sink: AgentSink, work: Any) -> TurnEnd:
+        self._running = asyncio.ensure_future(work)
         try:
             end = await asyncio.shield(self._running)
         except asyncio.CancelledError:
@@ -160,8 +180,13 @@ class Agent:
         sink(TurnFinished(end, state.iterations))
         return end
 
-    async def _turn(self, state: _TurnState, sink: AgentSink) -> TurnEnd:
+    async def _turn(self, state: _TurnState, sink: AgentSink, *, resume: bool = False) -> TurnEnd:
         turn = self.turns[-1]
+        if resume:
+            stop_turn = await self._decide_and_run(state, sink)
+            state.clear_calls()
+            if stop_turn:
+                return TurnEnd.STOPPED
         while True:
             state.iterations += 1
             at_limit = self.max_iterations is not None and state.iterations > self.max_iterations
@@ -171,7 +196,7 @@ class Agent:
             assistant: dict[str, Any] = {"role": "assistant", "content": state.text}
             calls = state.calls + state.malformed
             if calls:
-                assistant["tool_calls"] = [_wire_call(call) for call in calls]
+                assistant["tool_calls"] = [wire_call(call) for call in calls]
             state.reset_reply()
             turn.append(assistant)
             state.reply_recorded = True
@@ -205,15 +230,16 @@ class Agent:
                 elif isinstance(event, ThinkingDelta):
                     sink(AssistantThinking(event.text))
                 elif isinstance(event, ToolCallProposed):
-                    call = PlannedCall(event.id, event.name, dict(event.arguments), self.tools.find_tool(event.name))
+                    call_id = state.unique_id(event.id)
+                    call = PlannedCall(call_id, event.name, dict(event.arguments), self.tools.find_tool(event.name))
                     state.calls.append(call)
                     sink(CallProposed(call))
                 elif isinstance(event, ToolCallMalformed):
-                    call = PlannedCall(event.id, MALFORMED_NAME, {"raw": event.raw})
+                    call = PlannedCall(state.unique_id(event.id), MALFORMED_NAME, {"raw": event.raw})
                     state.malformed.append(call)
                     state.malformed_planned.append(call)
                     state.malformed_reasons[call.id] = malformed_content(event.reason)
-                    sink(MalformedCall(event.id, event.raw, event.reason))
+                    sink(MalformedCall(call.id, event.raw, event.reason))
                 elif isinstance(event, Stats):
                     sink(GenerationStats(event))
                 elif isinstance(event, Done):
@@ -236,6 +262,9 @@ class Agent:
                     call, CallStatus.ERROR, f"Error ({FailureKind.NOT_READY.value}): no server offers {call.model_name!r} now",
                 ))
                 continue
+            elif call.id in state.predecided:
+                choice = state.predecided[call.id]
+                deny_rest = choice == ApprovalChoice.DENY_ALL
             elif allow_rest or self.policy.runs_without_asking(call.spec):
                 choice = ApprovalChoice.AUTO if not allow_rest else state.batch_choice
             else:
@@ -302,7 +331,7 @@ class Agent:
         if not state.reply_recorded and (state.text or calls):
             assistant: dict[str, Any] = {"role": "assistant", "content": state.text}
             if calls:
-                assistant["tool_calls"] = [_wire_call(call) for call in calls]
+                assistant["tool_calls"] = [wire_call(call) for call in calls]
                 state.open_calls = list(calls)
             turn.append(assistant)
             state.reset_reply()
@@ -327,6 +356,14 @@ class _TurnState:
         self.text = ""
         self.reply_recorded = False
 
+    def unique_id(self, call_id: str) -> str:
+        """The model's id for a call, made unique within this reply (tool messages are matched by id)."""
+        taken = {call.id for call in self.calls + self.malformed}
+        unique, n = call_id or "call", 2
+        while unique in taken:
+            unique, n = f"{call_id}_{n}", n + 1
+        return unique
+
     def clear_calls(self) -> None:
         self.calls: list[PlannedCall] = []
         self.malformed: list[PlannedCall] = []
@@ -334,9 +371,11 @@ class _TurnState:
         self.malformed_reasons: dict[str, str] = {}
         self.open_calls: list[PlannedCall] = []
         self.outcomes: dict[str, CallFinished] = {}
+        self.predecided: dict[str, ApprovalChoice] = {}
 
 
-def _wire_call(call: PlannedCall) -> dict[str, Any]:
+def wire_call(call: PlannedCall) -> dict[str, Any]:
+    """A call as the OpenAI ``tool_calls`` entry the model and the transcript see."""
     arguments = call.arguments.get("raw", "") if call.model_name == MALFORMED_NAME else json.dumps(
         call.arguments, ensure_ascii=False
     )

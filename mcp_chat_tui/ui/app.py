@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.events import (
+    PlannedCall,
     ApprovalChoice,
     ApprovalDecision,
     ApprovalNeeded,
@@ -43,7 +44,23 @@ from mcp_chat_tui.config import Settings, save_setting
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState
-from mcp_chat_tui.ui.format import DisplayClock
+from mcp_chat_tui.transcript import (
+    AutoSaver,
+    Proposal,
+    Transcript,
+    TranscriptError,
+    TranscriptRecorder,
+    new_transcript_path,
+    parse,
+    read_transcript_text,
+    recent_conversations,
+    to_openai_messages,
+    write_atomically,
+)
+from mcp_chat_tui.ui.format import DisplayClock, literal
+from mcp_chat_tui.ui.recording import RecordingSink
+from mcp_chat_tui.ui.screens.conversations import ExportScreen, ResumeScreen
+from mcp_chat_tui.ui.transcript_view import show_transcript
 from mcp_chat_tui.ui.help import help_text
 from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, ServerChanged
 from mcp_chat_tui.ui.records import CallRecord, CallState
@@ -96,6 +113,10 @@ class ChatApp(App[int]):
         model_label: str | None = None,
         clock: DisplayClock | None = None,
         theme_dirs: list[Path] | None = None,
+        transcript_file: Path | None = None,
+        transcript: Transcript | None = None,
+        autosave: bool = True,
+        open_resume: bool = False,
     ) -> None:
         super().__init__()
         self.engine = engine
@@ -117,6 +138,13 @@ class ChatApp(App[int]):
         self._cards: dict[str, ToolCallCard] = {}
         self._call_count = 0
         self._shut_down = False
+        self.autosave = autosave
+        self.transcript_file = transcript_file
+        self.open_resume = open_resume
+        self.recorder = TranscriptRecorder(transcript or Transcript())
+        self._recording = RecordingSink(self.recorder, self.model_label)
+        self._resume_pending: list[Proposal] = []
+        self._pending_keys: dict[str, str] = {}
 
     # ----- layout ----------------------------------------------------------------------------
 
@@ -133,6 +161,7 @@ class ChatApp(App[int]):
                 yield ToolCallTable(self.clock, id="calls")
                 yield Static("Servers", classes="pane-title")
                 yield ServerTable(self.clock, id="servers")
+                yield Static(id="server-reason")
         yield Footer()
 
     @property
@@ -160,7 +189,12 @@ class ChatApp(App[int]):
             self._show_server(status)
         self.query_one(PromptInput).focus()
         self.set_interval(0.5, self.calls_table.tick_running)
+        if self.recorder.transcript.exchanges:
+            await self._show_transcript(self.recorder.transcript)
+            self._attach_saver()
         self.start_services()
+        if self.open_resume:
+            self.action_resume()
 
     def _register_themes(self) -> None:
         themes, problems = load_themes(self.theme_dirs)
@@ -219,6 +253,10 @@ class ChatApp(App[int]):
         self.status_bar.detail = ""
         self.status_bar.hide_download()
         self.ready.set()
+        self._reapply_always_choices()
+        if self._resume_pending and not self._turn_running:
+            self._turn_running = True
+            self.run_turns()
 
     def _fatal(self, message: str) -> None:
         self.fatal_error = message
@@ -255,8 +293,21 @@ class ChatApp(App[int]):
             self.policy.runs_without_asking(spec) for spec in status.tools
         )
         table.show(status)
+        if table.selected_server() == status.name:
+            self._show_server_reason(status.name)
         ready = sum(1 for s in self.hub.statuses if s.state.usable)
         self.status_bar.servers = f"{ready}/{len(self.hub.statuses)} servers · {len(self.hub.tools())} tools"
+
+    @on(DataTable.RowHighlighted, "#servers")
+    def _server_highlighted(self, message: DataTable.RowHighlighted) -> None:
+        self._show_server_reason(message.row_key.value)
+
+    def _show_server_reason(self, name: str | None) -> None:
+        """Under the server table, the whole failure reason of the highlighted server (the row cuts it)."""
+        status = self.servers_table.statuses.get(name) if name is not None else None
+        reason = self.query_one("#server-reason", Static)
+        reason.display = bool(status is not None and status.reason)
+        reason.update(literal(f"{status.name}: {status.reason}") if reason.display else "")
 
     @on(ServerTable.ServerAction)
     async def _server_action(self, message: ServerTable.ServerAction) -> None:
@@ -333,6 +384,8 @@ class ChatApp(App[int]):
             await self.action_quit()
             return
         self.query_one(PromptInput).remember(prompt)
+        if self.recorder.saver is None:
+            self._attach_saver(first_prompt=prompt)
         await self.chat.mount(UserMessage(prompt))
         self._queue.append(prompt)
         if not self._turn_running:
@@ -342,6 +395,9 @@ class ChatApp(App[int]):
     @work(group="turns")
     async def run_turns(self) -> None:
         try:
+            if self._resume_pending:
+                await self.ready.wait()
+                await self._continue_pending()
             while self._queue:
                 prompt = self._queue.pop(0)
                 if not self.ready.is_set():
@@ -352,6 +408,7 @@ class ChatApp(App[int]):
             self._turn_running = False
 
     def _sink(self, event) -> None:
+        self._recording(event)
         self.post_message(AgentEventPosted(event))
 
     @on(AgentEventPosted)
@@ -493,6 +550,8 @@ class ChatApp(App[int]):
         await self.chat.remove_children()
         self._reply = None
         self.status_bar.context_tokens = 0
+        self._detach_saver()
+        self.transcript_file = None
         self.notify("chat cleared: the next prompt starts a new conversation")
 
     async def action_quit(self, return_code: int = 0) -> None:
@@ -509,15 +568,107 @@ class ChatApp(App[int]):
             self.status_bar.detail = "shutting down servers…"
         except Exception:  # noqa: BLE001 - the screen is already gone when the app unmounts
             pass
+        self.recorder.close()
         await self.hub.shutdown()
         await self.engine.close()
 
     async def on_unmount(self) -> None:
         await self.shutdown()
 
+    # ----- transcripts -----------------------------------------------------------------------
+
+    def _attach_saver(self, first_prompt: str = "") -> None:
+        if not self.autosave:
+            return
+        if self.transcript_file is None:
+            self.transcript_file = new_transcript_path(first_prompt)
+        self.recorder.saver = AutoSaver(self.transcript_file)
+
+    def _detach_saver(self) -> None:
+        self.recorder.close()
+        self.recorder.saver = None
+        self.recorder.reset(Transcript())
+
+    async def _show_transcript(self, transcript: Transcript) -> None:
+        """Show a loaded conversation, give the agent its messages, and note calls left open."""
+        self._reply = await show_transcript(self, transcript)
+        self.agent.load_messages(to_openai_messages(transcript))
+        self._resume_pending = transcript.pending_proposals()
+        if self._reply is not None and not self._resume_pending:
+            self._reply = None
+
+    def _reapply_always_choices(self) -> None:
+        """"Always" choices in a resumed conversation hold for the rest of it."""
+        for proposal in self.recorder.transcript.all_proposals():
+            if proposal.choice in ("yO", "yA"):
+                spec = self.hub.find_tool(proposal.name)
+                if spec is not None:
+                    self.policy.always_allow(spec)
+
+    async def _continue_pending(self) -> None:
+        pending = self._resume_pending
+        self._resume_pending = []
+        calls = []
+        for proposal in pending:
+            call = PlannedCall(proposal.call_id, proposal.name, proposal.arguments, self.hub.find_tool(proposal.name))
+            record = self.calls_table.records.get(self._pending_keys.get(proposal.call_id, ""))
+            if record is not None:
+                self._records[id(call)] = record
+            choice = ApprovalChoice(proposal.choice) if proposal.choice else None
+            calls.append((call, choice))
+        await self.agent.continue_turn(calls, self._sink)
+
+    def action_export(self) -> None:
+        suggestion = Path.cwd() / (self.transcript_file.name if self.transcript_file else "conversation.md")
+
+        def export(path: Path | None) -> None:
+            if path is None:
+                return
+            try:
+                write_atomically(path, self.recorder.rendered())
+            except OSError as exc:
+                self.notify(f"cannot write {path}: {exc.strerror or exc}", title="export failed", severity="error")
+                return
+            self.notify(f"transcript exported to {path}")
+
+        self.push_screen(ExportScreen(suggestion), callback=export)
+
+    def action_resume(self) -> None:
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self.run_worker(self.open_conversation(path), group="open")
+
+        self.push_screen(ResumeScreen(recent_conversations()), callback=chosen)
+
+    async def open_conversation(self, path: Path) -> bool:
+        """Replace the current conversation with a saved one; a bad file changes nothing."""
+        try:
+            transcript = parse(read_transcript_text(path), path)
+        except (OSError, TranscriptError) as exc:
+            self.notify(str(exc), title="cannot open the conversation", severity="error", timeout=10)
+            return False
+        self.agent.stop()
+        self._detach_saver()
+        await self.chat.remove_children()
+        self.calls_table.clear()
+        self.calls_table.records.clear()
+        self._records.clear()
+        self.recorder.reset(transcript)
+        self.transcript_file = path
+        self._attach_saver()
+        await self._show_transcript(transcript)
+        if self._resume_pending and self.ready.is_set() and not self._turn_running:
+            self._turn_running = True
+            self.run_turns()
+        self.notify(f"resumed {path.name}")
+        return True
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Clear the chat", "Start a new conversation", self.action_clear_chat)
+        yield SystemCommand("Export the transcript", "Write this conversation to a file you choose",
+                            self.action_export)
+        yield SystemCommand("Resume a conversation", "Open a saved conversation", self.action_resume)
         yield SystemCommand("Hide or show the sidebar", "Tool calls and servers", self.action_toggle_sidebar)
         for status in self.hub.statuses:
             yield SystemCommand(f"Restart server {status.name}", status.summary(),

@@ -49,7 +49,7 @@ class CallRecord:
     server: str
     tool: str
     arguments: dict[str, Any]
-    proposed_at: datetime
+    proposed_at: datetime | None
     state: CallState = CallState.PROPOSED
     started_at: datetime | None = None
     started_clock: float | None = None

@@ -1,0 +1,331 @@
+"""Write a ``Transcript`` as Markdown with Parley's markers, and read one back exactly.
+
+Layout of one exchange::
+
+    💬: the prompt
+
+    🤖:[model]
+
+    🧠: a thought
+
+    the text of the first step
+
+    ❓:[yo] `{"id":"call_1","type":"function","function":{...}}`
+
+    🛠️: [calculator][call_1] {"server": "demo", "duration": 0.01}
+    ```done
+    12 * 7 = 84
+    ```
+
+    the text after the results (the next step, in the same 🤖 block)
+
+A step's proposals come first, then their results; a proposal after a result,
+or text after a proposal or result, starts the next step.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.transcript.markers import (
+    ASSISTANT,
+    EXPECTED,
+    PROPOSAL,
+    RESULT,
+    SUMMARY,
+    THOUGHT,
+    USER,
+    escape_name,
+    escape_text,
+    escape_thought,
+    fence_for,
+    known_marker,
+    marker_like,
+    unescape_line,
+    unescape_name,
+)
+from mcp_chat_tui.transcript.model import CHOICES, STATUSES, Exchange, Proposal, Step, ToolResult, Transcript
+
+
+class TranscriptError(UserFacingError):
+    """A transcript file that cannot be read: names the line and what was expected."""
+
+    exit_code = 2
+
+    def __init__(self, path: object, line: int, problem: str) -> None:
+        self.line = line
+        super().__init__(f"{path}: line {line}: {problem}")
+
+
+# ----- writing -------------------------------------------------------------------------------
+
+
+def render(transcript: Transcript) -> str:
+    return "".join(render_exchange(exchange) for exchange in transcript.exchanges)
+
+
+def render_exchange(exchange: Exchange) -> str:
+    out: list[str] = []
+    _render_exchange(exchange, out)
+    return "".join(out)
+
+
+def _block(out: list[str], marker: str, lines: list[str]) -> None:
+    out.append(f"{marker} " + "\n".join(lines) + "\n\n")
+
+
+def _render_exchange(exchange: Exchange, out: list[str]) -> None:
+    _block(out, USER, escape_text(exchange.user))
+    if exchange.model is not None:
+        out.append(f"{ASSISTANT}[{escape_name(exchange.model)}]\n\n")
+        steps = exchange.steps
+        if len(steps) == 1 and not (steps[0].thought is not None or steps[0].text or steps[0].proposals):
+            steps = []
+        for index, step in enumerate(steps):
+            if step.thought is not None:
+                _block(out, THOUGHT, escape_thought(step.thought))
+            empty = step.thought is None and not step.text and not step.proposals
+            if step.text or (empty and index > 0):  # an empty later step is kept as an escaped empty line
+                out.append("\n".join(_text_lines(step.text)) + "\n\n")
+            if step.proposals:
+                for proposal in step.proposals:
+                    choice = f"[{proposal.choice}]" if proposal.choice else ""
+                    call = json.dumps(proposal.call, ensure_ascii=False, separators=(",", ":"))
+                    out.append(f"{PROPOSAL}{choice} `{call}`\n")
+                out.append("\n")
+                for proposal in step.proposals:
+                    if proposal.result is not None:
+                        _render_result(proposal.result, out)
+    if exchange.summary is not None:
+        _block(out, SUMMARY, escape_text(exchange.summary))
+
+
+def _text_lines(text: str) -> list[str]:
+    """Assistant text with no marker of its own: a blank first line is escaped so it cannot vanish."""
+    lines = escape_text(text)
+    if not lines[0].strip():
+        lines[0] = "\\" + lines[0]
+    return lines
+
+
+def _render_result(result: ToolResult, out: list[str]) -> None:
+    meta: dict[str, Any] = {}
+    if result.server:
+        meta["server"] = result.server
+    if result.duration is not None:
+        meta["duration"] = round(result.duration, 4)
+    header = f"{RESULT} [{escape_name(result.name)}][{escape_name(result.call_id)}]"
+    if meta:
+        header += " " + json.dumps(meta, ensure_ascii=False)
+    fence = fence_for(result.content)
+    out.append(f"{header}\n{fence}{result.status}\n{result.content}\n{fence}\n\n")
+
+
+# ----- reading -------------------------------------------------------------------------------
+
+_RESULT_HEADER = re.compile(r"^\s*\[((?:\\.|[^\]\\])*)\]\[((?:\\.|[^\]\\])*)\]\s*(\{.*\})?\s*$")
+_PROPOSAL_LINE = re.compile(r"^(?:\[([^\]]*)\])?\s*`(.*)`\s*$")
+_MODEL = re.compile(r"^\[((?:\\.|[^\]\\])*)\]\s*$")
+
+
+def parse(text: str, path: object = "transcript") -> Transcript:
+    """Read a transcript; any problem is a ``TranscriptError`` naming the line."""
+    return _Reader(text, path).read()
+
+
+class _Reader:
+    def __init__(self, text: str, path: object) -> None:
+        lines = text.split("\n")
+        if text.endswith("\n"):
+            lines.pop()
+        self.lines = lines
+        self.path = path
+        self.index = 0
+        self.transcript = Transcript()
+
+    def fail(self, problem: str, index: int | None = None) -> TranscriptError:
+        return TranscriptError(self.path, (self.index if index is None else index) + 1, problem)
+
+    def read(self) -> Transcript:
+        while self.index < len(self.lines) and not self.lines[self.index].strip():
+            self.index += 1
+        while self.index < len(self.lines):
+            line = self.lines[self.index]
+            marker = self._marker(line)
+            if marker == USER:
+                self.transcript.exchanges.append(Exchange(user=self._text_block(USER)))
+            elif marker is None and not self.transcript.exchanges:
+                raise self.fail(f"expected a 💬: line to start the conversation, found {line[:40]!r}")
+            elif marker == ASSISTANT:
+                self._assistant()
+            elif marker == SUMMARY:
+                self._exchange(SUMMARY).summary = self._text_block(SUMMARY)
+            elif marker is None and not line.strip():
+                self.index += 1
+            else:
+                raise self.fail(f"{marker or line[:40]!r} is not expected here; expected 💬: or 🤖:")
+        return self.transcript
+
+    def _marker(self, line: str) -> str | None:
+        marker = marker_like(line)
+        if marker is not None and known_marker(line) is None:
+            raise self.fail(f"unknown marker {marker!r}; expected one of {EXPECTED} (or escape the line with \\)")
+        return known_marker(line)
+
+    def _exchange(self, marker: str) -> Exchange:
+        if not self.transcript.exchanges:
+            raise self.fail(f"{marker} before any 💬: prompt")
+        return self.transcript.exchanges[-1]
+
+    def _text_block(self, marker: str) -> str:
+        """A block from its marker to the next marker line, minus the blank separator line."""
+        first = self.lines[self.index][len(marker):]
+        body = [first[1:] if first.startswith(" ") else first]
+        self.index += 1
+        while self.index < len(self.lines) and self._marker(self.lines[self.index]) is None:
+            body.append(self.lines[self.index])
+            self.index += 1
+        return _join(body)
+
+    def _plain_text(self) -> str:
+        body = []
+        while self.index < len(self.lines) and self._marker(self.lines[self.index]) is None:
+            body.append(self.lines[self.index])
+            self.index += 1
+        return _join(body)
+
+    def _assistant(self) -> None:
+        exchange = self._exchange(ASSISTANT)
+        if exchange.model is not None:
+            raise self.fail("a second 🤖: in one exchange; expected 💬: before it")
+        header = self.lines[self.index][len(ASSISTANT):]
+        match = _MODEL.match(header)
+        exchange.model = unescape_name(match.group(1)) if match else header.strip()
+        self.index += 1
+        step = Step()
+        exchange.steps.append(step)
+        after_calls = False
+        while self.index < len(self.lines):
+            line = self.lines[self.index]
+            marker = self._marker(line)
+            if marker in (USER, SUMMARY, ASSISTANT):
+                break
+            if marker == THOUGHT:
+                if after_calls or step.text:
+                    step = Step()
+                    exchange.steps.append(step)
+                    after_calls = False
+                step.thought = self._thought()
+            elif marker == PROPOSAL:
+                if any(p.result is not None for p in step.proposals):
+                    step = Step()
+                    exchange.steps.append(step)
+                step.proposals.append(self._proposal(line))
+                after_calls = True
+                self.index += 1
+            elif marker == RESULT:
+                self._result(exchange)
+                after_calls = True
+            elif not line.strip():
+                self.index += 1  # blank lines between blocks (text never starts with one unescaped)
+            else:
+                text = self._plain_text()
+                if after_calls or step.text:
+                    step = Step()
+                    exchange.steps.append(step)
+                    after_calls = False
+                step.text = text
+        if len(exchange.steps) > 1 and not _has_content(exchange.steps[0]):
+            exchange.steps.pop(0)
+
+    def _thought(self) -> str:
+        first = self.lines[self.index][len(THOUGHT):]
+        body = [first[1:] if first.startswith(" ") else first]
+        self.index += 1
+        while self.index < len(self.lines) and self.lines[self.index]:
+            if self._marker(self.lines[self.index]) is not None:
+                break
+            body.append(self.lines[self.index])
+            self.index += 1
+        if self.index < len(self.lines) and not self.lines[self.index]:
+            self.index += 1
+        return "\n".join(unescape_line(line) for line in body)
+
+    def _proposal(self, line: str) -> Proposal:
+        match = _PROPOSAL_LINE.match(line[len(PROPOSAL):])
+        if match is None:
+            raise self.fail("a ❓: line needs the call as JSON in backticks: ❓:[choice] `{...}`")
+        choice = match.group(1) or None
+        if choice is not None and choice not in CHOICES:
+            raise self.fail(f"unknown choice [{choice}]; expected one of {', '.join(CHOICES)}")
+        try:
+            call = json.loads(match.group(2))
+        except ValueError as exc:
+            raise self.fail(f"the proposal's JSON is broken ({exc.msg} at column {exc.colno})") from None
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str) or "id" not in call:
+            raise self.fail('a proposal needs {"id": ..., "type": "function", "function": {"name": ..., "arguments": ...}}')
+        return Proposal(call=call, choice=choice)
+
+    def _result(self, exchange: Exchange) -> None:
+        header_index = self.index
+        match = _RESULT_HEADER.match(self.lines[self.index][len(RESULT):])
+        if match is None:
+            raise self.fail("a 🛠️: line needs the tool and the call id: 🛠️: [tool][call-id]")
+        name, call_id = unescape_name(match.group(1)), unescape_name(match.group(2))
+        meta: dict[str, Any] = {}
+        if match.group(3):
+            try:
+                meta = json.loads(match.group(3))
+            except ValueError:
+                raise self.fail("the details after 🛠️: [tool][call-id] are not valid JSON") from None
+        self.index += 1
+        while self.index < len(self.lines) and not self.lines[self.index].strip():
+            self.index += 1  # hand-written files (document 000's example) put a blank line here
+        fence_line = self.lines[self.index] if self.index < len(self.lines) else ""
+        fence_match = re.match(r"^(`{3,})(\w*)\s*$", fence_line)
+        inline = re.match(r"^`(.*)`\s*$", fence_line)
+        if fence_match is None and inline is not None:
+            status, content = "done", inline.group(1)
+            self.index += 1
+        elif fence_match is None:
+            raise self.fail("expected the result in a fenced block (``` on its own line) after the 🛠️: line")
+        else:
+            fence, status = fence_match.group(1), fence_match.group(2) or "done"
+            if status not in STATUSES:
+                raise self.fail(f"unknown result status {status!r}; expected one of {', '.join(STATUSES)}")
+            self.index += 1
+            body: list[str] = []
+            while self.index < len(self.lines) and self.lines[self.index].rstrip() != fence:
+                body.append(self.lines[self.index])
+                self.index += 1
+            if self.index >= len(self.lines):
+                raise self.fail(f"the result of {call_id!r} has no closing {fence}", header_index)
+            self.index += 1
+            content = "\n".join(body)
+        proposal = next(
+            (p for step in reversed(exchange.steps) for p in step.proposals if p.call_id == call_id and p.result is None),
+            None,
+        )
+        if proposal is None:
+            raise self.fail(f"a result for call {call_id!r} without its ❓: proposal before it", header_index)
+        duration = meta.get("duration")
+        proposal.result = ToolResult(
+            name=name, call_id=call_id, status=status, content=content,
+            server=str(meta.get("server", "")), duration=float(duration) if isinstance(duration, (int, float)) else None,
+        )
+
+
+def _join(body: list[str]) -> str:
+    text = "\n".join(unescape_line(line) for line in body)
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _has_content(step: Step) -> bool:
+    return step.thought is not None or bool(step.text) or bool(step.proposals)
+
+
+__all__ = ["TranscriptError", "parse", "render", "render_exchange"]

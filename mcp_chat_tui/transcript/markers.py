@@ -1,0 +1,82 @@
+"""Parley's line markers and the quoting that lets any text live between them.
+
+Quoting, as documented in the README:
+- A line of message text that begins with something marker-like (a symbol or
+  emoji followed by ``:``) or with a backslash is written with one more
+  backslash in front; reading removes it. So a user can type "💬: hi" and it
+  stays text.
+- In a thought (``🧠:``), which ends at the first empty line, an empty line of
+  the thought itself is written as a lone backslash.
+- A tool result is a fenced block whose fence has more backticks than any run of
+  backticks in the result, so results are stored byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+USER = "💬:"
+ASSISTANT = "🤖:"
+THOUGHT = "🧠:"
+SUMMARY = "📝:"
+PROPOSAL = "❓:"
+RESULT = "🛠️:"
+RESULT_PLAIN = "🛠:"  # the same without the emoji variation selector, as some editors save it
+
+MARKERS = (USER, ASSISTANT, THOUGHT, SUMMARY, PROPOSAL, RESULT, RESULT_PLAIN)
+EXPECTED = "💬: 🤖: 🧠: 📝: ❓: 🛠️:"
+
+_MARKER_LIKE = re.compile(r"^(\S{1,3}?):")
+
+
+def known_marker(line: str) -> str | None:
+    """The marker a line starts with, if it is one of ours."""
+    for marker in MARKERS:
+        if line.startswith(marker):
+            return RESULT if marker == RESULT_PLAIN else marker
+    return None
+
+
+def marker_like(line: str) -> str | None:
+    """The marker-looking prefix of a line (a symbol or emoji, then ``:``), known or not."""
+    if known_marker(line):
+        return known_marker(line)
+    match = _MARKER_LIKE.match(line)
+    if match is None:
+        return None
+    head = match.group(1)
+    if unicodedata.category(head[0]) in ("So", "Sk", "Cs") or ord(head[0]) >= 0x1F000:
+        return head + ":"
+    return None
+
+
+def escape_line(line: str) -> str:
+    return "\\" + line if line.startswith("\\") or marker_like(line) else line
+
+
+def unescape_line(line: str) -> str:
+    return line[1:] if line.startswith("\\") else line
+
+
+def escape_text(text: str) -> list[str]:
+    return [escape_line(line) for line in text.split("\n")]
+
+
+def escape_thought(text: str) -> list[str]:
+    """Like ``escape_text``, and an empty line after the first becomes a lone backslash."""
+    lines = text.split("\n")
+    return [escape_line(line) if index == 0 or line else "\\" for index, line in enumerate(lines)]
+
+
+def fence_for(body: str) -> str:
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def escape_name(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("]", "\\]").replace("\n", "\\n")
+
+
+def unescape_name(value: str) -> str:
+    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), value)

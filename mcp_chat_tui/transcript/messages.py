@@ -1,0 +1,78 @@
+"""Rebuild what the model is sent from a transcript alone: OpenAI chat messages, and Anthropic's shape."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp_chat_tui.transcript.model import Transcript
+
+
+def to_openai_messages(transcript: Transcript) -> list[dict[str, Any]]:
+    """The conversation in the OpenAI chat-completions shape (no system prompt; thoughts are not sent).
+
+    A proposal without a result yet (waiting for a choice, or allowed but not
+    run) has no ``tool`` message: resuming finishes it first.
+    """
+    messages: list[dict[str, Any]] = []
+    for exchange in transcript.exchanges:
+        messages.append({"role": "user", "content": exchange.user})
+        for step in exchange.steps:
+            assistant: dict[str, Any] = {"role": "assistant", "content": step.text}
+            if step.proposals:
+                assistant["tool_calls"] = [proposal.call for proposal in step.proposals]
+            messages.append(assistant)
+            for proposal in step.proposals:
+                if proposal.result is not None:
+                    messages.append({
+                        "role": "tool", "tool_call_id": proposal.call_id, "name": proposal.name,
+                        "content": proposal.result.content,
+                    })
+    return messages
+
+
+def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
+    """OpenAI-shaped messages as Anthropic Messages: (system, messages).
+
+    Assistant ``tool_calls`` become ``tool_use`` blocks; consecutive ``tool``
+    messages become one user message of ``tool_result`` blocks (a user prompt
+    right after them joins that message, after the results, as the API requires).
+    """
+    system: str | None = None
+    converted: list[dict[str, Any]] = []
+
+    def user_blocks() -> list[dict[str, Any]]:
+        if converted and converted[-1]["role"] == "user":
+            return converted[-1]["content"]
+        converted.append({"role": "user", "content": []})
+        return converted[-1]["content"]
+
+    for message in messages:
+        role = message.get("role")
+        if role == "system":
+            system = message.get("content") or None
+        elif role == "user":
+            user_blocks().append({"type": "text", "text": message.get("content", "")})
+        elif role == "tool":
+            content = message.get("content", "")
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message["tool_call_id"], "content": content}
+            if content.startswith("Error"):
+                block["is_error"] = True
+            user_blocks().append(block)
+        elif role == "assistant":
+            blocks: list[dict[str, Any]] = []
+            if message.get("content"):
+                blocks.append({"type": "text", "text": message["content"]})
+            for call in message.get("tool_calls") or []:
+                function = call.get("function", {})
+                arguments = function.get("arguments", "{}")
+                if isinstance(arguments, str):
+                    try:
+                        arguments = json.loads(arguments)
+                    except ValueError:
+                        arguments = {"raw": arguments}
+                if not isinstance(arguments, dict):
+                    arguments = {"value": arguments}
+                blocks.append({"type": "tool_use", "id": call["id"], "name": function.get("name", ""), "input": arguments})
+            converted.append({"role": "assistant", "content": blocks})
+    return system, converted

@@ -1,0 +1,97 @@
+"""The conversation as a transcript holds it: exchanges of a user prompt and the assistant's steps.
+
+One step is one generation: an optional thought, the text, and the tool calls it
+proposed, each with the user's choice and its result. Everything needed to
+rebuild what the model is sent lives here, so nothing else has to be stored.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+CHOICES = ("yo", "ya", "yO", "yA", "n", "nA", "auto")
+ALLOWING = ("yo", "ya", "yO", "yA", "auto")
+STATUSES = ("done", "error", "timeout", "denied", "malformed", "cancelled")
+
+
+@dataclass
+class ToolResult:
+    """What the model was told about one call (``content``), with how it ended and where it ran."""
+
+    name: str
+    call_id: str
+    status: str = "done"
+    content: str = ""
+    server: str = ""
+    duration: float | None = None
+
+
+@dataclass
+class Proposal:
+    """One tool call the model proposed, in the OpenAI shape, with the user's choice (None: not asked yet)."""
+
+    call: dict[str, Any]
+    choice: str | None = None
+    result: ToolResult | None = None
+
+    @property
+    def call_id(self) -> str:
+        return str(self.call.get("id", ""))
+
+    @property
+    def name(self) -> str:
+        return str(self.call.get("function", {}).get("name", ""))
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        """The arguments as an object (empty when they are not a JSON object, as in a malformed call)."""
+        raw = self.call.get("function", {}).get("arguments", "{}")
+        if isinstance(raw, dict):
+            return raw
+        try:
+            value = json.loads(raw)
+        except (TypeError, ValueError):
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def awaiting_choice(self) -> bool:
+        return self.choice is None and self.result is None
+
+    @property
+    def allowed(self) -> bool:
+        return self.choice in ALLOWING
+
+
+@dataclass
+class Step:
+    thought: str | None = None
+    text: str = ""
+    proposals: list[Proposal] = field(default_factory=list)
+
+
+@dataclass
+class Exchange:
+    """A user prompt, and the assistant's reply (``model`` None: no reply was started)."""
+
+    user: str
+    model: str | None = None
+    steps: list[Step] = field(default_factory=list)
+    summary: str | None = None
+
+
+@dataclass
+class Transcript:
+    exchanges: list[Exchange] = field(default_factory=list)
+
+    def pending_proposals(self) -> list[Proposal]:
+        """Proposals of the last step still waiting for a choice or (allowed) for their result."""
+        if not self.exchanges or not self.exchanges[-1].steps:
+            return []
+        last = self.exchanges[-1].steps[-1]
+        return [p for p in last.proposals if p.result is None]
+
+    def all_proposals(self) -> list[Proposal]:
+        return [p for exchange in self.exchanges for step in exchange.steps for p in step.proposals]

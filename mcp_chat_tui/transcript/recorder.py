@@ -1,0 +1,151 @@
+"""Keeps a ``Transcript`` up to date as a conversation happens, and hands it to an ``AutoSaver``.
+
+The UI and the console feed it what happened (prompt, text, proposals,
+choices, results); every change is saved, streamed text at most every half
+second, so a crash loses at most the text being streamed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from mcp_chat_tui.transcript.format import render_exchange
+from mcp_chat_tui.transcript.model import Exchange, Proposal, Step, ToolResult, Transcript
+from mcp_chat_tui.transcript.store import AutoSaver
+
+
+class TranscriptRecorder:
+    def __init__(
+        self, transcript: Transcript | None = None, saver: AutoSaver | None = None, *, stream_interval: float = 0.5
+    ) -> None:
+        self.transcript = transcript or Transcript()
+        self.saver = saver
+        self.stream_interval = stream_interval
+        self._timer: asyncio.TimerHandle | None = None
+        self._cached = ""
+        self._cached_count = 0
+
+    # ----- what happened ---------------------------------------------------------------------
+
+    def user(self, prompt: str) -> None:
+        self.transcript.exchanges.append(Exchange(user=prompt))
+        self.save()
+
+    def reply_started(self, model: str) -> None:
+        exchange = self._exchange()
+        if exchange.model is None:
+            exchange.model = model
+            exchange.steps.append(Step())
+        self.save()
+
+    def text(self, delta: str) -> None:
+        self._open_step().text += delta
+        self.save(soon=True)
+
+    def thought(self, delta: str) -> None:
+        step = self._open_step()
+        step.thought = (step.thought or "") + delta
+        self.save(soon=True)
+
+    def proposed(self, call: dict[str, Any]) -> None:
+        step = self._current_step()
+        if any(p.result is not None for p in step.proposals):
+            step = self._new_step()
+        step.proposals.append(Proposal(call=call))
+        self.save()
+
+    def chose(self, call_id: str, choice: str) -> None:
+        proposal = self._find(call_id)
+        if proposal is not None:
+            proposal.choice = choice
+            self.save()
+
+    def finished(self, result: ToolResult) -> None:
+        proposal = self._find(result.call_id)
+        if proposal is not None:
+            proposal.result = result
+            self.save()
+
+    def turn_ended(self) -> None:
+        self.save()
+
+    # ----- saving ----------------------------------------------------------------------------
+
+    def save(self, *, soon: bool = False) -> None:
+        """Hand the current text to the saver; ``soon`` (streamed text) coalesces saves for a moment."""
+        if self.saver is None:
+            return
+        if soon:
+            if self._timer is None:
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:
+                    self.saver.save(self.rendered())
+                    return
+                self._timer = loop.call_later(self.stream_interval, self._timer_fired)
+            return
+        self._cancel_timer()
+        self.saver.save(self.rendered())
+
+    def _timer_fired(self) -> None:
+        self._timer = None
+        if self.saver is not None:
+            self.saver.save(self.rendered())
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def rendered(self) -> str:
+        """The whole file; exchanges before the last are rendered once and kept."""
+        exchanges = self.transcript.exchanges
+        while self._cached_count < len(exchanges) - 1:
+            self._cached += render_exchange(exchanges[self._cached_count])
+            self._cached_count += 1
+        return self._cached + (render_exchange(exchanges[-1]) if exchanges else "")
+
+    def reset(self, transcript: Transcript) -> None:
+        """Start over with another conversation (e.g. after clearing the chat)."""
+        self._cancel_timer()
+        self.transcript = transcript
+        self._cached, self._cached_count = "", 0
+
+    def close(self) -> None:
+        self._cancel_timer()
+        if self.saver is not None:
+            self.saver.save(self.rendered())
+            self.saver.close()
+
+    # ----- finding the place -----------------------------------------------------------------
+
+    def _exchange(self) -> Exchange:
+        if not self.transcript.exchanges:
+            self.transcript.exchanges.append(Exchange(user=""))
+        return self.transcript.exchanges[-1]
+
+    def _current_step(self) -> Step:
+        exchange = self._exchange()
+        if exchange.model is None:
+            exchange.model = "model"
+        if not exchange.steps:
+            exchange.steps.append(Step())
+        return exchange.steps[-1]
+
+    def _new_step(self) -> Step:
+        step = Step()
+        self._exchange().steps.append(step)
+        return step
+
+    def _open_step(self) -> Step:
+        """The step new text belongs to: a new one once the current step has proposed calls."""
+        step = self._current_step()
+        return self._new_step() if step.proposals else step
+
+    def _find(self, call_id: str) -> Proposal | None:
+        for step in reversed(self._exchange().steps):
+            for proposal in step.proposals:
+                if proposal.call_id == call_id and proposal.result is None:
+                    return proposal
+        return None

@@ -1,0 +1,217 @@
+"""Transcripts: exact round trips, bad files, and the OpenAI and Anthropic message shapes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mcp_chat_tui.transcript import (
+    Exchange,
+    Proposal,
+    Step,
+    ToolResult,
+    Transcript,
+    TranscriptError,
+    parse,
+    render,
+    to_anthropic_messages,
+    to_openai_messages,
+)
+from mcp_chat_tui.transcript.model import CHOICES, STATUSES
+
+# Text of every kind, and lines built to look like markers, fences and escapes.
+TRICKY_LINES = ["💬: fake user", "🤖:[x]", "🧠: no", "❓:[yo] `{}`", "🛠️: [t][c]", "📝: s", "🤔: unknown",
+                "```", "````done", "\\", "\\💬: x", "", " ", "`", "\r", "emoji 🎉 ✨"]
+any_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+line_text = st.lists(st.one_of(any_text, st.sampled_from(TRICKY_LINES)), max_size=5).map("\n".join)
+text = st.one_of(any_text, line_text)
+
+
+@st.composite
+def calls(draw):
+    call = {"id": draw(st.one_of(st.sampled_from(["call_1", "call_2"]), any_text)), "type": "function",
+            "function": {"name": draw(any_text), "arguments": draw(text)}}
+    return call
+
+
+@st.composite
+def results(draw, call):
+    return ToolResult(
+        name=call["function"]["name"], call_id=call["id"], status=draw(st.sampled_from(STATUSES)),
+        content=draw(text), server=draw(st.one_of(st.just(""), any_text)),
+        duration=draw(st.one_of(st.none(), st.integers(0, 10**6).map(lambda n: n / 10_000))),
+    )
+
+
+@st.composite
+def steps(draw, final: bool):
+    proposals = []
+    # Ids are unique within one reply (the agent makes them so).
+    for call in draw(st.lists(calls(), min_size=0 if final else 1, max_size=3, unique_by=lambda c: c["id"])):
+        has_result = True if not final else draw(st.booleans())
+        choice = draw(st.one_of(st.none(), st.sampled_from(CHOICES)))
+        proposals.append(Proposal(call, choice, draw(results(call)) if has_result else None))
+    return Step(thought=draw(st.one_of(st.none(), text)), text=draw(text), proposals=proposals)
+
+
+@st.composite
+def exchanges(draw):
+    model = draw(st.one_of(st.none(), any_text))
+    chosen = []
+    if model is not None:
+        chosen = draw(st.lists(steps(final=False), max_size=2)) + [draw(steps(final=True))]
+    return Exchange(user=draw(text), model=model, steps=chosen, summary=draw(st.one_of(st.none(), text)))
+
+
+@given(st.lists(exchanges(), max_size=4))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_any_conversation_written_and_read_back_is_identical(conversation):
+    transcript = Transcript(conversation)
+    for exchange in transcript.exchanges:  # a reply that said nothing is one empty step
+        if exchange.model is not None and len(exchange.steps) == 1:
+            step = exchange.steps[0]
+            if step.thought is None and not step.text and not step.proposals:
+                exchange.steps = [Step()]
+    written = render(transcript)
+    assert parse(written) == transcript
+    assert render(parse(written)) == written
+
+
+DOCUMENT_000_EXAMPLE = """💬: can you find the latest stock price of google and microsoft?
+
+🤖:[Claude-Sonnet]
+
+Should, I need to search the web.
+
+❓:[yA] `{"id":"call_1","type":"function","function":{"name":"web_search","arguments":"{\\"query\\":\\"google stock price\\"}"}}`
+
+🛠️: [web_search][call_1]
+
+`{"matches":["google stock GOOGL price is $911 as of today"]}`
+
+❓:[yA] `{"id":"call_2","type":"function","function":{"name":"web_search","arguments":"{\\"query\\":\\"microsoft stock price\\"}"}}`
+🛠️: [web_search][call_2]
+
+```
+{"matches":["microsoft stock MSFT price is $544 as of today"]}
+```
+
+Ok, I found the price of GOOGL is $911 and MSFT is $544 as of today. Do you want something else?
+
+💬: thanks
+"""
+
+
+def test_document_000s_example_reads_and_rebuilds_openai_messages():
+    transcript = parse(DOCUMENT_000_EXAMPLE)
+    messages = to_openai_messages(transcript)
+    assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
+    assert messages[1] == {
+        "role": "assistant", "content": "Should, I need to search the web.",
+        "tool_calls": [{"id": "call_1", "type": "function",
+                        "function": {"name": "web_search", "arguments": '{"query":"google stock price"}'}}],
+    }
+    assert messages[2] == {"role": "tool", "tool_call_id": "call_1", "name": "web_search",
+                           "content": '{"matches":["google stock GOOGL price is $911 as of today"]}'}
+    assert messages[5]["content"].startswith("Ok, I found the price")
+    assert [p.choice for p in transcript.all_proposals()] == ["yA", "yA"]
+
+
+def test_openai_shape_matches_the_chat_completions_documentation():
+    # The shape documented for chat completions: an assistant message with tool_calls
+    # (arguments as a JSON string), then one role=tool message per call id.
+    transcript = Transcript([Exchange("Find usages of loginWithToken in the repo.", "m", [
+        Step(text="", proposals=[Proposal(
+            {"id": "call_1", "type": "function",
+             "function": {"name": "repo_search", "arguments": "{\"query\":\"loginWithToken\"}"}},
+            "yo", ToolResult("repo_search", "call_1", "done", "{\"matches\":[{\"file\":\"auth.ts\",\"line\":42}]}"))]),
+    ])])
+    messages = to_openai_messages(parse(render(transcript)))
+    assert messages == [
+        {"role": "user", "content": "Find usages of loginWithToken in the repo."},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "repo_search", "arguments": "{\"query\":\"loginWithToken\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "name": "repo_search",
+         "content": "{\"matches\":[{\"file\":\"auth.ts\",\"line\":42}]}"},
+    ]
+
+
+def test_anthropic_shape_matches_the_messages_documentation():
+    # The documented tool-use round trip: assistant text + tool_use blocks; the results
+    # go back in a user message of tool_result blocks with the matching tool_use_id.
+    openai = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "What's the weather like in San Francisco?"},
+        {"role": "assistant", "content": "I'll check the current weather in San Francisco for you.",
+         "tool_calls": [{"id": "toolu_01A09q90qw90lq917835lq9", "type": "function",
+                         "function": {"name": "get_weather", "arguments": json.dumps({"location": "San Francisco, CA"})}}]},
+        {"role": "tool", "tool_call_id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather", "content": "15 degrees"},
+        {"role": "assistant", "content": "It is 15 degrees."},
+        {"role": "user", "content": "thanks"},
+    ]
+    system, messages = to_anthropic_messages(openai)
+    assert system == "Be brief."
+    assert messages == [
+        {"role": "user", "content": [{"type": "text", "text": "What's the weather like in San Francisco?"}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "I'll check the current weather in San Francisco for you."},
+            {"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather",
+             "input": {"location": "San Francisco, CA"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_01A09q90qw90lq917835lq9", "content": "15 degrees"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "It is 15 degrees."}]},
+        {"role": "user", "content": [{"type": "text", "text": "thanks"}]},
+    ]
+
+
+def test_failed_results_are_marked_as_errors_for_anthropic():
+    _, messages = to_anthropic_messages([
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "a", "type": "function",
+                                                            "function": {"name": "t", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "name": "t", "content": "Error (timeout): too slow"},
+    ])
+    assert messages[2]["content"][0]["is_error"] is True
+
+
+BAD_FILES = {
+    "unknown marker": ("💬: hi\n\n🤔: what\n", 3, "unknown marker '🤔:'"),
+    "broken proposal JSON": ("💬: hi\n\n🤖:[m]\n\n❓:[yo] `{\"id\": \"call_1\", \"function\": `\n", 5, "JSON is broken"),
+    "result without proposal": ("💬: hi\n\n🤖:[m]\n\n🛠️: [t][call_9]\n```done\nx\n```\n", 5,
+                                "call 'call_9' without its ❓: proposal"),
+    "unknown choice": ("💬: hi\n\n🤖:[m]\n\n❓:[maybe] `{\"id\":\"c\",\"function\":{\"name\":\"t\"}}`\n", 5,
+                       "unknown choice [maybe]"),
+    "text before any prompt": ("hello\n💬: hi\n", 1, "expected a 💬: line"),
+    "unclosed result": ("💬: hi\n\n🤖:[m]\n\n❓: `{\"id\":\"c\",\"function\":{\"name\":\"t\"}}`\n\n🛠️: [t][c]\n```done\nx\n",
+                        7, "no closing ```"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_bad_files_name_the_line_and_what_was_expected(case):
+    text, line, words = BAD_FILES[case]
+    with pytest.raises(TranscriptError) as caught:
+        parse(text, "chat.md")
+    assert caught.value.line == line
+    assert f"chat.md: line {line}:" in str(caught.value) and words in str(caught.value)
+
+
+def test_a_hand_edited_file_is_read_as_edited():
+    written = render(Transcript([Exchange("what is 2+2?", "m", [Step(text="It is 5.")])]))
+    edited = written.replace("It is 5.", "It is 4.\n\nI checked twice.")
+    messages = to_openai_messages(parse(edited))
+    assert messages[-1] == {"role": "assistant", "content": "It is 4.\n\nI checked twice."}
+
+
+def test_pending_proposals_are_found():
+    transcript = parse(
+        "💬: hi\n\n🤖:[m]\n\n❓: `{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"t\",\"arguments\":\"{}\"}}`\n"
+        "❓:[yo] `{\"id\":\"c2\",\"type\":\"function\",\"function\":{\"name\":\"t\",\"arguments\":\"{}\"}}`\n"
+    )
+    pending = transcript.pending_proposals()
+    assert [(p.call_id, p.choice) for p in pending] == [("c1", None), ("c2", "yo")]
+    assert pending[0].awaiting_choice and not pending[1].awaiting_choice and pending[1].allowed

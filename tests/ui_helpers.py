@@ -16,11 +16,11 @@ SIZE = (140, 40)
 
 
 def make_app(engine, servers=None, *, policy=None, settings=None, settings_file: Path | None = None,
-             theme_dirs=None, frozen=True) -> ChatApp:
+             theme_dirs=None, frozen=True, **options) -> ChatApp:
     hub = ServerHub(servers if servers is not None else [demo_config()])
     return ChatApp(
         engine=engine, hub=hub, policy=policy or ApprovalPolicy("ask"), settings=settings or Settings(),
-        settings_file=settings_file, clock=FrozenClock() if frozen else None, theme_dirs=theme_dirs,
+        settings_file=settings_file, clock=FrozenClock() if frozen else None, theme_dirs=theme_dirs, **options,
     )
 
 

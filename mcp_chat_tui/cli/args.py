@@ -49,5 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--api-key-env", metavar="VAR", default="OPENAI_API_KEY", help="environment variable holding the endpoint's key"
     )
-    parser.add_argument("--transcript", type=Path, metavar="FILE", help="open or create this conversation file")
+    parser.add_argument("--transcript", type=Path, metavar="FILE",
+                        help="open this conversation file and continue it (created if missing)")
+    parser.add_argument("--resume", action="store_true", help="start by picking a saved conversation to continue")
     return parser

@@ -18,6 +18,7 @@ from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import package_path
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState
+from mcp_chat_tui.transcript import Transcript, TranscriptRecorder, parse, read_transcript_text
 
 
 def demo_model_path() -> str:
@@ -62,10 +63,25 @@ def check_start(hub: ServerHub, settings: Settings, console: Console) -> None:
     console.print(f"[yellow]continuing without: {names}[/]")
 
 
+def open_transcript(args: argparse.Namespace) -> Transcript | None:
+    """The conversation in ``--transcript FILE`` (None when the file does not exist yet).
+
+    A file that cannot be read stops the app with a message naming the line; it is never overwritten.
+    """
+    path = args.transcript
+    if path is None or not path.exists():
+        return None
+    try:
+        return parse(read_transcript_text(path), path)
+    except OSError as exc:
+        raise UserFacingError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
 async def _chat(args: argparse.Namespace, model: str) -> int:
     from mcp_chat_tui.cli.plain import run_plain
 
     console = Console(highlight=False)
+    loaded = open_transcript(args)
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
     engine = make_engine(args, model)
     hub = make_hub(settings, mcp_config)
@@ -88,7 +104,11 @@ async def _chat(args: argparse.Namespace, model: str) -> int:
             )
             agent = Agent(engine, hub, make_policy(args, settings), system_prompt=settings.system_prompt,
                           max_turns=settings.max_turns)
-            return await run_plain(agent, console, one_prompt=args.prompt, auto_yes=args.yes)
+            recorder = TranscriptRecorder(loaded or Transcript())
+            return await run_plain(
+                agent, console, one_prompt=args.prompt, auto_yes=args.yes, recorder=recorder,
+                transcript_file=args.transcript, model_label=display_name(model),
+            )
         finally:
             await engine.close()
 
@@ -97,11 +117,13 @@ async def _tui(args: argparse.Namespace, model: str) -> int:
     """The full-screen app; SIGTERM leaves it the same way Ctrl+C does (servers shut down first)."""
     from mcp_chat_tui.ui.app import ChatApp
 
+    loaded = open_transcript(args)
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
     hub = make_hub(settings, mcp_config)
     app = ChatApp(
         engine=make_engine(args, model), hub=hub, policy=make_policy(args, settings), settings=settings,
         settings_file=settings_path(args.config), model_label=display_name(model),
+        transcript_file=args.transcript, transcript=loaded, open_resume=args.resume,
     )
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(

@@ -10,6 +10,7 @@ import asyncio
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -17,6 +18,7 @@ from rich.text import Text
 
 from mcp_chat_tui.agent import Agent
 from mcp_chat_tui.agent.events import (
+    PlannedCall,
     AgentEvent,
     ApprovalChoice,
     ApprovalDecision,
@@ -33,6 +35,8 @@ from mcp_chat_tui.agent.events import (
 )
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.engine.events import Stats
+from mcp_chat_tui.transcript import AutoSaver, Transcript, TranscriptRecorder, new_transcript_path, to_openai_messages
+from mcp_chat_tui.ui.recording import RecordingSink, tee
 
 PROMPT = "prompt -> "
 EXIT_WORDS = {"bye", "quit"}
@@ -195,29 +199,65 @@ class PlainConsole:
             self._in_text = False
 
 
+def print_loaded(console: Console, transcript: Transcript) -> None:
+    """A resumed conversation, compactly: prompts, answers, one line per call."""
+    for exchange in transcript.exchanges:
+        console.print(literal(PROMPT + exchange.user, "bold"))
+        for step in exchange.steps:
+            if step.text:
+                console.print(literal(step.text))
+            for proposal in step.proposals:
+                status = proposal.result.status if proposal.result else ("waiting" if proposal.awaiting_choice else "approved")
+                console.print(literal(f"  ⚙ {proposal.name} {pretty_json(proposal.arguments)} → {status}", "dim"))
+    console.print(literal(f"— resumed: {len(transcript.exchanges)} exchange(s) —", "dim"))
+
+
 async def run_plain(
     agent: Agent, console: Console, *, one_prompt: str | None = None, auto_yes: bool = False,
-    on_turn_done: Callable[[], None] | None = None,
+    recorder: TranscriptRecorder | None = None, transcript_file: Path | None = None, model_label: str = "model",
 ) -> int:
-    """The ``prompt ->`` loop (or one turn with ``-p``); returns the exit code."""
+    """The ``prompt ->`` loop (or one turn with ``-p``), saving the conversation as it goes; returns the exit code."""
     loop = asyncio.get_running_loop()
     reader = LineReader(loop) if one_prompt is None or sys.stdin.isatty() else None
     printer = PlainConsole(console, reader, auto_yes=auto_yes)
-    if one_prompt is not None:
-        end = await agent.run_turn(one_prompt, printer)
-        return 1 if end.value == "error" else 0
-    while True:
-        console.print(PROMPT, end="", style="bold", highlight=False)
-        assert reader is not None
-        line = await reader.read()
-        if line is None:
-            console.print()
-            return 0
-        prompt = line.strip()
-        if not prompt:
-            continue
-        if prompt.lower() in EXIT_WORDS:
-            return 0
-        await agent.run_turn(prompt, printer)
-        if on_turn_done is not None:
-            on_turn_done()
+    sink: Callable[[AgentEvent], None] = printer
+    if recorder is not None:
+        sink = tee(RecordingSink(recorder, model_label), printer)
+    try:
+        if recorder is not None and recorder.transcript.exchanges:
+            recorder.saver = AutoSaver(transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user))
+            print_loaded(console, recorder.transcript)
+            agent.load_messages(to_openai_messages(recorder.transcript))
+            pending = recorder.transcript.pending_proposals()
+            if pending:
+                await agent.continue_turn([
+                    (PlannedCall(p.call_id, p.name, p.arguments, agent.tools.find_tool(p.name)),
+                     ApprovalChoice(p.choice) if p.choice else None)
+                    for p in pending
+                ], sink)
+        prompts = [one_prompt] if one_prompt is not None else None
+        while True:
+            if prompts is not None:
+                if not prompts:
+                    return 0
+                prompt = prompts.pop(0)
+            else:
+                console.print(PROMPT, end="", style="bold", highlight=False)
+                assert reader is not None
+                line = await reader.read()
+                if line is None:
+                    console.print()
+                    return 0
+                prompt = line.strip()
+                if not prompt:
+                    continue
+                if prompt.lower() in EXIT_WORDS:
+                    return 0
+            if recorder is not None and recorder.saver is None:
+                recorder.saver = AutoSaver(transcript_file or new_transcript_path(prompt))
+            end = await agent.run_turn(prompt, sink)
+            if one_prompt is not None and end.value == "error":
+                return 1
+    finally:
+        if recorder is not None:
+            recorder.close()

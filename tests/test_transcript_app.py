@@ -1,0 +1,150 @@
+"""Transcripts in use: saved after every event, survive SIGKILL, resume without re-running tools."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.transcript import (
+    Exchange,
+    Proposal,
+    Step,
+    ToolResult,
+    Transcript,
+    parse,
+    read_transcript_text,
+    recent_conversations,
+    render,
+)
+from mcp_chat_tui.ui.records import CallState
+from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from tests.fakes import ScriptedEngine, call
+from tests.helpers import wait_until
+from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+
+TOP = Path(__file__).resolve().parent.parent
+CALC = {"id": "call_1", "type": "function", "function": {"name": "calculator", "arguments": '{"expression": "12 * 7"}'}}
+
+
+def finished_calculation() -> Transcript:
+    return Transcript([Exchange("what is 12 * 7?", "demo model", [
+        Step(text="", proposals=[Proposal(CALC, "yo", ToolResult("calculator", "call_1", "done", "12 * 7 = 84", "demo", 0.01))]),
+        Step(text="12 * 7 = 84."),
+    ])])
+
+
+async def test_a_turn_is_saved_with_choices_and_results(isolated_user_dirs):
+    engine = ScriptedEngine([[call("calculator", {"expression": "12 * 7"})], "It is 84."])
+    app = make_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "what is 12 * 7?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="dialog")
+        await pilot.press("y")
+        await wait_turn_done(pilot, app)
+        path = app.transcript_file
+    assert path is not None and path.parent == isolated_user_dirs / "data" / "conversations"
+    saved = parse(read_transcript_text(path))
+    [exchange] = saved.exchanges
+    assert exchange.user == "what is 12 * 7?" and exchange.model == "scripted"
+    [proposal] = exchange.steps[0].proposals
+    assert proposal.choice == "yo" and proposal.result.content == "12 * 7 = 84" and proposal.result.server == "demo"
+    assert exchange.steps[1].text == "It is 84."
+    assert [c.first_question for c in recent_conversations()] == ["what is 12 * 7?"]
+
+
+async def test_resuming_rebuilds_the_prompt_from_the_file_without_calling_tools_again(tmp_path):
+    path = tmp_path / "chat.md"
+    path.write_text(render(finished_calculation()), encoding="utf-8")
+    engine = ScriptedEngine(["85."])
+    app = make_app(engine, transcript_file=path, transcript=parse(path.read_text()))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        assert "what is 12 * 7?" in chat_text(app) and "12 * 7 = 84." in chat_text(app)
+        [record] = app.calls_table.records.values()
+        assert record.tool == "calculator" and record.state is CallState.DONE
+        await send(pilot, "and plus one?")
+        await wait_turn_done(pilot, app)
+    prompt = engine.prompts[-1]
+    assert prompt[0] == {"role": "user", "content": "what is 12 * 7?"}
+    assert {"role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": "12 * 7 = 84"} in prompt
+    assert prompt[-1] == {"role": "user", "content": "and plus one?"}
+    assert app.hub.status("demo").call_count == 0, "a tool the file already ran was run again"
+    saved = parse(read_transcript_text(path))
+    assert [e.user for e in saved.exchanges] == ["what is 12 * 7?", "and plus one?"]
+
+
+async def test_a_file_ending_with_an_unanswered_proposal_reopens_the_dialog(tmp_path):
+    open_call = Transcript([Exchange("what is 12 * 7?", "demo model", [Step(proposals=[Proposal(CALC)])])])
+    path = tmp_path / "open.md"
+    path.write_text(render(open_call), encoding="utf-8")
+    engine = ScriptedEngine(["It is 84."])
+    app = make_app(engine, transcript_file=path, transcript=parse(path.read_text()))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the reopened dialog")
+        await pilot.press("y")
+        await wait_turn_done(pilot, app)
+        await wait_for(pilot, lambda: "It is 84." in chat_text(app), what="the answer")
+    assert app.hub.status("demo").call_count == 1
+    saved = parse(read_transcript_text(path))
+    proposal = saved.exchanges[0].steps[0].proposals[0]
+    assert proposal.choice == "yo" and proposal.result.content == "12 * 7 = 84"
+    assert saved.exchanges[0].steps[-1].text == "It is 84."
+    assert {"role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": "12 * 7 = 84"} in engine.prompts[0]
+
+
+async def test_an_approved_proposal_without_result_runs_without_asking(tmp_path):
+    approved = Transcript([Exchange("what is 12 * 7?", "demo model", [Step(proposals=[Proposal(CALC, "yo")])])])
+    path = tmp_path / "approved.md"
+    path.write_text(render(approved), encoding="utf-8")
+    app = make_app(ScriptedEngine(["84"]), transcript_file=path, transcript=parse(path.read_text()))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await wait_for(pilot, lambda: app.hub.status("demo").call_count == 1, what="the call")
+        await wait_turn_done(pilot, app)
+        assert not isinstance(app.screen, ApprovalScreen)
+
+
+def test_sigkill_mid_turn_loses_nothing_before_the_kill(tmp_path, isolated_user_dirs):
+    path = tmp_path / "killed.md"
+    env = dict(os.environ, **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")})
+    process = subprocess.Popen(
+        [sys.executable, str(TOP / "tests" / "apps" / "scripted_plain.py"), str(path), "please wait a minute"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        assert wait_until(lambda: path.exists() and "❓:[auto]" in path.read_text(encoding="utf-8"), 60), \
+            "the call was never recorded"
+        time.sleep(0.5)  # the sleep tool is running now
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    saved = parse(read_transcript_text(path), path)
+    [exchange] = saved.exchanges
+    assert exchange.user == "please wait a minute" and exchange.model == "scripted"
+    step = exchange.steps[0]
+    assert step.text == "Let me wait as you asked, one moment please. "
+    [proposal] = step.proposals
+    assert proposal.name == "sleep" and proposal.arguments == {"seconds": 60} and proposal.choice == "auto"
+    assert proposal.result is None
+
+
+def test_a_bad_transcript_stops_the_cli_with_the_line_and_is_not_overwritten(tmp_path, isolated_user_dirs):
+    bad = tmp_path / "bad.md"
+    text = "💬: hello\n\n🤖:[m]\n\n❓:[yo] `{not json}`\n"
+    bad.write_text(text, encoding="utf-8")
+    env = dict(os.environ, **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")})
+    result = subprocess.run(
+        [sys.executable, "-m", "mcp_chat_tui.cli.main", "--demo", "--plain", "--transcript", str(bad)],
+        env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 2
+    assert f"{bad}: line 5:" in result.stderr and "JSON is broken" in result.stderr
+    assert bad.read_text(encoding="utf-8") == text

@@ -148,3 +148,22 @@ def test_a_bad_transcript_stops_the_cli_with_the_line_and_is_not_overwritten(tmp
     assert result.returncode == 2
     assert f"{bad}: line 5:" in result.stderr and "JSON is broken" in result.stderr
     assert bad.read_text(encoding="utf-8") == text
+
+
+async def test_a_long_conversation_shows_its_last_exchanges_and_says_so(tmp_path):
+    from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, UserMessage
+
+    long = Transcript([Exchange(f"question {i}", "m", [Step(text=f"answer {i}")]) for i in range(MAX_EXCHANGES_SHOWN + 5)])
+    path = tmp_path / "long.md"
+    path.write_text(render(long), encoding="utf-8")
+    engine = ScriptedEngine(["fine"])
+    app = make_app(engine, transcript_file=path, transcript=parse(path.read_text()))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        shown = [w.prompt for w in app.query(UserMessage)]
+        assert shown[0] == "question 5" and len(shown) == MAX_EXCHANGES_SHOWN
+        assert "5 earlier exchange(s) not shown" in chat_text(app)
+        await send(pilot, "one more")
+        await wait_turn_done(pilot, app)
+    # The model still gets the conversation from the agent, not from the screen.
+    assert {"role": "user", "content": "question 19"} in engine.prompts[-1]

@@ -50,13 +50,15 @@ async def wait_turn_done(pilot, app: ChatApp, timeout: float = 30.0) -> None:
 
 
 def chat_text(app: ChatApp) -> str:
-    """Everything the chat pane shows, as plain text."""
+    """Everything the chat pane shows, as plain text (replies by their Markdown source)."""
     from textual.widgets import Markdown, Static
+
+    from mcp_chat_tui.ui.widgets.chat import AssistantReply
 
     parts = []
     for widget in app.query_one("#chat").query("*"):
-        if isinstance(widget, Markdown):
-            parts.append(widget.source)
-        elif isinstance(widget, Static) and not isinstance(widget.parent, Markdown):
+        if isinstance(widget, AssistantReply):
+            parts.append(widget.text)
+        elif isinstance(widget, Static) and "reply-text" not in widget.classes and not isinstance(widget.parent, Markdown):
             parts.append(str(widget.render()))
     return "\n".join(parts)

@@ -386,7 +386,7 @@ class ChatApp(App[int]):
         self.query_one(PromptInput).remember(prompt)
         if self.recorder.saver is None:
             self._attach_saver(first_prompt=prompt)
-        await self.chat.mount(UserMessage(prompt))
+        await self.chat.add_prompt(UserMessage(prompt))
         self._queue.append(prompt)
         if not self._turn_running:
             self._turn_running = True
@@ -547,7 +547,7 @@ class ChatApp(App[int]):
     async def action_clear_chat(self) -> None:
         self.agent.stop()
         self.agent.turns = []
-        await self.chat.remove_children()
+        await self.chat.clear()
         self._reply = None
         self.status_bar.context_tokens = 0
         self._detach_saver()
@@ -649,7 +649,7 @@ class ChatApp(App[int]):
             return False
         self.agent.stop()
         self._detach_saver()
-        await self.chat.remove_children()
+        await self.chat.clear()
         self.calls_table.clear()
         self.calls_table.records.clear()
         self._records.clear()

@@ -33,7 +33,7 @@ async def show_transcript(app: ChatApp, transcript: Transcript) -> AssistantRepl
     reply: AssistantReply | None = None
     app._pending_keys = {}
     for exchange in transcript.exchanges:
-        await chat.mount(UserMessage(exchange.user))
+        await chat.add_prompt(UserMessage(exchange.user))
         app.query_one("#prompt").remember(exchange.user)
         if exchange.model is None:
             reply = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.markdown import Markdown as RichMarkdown
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
@@ -11,15 +12,55 @@ from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import STATE_GLYPH, CallRecord, CallState
 
 
+MAX_EXCHANGES_SHOWN = 15
+
+
 class ChatLog(VerticalScroll):
-    """Scrolls with new content while the view is at the end; stays put once the user scrolls up."""
+    """Scrolls with new content while the view is at the end; stays put once the user scrolls up.
+
+    Only the last ``MAX_EXCHANGES_SHOWN`` exchanges stay mounted: every widget in
+    the log is laid out again as a reply grows, so a long conversation would
+    otherwise slow streaming down. The transcript keeps everything.
+    """
 
     DEFAULT_CSS = """
     ChatLog { height: 1fr; padding: 0 1; }
+    ChatLog > #hidden-note { color: $text-muted; text-style: italic; }
     """
+
+    hidden_exchanges = 0
 
     def on_mount(self) -> None:
         self.anchor()
+
+    async def add_prompt(self, message: UserMessage) -> None:
+        await self.mount(message)
+        await self.trim()
+
+    async def trim(self, keep: int = MAX_EXCHANGES_SHOWN) -> None:
+        prompts = [child for child in self.children if isinstance(child, UserMessage)]
+        excess = len(prompts) - keep
+        if excess <= 0:
+            return
+        first_kept = prompts[excess]
+        old = []
+        for child in self.children:
+            if child is first_kept:
+                break
+            if child.id != "hidden-note":
+                old.append(child)
+        self.hidden_exchanges += excess
+        await self.remove_children(old)
+        note = literal(f"… {self.hidden_exchanges} earlier exchange(s) not shown here; the transcript keeps them all")
+        existing = self.query("#hidden-note")
+        if existing:
+            existing.first(Static).update(note)
+        else:
+            await self.mount(Static(note, id="hidden-note"), before=0)
+
+    async def clear(self) -> None:
+        self.hidden_exchanges = 0
+        await self.remove_children()
 
 
 class UserMessage(Static):
@@ -96,6 +137,7 @@ class AssistantReply(Vertical):
         self._segment: Markdown | None = None
         self._segment_text = ""
         self._closed_text = ""
+        self._closed_segments: list[tuple[Markdown, str]] = []
         self._stream = None
         self._thinking: Static | None = None
         self._thinking_text = ""
@@ -143,11 +185,19 @@ class AssistantReply(Vertical):
         if self._segment is not None:
             await self._segment.update(self._segment_text)
             self._closed_text += self._segment_text
+            self._closed_segments.append((self._segment, self._segment_text))
             self._segment_text = ""
             self._segment = None
 
     async def finish(self, note: str = "") -> None:
+        """Close the reply. Its Markdown widgets become one static rendering each: a finished reply
+        never changes, and fewer widgets keep the layout of a long chat cheap while the next reply streams."""
         await self._close_segment()
+        for widget, text in self._closed_segments:
+            if widget.parent is self:
+                await self.mount(Static(RichMarkdown(text), classes="reply-text"), after=widget)
+                await widget.remove()
+        self._closed_segments = []
         if note:
             await self.mount(Static(literal(note), classes="reply-end"))
         self.finished = True

@@ -1,0 +1,149 @@
+"""Benchmark: transcript saving and loading, and whether autosave ever stalls the screen.
+
+Prints, measured in one run:
+- save_ms_10 / save_ms_100 / save_ms_1000: rendering and atomically writing
+  conversations of 10, 100 and 1,000 turns (each turn: a prompt, a tool call
+  with its result, an answer); growth should be no worse than linear;
+- load_ms_per_turn: reading the 1,000-turn file back, per turn;
+- stall_autosave_ratio: the longest event-loop pause while a reply streams into
+  the real app (headless) with autosave on, divided by the same with autosave
+  off (target at most 1.2), runs alternated, medians taken.
+The last line is one JSON object of the figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from mcp_chat_tui.agent import ApprovalPolicy  # noqa: E402
+from mcp_chat_tui.config import Settings  # noqa: E402
+from mcp_chat_tui.engine.events import TextDelta  # noqa: E402
+from mcp_chat_tui.servers import ServerHub  # noqa: E402
+from mcp_chat_tui.transcript import (  # noqa: E402
+    Exchange,
+    Proposal,
+    Step,
+    ToolResult,
+    Transcript,
+    parse,
+    render,
+    write_atomically,
+)
+from mcp_chat_tui.ui.app import ChatApp  # noqa: E402
+from tests.fakes import ScriptedEngine  # noqa: E402
+
+STREAM_TOKENS = 800
+HISTORY_TURNS = 60
+
+
+def conversation(turns: int) -> Transcript:
+    exchanges = []
+    for index in range(turns):
+        call = {"id": "call_1", "type": "function",
+                "function": {"name": "web_search", "arguments": json.dumps({"query": f"topic {index}"})}}
+        result = ToolResult("web_search", "call_1", "done",
+                            f"- Result {index} (https://example.org/{index}): some text about topic {index}. " * 5,
+                            "demo", 0.01)
+        exchanges.append(Exchange(
+            user=f"question number {index}: what do you know about topic {index}?", model="demo model",
+            steps=[Step(text="Let me search.", proposals=[Proposal(call, "yo", result)]),
+                   Step(text=f"Here is what I found about topic {index}:\n\n- one\n- two\n\n```\ncode {index}\n```")],
+        ))
+    return Transcript(exchanges)
+
+
+def time_save(turns: int, folder: Path, repeats: int = 5) -> float:
+    transcript = conversation(turns)
+    samples = []
+    for attempt in range(repeats):
+        started = time.perf_counter()
+        write_atomically(folder / f"save-{turns}.md", render(transcript))
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples) * 1000
+
+
+def time_load(turns: int, folder: Path, repeats: int = 5) -> float:
+    text = render(conversation(turns))
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        loaded = parse(text)
+        samples.append(time.perf_counter() - started)
+    assert len(loaded.exchanges) == turns
+    return statistics.median(samples) * 1000 / turns
+
+
+async def longest_pause(autosave: bool, folder: Path, run: int) -> float:
+    """Stream a long reply into the headless app on top of a long history; the loop's worst lateness."""
+    path = folder / f"stream-{run}-{autosave}.md"
+    history = conversation(HISTORY_TURNS)
+    path.write_text(render(history), encoding="utf-8")
+    words = [TextDelta(f"word{index} ") for index in range(STREAM_TOKENS)]
+    engine = ScriptedEngine([words], delay=0.001)
+    app = ChatApp(engine=engine, hub=ServerHub([]), policy=ApprovalPolicy("ask"), settings=Settings(),
+                  transcript_file=path, transcript=history, autosave=autosave)
+    worst = 0.0
+    async with app.run_test(size=(120, 40)) as pilot:
+        while not app.ready.is_set():
+            await pilot.pause(0.05)
+        streaming = True
+
+        async def monitor() -> None:
+            nonlocal worst
+            tick = 0.002
+            while streaming:
+                started = time.perf_counter()
+                await asyncio.sleep(tick)
+                worst = max(worst, time.perf_counter() - started - tick)
+
+        watcher = asyncio.create_task(monitor())
+        prompt = app.query_one("#prompt")
+        prompt.value = "stream please"
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        while app._turn_running or app._reply is not None:
+            await pilot.pause(0.05)
+        streaming = False
+        await watcher
+    if autosave:
+        assert f"word{STREAM_TOKENS - 1}" in path.read_text(encoding="utf-8"), "autosave did not save the streamed reply"
+    return worst
+
+
+async def stall_ratio(folder: Path, rounds: int = 3) -> tuple[float, float]:
+    on, off = [], []
+    for run in range(rounds):
+        off.append(await longest_pause(False, folder, run))
+        on.append(await longest_pause(True, folder, run))
+    return statistics.median(on), statistics.median(off)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(temporary)
+        save = {turns: time_save(turns, folder) for turns in (10, 100, 1000)}
+        load_per_turn = time_load(1000, folder)
+        print(f"save: 10 turns {save[10]:.2f} ms, 100 turns {save[100]:.2f} ms, 1000 turns {save[1000]:.2f} ms "
+              f"(1000/100 = {save[1000] / save[100]:.1f}x for 10x the turns)")
+        print(f"load: {load_per_turn:.3f} ms per turn")
+        on, off = asyncio.run(stall_ratio(folder))
+        print(f"longest event-loop pause while streaming: autosave on {on * 1000:.1f} ms, off {off * 1000:.1f} ms")
+    print(json.dumps({
+        "save_ms_10": round(save[10], 3),
+        "save_ms_100": round(save[100], 3),
+        "save_ms_1000": round(save[1000], 3),
+        "load_ms_per_turn": round(load_per_turn, 4),
+        "stall_autosave_ratio": round(on / off, 3),
+    }))
+
+
+if __name__ == "__main__":
+    main()

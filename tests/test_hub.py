@@ -260,3 +260,55 @@ async def test_no_server_process_outlives_shutdown():
     assert not pids_with(marker)
     result = await pending
     assert not result.ok
+
+
+async def test_an_sse_server_with_headers_is_reached_and_called():
+    port = free_port()
+    process = start_http_server(["-m", "mcp_chat_tui.demo.server", "--sse", str(port)], port)
+    try:
+        hub = ServerHub([ServerConfig(name="old", type="sse", url=f"http://127.0.0.1:{port}/sse",
+                                      headers={"Authorization": "Bearer test-token"})])
+        async with hub:
+            await hub.start_all()
+            status = hub.status("old")
+            assert status.state == ServerState.READY, status.summary()
+            assert status.transport == "sse"
+            result = await hub.call_tool("old", "convert_units", {"value": 5, "from_unit": "km", "to_unit": "mi"})
+            assert result.ok and result.text.startswith("5 km = 3.10686 mi")
+    finally:
+        process.kill()
+        process.wait()
+
+
+async def test_an_unreachable_http_server_fails_with_a_clear_reason():
+    port = free_port()
+    hub = ServerHub([ServerConfig(name="away", type="http", url=f"http://127.0.0.1:{port}/mcp")], init_timeout=5)
+    async with hub:
+        await hub.start_all()
+        status = hub.status("away")
+        assert status.state == ServerState.FAILED
+        assert f"cannot connect to http://127.0.0.1:{port}/mcp" in status.reason
+
+
+async def test_configured_headers_carry_a_bearer_token_to_an_http_server():
+    from tests.helpers import FIXTURE_SERVER
+
+    port = free_port()
+    process = start_http_server([FIXTURE_SERVER, "--label", "guarded", "--http", str(port),
+                                 "--require-token", "s3cret"], port)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        hub = ServerHub([
+            ServerConfig(name="with", type="http", url=url, headers={"Authorization": "Bearer s3cret"}),
+            ServerConfig(name="without", type="http", url=url),
+        ], init_timeout=5)
+        async with hub:
+            await hub.start_all()
+            assert hub.status("with").state == ServerState.READY, hub.status("with").summary()
+            assert (await hub.call_tool("with", "whoami")).text == "guarded"
+            refused = hub.status("without")
+            assert refused.state == ServerState.FAILED
+            assert refused.reason == f"{url} answered HTTP 401 Unauthorized (check the token or headers for it in mcp.json)"
+    finally:
+        process.kill()
+        process.wait()

@@ -167,3 +167,56 @@ async def test_a_long_conversation_shows_its_last_exchanges_and_says_so(tmp_path
         await wait_turn_done(pilot, app)
     # The model still gets the conversation from the agent, not from the screen.
     assert {"role": "user", "content": "question 19"} in engine.prompts[-1]
+
+
+async def test_the_resume_screen_lists_saved_conversations_and_opens_one(isolated_user_dirs):
+    from mcp_chat_tui.transcript import conversations_dir
+    from mcp_chat_tui.ui.screens.conversations import ResumeScreen
+
+    folder = conversations_dir()
+    folder.mkdir(parents=True)
+    (folder / "2026-01-01-000000-older.md").write_text(render(Transcript([Exchange("an older question", "m", [Step(text="old")])])))
+    (folder / "2026-01-02-000000-calc.md").write_text(render(finished_calculation()))
+    app = make_app(ScriptedEngine(["85."]), autosave=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        app.action_resume()
+        await wait_for(pilot, lambda: isinstance(app.screen, ResumeScreen) and app.screen.query("#conversations"),
+                       what="the resume screen")
+        table = app.screen.query_one("#conversations")
+        questions = {str(table.get_row_at(i)[0]) for i in range(table.row_count)}
+        assert questions == {"what is 12 * 7?", "an older question"}
+        target = next(i for i in range(table.row_count) if str(table.get_row_at(i)[0]) == "what is 12 * 7?")
+        table.move_cursor(row=target)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "12 * 7 = 84." in chat_text(app), what="the resumed chat")
+        assert app.transcript_file.name == "2026-01-02-000000-calc.md"
+        await send(pilot, "and plus one?")
+        await wait_turn_done(pilot, app)
+    saved = parse(read_transcript_text(folder / "2026-01-02-000000-calc.md"))
+    assert [e.user for e in saved.exchanges] == ["what is 12 * 7?", "and plus one?"]
+
+
+async def test_export_writes_the_transcript_where_asked_and_reports_a_bad_path(tmp_path):
+    from mcp_chat_tui.ui.screens.conversations import ExportScreen
+
+    app = make_app(ScriptedEngine(["hello there"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "hi")
+        await wait_turn_done(pilot, app)
+        target = tmp_path / "copy.md"
+        blocker = tmp_path / "a-file"
+        blocker.write_text("not a folder")
+        for destination in (blocker / "copy.md", target):
+            app.action_export()
+            await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen) and app.screen.query("#export-path"),
+                           what="the export dialog")
+            app.screen.query_one("#export-path").value = str(destination)
+            await pilot.press("enter")
+            await pilot.pause(0.2)
+        messages = [str(n.message) for n in app._notifications]
+        assert any("cannot write" in m and "a-file" in m for m in messages), messages
+        assert any("transcript exported to" in m for m in messages)
+    exported = parse(read_transcript_text(target))
+    assert exported.exchanges[0].user == "hi" and exported.exchanges[0].steps[0].text == "hello there"

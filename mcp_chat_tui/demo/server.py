@@ -1,7 +1,8 @@
 """The demo MCP server: offline tools for trying mcp-chat-tui, run as ``python -m mcp_chat_tui.demo.server``.
 
-Every tool works without a network. ``--http PORT`` serves streamable HTTP on
-127.0.0.1 instead of stdio (used by tests and for trying the http transport).
+Every tool works without a network. ``--http PORT`` serves streamable HTTP and
+``--sse PORT`` the older SSE transport on 127.0.0.1 instead of stdio (used by
+tests and for trying those transports).
 """
 
 from __future__ import annotations
@@ -170,9 +171,12 @@ async def sleep(seconds: float) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m mcp_chat_tui.demo.server", description=__doc__)
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
+    parser.add_argument("--sse", type=int, metavar="PORT", help="serve the older SSE transport on 127.0.0.1:PORT")
     args = parser.parse_args(argv)
     if args.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
+    elif args.sse is not None:
+        server.run("sse", host="127.0.0.1", port=args.sse)
     else:
         server.run("stdio")
 

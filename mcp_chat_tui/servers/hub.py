@@ -66,6 +66,7 @@ class _Runtime:
     generation: int = 0
     stopping: bool = False
     init_timed_out: bool = False
+    http_error: tuple[int, str] | None = None
 
 
 class ServerHub:
@@ -227,7 +228,7 @@ class ServerHub:
                 if rt.status.state.usable:
                     self._set_state(rt, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
                 else:
-                    reason = describe_start_failure(config, exc, list(rt.status.stderr_tail))
+                    reason = describe_start_failure(config, exc, list(rt.status.stderr_tail), rt.http_error)
                     self._set_state(rt, ServerState.FAILED, reason)
         finally:
             rt.client = None
@@ -247,9 +248,16 @@ class ServerHub:
             )
             return stdio_transport(config, rt.capture.errlog)
         rt.capture = None
+        rt.http_error = None
         if config.type == "sse":
             return sse_transport(config.url, dict(config.headers))
-        return http_transport(config.url, dict(config.headers))
+
+        def note(code: int, phrase: str) -> None:
+            # 404 and 405 are normal while the SDK probes which protocol the server speaks.
+            if code in (401, 403, 407) or code >= 500:
+                rt.http_error = (code, phrase)
+
+        return http_transport(config.url, dict(config.headers), note)
 
     async def _list_tools(self, client: Client, server: str, refresh: bool = False) -> list[ToolSpec]:
         specs: list[ToolSpec] = []

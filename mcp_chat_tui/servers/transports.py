@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import IO, Any
 
@@ -28,9 +28,21 @@ def stdio_transport(config: Any, errlog: IO[str]) -> Any:
 
 
 @asynccontextmanager
-async def http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
-    """The SDK's streamable HTTP transport, with the configured headers (bearer tokens and the like)."""
+async def http_transport(
+    url: str, headers: dict[str, str], on_http_error: Callable[[int, str], None] | None = None
+) -> AsyncIterator[Any]:
+    """The SDK's streamable HTTP transport, with the configured headers (bearer tokens and the like).
+
+    ``on_http_error`` hears every HTTP error status, which the SDK reports only
+    as a generic error, so a refused token can be named as such.
+    """
     async with create_mcp_http_client(headers=headers or None) as http_client:
+        if on_http_error is not None:
+            async def note_error(response: Any) -> None:
+                if response.status_code >= 400:
+                    on_http_error(response.status_code, response.reason_phrase)
+
+            http_client.event_hooks["response"].append(note_error)
         async with streamable_http_client(url, http_client=http_client) as streams:
             yield streams
 
@@ -46,10 +58,16 @@ def root_cause(exc: BaseException) -> BaseException:
     return exc
 
 
-def describe_start_failure(config: Any, exc: BaseException, stderr_tail: list[str]) -> str:
+def describe_start_failure(
+    config: Any, exc: BaseException, stderr_tail: list[str], http_error: tuple[int, str] | None = None
+) -> str:
     """Why a server did not start, with what to check (never showing values from password inputs)."""
     exc = root_cause(exc)
     url = config.display_url() if hasattr(config, "display_url") else config.url
+    if http_error is not None:
+        code, phrase = http_error
+        hint = " (check the token or headers for it in mcp.json)" if code in (401, 403) else ""
+        return f"{url} answered HTTP {code} {phrase}".rstrip() + hint
     last_lines = [line for line in stderr_tail if line.strip()][-3:]
     stderr_hint = f"; its stderr ended with: {' | '.join(last_lines)}" if last_lines else ""
     if config.type == "stdio" and isinstance(exc, FileNotFoundError):

@@ -75,6 +75,24 @@ def build(args: argparse.Namespace) -> MCPServer:
     return server
 
 
+def serve_with_token(server: MCPServer, port: int, token: str) -> None:
+    """Streamable HTTP behind a bearer-token check, to test that configured headers are sent."""
+    import uvicorn
+    from starlette.responses import PlainTextResponse
+
+    app = server.streamable_http_app()
+
+    async def guarded(scope, receive, send):
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            if headers.get(b"authorization") != f"Bearer {token}".encode():
+                await PlainTextResponse("missing or wrong bearer token", status_code=401)(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--label", default="A")
@@ -85,6 +103,7 @@ def main() -> None:
     parser.add_argument("--stdout-noise", action="store_true")
     parser.add_argument("--extra-tools", type=int, default=0)
     parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--require-token", default="", help="with --http: answer 401 unless 'Authorization: Bearer TOKEN'")
     args = parser.parse_args()
     print(f"fixture {args.label} starting", file=sys.stderr, flush=True)
     if args.startup_delay:
@@ -101,7 +120,9 @@ def main() -> None:
         print("this line is not JSON-RPC", flush=True)
         print("{\"neither\": \"is this\"}", flush=True)
     server = build(args)
-    if args.http:
+    if args.http and args.require_token:
+        serve_with_token(server, args.http, args.require_token)
+    elif args.http:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
     else:
         server.run("stdio")

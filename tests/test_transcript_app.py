@@ -9,7 +9,6 @@ import sys
 import time
 from pathlib import Path
 
-from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.transcript import (
     Exchange,
     Proposal,

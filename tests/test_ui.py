@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig, Settings, load_settings

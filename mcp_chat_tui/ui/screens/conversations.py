@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Input, Static
 from mcp_chat_tui.core.text import one_line
 from mcp_chat_tui.transcript.store import SavedConversation
 from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.widgets.sidebar import ListTable
 
 CSS = Path(__file__).with_name("detail.tcss")
 
@@ -25,8 +26,6 @@ class ResumeScreen(ModalScreen[Path | None]):
     CSS_PATH = CSS
     BINDINGS = [
         Binding("escape,q", "dismiss(None)", "Close", id="resume.close"),
-        Binding("j", "cursor_down", "Down", show=False, id="resume.down"),
-        Binding("k", "cursor_up", "Up", show=False, id="resume.up"),
     ]
 
     def __init__(self, conversations: list[SavedConversation]) -> None:
@@ -38,7 +37,7 @@ class ResumeScreen(ModalScreen[Path | None]):
             yield Static("Resume a conversation", classes="detail-title")
             if not self.conversations:
                 yield Static("No saved conversations yet.")
-            yield DataTable(cursor_type="row", id="conversations")
+            yield ListTable(id="conversations")
             yield Static("[b]enter[/] open  [b]esc[/] close", classes="detail-keys")
 
     def on_mount(self) -> None:
@@ -54,12 +53,6 @@ class ResumeScreen(ModalScreen[Path | None]):
                 key=str(index),
             )
         table.focus()
-
-    def action_cursor_down(self) -> None:
-        self.query_one(DataTable).action_cursor_down()
-
-    def action_cursor_up(self) -> None:
-        self.query_one(DataTable).action_cursor_up()
 
     @on(DataTable.RowSelected)
     def _chosen(self, message: DataTable.RowSelected) -> None:

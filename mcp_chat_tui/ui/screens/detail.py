@@ -15,6 +15,7 @@ from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.servers.state import ServerStatus
 from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import CallRecord
+from mcp_chat_tui.ui.widgets.sidebar import ListTable
 
 CSS = Path(__file__).with_name("detail.tcss")
 
@@ -81,8 +82,6 @@ class ServerDetailScreen(ModalScreen[None]):
     BINDINGS = [
         Binding("escape,q", "dismiss", "Close", id="server_detail.close"),
         Binding("a", "toggle", "Toggle auto-run", id="server_detail.toggle"),
-        Binding("j", "cursor_down", "Down", show=False, id="server_detail.down"),
-        Binding("k", "cursor_up", "Up", show=False, id="server_detail.up"),
     ]
 
     def __init__(self, status: ServerStatus, clock: DisplayClock, auto_run: dict[str, bool], on_toggle) -> None:
@@ -103,7 +102,7 @@ class ServerDetailScreen(ModalScreen[None]):
             yield Static(title, classes="detail-title")
             if status.reason:
                 yield Static(literal(status.reason, "bold red"))
-            yield DataTable(cursor_type="row", id="server-tools")
+            yield ListTable(id="server-tools")
             yield Static("[b]a[/] toggle auto-run  [b]esc[/] close", classes="detail-keys")
 
     def on_mount(self) -> None:
@@ -124,12 +123,6 @@ class ServerDetailScreen(ModalScreen[None]):
                 key=spec.name,
             )
         table.focus()
-
-    def action_cursor_down(self) -> None:
-        self.query_one(DataTable).action_cursor_down()
-
-    def action_cursor_up(self) -> None:
-        self.query_one(DataTable).action_cursor_up()
 
     def action_toggle(self) -> None:
         table = self.query_one(DataTable)

@@ -17,6 +17,15 @@ LIST_KEYS = [
     Binding("k", "cursor_up", "Up", show=False, id="list.up"),
 ]
 
+
+class ListTable(DataTable):
+    """A row-cursor table with j and k as well as the arrows (used by the detail screens)."""
+
+    BINDINGS = LIST_KEYS
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="row", **kwargs)
+
 CALL_STATE_STYLE = {
     CallState.DONE: "green",
     CallState.ERROR: "red",

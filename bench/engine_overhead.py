@@ -1,0 +1,208 @@
+"""What MlxEngine costs over raw mlx-lm, and how much prompt a tool loop really recomputes.
+
+Run: ``/work/venv/bin/python bench/engine_overhead.py [--model FOLDER] [--runs 12] [--tokens 200]``
+
+1. engine_vs_raw_tps_ratio: tokens per second through ``MlxEngine.stream``'s event
+   iterator (from asking to the last event), divided by ``mlx_lm.stream_generate`` on the
+   same model and prompt doing the same work (the prompt already cached but its last
+   token; the engine gets there by reusing its KV cache). Runs alternate (raw, engine,
+   engine, raw, ...) and the medians are compared. Target >= 0.97.
+2. prefill_fraction_tool_loop: tokens prefilled / prompt tokens, summed over a 6-step
+   tool loop where each step appends an assistant tool call and its result. Target <= 0.25.
+
+Uses the demo model when ``mcp_chat_tui/demo/model`` exists, else builds a small random
+qwen2 model (like the test models, a bit bigger) in a temporary folder; when the chosen
+model's reply to the story prompt is too short (or not text) for a fair decode rate, the
+decode figure uses the built model. The last line printed is one JSON object with both figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mcp_chat_tui.engine.events import Stats  # noqa: E402
+from mcp_chat_tui.engine.mlx_engine import MlxEngine  # noqa: E402
+
+DEMO_MODEL = ROOT / "mcp_chat_tui" / "demo" / "model"
+SYSTEM = "You are a helpful assistant. Use the tools when they help."
+STORY = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Tell me a long story about a fox."}]
+BENCH_MODEL = dict(hidden_size=256, layers=4, heads=4, kv_heads=2, intermediate_size=512, vocab_size=1000)
+
+
+MIN_DECODE_TOKENS = 64  # fewer tokens than this make a decode rate mostly noise
+
+
+def built_model(scratch: Path) -> tuple[str, str]:
+    from tests.models import build_tiny_model
+
+    folder = build_tiny_model(scratch / "bench-qwen2", **BENCH_MODEL)
+    return str(folder), "random qwen2 {hidden_size}x{layers}, vocab {vocab_size}".format(**BENCH_MODEL)
+
+
+def pick_model(explicit: str | None, scratch: Path) -> tuple[str, str]:
+    if explicit:
+        return explicit, "the given model"
+    if (DEMO_MODEL / "config.json").exists():
+        return str(DEMO_MODEL), "demo model"
+    return built_model(scratch)
+
+
+def long_enough(name: str, max_tokens: int) -> tuple[bool, int]:
+    """Whether the model's greedy reply to the story prompt is long enough for a fair rate."""
+    from mlx_lm.utils import load
+
+    model, tokenizer = load(name)
+    prompt = list(tokenizer.apply_chat_template(STORY, add_generation_prompt=True))
+    count = sum(1 for _ in stream_generate_plain(model, tokenizer, prompt, max_tokens))
+    return count >= MIN_DECODE_TOKENS, count
+
+
+def stream_generate_plain(model, tokenizer, prompt: list[int], max_tokens: int, cache=None):
+    from mlx_lm.generate import stream_generate
+    from mlx_lm.sample_utils import make_sampler
+
+    return stream_generate(model, tokenizer, prompt, max_tokens=max_tokens, sampler=make_sampler(temp=0.0),
+                           prompt_cache=cache)
+
+
+async def demo_tools() -> list[dict]:
+    from mcp_chat_tui.core.tools import ToolSpec
+    from mcp_chat_tui.demo.server import server
+
+    return [
+        ToolSpec(server="demo", name=t.name, description=t.description or "", input_schema=t.input_schema).to_openai()
+        for t in await server.list_tools()
+    ]
+
+
+def raw_run(model, tokenizer, prompt: list[int], max_tokens: int) -> tuple[float, int]:
+    """Raw ``stream_generate`` with all but the last prompt token already in a fresh cache (not timed).
+
+    That is exactly the work the engine does when asked the same prompt again: prefill one
+    token, then decode. Returns (tokens per second over the whole call, tokens).
+    """
+    import mlx.core as mx
+    from mlx_lm.models.cache import make_prompt_cache
+
+    cache = make_prompt_cache(model)
+    model(mx.array(prompt[:-1])[None], cache=cache)
+    mx.eval([c.state for c in cache])
+    started = time.perf_counter()
+    count = sum(1 for _ in stream_generate_plain(model, tokenizer, prompt[-1:], max_tokens, cache))
+    return count / (time.perf_counter() - started), count
+
+
+async def engine_run(engine: MlxEngine, messages: list[dict]) -> tuple[float, int]:
+    """The same through the engine: from asking to the last event, template and threads included."""
+    stats = None
+    started = time.perf_counter()
+    async for event in engine.stream(messages):
+        if isinstance(event, Stats):
+            stats = event
+    elapsed = time.perf_counter() - started
+    assert stats is not None
+    if stats.prefilled_tokens != 1:
+        raise SystemExit(f"the engine prefilled {stats.prefilled_tokens} tokens, expected 1: not comparable")
+    return stats.generated_tokens / elapsed, stats.generated_tokens
+
+
+async def tps_ratio(name: str, runs: int, max_tokens: int) -> tuple[float, float, float]:
+    from mlx_lm.utils import load
+
+    model, tokenizer = load(name)  # the same model folder, loaded straight through mlx-lm
+    prompt = list(tokenizer.apply_chat_template(STORY, add_generation_prompt=True))
+    engine = MlxEngine(name, max_tokens=max_tokens)
+    await engine.load()
+    raw_rates: list[float] = []
+    engine_rates: list[float] = []
+    try:
+        # Raw runs on this thread while the engine is idle. Warm up both, and fill the engine's cache.
+        raw_run(model, tokenizer, prompt, 16)
+        await engine.stream(STORY).__anext__()
+        await asyncio.sleep(0.2)
+
+        def raw_once() -> int:
+            rate, count = raw_run(model, tokenizer, prompt, max_tokens)
+            raw_rates.append(rate)
+            return count
+
+        async def engine_once(count: int) -> None:
+            rate, generated = await engine_run(engine, STORY)
+            if generated != count:
+                raise SystemExit(f"the engine generated {generated} tokens and raw mlx-lm {count}: not comparable")
+            engine_rates.append(rate)
+
+        for _ in range(max(1, runs // 2)):
+            # raw, engine, engine, raw: slow drifts of the machine's load hit both alike
+            count = raw_once()
+            await engine_once(count)
+            await engine_once(count)
+            raw_once()
+    finally:
+        await engine.close()
+    raw_median, engine_median = statistics.median(raw_rates), statistics.median(engine_rates)
+    return engine_median / raw_median, raw_median, engine_median
+
+
+async def tool_loop_prefill(name: str, tools: list[dict], steps: int = 6) -> tuple[float, list[Stats]]:
+    engine = MlxEngine(name, max_tokens=16)
+    await engine.load()
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "What is 12 * 7, then 84 / 2?"}]
+    all_stats = []
+    try:
+        for step in range(steps):
+            stats = None
+            async for event in engine.stream(messages, tools):
+                if isinstance(event, Stats):
+                    stats = event
+            assert stats is not None
+            all_stats.append(stats)
+            call_id = f"call_{step + 1}"
+            expression = f"{12 + step} * 7"
+            messages = messages + [
+                {"role": "assistant", "content": "", "tool_calls": [{"id": call_id, "type": "function", "function": {
+                    "name": "calculator", "arguments": json.dumps({"expression": expression})}}]},
+                {"role": "tool", "tool_call_id": call_id, "name": "calculator",
+                 "content": f"{expression} = {(12 + step) * 7}"},
+            ]
+    finally:
+        await engine.close()
+    fraction = sum(s.prefilled_tokens for s in all_stats) / sum(s.prompt_tokens for s in all_stats)
+    return fraction, all_stats
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="model folder or repo id (default: demo model, else a built one)")
+    parser.add_argument("--runs", type=int, default=12, help="runs of each kind (rounded to even)")
+    parser.add_argument("--tokens", type=int, default=200)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        name, kind = pick_model(args.model, Path(scratch))
+        decode_name, decode_kind = name, kind
+        fair, count = long_enough(name, args.tokens)
+        if not fair:
+            decode_name, decode_kind = built_model(Path(scratch))
+            print(f"{kind} replies with {count} tokens to the story prompt: decode rates use {decode_kind}")
+        print(f"decode model: {decode_name} ({decode_kind}); tool loop model: {name} ({kind})")
+        ratio, raw_tps, engine_tps = await tps_ratio(decode_name, args.runs, args.tokens)
+        print(f"generation: raw stream_generate {raw_tps:.1f} tok/s, through MlxEngine {engine_tps:.1f} tok/s "
+              f"(medians of {max(1, args.runs // 2) * 2} alternating runs each, {args.tokens} tokens per run)")
+        fraction, steps = await tool_loop_prefill(name, await demo_tools())
+        for i, s in enumerate(steps, 1):
+            print(f"tool loop step {i}: prompt {s.prompt_tokens} tokens, prefilled {s.prefilled_tokens}")
+    print(json.dumps({"engine_vs_raw_tps_ratio": round(ratio, 4), "prefill_fraction_tool_loop": round(fraction, 4)}))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

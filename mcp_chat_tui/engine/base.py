@@ -1,0 +1,37 @@
+"""The interface every engine offers to the agent layer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Protocol, runtime_checkable
+
+from mcp_chat_tui.engine.events import EngineEvent, LoadProgress
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """Turns chat messages plus tool schemas into a stream of ``EngineEvent``.
+
+    ``messages`` are in OpenAI chat shape (system / user / assistant with optional
+    ``tool_calls`` / tool with ``tool_call_id``, ``name``, ``content``); ``tools`` are
+    OpenAI function tools. ``known_tools`` are the names the model may call (default:
+    the names in ``tools``); a call naming any other tool becomes ``ToolCallMalformed``.
+    A reply ends with ``Stats`` then ``Done``. To stop, break out of the iterator,
+    ``aclose()`` it or cancel the task: generation stops within one token and the
+    engine is ready for the next ``stream``.
+    """
+
+    model_name: str
+    supports_tools: bool
+
+    async def load(self, on_progress: Callable[[LoadProgress], None] | None = None) -> None: ...
+
+    def stream(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None = None,
+        *,
+        known_tools: set[str] | None = None,
+    ) -> AsyncIterator[EngineEvent]: ...
+
+    async def close(self) -> None: ...

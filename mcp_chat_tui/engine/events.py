@@ -1,0 +1,84 @@
+"""What an engine reports while it loads a model and while it generates a reply.
+
+Every event is a frozen dataclass so the agent and the UI can pass them around
+and compare them without copying. ``EngineEvent`` is what ``Engine.stream``
+yields; ``LoadProgress`` only goes to the ``on_progress`` callback of ``load``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from mcp_chat_tui.core.errors import UserFacingError
+
+FINISH_REASONS = ("stop", "length", "tool_calls", "cancelled")
+LOAD_STAGES = ("download", "load", "ready")
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """A piece of the visible reply."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    """A piece of the model's reasoning (text between ``<think>`` and ``</think>``)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallProposed:
+    """The model asks to call tool ``name``; ``arguments`` is always a JSON object."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(hash=False)
+
+
+@dataclass(frozen=True)
+class ToolCallMalformed:
+    """Text the model meant as a tool call but that is not a valid one; ``raw`` is that text."""
+
+    id: str
+    raw: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Figures for one reply; ``prefilled_tokens`` is the part of the prompt that was actually computed."""
+
+    prompt_tokens: int
+    prefilled_tokens: int
+    generated_tokens: int
+    time_to_first_token: float
+    tokens_per_second: float
+    peak_memory_gb: float
+
+
+@dataclass(frozen=True)
+class Done:
+    """The reply is over: "stop", "length", "tool_calls" or "cancelled"."""
+
+    finish_reason: str
+
+
+@dataclass(frozen=True)
+class LoadProgress:
+    """Loading a model: stage "download" (bytes), "load" (into memory) or "ready"."""
+
+    stage: str
+    bytes_done: int
+    bytes_total: int | None
+    message: str = ""
+
+
+EngineEvent = Union[TextDelta, ThinkingDelta, ToolCallProposed, ToolCallMalformed, Stats, Done]
+
+
+class EngineError(UserFacingError):
+    """The engine cannot do what was asked; the message names the model or endpoint and the reason."""

@@ -1,0 +1,226 @@
+"""Find a model (local folder or Hugging Face repo), download it with progress, load it with mlx-lm.
+
+Runs on the engine's MLX thread. Every failure becomes an ``EngineError`` whose message
+names the model and says what to check.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from huggingface_hub import snapshot_download
+from huggingface_hub.errors import (
+    GatedRepoError,
+    HFValidationError,
+    LocalEntryNotFoundError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
+
+from mcp_chat_tui.engine.events import EngineError, LoadProgress
+
+Report = Callable[[LoadProgress], None]
+
+# What mlx-lm itself downloads for a model (mlx_lm.utils.DEFAULT_ALLOW_PATTERNS).
+ALLOW_PATTERNS = [
+    "*.json",
+    "model*.safetensors",
+    "*.py",
+    "tokenizer.model",
+    "*.tiktoken",
+    "tiktoken.model",
+    "*.txt",
+    "*.jsonl",
+    "*.jinja",
+]
+_PROGRESS_INTERVAL = 0.1  # seconds between download reports
+
+
+def looks_like_path(name: str) -> bool:
+    """True for names a user means as a folder: absolute, ./ ../ ~, or more than one "/"."""
+    return name.startswith(("/", "./", "../", "~", ".\\")) or name in (".", "..") or name.count("/") > 1
+
+
+def resolve_model(name: str, report: Report) -> Path:
+    """The local folder holding ``name``: the folder itself, or the downloaded snapshot of a repo id."""
+    path = Path(name).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise EngineError(f"cannot load model '{name}': {path} is a file, not a model folder")
+        return path
+    if looks_like_path(name):
+        raise EngineError(f"cannot load model '{name}': no such folder")
+    return download(name, report)
+
+
+def download(repo_id: str, report: Report) -> Path:
+    """Download (or find in the Hugging Face cache) what mlx-lm needs of ``repo_id``."""
+    progress = _DownloadProgress(report)
+    report(LoadProgress("download", 0, None, f"fetching {repo_id} from the Hugging Face hub"))
+    try:  # GatedRepoError is a RepositoryNotFoundError: keep it first
+        folder = snapshot_download(repo_id, allow_patterns=ALLOW_PATTERNS, tqdm_class=progress.bar_class())
+    except GatedRepoError:
+        raise EngineError(
+            f"cannot load model '{repo_id}': the repository is gated; accept its terms on "
+            "huggingface.co and log in with `hf auth login`"
+        ) from None
+    except RepositoryNotFoundError:
+        raise EngineError(
+            f"cannot load model '{repo_id}': repository not found on the Hugging Face hub "
+            "(check the name; private repos need `hf auth login`)"
+        ) from None
+    except RevisionNotFoundError:
+        raise EngineError(f"cannot load model '{repo_id}': revision not found on the Hugging Face hub") from None
+    except HFValidationError as exc:
+        raise EngineError(
+            f"cannot load model '{repo_id}': not a local folder and not a valid Hugging Face repo id ({exc})"
+        ) from None
+    except LocalEntryNotFoundError:
+        raise EngineError(
+            f"cannot load model '{repo_id}': it is not in the local Hugging Face cache and the hub "
+            "cannot be reached (check the network connection, a proxy, or HF_HUB_OFFLINE)"
+        ) from None
+    except OSError as exc:
+        raise EngineError(f"cannot load model '{repo_id}': download failed: {exc}") from None
+    except Exception as exc:  # the hub client raises many kinds of HTTP errors
+        raise EngineError(f"cannot load model '{repo_id}': download failed: {type(exc).__name__}: {exc}") from None
+    progress.done()
+    return Path(folder)
+
+
+def load_model_and_tokenizer(name: str, path: Path) -> tuple[Any, Any]:
+    """Load weights and tokenizer from a local folder with mlx-lm."""
+    from mlx_lm.utils import load
+
+    if not (path / "config.json").exists():
+        raise EngineError(f"cannot load model '{name}': no config.json in {path} (is this an MLX/HF model folder?)")
+    try:
+        model, tokenizer = load(str(path))
+    except EngineError:
+        raise
+    except FileNotFoundError as exc:
+        raise EngineError(f"cannot load model '{name}': {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise EngineError(f"cannot load model '{name}': a JSON file in {path} is invalid: {exc}") from None
+    except ValueError as exc:
+        raise EngineError(f"cannot load model '{name}': {exc}") from None
+    except Exception as exc:
+        raise EngineError(f"cannot load model '{name}': {type(exc).__name__}: {exc}") from None
+    return model, tokenizer
+
+
+def template_supports_tools(tokenizer: Any) -> bool:
+    """Whether the chat template can render tools: mlx-lm found tool markers, or the template uses ``tools``."""
+    if getattr(tokenizer, "has_tool_calling", False):
+        return True
+    template = getattr(tokenizer, "chat_template", None)
+    sources = list(template.values()) if isinstance(template, dict) else [template]
+    try:
+        import jinja2
+        from jinja2 import meta
+    except ImportError:  # pragma: no cover - jinja2 comes with transformers
+        return any(isinstance(s, str) and "tools" in s for s in sources)
+    env = jinja2.Environment()
+    for source in sources:
+        if not isinstance(source, str):
+            continue
+        try:
+            if "tools" in meta.find_undeclared_variables(env.parse(source)):
+                return True
+        except jinja2.TemplateError:
+            if "tools" in source:
+                return True
+    return False
+
+
+class _DownloadProgress:
+    """Turns the tqdm bars ``snapshot_download`` creates into ``LoadProgress("download", ...)`` reports.
+
+    The hub makes a bar counting files and byte bars (bytes received, bytes written); we
+    report the byte bar that counts the files' real sizes (the last byte bar made), at most
+    every 0.1 s and once at the end.
+    """
+
+    def __init__(self, report: Report) -> None:
+        self._report = report
+        self._byte_bars: list[Any] = []
+        self._last = 0.0
+
+    def bar_class(self) -> type:
+        owner = self
+
+        class ProgressBar:
+            def __init__(self, iterable: Any = None, *args: Any, **kwargs: Any) -> None:
+                self.iterable = iterable
+                self.n = kwargs.get("initial", 0) or 0
+                self.total = kwargs.get("total")
+                self.desc = kwargs.get("desc", "") or ""
+                self.unit = kwargs.get("unit", "it")
+                self.disable = False
+                if self.unit == "B":
+                    owner._byte_bars.append(self)
+
+            def __iter__(self):
+                for item in self.iterable or ():
+                    yield item
+                    self.update(1)
+
+            def __enter__(self) -> ProgressBar:
+                return self
+
+            def __exit__(self, *exc: Any) -> None:
+                self.close()
+
+            def update(self, n: float | None = 1) -> None:
+                self.n += n or 0
+                if self.unit == "B":
+                    owner.changed()
+
+            def refresh(self, *args: Any, **kwargs: Any) -> None:
+                if self.unit == "B":
+                    owner.changed()
+
+            def close(self) -> None:
+                pass
+
+            def reset(self, total: Any = None) -> None:
+                self.n, self.total = 0, total
+
+            def set_description(self, desc: str | None = None, refresh: bool = True) -> None:
+                self.desc = desc or ""
+
+            set_description_str = set_description
+
+            def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+                pass
+
+            def set_postfix(self, *args: Any, **kwargs: Any) -> None:
+                pass
+
+            @property
+            def format_dict(self) -> dict[str, Any]:
+                return {"n": self.n, "total": self.total, "rate": None}
+
+        return ProgressBar
+
+    def _current(self) -> tuple[int, int | None]:
+        if not self._byte_bars:
+            return 0, None
+        bar = self._byte_bars[-1]
+        return int(bar.n), (int(bar.total) if bar.total else None)
+
+    def changed(self) -> None:
+        now = time.monotonic()
+        if now - self._last < _PROGRESS_INTERVAL:
+            return
+        self._last = now
+        done, total = self._current()
+        self._report(LoadProgress("download", done, total, "downloading"))
+
+    def done(self) -> None:
+        done, total = self._current()
+        self._report(LoadProgress("download", done, total if total is not None else done, "download complete"))

@@ -1,0 +1,320 @@
+"""An engine that talks to an OpenAI-compatible chat-completions server (mlx_lm.server, vLLM, llama.cpp).
+
+Streams with SSE (``data:`` lines): ``choices[0].delta.content`` goes through the same
+tool-call recogniser as the local engine (servers often pass tool calls through as
+text), ``delta.tool_calls`` pieces are joined by index and checked when the reply ends,
+``delta.reasoning_content``/``reasoning`` becomes thinking. Uses httpx (the ``httpx2``
+the mcp SDK installs, or ``httpx``) and falls back to urllib on a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from mcp_chat_tui.engine.channel import ThreadChannel
+from mcp_chat_tui.engine.events import (
+    Done,
+    EngineError,
+    EngineEvent,
+    LoadProgress,
+    Stats,
+    ThinkingDelta,
+)
+from mcp_chat_tui.engine.messages import for_wire
+from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
+
+try:
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover - depends on what is installed
+    try:
+        import httpx  # type: ignore[no-redef]
+    except ImportError:
+        httpx = None  # type: ignore[assignment]
+
+_CHAT_PATH = "/chat/completions"
+
+
+class OpenAIEngine:
+    """Chat completions over HTTP: ``OpenAIEngine("http://127.0.0.1:8080/v1", "my-model")``."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        model: str,
+        api_key_env: str = "OPENAI_API_KEY",
+        *,
+        max_tokens: int = 4096,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        timeout: float = 600.0,
+        transport: str = "auto",
+    ) -> None:
+        if transport not in ("auto", "httpx", "urllib"):
+            raise ValueError(f"transport must be 'auto', 'httpx' or 'urllib', not {transport!r}")
+        if transport == "httpx" and httpx is None:
+            raise ValueError("transport 'httpx' asked for, but neither httpx2 nor httpx is installed")
+        self.endpoint = endpoint.rstrip("/")
+        self.model_name = model
+        self.api_key_env = api_key_env
+        self.supports_tools = True  # the server decides; it ignores tools its template cannot show
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.top_p = top_p
+        self.timeout = timeout
+        self._use_httpx = httpx is not None and transport != "urllib"
+
+    @property
+    def url(self) -> str:
+        """The chat-completions URL: the endpoint itself if it ends in /chat/completions, else endpoint + that."""
+        return self.endpoint if self.endpoint.endswith(_CHAT_PATH) else self.endpoint + _CHAT_PATH
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        key = os.environ.get(self.api_key_env)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    async def load(self, on_progress: Callable[[LoadProgress], None] | None = None) -> None:
+        """Check that the server answers (GET .../models); raise ``EngineError`` saying what to check if not."""
+        base = self.url[: -len(_CHAT_PATH)]
+        status, body = await asyncio.to_thread(self._get, base + "/models")
+        if status in (401, 403) or status >= 500:
+            raise self._http_error(status, body)
+        if on_progress is not None:
+            on_progress(LoadProgress("ready", 0, None, f"{self.model_name} at {self.endpoint}"))
+
+    def _get(self, url: str) -> tuple[int, str]:
+        request = urllib.request.Request(url, headers=self._headers(), method="GET")
+        try:
+            with urllib.request.urlopen(request, timeout=min(self.timeout, 15)) as response:
+                return response.status, response.read(2000).decode("utf-8", "replace")
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read(2000).decode("utf-8", "replace")
+        except (urllib.error.URLError, OSError) as exc:
+            raise self._network_error(getattr(exc, "reason", exc)) from None
+
+    def stream(
+        self,
+        messages: list[dict],
+        tools: list[dict] | None = None,
+        *,
+        known_tools: set[str] | None = None,
+    ) -> AsyncIterator[EngineEvent]:
+        """Generate a reply on the server; see ``Engine.stream``."""
+        body: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": for_wire(messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+        }
+        if tools:
+            body["tools"] = tools
+        known = known_tools if known_tools is not None else tool_names(tools)
+        return self._stream(body, ToolCallStream(known, tools=tools))
+
+    async def close(self) -> None:
+        """Nothing is held between requests."""
+
+    async def _stream(self, body: dict[str, Any], recogniser: ToolCallStream) -> AsyncIterator[EngineEvent]:
+        started = time.perf_counter()
+        first_at: float | None = None
+        pieces = 0
+        finish = "stop"
+        usage: dict[str, Any] = {}
+        calls: dict[int, dict[str, Any]] = {}
+        lines = self._lines_httpx(body) if self._use_httpx else self._lines_urllib(body)
+        try:
+            async for data in _sse_data(lines):
+                if data.strip() == "[DONE]":
+                    break
+                chunk = self._decode(data)
+                if isinstance(chunk.get("usage"), dict):
+                    usage = chunk["usage"]
+                for choice in chunk.get("choices") or []:
+                    delta = choice.get("delta") or choice.get("message") or {}
+                    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                    content = delta.get("content")
+                    if reasoning or content or delta.get("tool_calls"):
+                        pieces += 1
+                        first_at = first_at or time.perf_counter()
+                    if isinstance(reasoning, str) and reasoning:
+                        yield ThinkingDelta(reasoning)
+                    if isinstance(content, str) and content:
+                        for event in recogniser.feed(content):
+                            yield event
+                    _merge_tool_call_pieces(calls, delta.get("tool_calls"))
+                    if choice.get("finish_reason"):
+                        finish = choice["finish_reason"]
+        finally:
+            await lines.aclose()
+
+        for event in recogniser.finish():
+            yield event
+        for index in sorted(calls):
+            entry = calls[index]
+            call = {"id": entry["id"], "name": entry["name"], "arguments": entry["arguments"]}
+            raw = json.dumps({"name": entry["name"], "arguments": entry["arguments"]}, ensure_ascii=False)
+            yield recogniser.validate(call, raw)
+        ended = time.perf_counter()
+        prompt_tokens = int(usage.get("prompt_tokens") or 0)
+        cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+        generated = int(usage.get("completion_tokens") or pieces)
+        decode_time = ended - first_at if first_at is not None else 0.0
+        yield Stats(
+            prompt_tokens=prompt_tokens,
+            prefilled_tokens=max(0, prompt_tokens - cached),
+            generated_tokens=generated,
+            time_to_first_token=(first_at - started) if first_at is not None else 0.0,
+            tokens_per_second=generated / decode_time if decode_time > 0 else 0.0,
+            peak_memory_gb=0.0,
+        )
+        if recogniser.calls_proposed:
+            yield Done("tool_calls")
+        else:
+            yield Done("length" if finish == "length" else "stop")
+
+    def _decode(self, data: str) -> dict[str, Any]:
+        try:
+            chunk = json.loads(data)
+        except json.JSONDecodeError:
+            raise EngineError(f"the model server at {self.endpoint} sent data that is not JSON: {data[:200]!r}") from None
+        if not isinstance(chunk, dict):
+            raise EngineError(f"the model server at {self.endpoint} sent an unexpected reply: {data[:200]!r}")
+        if chunk.get("error"):
+            error = chunk["error"]
+            message = error.get("message", error) if isinstance(error, dict) else error
+            raise EngineError(f"the model server at {self.endpoint} reported an error: {message}")
+        return chunk
+
+    # -- transports: both yield the response body line by line ----------------------------------
+
+    async def _lines_httpx(self, body: dict[str, Any]) -> AsyncIterator[str]:
+        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 15.0))
+        try:
+            async with httpx.AsyncClient(timeout=timeout) as client:
+                async with client.stream("POST", self.url, json=body, headers=self._headers()) as response:
+                    if response.status_code >= 400:
+                        text = (await response.aread()).decode("utf-8", "replace")
+                        raise self._http_error(response.status_code, text)
+                    async for line in response.aiter_lines():
+                        yield line
+        except httpx.TimeoutException:
+            raise EngineError(
+                f"the model server at {self.endpoint} did not answer within {self.timeout:g} s "
+                "(check that it is not overloaded, or raise the timeout)"
+            ) from None
+        except httpx.ConnectError as exc:
+            raise self._network_error(exc) from None
+        except httpx.TransportError as exc:
+            raise EngineError(
+                f"the connection to the model server at {self.endpoint} broke: {type(exc).__name__}: {exc}"
+            ) from None
+
+    async def _lines_urllib(self, body: dict[str, Any]) -> AsyncIterator[str]:
+        channel = ThreadChannel(asyncio.get_running_loop())
+        stop = threading.Event()
+        data = json.dumps(body).encode("utf-8")
+        end = object()
+
+        def read() -> None:
+            request = urllib.request.Request(self.url, data=data, headers=self._headers(), method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    for raw_line in response:
+                        if stop.is_set():
+                            break
+                        channel.put([raw_line.decode("utf-8", "replace").rstrip("\r\n")])
+            except urllib.error.HTTPError as exc:
+                channel.put([self._http_error(exc.code, exc.read(2000).decode("utf-8", "replace"))])
+            except TimeoutError:
+                channel.put([EngineError(f"the model server at {self.endpoint} did not answer within {self.timeout:g} s")])
+            except (urllib.error.URLError, OSError) as exc:
+                channel.put([self._network_error(getattr(exc, "reason", exc))])
+            finally:
+                channel.put([end])
+
+        threading.Thread(target=read, name="openai-engine-reader", daemon=True).start()
+        try:
+            while True:
+                for item in await channel.get():
+                    if item is end:
+                        return
+                    if isinstance(item, EngineError):
+                        raise item
+                    yield item
+        finally:
+            stop.set()
+
+    # -- errors that say what to check ----------------------------------------------------------
+
+    def _network_error(self, reason: Any) -> EngineError:
+        return EngineError(
+            f"cannot reach the model server at {self.endpoint}: {reason}. "
+            "Check that the server is running and that the address and port are right."
+        )
+
+    def _http_error(self, status: int, body: str) -> EngineError:
+        detail = body.strip().replace("\n", " ")[:300]
+        if status in (401, 403):
+            hint = f"check the API key in the environment variable {self.api_key_env}"
+        elif status == 404:
+            hint = f"check the endpoint URL (it usually ends in /v1) and the model name '{self.model_name}'"
+        elif status >= 500:
+            hint = "the server failed; its own log says why"
+        else:
+            hint = "the server rejected the request"
+        return EngineError(f"the model server at {self.endpoint} answered HTTP {status}: {hint}. {detail}".rstrip())
+
+
+async def _sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
+    """The data of each server-sent event (``data:`` lines joined, dispatched at a blank line)."""
+    buffer: list[str] = []
+    async for line in lines:
+        if not line.strip():
+            if buffer:
+                yield "\n".join(buffer)
+                buffer = []
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        if field == "data":
+            buffer.append(value[1:] if value.startswith(" ") else value)
+    if buffer:
+        yield "\n".join(buffer)
+
+
+def _merge_tool_call_pieces(calls: dict[int, dict[str, Any]], pieces: Any) -> None:
+    """Join streamed ``delta.tool_calls`` pieces by their index."""
+    if not isinstance(pieces, list):
+        return
+    for piece in pieces:
+        if not isinstance(piece, dict):
+            continue
+        index = piece.get("index")
+        if not isinstance(index, int):
+            index = len(calls)
+        entry = calls.setdefault(index, {"id": None, "name": "", "arguments": ""})
+        if isinstance(piece.get("id"), str) and piece["id"]:
+            entry["id"] = piece["id"]
+        function = piece.get("function") or {}
+        name = function.get("name")
+        if isinstance(name, str) and name and name != entry["name"]:
+            entry["name"] += name
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            entry["arguments"] += arguments
+        elif isinstance(arguments, dict):
+            entry["arguments"] = json.dumps(arguments, ensure_ascii=False)

@@ -260,3 +260,18 @@ def test_agent_services_do_not_import_textual():
     )
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert output.strip() == "False"
+
+
+async def test_an_engine_error_mid_reply_ends_the_turn_with_the_message_and_keeps_the_text(hub):
+    from mcp_chat_tui.engine.events import EngineError, TextDelta
+
+    class FailingEngine(ScriptedEngine):
+        async def stream(self, messages, tools=None, *, known_tools=None):
+            yield TextDelta("partial ")
+            raise EngineError("endpoint http://127.0.0.1:1/v1 stopped answering")
+
+    agent = Agent(FailingEngine([]), hub, ApprovalPolicy("ask"))
+    sink = Recorder()
+    assert await agent.run_turn("x", sink) == TurnEnd.ERROR
+    assert "stopped answering" in sink.of(TurnFinished)[-1].error
+    assert agent.messages[-1] == {"role": "assistant", "content": "partial "}

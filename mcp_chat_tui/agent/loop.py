@@ -173,6 +173,7 @@ class Agent:
             self._close_stopped(state)
         except EngineError as exc:
             end = TurnEnd.ERROR
+            self._close_stopped(state)  # keep what the reply said before the engine failed
             sink(TurnFinished(end, state.iterations, str(exc)))
             return end
         finally:

@@ -80,3 +80,32 @@ def start_http_server(module_args: list[str], port: int) -> subprocess.Popen:
             time.sleep(0.1)
     process.kill()
     raise RuntimeError("HTTP server did not start")
+
+
+def pids_running_in(folder: Path) -> list[int]:
+    """Live processes whose working directory is ``folder``."""
+    found = []
+    target = str(folder.resolve())
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if os.readlink(entry / "cwd") == target:
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+async def eventually(predicate, timeout: float = 10.0, interval: float = 0.05) -> bool:
+    """``wait_until`` for async tests: lets the event loop run while waiting."""
+    import asyncio
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(interval)
+    return predicate()

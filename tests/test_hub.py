@@ -12,12 +12,12 @@ from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub, ServerState
 from tests.helpers import (
     demo_config,
+    eventually,
     fixture_config,
     free_port,
     new_marker,
     pids_with,
     start_http_server,
-    wait_until,
 )
 
 
@@ -127,8 +127,8 @@ async def test_server_crashing_during_a_call_is_reported_and_can_be_restarted():
         result = await hub.call_tool("fragile", "crash", {})
         assert result.failure is not None and result.failure.kind == FailureKind.CRASHED
         assert "fragile" in result.failure.message
-        assert wait_until(lambda: hub.status("fragile").state == ServerState.CRASHED, 5)
-        assert wait_until(lambda: not pids_with(marker), 5), "the crashed server's process is still there"
+        assert await eventually(lambda: hub.status("fragile").state == ServerState.CRASHED, 5)
+        assert await eventually(lambda: not pids_with(marker), 5), "the crashed server's process is still there"
         assert "fragile" not in {spec.server for spec in hub.tools()}
         await _assert_others_still_work(hub)
 
@@ -194,7 +194,7 @@ async def test_stderr_is_captured_in_the_tail_and_the_log_file(tmp_path):
         await hub.start_all()
         await hub.call_tool("talker", "shout_to_stderr", {"text": "hello log"})
         status = hub.status("talker")
-        assert wait_until(lambda: any("stderr says: hello log" in line for line in status.stderr_tail), 5)
+        assert await eventually(lambda: any("stderr says: hello log" in line for line in status.stderr_tail), 5)
     log_text = (tmp_path / "talker.log").read_text()
     assert "fixture talker starting" in log_text and "stderr says: hello log" in log_text
 

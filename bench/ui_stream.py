@@ -1,0 +1,350 @@
+"""What the full-screen app costs while a reply streams in, and at start-up.
+
+Run: ``/work/venv/bin/python bench/ui_stream.py [--runs 11] [--tokens 600] [--appends 20000] [--append-runs 5] [--starts 15]``
+
+1. ui_vs_engine_tps_ratio: tokens per second of a reply streamed into the chat pane of a
+   headless ``ChatApp`` (from the agent's TurnStarted to the app having handled TurnFinished,
+   i.e. the reply fully shown), divided by tokens per second of ``MlxEngine.stream`` iterated
+   directly, on the same model and prompt. Runs come in pairs (engine then app, then app then
+   engine, ...); the figure is the median of the pairs' ratios, which drifting machine load
+   (another process training on the same cores) disturbs least. Target >= 0.95.
+2. append_last_vs_first_ratio: 20,000 tokens of realistic Markdown (paragraphs, lists, code
+   blocks, headings) posted to a headless app as agent text events, in blocks of 1,000, after a
+   1,000-token warm-up reply; each block is timed until the app has handled every event and
+   the reply's widgets have taken in all the text. The last block's time over the first's,
+   median over 5 apps. Target <= 1.5.
+3. first_frame_vs_minimal_ratio: time from ``run_test()`` entry until the app's ``Ready`` event
+   (Textual posts it after the first layout of the first screen, i.e. with the first frame),
+   for ``ChatApp`` (scripted engine, no servers) over a Textual app with one Static.
+   Alternating runs, medians. Target <= 1.5.
+
+The model for 1 is the demo model when ``mcp_chat_tui/demo/model`` exists and its greedy
+reply to the prompt runs to the token limit; otherwise a random qwen2 model of the demo
+model's shape (``tests/models.py``), which never stops early. User directories point into a
+temporary folder, so no transcript or log is written elsewhere. The last line printed is one
+JSON object with the three figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from textual import events  # noqa: E402
+from textual.app import App, ComposeResult  # noqa: E402
+from textual.widgets import Markdown, Static  # noqa: E402
+
+from mcp_chat_tui.agent import ApprovalPolicy  # noqa: E402
+from mcp_chat_tui.agent.events import AssistantText, GenerationStats, TurnEnd, TurnFinished, TurnStarted  # noqa: E402
+from mcp_chat_tui.config import Settings  # noqa: E402
+from mcp_chat_tui.engine.events import Done, Stats  # noqa: E402
+from mcp_chat_tui.servers import ServerHub  # noqa: E402
+from mcp_chat_tui.ui.app import ChatApp  # noqa: E402
+from mcp_chat_tui.ui.format import FrozenClock  # noqa: E402
+from mcp_chat_tui.ui.messages import AgentEventPosted  # noqa: E402
+
+DEMO_MODEL = ROOT / "mcp_chat_tui" / "demo" / "model"
+DEMO_SHAPE = {"hidden_size": 128, "layers": 4, "heads": 4, "kv_heads": 2, "intermediate_size": 384, "vocab_size": 2000}
+PROMPT = "Tell me a long story about a fox who learns to program, with many details."
+SIZE = (140, 40)
+BLOCK = 1000
+
+
+# ----- 1. streaming a real reply -------------------------------------------------------------
+
+
+def demo_shape() -> dict:
+    """The demo model's layer sizes (or the planned ones while it is not trained yet)."""
+    config_file = DEMO_MODEL / "config.json"
+    if not config_file.exists():
+        return dict(DEMO_SHAPE)
+    config = json.loads(config_file.read_text())
+    return {"hidden_size": config["hidden_size"], "layers": config["num_hidden_layers"],
+            "heads": config["num_attention_heads"], "kv_heads": config["num_key_value_heads"],
+            "intermediate_size": config["intermediate_size"], "vocab_size": min(config["vocab_size"], 2000)}
+
+
+async def engine_run(model: str, max_tokens: int) -> tuple[int, float]:
+    """Generated tokens and seconds for one reply read straight from ``MlxEngine.stream``."""
+    from mcp_chat_tui.engine.mlx_engine import MlxEngine
+
+    engine = MlxEngine(model, max_tokens=max_tokens)
+    await engine.load()
+    try:
+        tokens = 0
+        started = time.perf_counter()
+        async for event in engine.stream([{"role": "user", "content": PROMPT}], None, known_tools=set()):
+            if isinstance(event, Stats):
+                tokens = event.generated_tokens
+            elif isinstance(event, Done):
+                break
+        return tokens, time.perf_counter() - started
+    finally:
+        await engine.close()
+
+
+class TimedChatApp(ChatApp):
+    """The real app, noting when the agent starts the turn and when the app has shown all of it."""
+
+    turn_started = 0.0
+    turn_shown = 0.0
+    generated_tokens = 0
+
+    def _sink(self, event) -> None:
+        if isinstance(event, TurnStarted):
+            self.turn_started = time.perf_counter()
+        elif isinstance(event, GenerationStats):
+            self.generated_tokens = event.stats.generated_tokens
+        super()._sink(event)
+
+    async def _turn_finished(self, event) -> None:
+        await super()._turn_finished(event)
+        self.turn_shown = time.perf_counter()
+
+
+async def wait_for(pilot, predicate, what: str, timeout: float = 600.0) -> None:
+    """Poll with plain sleeps: ``pilot.pause`` would send a message to every widget each time."""
+    deadline = time.perf_counter() + timeout
+    while not predicate():
+        if time.perf_counter() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        await asyncio.sleep(0.005)
+
+
+async def app_run(model: str, max_tokens: int) -> tuple[int, float]:
+    """Generated tokens and seconds for one reply streamed into a headless ChatApp."""
+    from mcp_chat_tui.engine.mlx_engine import MlxEngine
+
+    app = TimedChatApp(engine=MlxEngine(model, max_tokens=max_tokens), hub=ServerHub([]),
+                       policy=ApprovalPolicy("ask"), settings=Settings(), clock=FrozenClock())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.ready.is_set() or app.fatal_error is not None, "the model")
+        if app.fatal_error:
+            raise SystemExit(app.fatal_error)
+        prompt = app.query_one("#prompt")
+        prompt.value = PROMPT
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.turn_shown > 0, "the reply")
+    return app.generated_tokens, app.turn_shown - app.turn_started
+
+
+async def pick_model(max_tokens: int, scratch: Path) -> tuple[str, str]:
+    if (DEMO_MODEL / "model.safetensors").exists():
+        tokens, _ = await engine_run(str(DEMO_MODEL), max_tokens)
+        if tokens >= max_tokens:
+            return str(DEMO_MODEL), "demo model"
+        print(f"the demo model answers the prompt in {tokens} tokens: using a random model of its shape")
+    from tests.models import build_tiny_model
+
+    shape = demo_shape()
+    folder = build_tiny_model(scratch / "ui-bench-qwen2", **shape)
+    return str(folder), "random qwen2 {hidden_size}x{layers} (the demo model's shape)".format(**shape)
+
+
+async def streaming_ratio(runs: int, max_tokens: int, scratch: Path) -> float:
+    model, label = await pick_model(max_tokens, scratch)
+    print(f"1. streaming: {label}, {max_tokens} tokens per reply, {runs} pairs of runs")
+    await engine_run(model, max_tokens)  # warm-up: MLX kernels, imports
+    await app_run(model, max_tokens)
+    engine_rates, app_rates, ratios = [], [], []
+    for index in range(runs):
+        order = (engine_run, app_run) if index % 2 == 0 else (app_run, engine_run)
+        pair = {}
+        for run in order:
+            tokens, seconds = await run(model, max_tokens)
+            pair[run] = tokens / seconds
+        engine_rates.append(pair[engine_run])
+        app_rates.append(pair[app_run])
+        ratios.append(pair[app_run] / pair[engine_run])
+    ratio = statistics.median(ratios)
+    print(f"   engine alone: median {statistics.median(engine_rates):.0f} tok/s  "
+          f"({', '.join(f'{r:.0f}' for r in engine_rates)})")
+    print(f"   in the app:   median {statistics.median(app_rates):.0f} tok/s  "
+          f"({', '.join(f'{r:.0f}' for r in app_rates)})")
+    print(f"   app/engine per pair: {', '.join(f'{r:.2f}' for r in ratios)}; median {ratio:.3f}  (target >= 0.95)")
+    return ratio
+
+
+# ----- 2. a very long reply ------------------------------------------------------------------
+
+WORDS = ("the a model server tool call result stream token cache prompt reply window layer value "
+         "function table screen widget message event queue thread loop answer question time zone "
+         "number list file path search page index record state error retry start stop ready").split()
+
+
+def markdown_tokens(count: int, seed: int = 4) -> list[str]:
+    """``count`` token-sized pieces of a long Markdown reply: paragraphs, lists, code, headings."""
+    rng = random.Random(seed)
+    tokens: list[str] = []
+
+    def sentence() -> list[str]:
+        words = [rng.choice(WORDS) for _ in range(rng.randint(6, 16))]
+        words[0] = words[0].capitalize()
+        if rng.random() < 0.2:
+            words[rng.randrange(len(words))] = f"**{rng.choice(WORDS)}**"
+        if rng.random() < 0.2:
+            words[rng.randrange(len(words))] = f"`{rng.choice(WORDS)}()`"
+        return [f" {w}" if i else w for i, w in enumerate(words)] + ["."]
+
+    section = 0
+    while len(tokens) < count:
+        kind = rng.random()
+        if kind < 0.08:
+            section += 1
+            tokens += ["## ", "Part", f" {section}", "\n\n"]
+        elif kind < 0.6:
+            for index in range(rng.randint(2, 5)):
+                tokens += ([" "] if index else []) + sentence()
+            tokens.append("\n\n")
+        elif kind < 0.85:
+            for _ in range(rng.randint(3, 6)):
+                tokens += ["- "] + sentence() + ["\n"]
+            tokens.append("\n")
+        else:
+            tokens += ["```", "python", "\n"]
+            for line in range(rng.randint(3, 10)):
+                name = rng.choice(WORDS)
+                tokens += ["    " * (line % 3), "result", " =", f" {name}", "(", f"{line}", ")", "\n"]
+            tokens += ["```", "\n\n"]
+    return tokens[:count]
+
+
+async def post_reply(app: ChatApp, pilot, tokens: list[str], times: list[float] | None = None) -> None:
+    """One reply of ``tokens`` posted as agent events, in blocks of ``BLOCK``; each block timed until shown."""
+    app.post_message(AgentEventPosted(TurnStarted("a long reply")))
+    for start in range(0, len(tokens), BLOCK):
+        began = time.perf_counter()
+        for token in tokens[start:start + BLOCK]:
+            app.post_message(AgentEventPosted(AssistantText(token)))
+        await settled(app, pilot)
+        if times is not None:
+            times.append(time.perf_counter() - began)
+    app.post_message(AgentEventPosted(TurnFinished(TurnEnd.ANSWERED, 1)))
+    await wait_for(pilot, lambda: app._reply is None, "the end of the reply")
+
+
+async def settled(app: ChatApp, pilot) -> None:
+    """Until the app has handled every message posted so far and the reply shows all its text."""
+    handled = asyncio.Event()
+    app.call_later(handled.set)  # runs after the messages already in the app's queue
+    await handled.wait()
+    await wait_for(pilot, lambda: _reply_idle(app), "the reply to take in its text")
+    await pilot.pause()
+
+
+def _reply_idle(app: ChatApp) -> bool:
+    """No text waits for a flush, in the Markdown stream or in a Markdown update."""
+    reply = app._reply
+    if reply is None:
+        return True
+    if reply._unwritten or reply._flush_timer is not None:
+        return False
+    stream = reply._stream
+    if stream is not None and stream._pending:
+        return False
+    return not any(widget.lock.is_locked for widget in reply.query(Markdown))
+
+
+async def append_ratio(total: int, runs: int) -> float:
+    """Median over ``runs`` apps of (last block's time / first block's time)."""
+    from tests.fakes import ScriptedEngine
+
+    tokens = markdown_tokens(total)
+    ratios = []
+    print(f"2. a {total}-token Markdown reply in blocks of {BLOCK} appends, after a {BLOCK}-token warm-up reply")
+    for _ in range(runs):
+        app = ChatApp(engine=ScriptedEngine([]), hub=ServerHub([]), policy=ApprovalPolicy("ask"),
+                      settings=Settings(), clock=FrozenClock())
+        times: list[float] = []
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, app.ready.is_set, "start-up")
+            await post_reply(app, pilot, markdown_tokens(BLOCK, seed=1))  # first-use costs: Markdown CSS, parser
+            await post_reply(app, pilot, tokens, times)
+        ratios.append(times[-1] / times[0])
+        print("   block ms: " + " ".join(f"{t * 1000:.0f}" for t in times)
+              + f"  -> last/first {ratios[-1]:.3f}", flush=True)
+    ratio = statistics.median(ratios)
+    print(f"   median last/first {ratio:.3f}  (target <= 1.5)")
+    return ratio
+
+
+# ----- 3. time to the first frame --------------------------------------------------------------
+
+
+class MinimalApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Static("hello")
+
+
+async def first_frame(make) -> float:
+    """Seconds from ``run_test()`` entry to the app's ``Ready`` event (posted with the first frame)."""
+    app = make()
+    ready_at: list[float] = []
+
+    def hook(message) -> None:
+        if isinstance(message, events.Ready) and not ready_at:
+            ready_at.append(time.perf_counter())
+
+    started = time.perf_counter()
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await wait_for(pilot, lambda: bool(ready_at), "the first frame")
+    return ready_at[0] - started
+
+
+def make_chat_app() -> ChatApp:
+    from tests.fakes import ScriptedEngine
+
+    return ChatApp(engine=ScriptedEngine([]), hub=ServerHub([]), policy=ApprovalPolicy("ask"),
+                   settings=Settings(), clock=FrozenClock())
+
+
+async def first_frame_ratio(starts: int) -> float:
+    await first_frame(MinimalApp)  # warm-up: imports, parsed default CSS
+    await first_frame(make_chat_app)
+    minimal, chat = [], []
+    for index in range(starts):
+        order = (MinimalApp, make_chat_app) if index % 2 == 0 else (make_chat_app, MinimalApp)
+        for make in order:
+            (minimal if make is MinimalApp else chat).append(await first_frame(make))
+    m, c = statistics.median(minimal), statistics.median(chat)
+    print(f"3. first frame, {starts} starts each, alternating: minimal app {m * 1000:.0f} ms, "
+          f"ChatApp {c * 1000:.0f} ms, ratio {c / m:.3f}  (target <= 1.5)")
+    return c / m
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=11, help="pairs of streaming runs")
+    parser.add_argument("--tokens", type=int, default=600, help="max tokens per streamed reply")
+    parser.add_argument("--appends", type=int, default=20_000, help="tokens of the long reply")
+    parser.add_argument("--append-runs", type=int, default=5, help="long replies, each in a new app")
+    parser.add_argument("--starts", type=int, default=15, help="app starts of each kind")
+    parser.add_argument("--only", choices=("stream", "append", "start"), help="run one part")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="mct-ui-bench-") as scratch:
+        for kind in ("CONFIG", "DATA", "LOG"):
+            os.environ[f"MCP_CHAT_TUI_{kind}_DIR"] = str(Path(scratch) / kind.lower())
+        figures = {"ui_vs_engine_tps_ratio": None, "append_last_vs_first_ratio": None,
+                   "first_frame_vs_minimal_ratio": None}
+        if args.only in (None, "stream"):
+            figures["ui_vs_engine_tps_ratio"] = round(await streaming_ratio(args.runs, args.tokens, Path(scratch)), 3)
+        if args.only in (None, "append"):
+            figures["append_last_vs_first_ratio"] = round(await append_ratio(args.appends, args.append_runs), 3)
+        if args.only in (None, "start"):
+            figures["first_frame_vs_minimal_ratio"] = round(await first_frame_ratio(args.starts), 3)
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,802 @@
+"""Train the tiny bundled demo model, ``mcp_chat_tui/demo/model``.
+
+The demo model is a toy: a ~1M-parameter qwen2-shaped model with its own small
+byte-level BPE tokenizer, trained from scratch on synthetic conversations about
+the six tools of the bundled demo MCP server (calculator, current_time,
+convert_units, web_search, read_file, sleep). It exists so that the app runs
+offline at once and so that tests can drive a whole turn (tool call, result,
+answer) through the real MLX engine. It knows nothing beyond those tools and a
+few greetings; for real use, load a real model.
+
+Everything the model sees is what the app sends: the tools come from the real
+demo server (started over stdio with the MCP SDK, in the server's listing
+order, turned into ``ToolSpec.to_openai()``), every prompt is rendered by the
+model's own chat template through mlx-lm's tokenizer wrapper with no system
+prompt, and every tool result is a real output of the demo tool functions
+(with the clock and ``asyncio.sleep`` patched so results vary and sleeping is
+instant, and ``read_file`` reading from a scratch folder).
+
+Retrain (from the repository root; deterministic for a given --seed):
+
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 \\
+        python scripts/train_demo_model.py --steps 1600
+
+The LD_PRELOAD is optional but makes training about 10x faster on Linux CPUs
+(MLX's CPU wheel bundles a slow reference BLAS; Debian/Ubuntu package
+``libopenblas0-pthread``). The script ends by evaluating the saved model with
+greedy decoding through ``mlx_lm.load`` / ``mlx_lm.generate`` on held-out
+requests, and ``--eval-only`` repeats just that evaluation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import os
+import random
+import sys
+import tempfile
+import time
+import types
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from zoneinfo import available_timezones
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUT = REPO_ROOT / "mcp_chat_tui" / "demo" / "model"
+sys.path.insert(0, str(REPO_ROOT))
+
+from mcp_chat_tui.core.tools import ToolSpec  # noqa: E402
+import mcp_chat_tui.demo.server as demo  # noqa: E402
+
+IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
+CALL_START, CALL_END = "<tool_call>", "</tool_call>"
+
+# The chat template. Qwen-style turns; the tools block is one line per tool in a
+# compact signature form because it sits in every prompt; assistant tool calls
+# render as <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>, which
+# makes mlx-lm pick its json_tools parser (the template names tool_call.name).
+CHAT_TEMPLATE = r"""{%- macro text(content) -%}
+{%- if content is none -%}{%- elif content is string -%}{{ content }}{%- else -%}{%- for part in content -%}{%- if part.text is defined -%}{{ part.text }}{%- endif -%}{%- endfor -%}{%- endif -%}
+{%- endmacro -%}
+{%- set has_system = messages and messages[0].role == 'system' -%}
+{%- if tools or has_system -%}
+{{- '<|im_start|>system\n' -}}
+{%- if has_system -%}{{- text(messages[0].content) -}}{%- if tools -%}{{- '\n\n' -}}{%- endif -%}{%- endif -%}
+{%- if tools -%}
+{{- 'Tools:' -}}
+{%- for tool in tools -%}
+{%- set f = tool.function if tool.function is defined else tool -%}
+{%- set params = f.parameters if f.parameters is defined and f.parameters else {} -%}
+{%- set props = params.properties if params.properties is defined and params.properties else {} -%}
+{%- set required = params.required if params.required is defined and params.required else [] -%}
+{{- '\n' ~ f.name ~ '(' -}}
+{%- for pname, p in props.items() -%}
+{{- ', ' if not loop.first -}}{{- pname -}}
+{%- if pname not in required and p.default is not defined -%}{{- '?' -}}{%- endif -%}
+{{- ': ' -}}{%- if p.type is not defined -%}{{- 'any' -}}{%- elif p.type is string -%}{{- p.type -}}{%- else -%}{{- p.type | join('|') -}}{%- endif -%}
+{%- if p.enum is defined -%}{{- ' in ' ~ (p.enum | tojson) -}}{%- endif -%}
+{%- if p.default is defined -%}{{- ' = ' ~ (p.default | tojson) -}}{%- endif -%}
+{%- endfor -%}
+{{- ')' -}}{%- if f.description -%}{{- ': ' ~ f.description -}}{%- endif -%}
+{%- endfor -%}
+{%- endif -%}
+{{- '<|im_end|>\n' -}}
+{%- endif -%}
+{%- for message in messages -%}
+{%- if message.role == 'system' -%}
+{%- if not loop.first -%}{{- '<|im_start|>system\n' ~ text(message.content) ~ '<|im_end|>\n' -}}{%- endif -%}
+{%- elif message.role == 'assistant' -%}
+{{- '<|im_start|>assistant\n' ~ text(message.content) -}}
+{%- if message.tool_calls is defined and message.tool_calls -%}
+{%- for call in message.tool_calls -%}
+{%- set tool_call = call.function if call.function is defined else call -%}
+{%- if not loop.first or text(message.content) -%}{{- '\n' -}}{%- endif -%}
+{{- '<tool_call>\n{"name": ' ~ (tool_call.name | tojson) ~ ', "arguments": ' -}}
+{%- if tool_call.arguments is string -%}{{- tool_call.arguments -}}{%- else -%}{{- tool_call.arguments | tojson -}}{%- endif -%}
+{{- '}\n</tool_call>' -}}
+{%- endfor -%}
+{%- endif -%}
+{{- '<|im_end|>\n' -}}
+{%- elif message.role == 'tool' -%}
+{{- '<|im_start|>tool\n' ~ text(message.content) ~ '<|im_end|>\n' -}}
+{%- else -%}
+{{- '<|im_start|>' ~ message.role ~ '\n' ~ text(message.content) ~ '<|im_end|>\n' -}}
+{%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}"""
+
+QWEN2_PRETOKENIZE_REGEX = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"""
+                           r""" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+
+GREETING = ("Hello! I am the tiny demo model of mcp-chat-tui. I can use the demo tools: "
+            "calculator, current_time, convert_units, web_search, read_file and sleep.")
+
+
+# --------------------------------------------------------------------------- tools
+
+
+async def _list_demo_tools() -> list[ToolSpec]:
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"],
+                                   cwd=str(REPO_ROOT))
+    async with Client(params) as client:
+        tools = (await client.list_tools()).tools
+    return [ToolSpec(server="demo", name=t.name, description=t.description or "",
+                     input_schema=t.input_schema,
+                     annotations=t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else {},
+                     title=t.title)
+            for t in tools]
+
+
+def demo_tools_openai() -> list[dict]:
+    """The demo server's tools exactly as the app passes them to the chat template."""
+    return [spec.to_openai() for spec in asyncio.run(_list_demo_tools())]
+
+
+class _Clock:
+    """Stands in for ``datetime`` in the demo server so ``current_time`` reports chosen moments."""
+
+    moment = datetime(2025, 1, 1, tzinfo=timezone.utc)
+
+    @classmethod
+    def now(cls, tz=None):
+        return cls.moment.astimezone(tz) if tz else cls.moment
+
+
+async def _no_sleep(seconds):
+    return None
+
+
+class ToolRunner:
+    """Calls the real demo tool functions; returns the text the app puts in the tool message."""
+
+    def __init__(self, workdir: Path):
+        self.workdir = workdir
+
+    def __call__(self, name: str, arguments: dict, moment: datetime | None = None) -> str:
+        saved = demo.datetime, demo.asyncio
+        demo.datetime = _Clock
+        demo.asyncio = types.SimpleNamespace(sleep=_no_sleep)
+        if moment is not None:
+            _Clock.moment = moment
+        cwd = os.getcwd()
+        os.chdir(self.workdir)
+        try:
+            result = getattr(demo, name)(**arguments)
+            if asyncio.iscoroutine(result):
+                result = asyncio.run(result)
+            return str(result)
+        except demo.ToolError as exc:
+            return f"Error: {exc}"  # what ToolCallResult.for_model() gives for a tool error
+        finally:
+            os.chdir(cwd)
+            demo.datetime, demo.asyncio = saved
+
+
+# --------------------------------------------------------------------------- synthetic conversations
+
+ZONE_PREFIXES = ("Africa", "America", "Asia", "Australia", "Europe", "Pacific", "Atlantic", "Indian")
+
+
+def _zones() -> list[str]:
+    return sorted(z for z in available_timezones()
+                  if z.count("/") == 1 and z.split("/")[0] in ZONE_PREFIXES and "GMT" not in z)
+
+
+UNITS = {
+    "length": ["km", "miles", "m", "meters", "feet", "ft", "inches", "cm", "yards", "mm", "kilometers", "mi"],
+    "mass": ["kg", "pounds", "lb", "grams", "g", "ounces", "oz", "kilograms", "tonnes"],
+    "volume": ["liters", "l", "ml", "gallons", "cups", "litres"],
+    "speed": ["km/h", "mph", "m/s", "knots"],
+    "temperature": ["celsius", "fahrenheit", "kelvin", "c", "f"],
+}
+
+SEARCH_TOPICS = [
+    "the speed of light", "speed of light", "MLX", "MLX framework", "Model Context Protocol", "MCP",
+    "Textual", "Tokyo", "Tokyo travel", "Paris weather", "weather in Paris", "Python", "Python programming",
+    "Rust", "Rust language", "Mount Everest", "Everest height", "coffee roasting", "how coffee is roasted",
+    "planets", "solar system", "marathon distance", "marathon", "language models", "large language models",
+    "chess champions", "world chess champions", "sourdough bread", "sourdough", "Linux kernel", "Linux",
+    "bees", "pollination", "Great Wall of China", "the Great Wall", "stock market", "stocks",
+    "moon landing", "Apollo 11", "light speed", "tool calling", "Apple silicon", "cherry blossoms",
+]
+SEARCH_WORDS = ["history", "jazz", "football", "volcano", "piano", "ocean", "tea", "guitar", "desert",
+                "robots", "origami", "tango", "whales", "pizza", "cycling", "tennis", "poetry", "glaciers",
+                "dinosaurs", "vikings", "opera", "sushi", "kites", "owls", "castles", "comets", "rainbows",
+                "yoga", "cheese", "trains", "bridges", "deserts", "jungle", "wolves", "cactus", "ballet"]
+FILE_STEMS = ["notes", "todo", "readme", "plan", "ideas", "log", "draft", "list", "report", "config",
+              "summary", "journal", "shopping", "recipe", "agenda", "memo", "data", "tasks", "hello", "story"]
+FILE_EXTS = [".txt", ".md", ".txt", ".csv", ".log", ".toml", ".json", ".py"]
+FILE_LINES = ["buy milk", "call Anna", "fix the login bug", "meeting at 10", "water the plants",
+              "ship version 2", "read a book", "pay rent", "book a train", "clean the desk",
+              "learn MLX", "try the demo", "walk the dog", "send the report", "backup the laptop"]
+
+CHAT = [
+    (["hello", "hi", "hey", "hello!", "hi there", "hey there", "good morning", "good evening", "hello there"],
+     [GREETING]),
+    (["who are you?", "what are you?", "what can you do?", "help", "what tools do you have?"],
+     [GREETING]),
+    (["thanks", "thank you", "thanks!", "thank you!", "great, thanks"],
+     ["You're welcome!"]),
+    (["bye", "goodbye", "see you"],
+     ["Goodbye!"]),
+]
+
+
+def _num(rng: random.Random, small: bool = False) -> int | float:
+    roll = rng.random()
+    if roll < 0.15:
+        return round(rng.uniform(0.1, 99.9), 1)
+    if small or roll < 0.55:
+        return rng.randint(1, 20)
+    if roll < 0.85:
+        return rng.randint(10, 999)
+    return rng.randint(1000, 99999)
+
+
+def _fmt(value: int | float) -> str:
+    return f"{value:g}"
+
+
+class Conversations:
+    """Makes conversations for one split: train or held-out (new cities, queries, numbers seen by chance)."""
+
+    def __init__(self, rng: random.Random, run_tool: ToolRunner, zones: list[str], topics: list[str],
+                 words: list[str]):
+        self.rng, self.run_tool, self.zones, self.topics, self.words = rng, run_tool, zones, topics, words
+
+    # Each request maker returns (user text, tool name, arguments, answer maker(result) -> text).
+
+    def calculator(self):
+        rng = self.rng
+        a, b = _num(rng), _num(rng)
+        kind = rng.random()
+        if kind < 0.7:
+            op = rng.choice(["+", "-", "*", "/", "*", "+"])
+            expression = f"{_fmt(a)} {op} {_fmt(b)}"
+        elif kind < 0.8:
+            expression = f"{rng.randint(2, 12)}^{rng.randint(2, 12)}"
+        elif kind < 0.9:
+            c = _num(rng, small=True)
+            ops = rng.choices(["+", "-", "*"], k=2)
+            expression = f"{_fmt(a)} {ops[0]} {_fmt(b)} {ops[1]} {_fmt(c)}"
+        elif kind < 0.96:
+            expression = f"sqrt({rng.randint(1, 999)})"
+        else:
+            expression = f"{_fmt(a)} / 0"
+        phrase = rng.choice(["what is {e}?", "what is {e}", "calculate {e}", "how much is {e}", "how much is {e}?",
+                             "compute {e}", "what's {e}?", "{e} = ?", "can you work out {e}?", "evaluate {e}",
+                             "please calculate {e}", "what does {e} make?", "{e}?", "solve {e}"])
+
+        def answer(result: str) -> str:
+            if result.startswith("Error: "):
+                return f"I could not calculate that: {result[7:]}."
+            return f"{result}."
+        return phrase.format(e=expression), "calculator", {"expression": expression}, answer
+
+    def current_time(self):
+        rng = self.rng
+        zone = rng.choice(self.zones)
+        place = zone if rng.random() < 0.3 else zone.split("/")[1].replace("_", " ")
+        phrase = rng.choice(["what time is it in {p}?", "current time in {p}", "what's the time in {p}?",
+                             "time in {p}", "what time is it in {p}", "tell me the time in {p}",
+                             "what is the time in {p} right now?", "current time in {p}?", "clock in {p}?"])
+
+        def answer(result: str) -> str:
+            if result.startswith("Error: "):
+                return f"I could not get the time: {result[7:]}."
+            day, clock, _, key = result.split(" ")[:4]
+            return f"It is {clock} on {day} in {key}."
+        return phrase.format(p=place), "current_time", {"timezone": place}, answer
+
+    def convert_units(self):
+        rng = self.rng
+        dimension = rng.choice(list(UNITS))
+        source, target = rng.sample(UNITS[dimension], 2)
+        value = _num(rng)
+        phrase = rng.choice(["convert {v} {a} to {b}", "how many {b} is {v} {a}?", "{v} {a} in {b}?",
+                             "what is {v} {a} in {b}?", "convert {v} {a} into {b}", "{v} {a} to {b}",
+                             "how many {b} are {v} {a}?", "please convert {v} {a} to {b}"])
+
+        def answer(result: str) -> str:
+            if result.startswith("Error: "):
+                return f"I could not convert that: {result[7:]}."
+            left, right = result.split(" = ")
+            return f"{left} is {right}."
+        arguments = {"value": value, "from_unit": source, "to_unit": target}
+        return phrase.format(v=_fmt(value), a=source, b=target), "convert_units", arguments, answer
+
+    def web_search(self):
+        rng = self.rng
+        if rng.random() < 0.75:
+            query = rng.choice(self.topics)
+        else:
+            query = " ".join(rng.sample(self.words, rng.choice([1, 2])))
+        phrase = rng.choice(["search the web for {q}", "look up {q}", "search for {q}", "find {q} on the web",
+                             "web search {q}", "search the web for {q}", "can you look up {q}?",
+                             "find information about {q}", "google {q}"])
+
+        def answer(result: str) -> str:
+            if result.startswith("No results for"):
+                return f"I found no results for {query}."
+            first = result.split("\n")[0][2:]
+            title, rest = first.split(" (", 1)
+            snippet = rest.split("): ", 1)[1]
+            sentence = snippet.split(". ")[0].rstrip(".")
+            return f'From "{title}": {sentence}.'
+        return phrase.format(q=query), "web_search", {"query": query}, answer
+
+    def read_file(self):
+        rng = self.rng
+        path = rng.choice(FILE_STEMS) + rng.choice(FILE_EXTS)
+        if rng.random() < 0.8:
+            lines = rng.sample(FILE_LINES, rng.randint(1, 3))
+            (self.run_tool.workdir / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        else:
+            (self.run_tool.workdir / path).unlink(missing_ok=True)
+        phrase = rng.choice(["read the file {f}", "read {f}", "show me {f}", "what's in {f}?", "open {f}",
+                             "cat {f}", "read the file {f} please", "what does {f} say?"])
+
+        def answer(result: str) -> str:
+            if result.startswith("Error: "):
+                return f"I could not read {path}: {result[7:]}."
+            return f"{path} says:\n{result.rstrip()}"
+        return phrase.format(f=path), "read_file", {"path": path}, answer
+
+    def sleep(self):
+        rng = self.rng
+        seconds = rng.choice([1, 2, 3, 5, 10, 0.5, 1.5, 4, 30, 60, rng.randint(1, 120)])
+        phrase = rng.choice(["wait {s} seconds", "sleep for {s} seconds", "pause for {s} seconds",
+                             "wait {s} seconds please", "sleep {s} seconds", "take a {s} second break"])
+
+        def answer(result: str) -> str:
+            return f"Done: I waited {_fmt(seconds)} seconds."
+        return phrase.format(s=_fmt(seconds)), "sleep", {"seconds": seconds}, answer
+
+    def turn(self, kind: str) -> list[dict]:
+        """One finished turn: the user's message and everything the assistant and the tools add."""
+        if kind == "chat":
+            asks, replies = self.rng.choice(CHAT)
+            return [{"role": "user", "content": self.rng.choice(asks)},
+                    {"role": "assistant", "content": self.rng.choice(replies)}]
+        user, name, arguments, answer = getattr(self, kind)()
+        moment = datetime(2024, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=self.rng.randrange(3 * 365 * 24 * 60))
+        result = self.run_tool(name, arguments, moment)
+        call_id = f"call_{self.rng.randrange(16**8):08x}"
+        call_arguments = json.dumps(arguments) if self.rng.random() < 0.5 else arguments  # both shapes
+        return [
+            {"role": "user", "content": user},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": call_id, "type": "function", "function": {"name": name, "arguments": call_arguments}}]},
+            {"role": "tool", "tool_call_id": call_id, "name": name, "content": result},
+            {"role": "assistant", "content": answer(result)},
+        ]
+
+
+TOOL_KINDS = ["calculator", "current_time", "convert_units", "web_search", "read_file", "sleep"]
+KIND_WEIGHTS = [5, 4, 4, 4, 2, 1, 1]  # the six tools, then plain chat
+
+
+def make_conversations(maker: Conversations, count: int) -> list[list[dict]]:
+    kinds = TOOL_KINDS + ["chat"]
+    conversations = []
+    for _ in range(count):
+        turns = 1 if maker.rng.random() < 0.75 else 2
+        messages = []
+        for _ in range(turns):
+            messages += maker.turn(maker.rng.choices(kinds, KIND_WEIGHTS)[0])
+        conversations.append(messages)
+    return conversations
+
+
+# --------------------------------------------------------------------------- tokenizer and model files
+
+
+def train_tokenizer(texts: list[str], vocab_size: int):
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    # Words, single digits and runs of other characters are separate pieces, and a word is the same
+    # token after a space, a quote or a slash, so copying "Tokyo" or "12 * 7" from the request into
+    # the JSON arguments is copying the same tokens.
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(r"\p{L}+|\p{N}|[^\p{L}\p{N}]+"), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    tokenizer.decoder = decoders.ByteLevel()
+    special = [PAD, IM_START, IM_END]
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tokenizer.train_from_iterator(texts, trainer)
+    # Saved with exactly the normalizer and pre-tokenizer that transformers' Qwen2Tokenizer imposes on
+    # every qwen2 model (transformers 5 ignores the file's own), so all loaders encode alike. The merges
+    # learned above never join a word to what precedes it, so words still copy token for token.
+    tokenizer.normalizer = normalizers.NFC()
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(QWEN2_PRETOKENIZE_REGEX), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    from tokenizers import AddedToken
+    tokenizer.add_tokens([AddedToken(CALL_START, normalized=False), AddedToken(CALL_END, normalized=False)])
+    return tokenizer
+
+
+def build_tokenizer(conversations: list[list[dict]], tools: list[dict], vocab_size: int, out: Path):
+    """Train the BPE on the rendered conversations (so the tools block compresses), write it, load it back.
+
+    A first tokenizer trained on the message texts only serves to render the template.
+    """
+    from mlx_lm.tokenizer_utils import load as load_tokenizer
+
+    def plain(text: str) -> str:
+        for marker in (PAD, IM_START, IM_END, CALL_START, CALL_END):
+            text = text.replace(marker, "\n")
+        return text
+
+    contents = [json.dumps(m.get("tool_calls"), ensure_ascii=False) + str(m["content"])
+                for c in conversations for m in c]
+    first = train_tokenizer(contents + [json.dumps(tools)], vocab_size)
+    write_tokenizer(first, out)
+    write_config(out, first)
+    wrapper = load_tokenizer(out)
+    rendered = [plain(wrapper.apply_chat_template(c, tools=tools, tokenize=False)) for c in conversations]
+    tokenizer = train_tokenizer(rendered, vocab_size)
+    write_tokenizer(tokenizer, out)
+    write_config(out, tokenizer)  # before loading: transformers picks the tokenizer class by model_type
+    wrapper = load_tokenizer(out)
+    assert wrapper.has_tool_calling
+    for text in rendered[:200]:
+        assert wrapper.encode(text, add_special_tokens=False) == tokenizer.encode(text).ids, "loaders disagree"
+    for marker in (IM_START, IM_END, PAD, CALL_START, CALL_END):
+        assert len(wrapper.encode(marker, add_special_tokens=False)) == 1, marker
+    return tokenizer, wrapper
+
+
+def write_tokenizer(tokenizer, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    tokenizer.save(str(out / "tokenizer.json"))
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "bos_token": None,
+        "eos_token": IM_END,
+        "pad_token": PAD,
+        "unk_token": None,
+        "model_max_length": 4096,
+        "clean_up_tokenization_spaces": False,
+        "add_prefix_space": False,
+        "chat_template": CHAT_TEMPLATE,
+    }
+    (out / "tokenizer_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+
+
+def write_config(out: Path, tokenizer) -> dict:
+    config = model_config(tokenizer.get_vocab_size(), tokenizer.token_to_id(IM_END), tokenizer.token_to_id(PAD))
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return config
+
+
+def model_config(vocab_size: int, eos_id: int, pad_id: int) -> dict:
+    return {
+        "model_type": "qwen2",
+        "architectures": ["Qwen2ForCausalLM"],
+        "hidden_size": 128,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "intermediate_size": 384,
+        "vocab_size": vocab_size,
+        "max_position_embeddings": 4096,
+        "rms_norm_eps": 1e-6,
+        "rope_theta": 10000.0,
+        "tie_word_embeddings": True,
+        "eos_token_id": eos_id,
+        "pad_token_id": pad_id,
+        "torch_dtype": "float16",
+    }
+
+
+# --------------------------------------------------------------------------- examples
+
+
+def examples_of(tokenizer, conversation: list[dict], tools: list[dict]) -> list[tuple[list[int], int]]:
+    """One example per assistant message: (prompt tokens + completion tokens, prompt length).
+
+    The prompt is exactly what the app sends (template with add_generation_prompt), the completion is
+    what the model must then generate, up to and including <|im_end|>.
+    """
+    examples = []
+    for i, message in enumerate(conversation):
+        if message["role"] != "assistant":
+            continue
+        prompt = tokenizer.apply_chat_template(conversation[:i], tools=tools, add_generation_prompt=True,
+                                               tokenize=False)
+        full = tokenizer.apply_chat_template(conversation[: i + 1], tools=tools, tokenize=False)
+        assert full.startswith(prompt), (prompt, full)
+        completion = full[len(prompt):]
+        assert completion.endswith(IM_END + "\n"), completion
+        completion = completion[: -1]
+        prompt_ids = tokenizer.encode(prompt, add_special_tokens=False)
+        completion_ids = tokenizer.encode(completion, add_special_tokens=False)
+        examples.append((prompt_ids + completion_ids, len(prompt_ids)))
+    return examples
+
+
+# --------------------------------------------------------------------------- training
+
+
+class _SharedPrefixCache:
+    """A KV cache whose first part (the tools block every prompt starts with) is computed once per batch.
+
+    Concatenates instead of writing in place so gradients flow through it.
+    """
+
+    def __init__(self):
+        self.keys = self.values = None
+        self.offset = 0
+
+    def update_and_fetch(self, keys, values):
+        import mlx.core as mx
+
+        if self.keys is None:
+            self.keys, self.values = keys, values
+        else:
+            self.keys = mx.concatenate([self.keys, keys], axis=2)
+            self.values = mx.concatenate([self.values, values], axis=2)
+        self.offset = self.keys.shape[2]
+        return self.keys, self.values
+
+    def make_mask(self, n, return_array=False, window_size=None):
+        from mlx_lm.models.base import create_causal_mask
+
+        return create_causal_mask(n, self.offset)
+
+
+def train(args, tokenizer_path: Path, examples: list[tuple[list[int], int]], prefix: list[int], config: dict):
+    import mlx.core as mx
+    import mlx.nn as nn
+    import mlx.optimizers as optim
+    from mlx.utils import tree_flatten
+    from mlx_lm.models import qwen2
+
+    mx.set_default_device(mx.cpu)
+    mx.random.seed(args.seed)
+    model = qwen2.Model(qwen2.ModelArgs.from_dict(config))
+    if args.init is not None:  # continue from earlier weights (same seed, so the same data and tokenizer)
+        model.load_weights(str(args.init / "model.safetensors"))
+        model.set_dtype(mx.float32)
+        print(f"starting from the weights in {args.init}", flush=True)
+    n_params = sum(v.size for _, v in tree_flatten(model.parameters()))
+    print(f"model: {n_params / 1e6:.2f}M parameters", flush=True)
+
+    p = len(prefix)
+    rows = []  # (suffix inputs, targets, weights) per example, without the shared prefix
+    for ids, prompt_len in examples:
+        assert ids[:p] == prefix
+        suffix = ids[p:]
+        weights = [1.0 if j + 1 >= prompt_len - p else 0.0 for j in range(len(suffix) - 1)]
+        if len(suffix) <= args.max_suffix:
+            rows.append((suffix[:-1], suffix[1:], weights))
+    print(f"{len(rows)} examples of at most {args.max_suffix} tokens after the tools block", flush=True)
+    rng = random.Random(args.seed)
+    pad = config["pad_token_id"]
+
+    def new_epoch() -> list[list]:
+        # Random batches, drawn afresh each epoch: a batch of one kind of request (as sorting by
+        # length gives) teaches the model to forget the other kinds.
+        shuffled = rows[:]
+        rng.shuffle(shuffled)
+        return [shuffled[i: i + args.batch_size] for i in range(0, len(shuffled), args.batch_size)]
+
+    def to_arrays(batch):
+        width = max(len(r[0]) for r in batch)
+        inputs = [r[0] + [pad] * (width - len(r[0])) for r in batch]
+        targets = [r[1] + [pad] * (width - len(r[1])) for r in batch]
+        weights = [r[2] + [0.0] * (width - len(r[2])) for r in batch]
+        return mx.array(inputs), mx.array(targets), mx.array(weights)
+
+    prefix_array = mx.array(prefix)[None]
+
+    def loss_fn(model, inputs, targets, weights):
+        caches = [_SharedPrefixCache() for _ in model.layers]
+        model.model(prefix_array, cache=caches)
+        batch = inputs.shape[0]
+        for cache in caches:
+            cache.keys = mx.broadcast_to(cache.keys, (batch, *cache.keys.shape[1:]))
+            cache.values = mx.broadcast_to(cache.values, (batch, *cache.values.shape[1:]))
+        logits = model(inputs, cache=caches)
+        losses = nn.losses.cross_entropy(logits.astype(mx.float32), targets)
+        return (losses * weights).sum() / weights.sum()
+
+    warmup = max(1, min(100, args.steps // 10))
+    schedule = optim.join_schedules(
+        [optim.linear_schedule(1e-5, args.lr, warmup), optim.cosine_decay(args.lr, args.steps - warmup, args.lr / 20)],
+        [warmup])
+    optimizer = optim.AdamW(learning_rate=schedule, weight_decay=0.01)
+    loss_and_grad = nn.value_and_grad(model, loss_fn)
+
+    def step(inputs, targets, weights):
+        loss, grads = loss_and_grad(model, inputs, targets, weights)
+        grads, _ = optim.clip_grad_norm(grads, 1.0)
+        optimizer.update(model, grads)
+        return loss
+
+    started = time.monotonic()
+    running = None
+    batches: list[list] = []
+    for i in range(1, args.steps + 1):
+        if not batches:
+            batches = new_epoch()
+        loss = step(*to_arrays(batches.pop()))
+        mx.eval(loss, model.parameters(), optimizer.state)
+        running = loss.item() if running is None else 0.95 * running + 0.05 * loss.item()
+        if i % 50 == 0 or i == 1:
+            elapsed = time.monotonic() - started
+            print(f"step {i}/{args.steps} loss {running:.4f} {elapsed:.0f}s ({elapsed / i:.2f}s/step)", flush=True)
+        if i % 250 == 0 and i < args.steps:
+            save_weights(model, tokenizer_path)
+    print(f"trained {args.steps} steps in {time.monotonic() - started:.0f}s", flush=True)
+    save_weights(model, tokenizer_path)
+
+
+def save_weights(model, out: Path) -> None:
+    import mlx.core as mx
+    from mlx.utils import tree_flatten
+
+    weights = {k: v.astype(mx.float16) for k, v in tree_flatten(model.parameters())}
+    mx.save_safetensors(str(out / "model.safetensors"), weights, metadata={"format": "mlx"})
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+def parse_tool_call(tokenizer, text: str):
+    """The call in generated text, parsed with the tokenizer's own markers and parser, or None."""
+    start, end = tokenizer.tool_call_start, tokenizer.tool_call_end
+    if start not in text or end not in text:
+        return None
+    body = text.split(start, 1)[1].split(end, 1)[0]
+    try:
+        return tokenizer.tool_parser(body, None)
+    except Exception:
+        return None
+
+
+def evaluate(out: Path, tools: list[dict], maker: Conversations, per_kind: int) -> None:
+    import mlx.core as mx
+    from mlx_lm import generate, load
+    from mlx_lm.sample_utils import make_sampler
+
+    mx.set_default_device(mx.cpu)
+    model, tokenizer = load(str(out))
+    assert tokenizer.has_tool_calling, "the chat template does not select a tool parser"
+    greedy = make_sampler(temp=0.0)
+
+    def reply(messages):
+        prompt = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True)
+        return generate(model, tokenizer, prompt, max_tokens=120, sampler=greedy)
+
+    print(f"\nheld-out evaluation ({per_kind} requests per kind, greedy):")
+    shown = 0
+    for kind in TOOL_KINDS + ["chat"]:
+        calls_ok = answers_ok = answers_use = 0
+        failures = []
+        for _ in range(per_kind):
+            earlier = maker.turn(maker.rng.choice(TOOL_KINDS)) if maker.rng.random() < 0.3 else []
+            turn = maker.turn(kind)
+            history = earlier + turn[:1]
+            text = reply(history)
+            if kind == "chat":
+                calls_ok += CALL_START not in text
+                answers_ok += text.strip() == turn[1]["content"]
+                continue
+            expected = turn[1]["tool_calls"][0]["function"]
+            call = parse_tool_call(tokenizer, text)
+            expected_args = expected["arguments"]
+            if isinstance(expected_args, str):
+                expected_args = json.loads(expected_args)
+            good = bool(call) and call.get("name") == expected["name"] and call.get("arguments") == expected_args
+            calls_ok += good
+            if not good and len(failures) < 3:
+                failures.append(f"    {turn[0]['content']!r} -> {text!r}")
+            answer = reply(history + turn[1:3])
+            answers_ok += answer.strip() == turn[3]["content"]
+            result = turn[2]["content"]
+            key = _result_key(kind, result)
+            answers_use += CALL_START not in answer and key in answer
+            if shown < 2:
+                print(f"  example: {turn[0]['content']!r} -> {text!r} -> {answer!r}")
+                shown += 1
+        if kind == "chat":
+            print(f"  {kind:14s} no tool call {calls_ok}/{per_kind}, exact reply {answers_ok}/{per_kind}")
+        else:
+            print(f"  {kind:14s} tool call (name + exact arguments) {calls_ok}/{per_kind} = {calls_ok / per_kind:.0%};"
+                  f" answer uses the result {answers_use}/{per_kind} = {answers_use / per_kind:.0%};"
+                  f" answer exact {answers_ok}/{per_kind}")
+        for line in failures:
+            print(line)
+
+
+def _result_key(kind: str, result: str) -> str:
+    """The part of a tool result a correct answer must contain."""
+    if result.startswith("Error: ") or result.startswith("No results"):
+        return result.split(": ", 1)[-1].rstrip(".")[:20] if result.startswith("Error") else "no results"
+    if kind == "calculator":
+        return result.split(" = ")[-1]
+    if kind == "current_time":
+        return result.split(" ")[1]
+    if kind == "convert_units":
+        return result.split(" = ")[-1]
+    if kind == "web_search":
+        return result.split("\n")[0][2:].split(" (")[0]
+    if kind == "read_file":
+        return result.strip().split("\n")[0]
+    return result.split(" ")[1]  # sleep: "Slept N seconds."
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description="Train the tiny demo model of mcp-chat-tui (a toy for trying the app and for tests).",
+        epilog="Training is about 10x faster with OpenBLAS on Linux: apt-get install libopenblas0-pthread, then run "
+               "with LD_PRELOAD=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 (not required).",
+    )
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="model folder to write (default: %(default)s)")
+    parser.add_argument("--steps", type=int, default=1600, help="training steps (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed for data, tokenizer and weights")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--max-suffix", type=int, default=200,
+                        help="skip examples longer than this after the shared tools block (keeps random batches cheap)")
+    parser.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (default: %(default)s)")
+    parser.add_argument("--conversations", type=int, default=8000, help="synthetic training conversations")
+    parser.add_argument("--vocab-size", type=int, default=2048)
+    parser.add_argument("--eval-per-kind", type=int, default=20, help="held-out requests per kind to evaluate")
+    parser.add_argument("--init", type=Path, help="start from the weights of this model folder instead of random ones")
+    parser.add_argument("--eval-only", action="store_true", help="only evaluate the model already in --out")
+    args = parser.parse_args(argv)
+    out = args.out.resolve()
+
+    tools = demo_tools_openai()
+    print(f"demo tools: {[t['function']['name'] for t in tools]}", flush=True)
+    zones = _zones()
+    split = random.Random(1234)
+    held_zones = set(split.sample(zones, len(zones) // 8)) - {"Asia/Tokyo", "Europe/Paris", "America/New_York"}
+    held_topics = {"Mount Everest", "sourdough bread", "Apollo 11", "bees", "Rust language", "Everest height"}
+    held_words = set(split.sample(SEARCH_WORDS, 8))
+
+    with tempfile.TemporaryDirectory() as scratch:
+        run_tool = ToolRunner(Path(scratch))
+        if not args.eval_only:
+            rng = random.Random(args.seed)
+            maker = Conversations(rng, run_tool, [z for z in zones if z not in held_zones],
+                                  [t for t in SEARCH_TOPICS if t not in held_topics],
+                                  [w for w in SEARCH_WORDS if w not in held_words])
+            conversations = make_conversations(maker, args.conversations)
+            tokenizer, wrapper = build_tokenizer(conversations, tools, args.vocab_size, out)
+            prefix_text = wrapper.apply_chat_template([{"role": "user", "content": "x"}], tools=tools,
+                                                      tokenize=False).split(IM_START + "user")[0]
+            prefix = wrapper.encode(prefix_text, add_special_tokens=False)
+            examples = [e for c in conversations for e in examples_of(wrapper, c, tools)]
+            lengths = sorted(len(ids) for ids, _ in examples)
+            print(f"vocab {len(wrapper)} tokens; tools block {len(prefix)} tokens;"
+                  f" {len(examples)} examples, length median {lengths[len(lengths) // 2]} max {lengths[-1]}",
+                  flush=True)
+            config = write_config(out, tokenizer)
+            assert config["vocab_size"] == len(wrapper)
+            train(args, out, examples, prefix, config)
+
+        held = Conversations(random.Random(args.seed + 1000), run_tool, sorted(held_zones), sorted(held_topics),
+                             sorted(held_words))
+        evaluate(out, tools, held, args.eval_per_kind)
+    size = sum(f.stat().st_size for f in out.iterdir() if f.is_file())
+    print(f"\nmodel folder {out}: {size / 1e6:.2f} MB")
+
+
+if __name__ == "__main__":
+    main()

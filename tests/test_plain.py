@@ -1,0 +1,72 @@
+"""The plain console mode as a user runs it: the real CLI, the demo model, the demo server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from mcp_chat_tui.transcript import parse, read_transcript_text
+from tests.helpers import pids_running_in, wait_until
+
+CLI = [sys.executable, "-m", "mcp_chat_tui.cli.main"]
+
+
+def environment(dirs: Path) -> dict[str, str]:
+    env = dict(os.environ, COLUMNS="120")
+    for kind in ("CONFIG", "DATA", "LOG"):
+        env[f"MCP_CHAT_TUI_{kind}_DIR"] = str(dirs / kind.lower())
+    return env
+
+
+def demo_servers_in(folder: Path) -> Path:
+    """An mcp.json whose demo server runs in ``folder``, so the test can find it in the process table."""
+    config = folder / "mcp.json"
+    config.write_text(json.dumps({"servers": {"demo": {
+        "command": sys.executable, "args": ["-m", "mcp_chat_tui.demo.server"], "cwd": str(folder)}}}))
+    return config
+
+
+def test_one_prompt_with_yes_runs_the_tool_prints_the_call_and_saves_the_conversation(tmp_path, isolated_user_dirs):
+    config = demo_servers_in(tmp_path)
+    result = subprocess.run(
+        [*CLI, "--demo", "--mcp-config", str(config), "-p", "what is 12 * 7?", "--yes"],
+        env=environment(isolated_user_dirs), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "calculator" in out and '"expression": "12 * 7"' in out and "12 * 7 = 84" in out
+    assert "✓ calculator done" in out
+    answer = out.rsplit("╯", 1)[1]  # what follows the call's panel
+    assert "84" in answer, answer
+    [saved] = (isolated_user_dirs / "data" / "conversations").glob("*.md")
+    transcript = parse(read_transcript_text(saved))
+    assert transcript.exchanges[0].user == "what is 12 * 7?"
+    assert transcript.exchanges[0].steps[0].proposals[0].choice == "auto"
+    assert not pids_running_in(tmp_path)
+
+
+def test_the_prompt_loop_answers_and_bye_leaves_with_no_server_left(tmp_path, isolated_user_dirs):
+    config = demo_servers_in(tmp_path)
+    result = subprocess.run(
+        [*CLI, "--demo", "--plain", "--yes", "--mcp-config", str(config)],
+        input="what is 12 * 7?\nbye\n", env=environment(isolated_user_dirs),
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("prompt -> ") == 2
+    assert "12 * 7 = 84" in result.stdout
+    assert wait_until(lambda: not pids_running_in(tmp_path), 5)
+
+
+def test_without_a_terminal_calls_are_denied_unless_yes(tmp_path, isolated_user_dirs):
+    config = demo_servers_in(tmp_path)
+    result = subprocess.run(
+        [*CLI, "--demo", "--mcp-config", str(config), "-p", "what is 12 * 7?"],
+        env=environment(isolated_user_dirs), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "no terminal to ask: call denied (use --yes to allow calls)" in result.stdout
+    assert "⊘ calculator denied" in result.stdout

@@ -1,0 +1,63 @@
+"""The full-screen app on the real demo model and demo server: approve, deny, always."""
+
+from __future__ import annotations
+
+from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.cli.chat import demo_model_path
+from mcp_chat_tui.engine.mlx_engine import MlxEngine
+from mcp_chat_tui.ui.records import CallState
+from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+
+
+def real_app(**options):
+    return make_app(MlxEngine(demo_model_path()), policy=ApprovalPolicy("ask"), **options)
+
+
+async def test_approve_runs_the_tool_and_the_answer_streams_in():
+    app = real_app(frozen=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "what is 12 * 7?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+        assert app.screen.call.tool == "calculator" and app.screen.call.arguments == {"expression": "12 * 7"}
+        await pilot.press("y")
+        await wait_turn_done(pilot, app)
+        [record] = app.calls_table.records.values()
+        assert record.state is CallState.DONE and record.duration is not None and record.duration > 0
+        row = [str(cell) for cell in app.calls_table.get_row(record.key)]
+        assert "done" in row[2] and row[3].endswith(("ms", "s"))
+        assert "84" in app.agent.messages[-1]["content"]
+        assert "84" in chat_text(app)
+
+
+async def test_deny_tells_the_model_and_runs_nothing():
+    app = real_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "what is 12 * 7?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+        await pilot.press("n")
+        await wait_turn_done(pilot, app)
+        [record] = app.calls_table.records.values()
+        assert record.state is CallState.DENIED
+        assert app.hub.status("demo").call_count == 0
+        tool_message = next(m for m in app.agent.messages if m["role"] == "tool")
+        assert "denied" in tool_message["content"]
+
+
+async def test_always_allow_skips_the_dialog_the_second_time():
+    app = real_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "what is 12 * 7?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+        await pilot.press("t")
+        await wait_turn_done(pilot, app)
+        await send(pilot, "what is 345 + 89?")
+        await wait_turn_done(pilot, app)
+        assert not isinstance(app.screen, ApprovalScreen)
+        states = [r.state for r in app.calls_table.records.values()]
+        assert states == [CallState.DONE, CallState.DONE]
+        assert app.hub.status("demo").call_count == 2
+        assert "434" in app.agent.messages[-1]["content"]

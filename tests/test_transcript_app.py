@@ -219,3 +219,16 @@ async def test_export_writes_the_transcript_where_asked_and_reports_a_bad_path(t
         assert any("transcript exported to" in m for m in messages)
     exported = parse(read_transcript_text(target))
     assert exported.exchanges[0].user == "hi" and exported.exchanges[0].steps[0].text == "hello there"
+
+
+async def test_resuming_text_before_a_tool_call_shows_both(tmp_path):
+    conversation = Transcript([Exchange("what is 12 * 7?", "demo model", [
+        Step(text="Let me calculate.", proposals=[Proposal(CALC, "yo", ToolResult("calculator", "call_1", "done", "12 * 7 = 84", "demo", 0.01))]),
+        Step(text="84."),
+    ])])
+    path = tmp_path / "text-then-call.md"
+    path.write_text(render(conversation), encoding="utf-8")
+    app = make_app(ScriptedEngine([]), transcript_file=path, transcript=parse(path.read_text()))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        assert "Let me calculate." in chat_text(app) and "84." in chat_text(app)

@@ -207,3 +207,17 @@ async def test_ten_thousand_calls_in_the_sidebar_stay_usable():
         await pilot.press("k", "k", "enter")
         assert isinstance(app.screen, CallDetailScreen)
         assert app.screen.record.key == "k9997"
+
+
+async def test_text_before_a_tool_call_streams_then_the_card_follows():
+    from mcp_chat_tui.engine.events import TextDelta
+
+    engine = ScriptedEngine([[TextDelta("Let me check. "), call("calculator", {"expression": "1+1"})], "It is 2."])
+    app = make_app(engine, policy=ApprovalPolicy("auto"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "x")
+        await wait_turn_done(pilot, app, timeout=20)
+        text = chat_text(app)
+        assert "Let me check." in text and "It is 2." in text
+        assert [r.state for r in app.calls_table.records.values()] == [CallState.DONE]

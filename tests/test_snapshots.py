@@ -69,7 +69,11 @@ def test_approval_dialog(snap_compare):
         app = pilot.app
         await start(pilot)
         await send(pilot, "what is 12 * 7?")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+        # The screen is pushed before its widgets are mounted and the sidebar row is updated: wait for both.
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#approval-keys")
+                       and any(r.state.value == "awaiting approval" for r in app.calls_table.records.values()),
+                       what="the approval dialog")
+        await pilot.pause(0.2)
 
     assert snap_compare(make_app(conversation_engine()), terminal_size=SIZE, run_before=run_before)
 

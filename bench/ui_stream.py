@@ -244,12 +244,10 @@ async def settled(app: ChatApp, pilot) -> None:
 
 
 def _reply_idle(app: ChatApp) -> bool:
-    """No text waits for a flush, in the Markdown stream or in a Markdown update."""
+    """No text waits in the reply's Markdown stream or in a Markdown update."""
     reply = app._reply
     if reply is None:
         return True
-    if reply._unwritten or reply._flush_timer is not None:
-        return False
     stream = reply._stream
     if stream is not None and stream._pending:
         return False

@@ -7,7 +7,9 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 from mcp_chat_tui.config import ServerConfig
@@ -80,6 +82,44 @@ def start_http_server(module_args: list[str], port: int) -> subprocess.Popen:
             time.sleep(0.1)
     process.kill()
     raise RuntimeError("HTTP server did not start")
+
+
+@contextmanager
+def mlx_lm_server(model: Path, log_path: Path):
+    """A real ``mlx_lm.server`` for ``model`` on a free port of 127.0.0.1; yields its ``/v1`` URL.
+
+    Killed and waited for on the way out; a server that exits or does not answer within 90 s
+    fails with its log."""
+    port = free_port()
+    log = log_path.open("w+")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mlx_lm.server", "--model", str(model), "--host", "127.0.0.1",
+         "--port", str(port), "--log-level", "WARNING"],
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if process.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"mlx_lm.server exited with {process.returncode}:\n{log.read()}")
+            try:
+                with urllib.request.urlopen(base + "/v1/models", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("mlx_lm.server did not start within 90 s") from None
+                time.sleep(0.2)
+        yield base + "/v1"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        log.close()
 
 
 def pids_running_in(folder: Path) -> list[int]:

@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 import threading
-import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -26,16 +21,11 @@ from mcp_chat_tui.engine.events import (
     ToolCallProposed,
 )
 from mcp_chat_tui.engine.remote import OpenAIEngine
+from tests.helpers import free_port, mlx_lm_server
 from tests.models import build_tiny_model, tool_schemas
 
 QUESTION = [{"role": "user", "content": "What is the time in Tokyo?"}]
 TRANSPORTS = ["httpx", "urllib"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
@@ -45,38 +35,9 @@ def tiny_model(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def mlx_server(tiny_model, tmp_path_factory):
-    """A real ``mlx_lm.server`` on a free port; killed (and waited for) at the end."""
-    port = free_port()
-    log = (tmp_path_factory.mktemp("server") / "server.log").open("w+")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mlx_lm.server", "--model", str(tiny_model), "--host", "127.0.0.1",
-         "--port", str(port), "--log-level", "WARNING"],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if process.poll() is not None:
-                log.seek(0)
-                pytest.fail(f"mlx_lm.server exited with {process.returncode}:\n{log.read()}")
-            try:
-                with urllib.request.urlopen(base + "/v1/models", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("mlx_lm.server did not start within 90 s")
-                time.sleep(0.2)
-        yield base + "/v1"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
-    assert process.poll() is not None
+    """A real ``mlx_lm.server`` serving the tiny model."""
+    with mlx_lm_server(tiny_model, tmp_path_factory.mktemp("server") / "server.log") as url:
+        yield url
 
 
 async def collect(stream):

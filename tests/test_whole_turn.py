@@ -1,4 +1,7 @@
-"""Whole turns through the real parts: MlxEngine on the bundled demo model, the demo server over stdio."""
+"""Whole turns through the real parts: the bundled demo model and the demo server over stdio.
+
+Each test runs twice: with ``MlxEngine`` in the process, and with ``OpenAIEngine`` talking to a
+real ``mlx_lm.server`` that serves the same model on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -8,20 +11,30 @@ from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.events import CallFinished, CallProposed, CallStatus, TurnEnd
 from mcp_chat_tui.cli.chat import demo_model_path
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
+from mcp_chat_tui.engine.remote import OpenAIEngine
 from mcp_chat_tui.servers import ServerHub
-from tests.helpers import demo_config
+from tests.helpers import demo_config, mlx_lm_server
 
 
 @pytest.fixture(scope="module")
-def demo_engine():
-    return MlxEngine(demo_model_path())
+def served_demo_model(tmp_path_factory):
+    """The demo model behind a real ``mlx_lm.server``: its /v1 URL."""
+    with mlx_lm_server(demo_model_path(), tmp_path_factory.mktemp("mlx-server") / "server.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module", params=["local", "remote"])
+def demo_engine(request):
+    if request.param == "local":
+        return MlxEngine(demo_model_path())
+    return OpenAIEngine(request.getfixturevalue("served_demo_model"), str(demo_model_path()))
 
 
 @pytest.fixture
 async def demo_agent(demo_engine):
     hub = ServerHub([demo_config()])
     async with hub:
-        if not demo_engine.loaded:
+        if not getattr(demo_engine, "loaded", False):  # MlxEngine loads once per module
             await demo_engine.load()
         await hub.start_all()
         yield Agent(demo_engine, hub, ApprovalPolicy("auto")), hub

@@ -503,8 +503,14 @@ def model_config(vocab_size: int, eos_id: int, pad_id: int) -> dict:
 # --------------------------------------------------------------------------- examples
 
 
-def examples_of(tokenizer, conversation: list[dict], tools: list[dict]) -> list[tuple[list[int], int]]:
-    """One example per assistant message: (prompt tokens + completion tokens, prompt length).
+def examples_of(tokenizer, conversation: list[dict], tools: list[dict],
+                copy_weight: float = 1.0) -> list[tuple[list[int], int, list[float]]]:
+    """One example per assistant message: (prompt tokens + completion tokens, prompt length, weights).
+
+    The weights are one per completion token: ``copy_weight`` for a word, digit or operator that also
+    occurs in the message the assistant answers (the request's numbers and places, the tool's
+    result), 1 for the rest. Copying is what a model this small learns last; the format of a call
+    is learned in a few hundred steps.
 
     The prompt is exactly what the app sends (template with add_generation_prompt), the completion is
     what the model must then generate, up to and including <|im_end|>.
@@ -522,8 +528,15 @@ def examples_of(tokenizer, conversation: list[dict], tools: list[dict]) -> list[
         completion = completion[: -1]
         prompt_ids = tokenizer.encode(prompt, add_special_tokens=False)
         completion_ids = tokenizer.encode(completion, add_special_tokens=False)
-        examples.append((prompt_ids + completion_ids, len(prompt_ids)))
+        source = set(tokenizer.encode(str(conversation[i - 1].get("content") or ""), add_special_tokens=False))
+        weights = [copy_weight if t in source and _is_word(tokenizer.decode([t])) else 1.0 for t in completion_ids]
+        examples.append((prompt_ids + completion_ids, len(prompt_ids), weights))
     return examples
+
+
+def _is_word(piece: str) -> bool:
+    """A token worth copying: letters, digits or an operator, not JSON punctuation or space."""
+    return bool(piece.strip(' \n{}[]":,'))
 
 
 # --------------------------------------------------------------------------- training
@@ -556,7 +569,7 @@ class _SharedPrefixCache:
         return create_causal_mask(n, self.offset)
 
 
-def train(args, tokenizer_path: Path, examples: list[tuple[list[int], int]], prefix: list[int], config: dict):
+def train(args, tokenizer_path: Path, examples: list[tuple[list[int], int, list[float]]], prefix: list[int], config: dict):
     import mlx.core as mx
     import mlx.nn as nn
     import mlx.optimizers as optim
@@ -575,10 +588,11 @@ def train(args, tokenizer_path: Path, examples: list[tuple[list[int], int]], pre
 
     p = len(prefix)
     rows = []  # (suffix inputs, targets, weights) per example, without the shared prefix
-    for ids, prompt_len in examples:
+    for ids, prompt_len, completion_weights in examples:
         assert ids[:p] == prefix
         suffix = ids[p:]
-        weights = [1.0 if j + 1 >= prompt_len - p else 0.0 for j in range(len(suffix) - 1)]
+        # target j is suffix[j + 1]: the prompt's targets weigh nothing, the completion's as given
+        weights = [0.0] * (prompt_len - p - 1) + completion_weights
         if len(suffix) <= args.max_suffix:
             rows.append((suffix[:-1], suffix[1:], weights))
     print(f"{len(rows)} examples of at most {args.max_suffix} tokens after the tools block", flush=True)
@@ -758,6 +772,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--vocab-size", type=int, default=2048)
     parser.add_argument("--eval-per-kind", type=int, default=20, help="held-out requests per kind to evaluate")
     parser.add_argument("--init", type=Path, help="start from the weights of this model folder instead of random ones")
+    parser.add_argument("--copy-weight", type=float, default=4.0,
+                        help="loss weight of completion tokens copied from the message answered (default: %(default)s)")
     parser.add_argument("--eval-only", action="store_true", help="only evaluate the model already in --out")
     args = parser.parse_args(argv)
     out = args.out.resolve()
@@ -782,8 +798,8 @@ def main(argv: list[str] | None = None) -> None:
             prefix_text = wrapper.apply_chat_template([{"role": "user", "content": "x"}], tools=tools,
                                                       tokenize=False).split(IM_START + "user")[0]
             prefix = wrapper.encode(prefix_text, add_special_tokens=False)
-            examples = [e for c in conversations for e in examples_of(wrapper, c, tools)]
-            lengths = sorted(len(ids) for ids, _ in examples)
+            examples = [e for c in conversations for e in examples_of(wrapper, c, tools, args.copy_weight)]
+            lengths = sorted(len(ids) for ids, _, _ in examples)
             print(f"vocab {len(wrapper)} tokens; tools block {len(prefix)} tokens;"
                   f" {len(examples)} examples, length median {lengths[len(lengths) // 2]} max {lengths[-1]}",
                   flush=True)

@@ -1,12 +1,16 @@
-"""The full-screen app on the real demo model and demo server: approve, deny, always."""
+"""The full-screen app on the real MLX engine: approve, deny and always on the demo model and demo
+server; Esc stopping a real generation (on a random model, which never stops by itself)."""
 
 from __future__ import annotations
+
+import pytest
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.cli.chat import demo_model_path
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from tests.models import build_tiny_model
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
 
 
@@ -61,3 +65,27 @@ async def test_always_allow_skips_the_dialog_the_second_time():
         assert states == [CallState.DONE, CallState.DONE]
         assert app.hub.status("demo").call_count == 2
         assert "434" in app.agent.messages[-1]["content"]
+
+
+@pytest.fixture(scope="module")
+def rambling_model(tmp_path_factory):
+    return build_tiny_model(tmp_path_factory.getbasetemp() / "tiny-qwen2")
+
+
+async def test_escape_stops_a_real_generation_and_the_engine_answers_again(rambling_model):
+    engine = MlxEngine(str(rambling_model), max_tokens=1_000_000)
+    app = make_app(engine, servers=[])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "tell me everything")
+        await wait_for(pilot, lambda: app._reply is not None and len(app._reply.text) > 40, what="streaming")
+        await pilot.press("escape")
+        await wait_turn_done(pilot, app, timeout=10)
+        partial = app.agent.messages[-1]
+        assert partial["role"] == "assistant" and len(partial["content"]) > 40
+        assert "■ stopped" in chat_text(app)
+        engine.max_tokens = 5
+        await send(pilot, "and again")
+        await wait_turn_done(pilot, app, timeout=30)
+        assert [m["role"] for m in app.agent.messages] == ["user", "assistant", "user", "assistant"]
+        assert chat_text(app).count("■ stopped") == 1

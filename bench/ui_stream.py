@@ -13,10 +13,12 @@ Run: ``/work/venv/bin/python bench/ui_stream.py [--runs 11] [--tokens 600] [--ap
    1,000-token warm-up reply; each block is timed until the app has handled every event and
    the reply's widgets have taken in all the text. The last block's time over the first's,
    median over 5 apps. Target <= 1.5.
-3. first_frame_vs_minimal_ratio: time from ``run_test()`` entry until the app's ``Ready`` event
+3. first_frame_vs_minimal_ratio: time from constructing the app until the app's ``Ready`` event
    (Textual posts it after the first layout of the first screen, i.e. with the first frame),
    for ``ChatApp`` (scripted engine, no servers) over a Textual app with one Static.
-   Alternating runs, medians. Target <= 1.5.
+   Alternating runs, medians. Target <= 1.5. ChatApp's first frame is its status bar (model
+   name, "starting"); it mounts the panes straight after, and the time until they are all
+   mounted is printed too (not part of the ratio).
 
 The model for 1 is the demo model when ``mcp_chat_tui/demo/model`` exists and its greedy
 reply to the prompt runs to the token limit; otherwise a random qwen2 model of the demo
@@ -285,9 +287,9 @@ class MinimalApp(App[None]):
         yield Static("hello")
 
 
-async def first_frame(make) -> float:
-    """Seconds from ``run_test()`` entry to the app's ``Ready`` event (posted with the first frame)."""
-    app = make()
+async def first_frame(make) -> tuple[float, float]:
+    """Seconds from constructing the app to its ``Ready`` event (posted with the first frame),
+    and to the whole layout being mounted (``ChatApp.built``; the first frame for other apps)."""
     ready_at: list[float] = []
 
     def hook(message) -> None:
@@ -295,9 +297,12 @@ async def first_frame(make) -> float:
             ready_at.append(time.perf_counter())
 
     started = time.perf_counter()
+    app = make()  # constructing the app counts: ChatApp loads its themes there
     async with app.run_test(size=SIZE, message_hook=hook) as pilot:
         await wait_for(pilot, lambda: bool(ready_at), "the first frame")
-    return ready_at[0] - started
+        await wait_for(pilot, lambda: getattr(app, "built", True), "the panes")
+        built_at = time.perf_counter()
+    return ready_at[0] - started, max(built_at, ready_at[0]) - started
 
 
 def make_chat_app() -> ChatApp:
@@ -310,14 +315,21 @@ def make_chat_app() -> ChatApp:
 async def first_frame_ratio(starts: int) -> float:
     await first_frame(MinimalApp)  # warm-up: imports, parsed default CSS
     await first_frame(make_chat_app)
-    minimal, chat = [], []
+    minimal, chat, built = [], [], []
     for index in range(starts):
         order = (MinimalApp, make_chat_app) if index % 2 == 0 else (make_chat_app, MinimalApp)
         for make in order:
-            (minimal if make is MinimalApp else chat).append(await first_frame(make))
-    m, c = statistics.median(minimal), statistics.median(chat)
+            frame, whole = await first_frame(make)
+            if make is MinimalApp:
+                minimal.append(frame)
+            else:
+                chat.append(frame)
+                built.append(whole)
+    m, c, b = statistics.median(minimal), statistics.median(chat), statistics.median(built)
     print(f"3. first frame, {starts} starts each, alternating: minimal app {m * 1000:.0f} ms, "
           f"ChatApp {c * 1000:.0f} ms, ratio {c / m:.3f}  (target <= 1.5)")
+    print(f"   (ChatApp's first frame is its status bar: model and 'starting'; every pane is mounted "
+          f"{b * 1000:.0f} ms after it is constructed, {b / m:.2f}x the minimal app's first frame)")
     return c / m
 
 

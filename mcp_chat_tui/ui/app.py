@@ -19,6 +19,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Input, Static
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
@@ -145,24 +146,42 @@ class ChatApp(App[int]):
         self._recording = RecordingSink(self.recorder, self.model_label)
         self._resume_pending: list[Proposal] = []
         self._pending_keys: dict[str, str] = {}
+        self.built = False
+        self._theme_problems: list[str] = []
+        self._register_themes()
 
     # ----- layout ----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        # The first frame is the status bar alone (model, "starting"), so the screen appears at
+        # once; the panes follow on the next frame (``_build``): each new widget class costs its
+        # CSS being parsed, which would otherwise hold the first frame back.
         yield StatusBar(id="status")
-        with Horizontal(id="main"):
-            with Vertical(id="chat-column"):
-                yield ChatLog(id="chat")
-                with Horizontal(id="input-row"):
-                    yield Static("prompt ->", id="prompt-label")
-                    yield PromptInput(placeholder="ask something (bye or quit leaves)", id="prompt")
-            with Vertical(id="sidebar"):
-                yield Static("Tool calls", classes="pane-title")
-                yield ToolCallTable(self.clock, id="calls")
-                yield Static("Servers", classes="pane-title")
-                yield ServerTable(self.clock, id="servers")
-                yield Static(id="server-reason")
-        yield Footer()
+
+    def _layout(self) -> list[Widget]:
+        return [
+            Horizontal(
+                Vertical(
+                    ChatLog(id="chat"),
+                    Horizontal(
+                        Static("prompt ->", id="prompt-label"),
+                        PromptInput(placeholder="ask something (bye or quit leaves)", id="prompt"),
+                        id="input-row",
+                    ),
+                    id="chat-column",
+                ),
+                Vertical(
+                    Static("Tool calls", classes="pane-title"),
+                    ToolCallTable(self.clock, id="calls"),
+                    Static("Servers", classes="pane-title"),
+                    ServerTable(self.clock, id="servers"),
+                    Static(id="server-reason"),
+                    id="sidebar",
+                ),
+                id="main",
+            ),
+            Footer(),
+        ]
 
     @property
     def status_bar(self) -> StatusBar:
@@ -181,8 +200,15 @@ class ChatApp(App[int]):
         return self.query_one(ChatLog)
 
     async def on_mount(self) -> None:
-        self._register_themes()
+        self._report_theme_problems()
         self.status_bar.model = self.model_label
+        self.status_bar.engine_state = "starting"
+        self.call_after_refresh(self._build)
+
+    async def _build(self) -> None:
+        """The panes, after the first frame; then the model and the servers start."""
+        await self.mount_all(self._layout())
+        self.built = True
         self.status_bar.engine_state = "loading"
         self.hub.add_observer(self._on_server_change)
         for status in self.hub.statuses:
@@ -196,20 +222,37 @@ class ChatApp(App[int]):
         if self.open_resume:
             self.action_resume()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Until the panes are built (one frame), only leaving and the key list work."""
+        return self.built or action in ("quit", "help", "command_palette")
+
     def _register_themes(self) -> None:
-        themes, problems = load_themes(self.theme_dirs)
+        """Register the theme files and choose the saved theme, before the CSS is first parsed.
+
+        Set without its watcher: Textual applies the app's theme once at start-up anyway, so
+        choosing it here costs nothing, where setting it once mounted would parse every style
+        sheet again before the first frame."""
+        themes, self._theme_problems = load_themes(self.theme_dirs)
         for theme in themes:
             self.register_theme(theme)
-        for problem in problems:
-            self.notify(problem, title="theme skipped", severity="warning", timeout=8)
         wanted = self.settings.theme
-        if wanted in self.available_themes:
-            self.theme = wanted
-        else:
+        if wanted not in self.available_themes:
             if wanted != DEFAULT_THEME:
-                self.notify(f"theme {wanted!r} not found; using {DEFAULT_THEME}", severity="warning")
-            if DEFAULT_THEME in self.available_themes:
-                self.theme = DEFAULT_THEME
+                self._theme_problems.append(f"theme {wanted!r} not found; using {DEFAULT_THEME}")
+            wanted = DEFAULT_THEME
+        if wanted in self.available_themes:
+            # what the theme's watcher does, minus its second pass over every style sheet
+            self.set_reactive(App.theme, wanted)
+            theme = self.current_theme
+            self.stylesheet.set_variables(self.get_css_variables())
+            classes = {name: False for name in self.classes if name.startswith("-theme-")}
+            classes.update({f"-theme-{theme.name}": True, "-dark-mode": theme.dark, "-light-mode": not theme.dark})
+            self.update_classes(classes, update=False)
+            self._refresh_truecolor_filter(self.ansi_theme)
+
+    def _report_theme_problems(self) -> None:
+        for problem in self._theme_problems:
+            self.notify(problem, title="theme skipped", severity="warning", timeout=8)
         self.theme_changed_signal.subscribe(self, self._save_theme)
 
     def _save_theme(self, theme: Any) -> None:

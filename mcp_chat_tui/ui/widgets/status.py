@@ -27,7 +27,7 @@ class StatusBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static(id="status-text")
-        yield ProgressBar(total=None, show_eta=False, id="status-progress")
+        # the progress bar is mounted by the first download: the first frame stays light
 
     def render_status(self) -> Text:
         text = literal(self.model or "no model", "bold")
@@ -66,8 +66,13 @@ class StatusBar(Horizontal):
 
     def show_download(self, done: int, total: int | None) -> None:
         self.add_class("-downloading")
-        bar = self.query_one(ProgressBar)
-        bar.update(total=total, progress=done)
+        bars = self.query(ProgressBar)
+        if bars:
+            bars.first().update(total=total, progress=done)
+        else:
+            bar = ProgressBar(total=total, show_eta=False, id="status-progress")
+            self.mount(bar)
+            bar.update(progress=done)
 
     def hide_download(self) -> None:
         self.remove_class("-downloading")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig, Settings, load_settings
@@ -221,3 +222,34 @@ async def test_text_before_a_tool_call_streams_then_the_card_follows():
         text = chat_text(app)
         assert "Let me check." in text and "It is 2." in text
         assert [r.state for r in app.calls_table.records.values()] == [CallState.DONE]
+
+
+async def test_a_long_reply_is_split_only_at_paragraph_breaks_and_keeps_every_character():
+    """Long streamed replies close their Markdown segment at paragraph breaks (so appending stays
+    cheap): never inside a code fence or a list, and no text is lost or reordered."""
+    from rich.markdown import Markdown as RichMarkdown
+
+    from mcp_chat_tui.ui.widgets.chat import SEAL_AFTER, AssistantReply
+
+    def block(k: int) -> str:  # blocks of varying length, so the segments end at different places
+        return ("A short paragraph. " * (k % 3 + 1) + "\n\n"
+                "```python\n" + "".join(f"x{i} = {i}\n\n" for i in range(k % 7 + 30)) + "```\n\n"
+                + "".join(f"- item {i}\n\n" for i in range(k % 5 + 20)) +
+                "Closing words.\n\n")
+    source = "".join(block(k) for k in range(30))
+    assert len(source) > 7 * SEAL_AFTER
+    pieces = [source[i:i + 3] for i in range(0, len(source), 3)]
+    app = make_app(ScriptedEngine([[TextDelta(piece) for piece in pieces]]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "write a lot")
+        await wait_turn_done(pilot, app, timeout=120)
+        reply = app.query_one(AssistantReply)
+        assert reply.text == source
+        assert app.agent.messages[-1]["content"] == source
+        shown = [widget.content.markup for widget in reply.query(".reply-text")
+                 if isinstance(widget.content, RichMarkdown)]
+        assert len(shown) >= 6 and "".join(shown) == source
+        for part in shown:
+            assert part.count("```") % 2 == 0, part[-200:]
+            assert not re.search(r"- item \d+\s*$", part), part[-200:]  # a loose list stays one list

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.markdown import Markdown as RichMarkdown
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
@@ -13,6 +15,8 @@ from mcp_chat_tui.ui.records import STATE_GLYPH, CallRecord, CallState
 
 
 MAX_EXCHANGES_SHOWN = 15
+SEAL_AFTER = 2000  # characters of streamed Markdown after which a segment closes at the next paragraph break
+_LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s")
 
 
 class ChatLog(VerticalScroll):
@@ -160,8 +164,38 @@ class AssistantReply(Vertical):
             self._segment_text = ""
             await self.mount(self._segment)
             self._stream = Markdown.get_stream(self._segment)
+        elif len(self._segment_text) >= SEAL_AFTER and (cut := self._paragraph_break(fragment)) is not None:
+            # A long segment is closed at a paragraph break and the text goes on in a new one: each
+            # append costs what the open segment holds, not the whole reply.
+            head, rest = fragment[:cut], fragment[cut:]
+            self._segment_text += head
+            await self._stream.write(head)
+            await self._seal_segment()
+            if rest:
+                await self.append_text(rest)
+            return
         self._segment_text += fragment
         await self._stream.write(fragment)
+
+    def _paragraph_break(self, fragment: str) -> int | None:
+        """Where in ``fragment`` the open segment may end: just after a blank line that is outside
+        a code fence and does not follow a list item or indented text (a blank line inside a
+        list keeps it one list)."""
+        if self._segment_text.endswith("\n") and fragment.startswith("\n"):
+            cut = 1
+        else:
+            at = fragment.find("\n\n")
+            if at < 0:
+                return None
+            cut = at + 2
+        text = self._segment_text + fragment[:cut]
+        lines = text.splitlines()
+        if sum(1 for line in lines if line.lstrip(" ").startswith(("```", "~~~"))) % 2:
+            return None
+        last = next((line for line in reversed(lines) if line.strip()), "")
+        if last[:1].isspace() or _LIST_ITEM.match(last):
+            return None
+        return cut
 
     async def append_thinking(self, fragment: str) -> None:
         if self._thinking is None:
@@ -188,6 +222,17 @@ class AssistantReply(Vertical):
             self._closed_segments.append((self._segment, self._segment_text))
             self._segment_text = ""
             self._segment = None
+
+    async def _seal_segment(self) -> None:
+        """Close the open segment and show it as one static rendering, as a finished reply is."""
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        widget, text = self._segment, self._segment_text
+        self._closed_text += text
+        self._segment, self._segment_text = None, ""
+        await self.mount(Static(RichMarkdown(text), classes="reply-text"), after=widget)
+        await widget.remove()
 
     async def finish(self, note: str = "") -> None:
         """Close the reply. Its Markdown widgets become one static rendering each: a finished reply

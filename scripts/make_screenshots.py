@@ -91,11 +91,11 @@ async def wait_for(pilot, predicate: Callable[[], bool], what: str) -> None:
 
 
 async def start(pilot, app: ChatApp) -> None:
-    for field in app.query(Input):
-        field.cursor_blink = False  # a screenshot must not catch the cursor half-way through a blink
     await wait_for(pilot, lambda: app.ready.is_set() or app.fatal_error is not None, "start-up")
     if app.fatal_error:
         raise SystemExit(f"the app could not start: {app.fatal_error}")
+    for field in app.query(Input):  # the panes exist once the app is ready
+        field.cursor_blink = False  # a screenshot must not catch the cursor half-way through a blink
 
 
 async def send(pilot, app: ChatApp, text: str) -> None:

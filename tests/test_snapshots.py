@@ -37,10 +37,11 @@ def conversation_engine() -> ScriptedEngine:
 
 
 async def start(pilot) -> None:
-    """Cursor blink off (the test config of the house style), then wait for the model and servers."""
+    """Wait for the model and servers (the panes exist by then), then cursor blink off (the test
+    config of the house style)."""
+    await wait_ready(pilot, pilot.app)
     for field in pilot.app.query(Input):
         field.cursor_blink = False
-    await wait_ready(pilot, pilot.app)
 
 
 async def ask_and_approve(pilot, prompt: str) -> None:

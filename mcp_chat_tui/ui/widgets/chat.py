@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from rich.markdown import Markdown as RichMarkdown
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets.markdown import MarkdownStream
 
 from mcp_chat_tui.core.text import one_line, visible_controls
 from mcp_chat_tui.ui.format import DisplayClock, literal
@@ -16,7 +18,31 @@ from mcp_chat_tui.ui.records import STATE_GLYPH, CallRecord, CallState
 
 MAX_EXCHANGES_SHOWN = 15
 SEAL_AFTER = 2000  # characters of streamed Markdown after which a segment closes at the next paragraph break
+PACE = 0.1  # seconds between updates of a streaming reply's Markdown (10 a second at most)
 _LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s")
+
+
+class PacedMarkdownStream(MarkdownStream):
+    """Textual's Markdown stream, taking in what arrived at most every ``PACE`` seconds.
+
+    Every update of the Markdown widget is a layout and a repaint, and the repaint holds the
+    interpreter the model's thread needs between tokens: one update per token would slow a fast
+    model down. ``stop`` still shows everything written."""
+
+    async def _run(self) -> None:
+        try:
+            while await self._new_markup.wait():
+                new_markdown = "".join(self._pending)
+                self._pending.clear()
+                self._new_markup.clear()
+                await asyncio.shield(self.markdown_widget.append(new_markdown))
+                await asyncio.sleep(PACE)
+        except asyncio.CancelledError:
+            pass
+        new_markdown = "".join(self._pending)
+        self._pending.clear()
+        if new_markdown:
+            await self.markdown_widget.append(new_markdown)
 
 
 class ChatLog(VerticalScroll):
@@ -163,7 +189,8 @@ class AssistantReply(Vertical):
             self._segment = Markdown()
             self._segment_text = ""
             await self.mount(self._segment)
-            self._stream = Markdown.get_stream(self._segment)
+            self._stream = PacedMarkdownStream(self._segment)
+            self._stream.start()
         elif len(self._segment_text) >= SEAL_AFTER and (cut := self._paragraph_break(fragment)) is not None:
             # A long segment is closed at a paragraph break and the text goes on in a new one: each
             # append costs what the open segment holds, not the whole reply.

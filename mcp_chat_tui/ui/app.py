@@ -134,6 +134,7 @@ class ChatApp(App[int]):
         self._queue: list[str] = []
         self._turn_running = False
         self._reply: AssistantReply | None = None
+        self._queued_text: AgentEventPosted | None = None  # the text message not yet handled
         self._records: dict[int, CallRecord] = {}
         self._malformed: dict[str, CallRecord] = {}
         self._cards: dict[str, ToolCallCard] = {}
@@ -452,14 +453,24 @@ class ChatApp(App[int]):
 
     def _sink(self, event) -> None:
         self._recording(event)
-        self.post_message(AgentEventPosted(event))
+        queued = self._queued_text
+        if isinstance(event, AssistantText) and queued is not None:
+            # The text posted last is still waiting in the queue: it takes this text along, so a
+            # fast model costs one chat update per batch of tokens, not one per token.
+            queued.more_text.append(event.text)
+            return
+        message = AgentEventPosted(event)
+        self._queued_text = message if isinstance(event, AssistantText) else None
+        self.post_message(message)
 
     @on(AgentEventPosted)
     async def _agent_event(self, message: AgentEventPosted) -> None:
         event = message.event
+        if message is self._queued_text:
+            self._queued_text = None
         if isinstance(event, AssistantText):
             if self._reply is not None:
-                await self._reply.append_text(event.text)
+                await self._reply.append_text("".join([event.text, *message.more_text]))
         elif isinstance(event, AssistantThinking):
             if self._reply is not None:
                 await self._reply.append_thinking(event.text)

@@ -15,6 +15,7 @@ class AgentEventPosted(Message):
     def __init__(self, event: AgentEvent) -> None:
         super().__init__()
         self.event = event
+        self.more_text: list[str] = []  # text that arrived while this text event was queued
 
 
 class ServerChanged(Message):

@@ -19,6 +19,7 @@ from mcp_chat_tui.ui.records import STATE_GLYPH, CallRecord, CallState
 MAX_EXCHANGES_SHOWN = 15
 SEAL_AFTER = 2000  # characters of streamed Markdown after which a segment closes at the next paragraph break
 PACE = 0.1  # seconds between updates of a streaming reply's Markdown (10 a second at most)
+_AFTER_BLANK_LINE = re.compile(r"(?<=\n\n)")
 _LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s")
 
 
@@ -169,6 +170,7 @@ class AssistantReply(Vertical):
         self._closed_text = ""
         self._closed_segments: list[tuple[Markdown, str]] = []
         self._stream = None
+        self._in_fence, self._line_tail, self._last_line = False, "", ""
         self._thinking: Static | None = None
         self._thinking_text = ""
         self.finished = False
@@ -182,47 +184,46 @@ class AssistantReply(Vertical):
         return self._closed_text + self._segment_text
 
     async def append_text(self, fragment: str) -> None:
-        fragment = visible_controls(fragment)
+        for piece in _AFTER_BLANK_LINE.split(visible_controls(fragment)):
+            await self._append_piece(piece)
+
+    async def _append_piece(self, piece: str) -> None:
+        """Text with at most one blank line, at its end."""
+        if not piece:
+            return
         if self._segment is None:
-            if not fragment.strip():
+            if not piece.strip():  # space between segments: kept in the text, nothing to show
+                self._closed_text += piece
                 return
             self._segment = Markdown()
             self._segment_text = ""
+            self._in_fence, self._line_tail, self._last_line = False, "", ""
             await self.mount(self._segment)
             self._stream = PacedMarkdownStream(self._segment)
             self._stream.start()
-        elif len(self._segment_text) >= SEAL_AFTER and (cut := self._paragraph_break(fragment)) is not None:
-            # A long segment is closed at a paragraph break and the text goes on in a new one: each
-            # append costs what the open segment holds, not the whole reply.
-            head, rest = fragment[:cut], fragment[cut:]
-            self._segment_text += head
-            await self._stream.write(head)
+        self._segment_text += piece
+        self._follow_lines(piece)
+        await self._stream.write(piece)
+        if len(self._segment_text) >= SEAL_AFTER and self._segment_text.endswith("\n\n") and self._may_end_here():
+            # A long segment ends at a paragraph break and the text goes on in a new one: each
+            # update costs what the open segment holds, not the whole reply.
             await self._seal_segment()
-            if rest:
-                await self.append_text(rest)
-            return
-        self._segment_text += fragment
-        await self._stream.write(fragment)
 
-    def _paragraph_break(self, fragment: str) -> int | None:
-        """Where in ``fragment`` the open segment may end: just after a blank line that is outside
-        a code fence and does not follow a list item or indented text (a blank line inside a
-        list keeps it one list)."""
-        if self._segment_text.endswith("\n") and fragment.startswith("\n"):
-            cut = 1
-        else:
-            at = fragment.find("\n\n")
-            if at < 0:
-                return None
-            cut = at + 2
-        text = self._segment_text + fragment[:cut]
-        lines = text.splitlines()
-        if sum(1 for line in lines if line.lstrip(" ").startswith(("```", "~~~"))) % 2:
-            return None
-        last = next((line for line in reversed(lines) if line.strip()), "")
-        if last[:1].isspace() or _LIST_ITEM.match(last):
-            return None
-        return cut
+    def _follow_lines(self, piece: str) -> None:
+        """Keep track of code fences and of the last non-blank line of the open segment."""
+        lines = (self._line_tail + piece).split("\n")
+        self._line_tail = lines.pop()
+        for line in lines:
+            if line.lstrip(" ").startswith(("```", "~~~")):
+                self._in_fence = not self._in_fence
+            if line.strip():
+                self._last_line = line
+
+    def _may_end_here(self) -> bool:
+        """At a blank line outside a code fence that does not follow a list item or indented text
+        (a blank line inside a list keeps it one list)."""
+        last = self._last_line
+        return not self._in_fence and not last[:1].isspace() and not _LIST_ITEM.match(last)
 
     async def append_thinking(self, fragment: str) -> None:
         if self._thinking is None:

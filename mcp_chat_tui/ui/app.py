@@ -86,11 +86,18 @@ FINISHED_STATE = {
 }
 
 
+class Workspace(Horizontal):
+    """The panes below the status bar. Their styles (``app.tcss``) come with this widget, so they
+    are parsed when the panes are mounted, after the first frame."""
+
+    SCOPED_CSS = False
+    DEFAULT_CSS = Path(__file__).with_name("app.tcss").read_text(encoding="utf-8")
+
+
 class ChatApp(App[int]):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
 
     TITLE = "mcp-chat-tui"
-    CSS_PATH = Path(__file__).with_name("app.tcss")
     BINDINGS = [
         Binding("ctrl+c", "quit", "Quit", priority=True, id="app.quit"),
         Binding("escape", "stop", "Stop reply", id="app.stop"),
@@ -157,11 +164,11 @@ class ChatApp(App[int]):
         # The first frame is the status bar alone (model, "starting"), so the screen appears at
         # once; the panes follow on the next frame (``_build``): each new widget class costs its
         # CSS being parsed, which would otherwise hold the first frame back.
-        yield StatusBar(id="status")
+        yield StatusBar(self.model_label, id="status")
 
     def _layout(self) -> list[Widget]:
         return [
-            Horizontal(
+            Workspace(
                 Vertical(
                     ChatLog(id="chat"),
                     Horizontal(
@@ -202,8 +209,6 @@ class ChatApp(App[int]):
 
     async def on_mount(self) -> None:
         self._report_theme_problems()
-        self.status_bar.model = self.model_label
-        self.status_bar.engine_state = "starting"
         self.call_after_refresh(self._build)
 
     async def _build(self) -> None:

@@ -132,6 +132,11 @@ class ToolCallCard(Static):
         self.clock = clock
         self.refresh_card()
 
+    def on_mount(self) -> None:
+        # Textual keeps the measured width when the text changes while the card is being mounted:
+        # the card would stay as wide as its first text ("proposed") and cut the new state off.
+        self.refresh_card()
+
     def refresh_card(self) -> None:
         record = self.record
         text = literal(f"{STATE_GLYPH[record.state]} ", "bold")

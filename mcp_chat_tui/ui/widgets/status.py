@@ -25,8 +25,12 @@ class StatusBar(Horizontal):
     context_tokens = reactive(0)
     servers = reactive("")
 
+    def __init__(self, model: str = "", **options) -> None:
+        super().__init__(**options)
+        self.set_reactive(StatusBar.model, model)
+
     def compose(self) -> ComposeResult:
-        yield Static(id="status-text")
+        yield Static(self.render_status(), id="status-text")
         # the progress bar is mounted by the first download: the first frame stays light
 
     def render_status(self) -> Text:
@@ -59,9 +63,6 @@ class StatusBar(Horizontal):
         self._refresh()
 
     def watch_servers(self) -> None:
-        self._refresh()
-
-    def on_mount(self) -> None:
         self._refresh()
 
     def show_download(self, done: int, total: int | None) -> None:

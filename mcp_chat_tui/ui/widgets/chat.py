@@ -245,12 +245,14 @@ class AssistantReply(Vertical):
         self._thinking_text = ""
         await self.mount(widget)
 
-    async def _close_segment(self) -> None:
+    async def _close_segment(self, *, show: bool = True) -> None:
+        """End the open segment; ``show=False`` when it is about to be replaced (no last Markdown update)."""
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
         if self._segment is not None:
-            await self._segment.update(self._segment_text)
+            if show:
+                await self._segment.update(self._segment_text)
             self._closed_text += self._segment_text
             self._closed_segments.append((self._segment, self._segment_text))
             self._segment_text = ""
@@ -270,7 +272,7 @@ class AssistantReply(Vertical):
     async def finish(self, note: str = "") -> None:
         """Close the reply. Its Markdown widgets become one static rendering each: a finished reply
         never changes, and fewer widgets keep the layout of a long chat cheap while the next reply streams."""
-        await self._close_segment()
+        await self._close_segment(show=False)
         for widget, text in self._closed_segments:
             if widget.parent is self:
                 await self.mount(Static(RichMarkdown(text), classes="reply-text"), after=widget)

@@ -21,6 +21,11 @@ Retrain (from the repository root; deterministic for a given --seed):
     LD_PRELOAD=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 \\
         python scripts/train_demo_model.py --steps 1600
 
+The shipped weights come from runs continued one from another with ``--init`` (same seed, so
+the same tokenizer): 1,500 steps from scratch; 500 more (``--copy-weight 1``); 2,500 at
+``--lr 2e-3`` and 3,500 at ``--lr 1.5e-3`` (``--copy-weight 4``); then 1,700 at ``--lr 1e-3`` with
+``--more-conversations 32000``, fresh data the earlier runs had not memorised.
+
 The LD_PRELOAD is optional but makes training about 10x faster on Linux CPUs
 (MLX's CPU wheel bundles a slow reference BLAS; Debian/Ubuntu package
 ``libopenblas0-pthread``). The script ends by evaluating the saved model with
@@ -602,9 +607,17 @@ def train(args, tokenizer_path: Path, examples: list[tuple[list[int], int, list[
     def new_epoch() -> list[list]:
         # Random batches, drawn afresh each epoch: a batch of one kind of request (as sorting by
         # length gives) teaches the model to forget the other kinds.
+        # Within a window of 16 random batches the rows are sorted by length, so a batch holds rows
+        # of about one length (little padding: about half the work) but still of mixed kinds.
         shuffled = rows[:]
         rng.shuffle(shuffled)
-        return [shuffled[i: i + args.batch_size] for i in range(0, len(shuffled), args.batch_size)]
+        window = args.batch_size * 16
+        batches = []
+        for start in range(0, len(shuffled), window):
+            chunk = sorted(shuffled[start: start + window], key=lambda r: len(r[0]))
+            batches += [chunk[i: i + args.batch_size] for i in range(0, len(chunk), args.batch_size)]
+        rng.shuffle(batches)
+        return batches
 
     def to_arrays(batch):
         width = max(len(r[0]) for r in batch)
@@ -769,6 +782,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="skip examples longer than this after the shared tools block (keeps random batches cheap)")
     parser.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (default: %(default)s)")
     parser.add_argument("--conversations", type=int, default=8000, help="synthetic training conversations")
+    parser.add_argument("--more-conversations", type=int, default=0,
+                        help="further conversations, for training only (the tokenizer is learned from the first ones)")
     parser.add_argument("--vocab-size", type=int, default=2048)
     parser.add_argument("--eval-per-kind", type=int, default=20, help="held-out requests per kind to evaluate")
     parser.add_argument("--init", type=Path, help="start from the weights of this model folder instead of random ones")
@@ -795,6 +810,9 @@ def main(argv: list[str] | None = None) -> None:
                                   [w for w in SEARCH_WORDS if w not in held_words])
             conversations = make_conversations(maker, args.conversations)
             tokenizer, wrapper = build_tokenizer(conversations, tools, args.vocab_size, out)
+            # More conversations for training only: the tokenizer (learned from the first ones) stays
+            # the same, so training can go on from earlier weights with data it has not memorised.
+            conversations += make_conversations(maker, args.more_conversations)
             prefix_text = wrapper.apply_chat_template([{"role": "user", "content": "x"}], tools=tools,
                                                       tokenize=False).split(IM_START + "user")[0]
             prefix = wrapper.encode(prefix_text, add_special_tokens=False)

@@ -149,3 +149,11 @@ async def eventually(predicate, timeout: float = 10.0, interval: float = 0.05) -
             return True
         await asyncio.sleep(interval)
     return predicate()
+
+
+def mentions(text: str, value: str) -> bool:
+    """``value`` (a number such as ``84`` or ``299,792,458``) stands on its own in ``text``: not
+    as part of a longer number ("484848" does not mention 84; "= 84." does)."""
+    import re
+
+    return re.search(rf"(?<![\w.,]){re.escape(value)}(?![\w,]|\.\d)", text) is not None

@@ -15,6 +15,7 @@ import pytest
 
 import mcp_chat_tui.demo.server as demo
 from mcp_chat_tui.core.tools import ToolSpec
+from tests.helpers import mentions
 
 MODEL_DIR = Path(demo.__file__).with_name("model")
 
@@ -128,7 +129,7 @@ def test_answers_with_the_tool_result(loaded, tools):
     ]
     answer = _reply(loaded, tools, messages)
     assert "<tool_call>" not in answer
-    assert "84" in answer, answer
+    assert mentions(answer, "84"), answer
 
 
 def test_greeting_calls_no_tool(loaded, tools):

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from mcp_chat_tui.transcript import parse, read_transcript_text
-from tests.helpers import pids_running_in, wait_until
+from tests.helpers import mentions, pids_running_in, wait_until
 
 CLI = [sys.executable, "-m", "mcp_chat_tui.cli.main"]
 
@@ -40,7 +40,7 @@ def test_one_prompt_with_yes_runs_the_tool_prints_the_call_and_saves_the_convers
     assert "calculator" in out and '"expression": "12 * 7"' in out and "12 * 7 = 84" in out
     assert "✓ calculator done" in out
     answer = out.rsplit("╯", 1)[1]  # what follows the call's panel
-    assert "84" in answer, answer
+    assert mentions(answer, "84"), answer
     [saved] = (isolated_user_dirs / "data" / "conversations").glob("*.md")
     transcript = parse(read_transcript_text(saved))
     assert transcript.exchanges[0].user == "what is 12 * 7?"

@@ -10,6 +10,7 @@ from mcp_chat_tui.cli.chat import demo_model_path
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from tests.helpers import mentions
 from tests.models import build_tiny_model
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
 
@@ -31,8 +32,8 @@ async def test_approve_runs_the_tool_and_the_answer_streams_in():
         assert record.state is CallState.DONE and record.duration is not None and record.duration > 0
         row = [str(cell) for cell in app.calls_table.get_row(record.key)]
         assert "done" in row[2] and row[3].endswith(("ms", "s"))
-        assert "84" in app.agent.messages[-1]["content"]
-        assert "84" in chat_text(app)
+        assert mentions(app.agent.messages[-1]["content"], "84"), app.agent.messages[-1]["content"]
+        assert mentions(chat_text(app), "84")
 
 
 async def test_deny_tells_the_model_and_runs_nothing():

@@ -13,6 +13,7 @@ import asyncio
 import json
 import math
 import operator
+import os
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
@@ -109,7 +110,8 @@ def _zone(name: str) -> ZoneInfo:
 def current_time(timezone: str = "UTC") -> str:
     """Current date and time in a time zone, e.g. "Asia/Tokyo" or a city name like "Tokyo"."""
     zone = _zone(timezone)
-    now = datetime.now(zone)
+    fixed = os.environ.get("MCP_CHAT_TUI_DEMO_NOW")  # an ISO time, for tests that need a fixed clock
+    now = datetime.fromisoformat(fixed).astimezone(zone) if fixed else datetime.now(zone)
     return f"{now:%Y-%m-%d %H:%M} in {zone.key} (UTC{now:%z})"
 
 

@@ -22,9 +22,10 @@ Retrain (from the repository root; deterministic for a given --seed):
         python scripts/train_demo_model.py --steps 1600
 
 The shipped weights come from runs continued one from another with ``--init`` (same seed, so
-the same tokenizer): 1,500 steps from scratch; 500 more (``--copy-weight 1``); 2,500 at
-``--lr 2e-3`` and 3,500 at ``--lr 1.5e-3`` (``--copy-weight 4``); then 1,700 at ``--lr 1e-3`` with
-``--more-conversations 32000``, fresh data the earlier runs had not memorised.
+the same tokenizer). After earlier runs from scratch (not recorded step by step), the last three
+were 2,500 steps at ``--lr 2e-3`` and 3,500 at ``--lr 1.5e-3`` (both ``--copy-weight 4``), then
+1,700 at ``--lr 1e-3`` with ``--more-conversations 32000``: fresh data the earlier runs had not
+memorised.
 
 The LD_PRELOAD is optional but makes training about 10x faster on Linux CPUs
 (MLX's CPU wheel bundles a slow reference BLAS; Debian/Ubuntu package

@@ -11,6 +11,7 @@ import argparse
 import ast
 import asyncio
 import json
+import functools
 import math
 import operator
 import os
@@ -94,15 +95,24 @@ def calculator(expression: str) -> str:
     return f"{expression} = {value}"
 
 
+@functools.cache
+def _zones_by_city() -> dict[str, str]:
+    """City (last part of a zone name, lower case) -> the first zone of that name; listing the
+    zones reads the whole zone database, so it is done once."""
+    by_city: dict[str, str] = {}
+    for candidate in sorted(available_timezones()):
+        by_city.setdefault(candidate.lower().split("/")[-1], candidate)
+    return by_city
+
+
 def _zone(name: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         pass
-    wanted = name.strip().lower().replace(" ", "_")
-    for candidate in sorted(available_timezones()):
-        if candidate.lower().split("/")[-1] == wanted:
-            return ZoneInfo(candidate)
+    candidate = _zones_by_city().get(name.strip().lower().replace(" ", "_"))
+    if candidate is not None:
+        return ZoneInfo(candidate)
     raise ToolError(f"unknown time zone {name!r}: use a name like 'Asia/Tokyo' or a city like 'Tokyo'")
 
 

@@ -24,7 +24,6 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.events import (
-    PlannedCall,
     ApprovalChoice,
     ApprovalDecision,
     ApprovalNeeded,
@@ -45,29 +44,17 @@ from mcp_chat_tui.config import Settings, save_setting
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState
-from mcp_chat_tui.transcript import (
-    AutoSaver,
-    Proposal,
-    Transcript,
-    TranscriptError,
-    TranscriptRecorder,
-    new_transcript_path,
-    parse,
-    read_transcript_text,
-    recent_conversations,
-    to_openai_messages,
-    write_atomically,
-)
-from mcp_chat_tui.ui.format import DisplayClock, literal
-from mcp_chat_tui.ui.recording import RecordingSink
-from mcp_chat_tui.ui.screens.conversations import ExportScreen, ResumeScreen
-from mcp_chat_tui.ui.transcript_view import show_transcript
+from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
+from mcp_chat_tui.ui.conversation_actions import ConversationActions
+from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_text
 from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, ServerChanged
+from mcp_chat_tui.ui.recording import RecordingSink
 from mcp_chat_tui.ui.records import CallRecord, CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
+from mcp_chat_tui.ui.server_actions import ServerActions
 from mcp_chat_tui.ui.themes import load_themes
 from mcp_chat_tui.ui.widgets.chat import AssistantReply, ChatLog, Notice, ToolCallCard, UserMessage
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
@@ -94,7 +81,7 @@ class Workspace(Horizontal):
     DEFAULT_CSS = Path(__file__).with_name("app.tcss").read_text(encoding="utf-8")
 
 
-class ChatApp(App[int]):
+class ChatApp(ServerActions, ConversationActions, App[int]):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
 
     TITLE = "mcp-chat-tui"
@@ -298,6 +285,8 @@ class ChatApp(App[int]):
             return
         if failed:
             await self.chat.mount(Notice(f"continuing without: {', '.join(s.name for s in failed)}", error=True))
+        if not self.chat.query(UserMessage):
+            await self.chat.mount(Notice(self._welcome_text(), muted=True), before=0)
         self.status_bar.engine_state = "ready"
         self.status_bar.detail = ""
         self.status_bar.hide_download()
@@ -306,6 +295,21 @@ class ChatApp(App[int]):
         if self._resume_pending and not self._turn_running:
             self._turn_running = True
             self.run_turns()
+
+    def _welcome_text(self) -> str:
+        """The first line of an empty chat: what is ready, and how tool calls will be handled."""
+        tools = self.hub.tools()
+        servers = {spec.server for spec in tools}
+        def count(n: int, noun: str) -> str:
+            return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+        ready = f"{self.model_label} is ready with {count(len(tools), 'tool')} from {count(len(servers), 'server')}."
+        how = {
+            "ask": "You approve each tool call before it runs.",
+            "auto": "Tool calls run without asking.",
+            "auto-readonly": "Read-only tools run without asking; the others ask first.",
+        }.get(self.policy.mode, "")
+        return f"{ready} {how} Type below and press Enter; F1 lists every key."
 
     def _fatal(self, message: str) -> None:
         self.fatal_error = message
@@ -336,27 +340,9 @@ class ChatApp(App[int]):
     def _server_changed(self, message: ServerChanged) -> None:
         self._show_server(message.status)
 
-    def _show_server(self, status) -> None:
-        table = self.servers_table
-        table.auto_run[status.name] = bool(status.tools) and all(
-            self.policy.runs_without_asking(spec) for spec in status.tools
-        )
-        table.show(status)
-        if table.selected_server() == status.name:
-            self._show_server_reason(status.name)
-        ready = sum(1 for s in self.hub.statuses if s.state.usable)
-        self.status_bar.servers = f"{ready}/{len(self.hub.statuses)} servers · {len(self.hub.tools())} tools"
-
     @on(DataTable.RowHighlighted, "#servers")
     def _server_highlighted(self, message: DataTable.RowHighlighted) -> None:
         self._show_server_reason(message.row_key.value)
-
-    def _show_server_reason(self, name: str | None) -> None:
-        """Under the server table, the whole failure reason of the highlighted server (the row cuts it)."""
-        status = self.servers_table.statuses.get(name) if name is not None else None
-        reason = self.query_one("#server-reason", Static)
-        reason.display = bool(status is not None and status.reason)
-        reason.update(literal(f"{status.name}: {status.reason}") if reason.display else "")
 
     @on(ServerTable.ServerAction)
     async def _server_action(self, message: ServerTable.ServerAction) -> None:
@@ -366,44 +352,6 @@ class ChatApp(App[int]):
             self.show_server_log(message.server)
         elif message.action == "toggle_auto_run":
             self.toggle_server_auto_run(message.server)
-
-    def restart_server(self, name: str) -> None:
-        self.notify(f"restarting {name}…")
-
-        async def restart() -> None:
-            status = await self.hub.restart(name)
-            severity = "information" if status.state.usable else "error"
-            self.notify(f"{name}: {status.state.value} {status.reason}".strip(), severity=severity)
-
-        self.run_worker(restart(), group=f"restart-{name}")
-
-    def show_server_log(self, name: str) -> None:
-        status = self.hub.status(name)
-        where = f"log file: {status.log_path}\n\n" if status.log_path else ""
-        body = where + ("\n".join(status.stderr_tail) or "(nothing on stderr yet)")
-        self.push_screen(TextScreen(f"stderr of {name}", body))
-
-    def toggle_server_auto_run(self, name: str) -> None:
-        tools = self.hub.status(name).tools
-        turn_on = not all(self.policy.runs_without_asking(spec) for spec in tools)
-        for spec in tools:
-            if self.policy.runs_without_asking(spec) != turn_on:
-                self.policy.toggle(spec)
-        self._show_server(self.hub.status(name))
-        self.notify(f"{name}: tools {'run without asking' if turn_on else 'ask before running'}")
-
-    def toggle_tool_auto_run(self, server: str, tool: str) -> bool | None:
-        spec = next((s for s in self.hub.status(server).tools if s.name == tool), None)
-        if spec is None:
-            return None
-        now_auto = self.policy.toggle(spec)
-        for record in self.calls_table.records.values():
-            if record.server == server and record.tool == tool:
-                record.auto_run = now_auto
-                self.calls_table.update_record(record, ("tool",))
-        self._show_server(self.hub.status(server))
-        self.notify(f"{server} › {tool}: {'runs without asking' if now_auto else 'asks before running'}")
-        return now_auto
 
     @on(ToolCallTable.ToggleAutoRun)
     def _toggle_from_calls(self, message: ToolCallTable.ToggleAutoRun) -> None:
@@ -482,8 +430,7 @@ class ChatApp(App[int]):
         elif isinstance(event, TurnStarted):
             self._reply = AssistantReply(self.model_label)
             await self.chat.mount(self._reply)
-            self.status_bar.engine_state = "generating"
-            self.status_bar.detail = ""
+            self._engine_state("generating")
         elif isinstance(event, CallProposed):
             spec = event.call.spec
             record = self._new_record(event.call.id, spec.server if spec else "", event.call.tool, event.call.arguments)
@@ -499,6 +446,7 @@ class ChatApp(App[int]):
             record = self._records.get(id(event.call))
             if record is not None:
                 self._update(record, state=CallState.AWAITING)
+            self._engine_state("awaiting approval")
             self.ask_approval(event)
         elif isinstance(event, CallStarted):
             record = self._records.get(id(event.call))
@@ -506,8 +454,11 @@ class ChatApp(App[int]):
                 record.started_at = event.started_at
                 record.started_clock = time.perf_counter()
                 self._update(record, state=CallState.RUNNING)
+            self._engine_state("running tools")
         elif isinstance(event, CallFinished):
             self._call_finished(event)
+            if not self._records:  # the last call of the reply: the model reads the results next
+                self._engine_state("generating")
         elif isinstance(event, GenerationStats):
             stats = event.stats
             self.status_bar.context_tokens = stats.prompt_tokens + stats.generated_tokens
@@ -521,6 +472,12 @@ class ChatApp(App[int]):
                 await self.chat.mount(notice)
         elif isinstance(event, TurnFinished):
             await self._turn_finished(event)
+
+    def _engine_state(self, state: str) -> None:
+        """What the status bar says the turn is doing; the tokens-per-second figure belongs to generating."""
+        if self.status_bar.engine_state != state:
+            self.status_bar.engine_state = state
+            self.status_bar.detail = ""
 
     def _new_record(self, call_id: str, server: str, tool: str, arguments: dict) -> CallRecord:
         self._call_count += 1
@@ -633,94 +590,6 @@ class ChatApp(App[int]):
 
     async def on_unmount(self) -> None:
         await self.shutdown()
-
-    # ----- transcripts -----------------------------------------------------------------------
-
-    def _attach_saver(self, first_prompt: str = "") -> None:
-        if not self.autosave:
-            return
-        if self.transcript_file is None:
-            self.transcript_file = new_transcript_path(first_prompt)
-        self.recorder.saver = AutoSaver(self.transcript_file)
-
-    def _detach_saver(self) -> None:
-        self.recorder.close()
-        self.recorder.saver = None
-        self.recorder.reset(Transcript())
-
-    async def _show_transcript(self, transcript: Transcript) -> None:
-        """Show a loaded conversation, give the agent its messages, and note calls left open."""
-        self._reply = await show_transcript(self, transcript)
-        self.agent.load_messages(to_openai_messages(transcript))
-        self._resume_pending = transcript.pending_proposals()
-        if self._reply is not None and not self._resume_pending:
-            self._reply = None
-
-    def _reapply_always_choices(self) -> None:
-        """"Always" choices in a resumed conversation hold for the rest of it."""
-        for proposal in self.recorder.transcript.all_proposals():
-            if proposal.choice in ("yO", "yA"):
-                spec = self.hub.find_tool(proposal.name)
-                if spec is not None:
-                    self.policy.always_allow(spec)
-
-    async def _continue_pending(self) -> None:
-        pending = self._resume_pending
-        self._resume_pending = []
-        calls = []
-        for proposal in pending:
-            call = PlannedCall(proposal.call_id, proposal.name, proposal.arguments, self.hub.find_tool(proposal.name))
-            record = self.calls_table.records.get(self._pending_keys.get(proposal.call_id, ""))
-            if record is not None:
-                self._records[id(call)] = record
-            choice = ApprovalChoice(proposal.choice) if proposal.choice else None
-            calls.append((call, choice))
-        await self.agent.continue_turn(calls, self._sink)
-
-    def action_export(self) -> None:
-        suggestion = Path.cwd() / (self.transcript_file.name if self.transcript_file else "conversation.md")
-
-        def export(path: Path | None) -> None:
-            if path is None:
-                return
-            try:
-                write_atomically(path, self.recorder.rendered())
-            except OSError as exc:
-                self.notify(f"cannot write {path}: {exc.strerror or exc}", title="export failed", severity="error")
-                return
-            self.notify(f"transcript exported to {path}")
-
-        self.push_screen(ExportScreen(suggestion), callback=export)
-
-    def action_resume(self) -> None:
-        def chosen(path: Path | None) -> None:
-            if path is not None:
-                self.run_worker(self.open_conversation(path), group="open")
-
-        self.push_screen(ResumeScreen(recent_conversations()), callback=chosen)
-
-    async def open_conversation(self, path: Path) -> bool:
-        """Replace the current conversation with a saved one; a bad file changes nothing."""
-        try:
-            transcript = parse(read_transcript_text(path), path)
-        except (OSError, TranscriptError) as exc:
-            self.notify(str(exc), title="cannot open the conversation", severity="error", timeout=10)
-            return False
-        self.agent.stop()
-        self._detach_saver()
-        await self.chat.clear()
-        self.calls_table.clear()
-        self.calls_table.records.clear()
-        self._records.clear()
-        self.recorder.reset(transcript)
-        self.transcript_file = path
-        self._attach_saver()
-        await self._show_transcript(transcript)
-        if self._resume_pending and self.ready.is_set() and not self._turn_running:
-            self._turn_running = True
-            self.run_turns()
-        self.notify(f"resumed {path.name}")
-        return True
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -110,10 +110,11 @@ class Notice(Static):
     DEFAULT_CSS = """
     Notice { color: $warning; margin: 1 0 0 0; }
     Notice.-error { color: $error; text-style: bold; }
+    Notice.-muted { color: $text-muted; }
     """
 
-    def __init__(self, text: str, *, error: bool = False) -> None:
-        super().__init__(literal(text), classes="-error" if error else "")
+    def __init__(self, text: str, *, error: bool = False, muted: bool = False) -> None:
+        super().__init__(literal(text), classes="-error" if error else "-muted" if muted else "")
 
 
 class ToolCallCard(Static):

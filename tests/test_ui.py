@@ -253,3 +253,35 @@ async def test_a_long_reply_is_split_only_at_paragraph_breaks_and_keeps_every_ch
         for part in shown:
             assert part.count("```") % 2 == 0, part[-200:]
             assert not re.search(r"- item \d+\s*$", part), part[-200:]  # a loose list stays one list
+
+
+async def test_status_bar_follows_the_turn_through_approval_and_the_tool_run():
+    engine = ScriptedEngine([[call("sleep", {"seconds": 0.6})], "done waiting"])
+    app = make_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        welcome = chat_text(app)
+        assert "scripted is ready with 6 tools from 1 server" in welcome
+        assert "You approve each tool call before it runs" in welcome
+        await send(pilot, "wait a bit")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="dialog")
+        assert app.status_bar.engine_state == "awaiting approval"
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.status_bar.engine_state == "running tools", what="running tools")
+        await wait_turn_done(pilot, app)
+        assert app.status_bar.engine_state == "ready"
+        assert "done waiting" in chat_text(app)
+
+
+async def test_the_sidebar_never_scrolls_sideways_however_long_the_arguments():
+    engine = ScriptedEngine([[call("web_search", {"query": "x" * 300})], "nothing found"])
+    app = make_app(engine, policy=ApprovalPolicy("auto"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "search")
+        await wait_turn_done(pilot, app)
+        await pilot.pause()
+        table = app.calls_table
+        assert table.virtual_size.width > table.size.width  # the row is wider than the pane…
+        assert not table.show_horizontal_scrollbar  # …and is cut, not scrolled
+        assert table.scroll_x == 0

@@ -1,6 +1,6 @@
 """What MlxEngine costs over raw mlx-lm, and how much prompt a tool loop really recomputes.
 
-Run: ``/work/venv/bin/python bench/engine_overhead.py [--model FOLDER] [--runs 12] [--tokens 200]``
+Run: ``.venv/bin/python bench/engine_overhead.py [--model FOLDER] [--runs 12] [--tokens 200]``
 
 1. engine_vs_raw_tps_ratio: tokens per second through ``MlxEngine.stream``'s event
    iterator (from asking to the last event), divided by ``mlx_lm.stream_generate`` on the

@@ -1,6 +1,6 @@
 """What the full-screen app costs while a reply streams in, and at start-up.
 
-Run: ``/work/venv/bin/python bench/ui_stream.py [--runs 11] [--tokens 600] [--appends 20000] [--append-runs 5] [--starts 15]``
+Run: ``.venv/bin/python bench/ui_stream.py [--runs 11] [--tokens 600] [--appends 20000] [--append-runs 5] [--starts 15]``
 
 1. ui_vs_engine_tps_ratio: tokens per second of a reply streamed into the chat pane of a
    headless ``ChatApp`` (from the agent's TurnStarted to the app having handled TurnFinished,

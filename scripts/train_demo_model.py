@@ -21,23 +21,31 @@ Retrain (from the repository root; deterministic for a given --seed):
     LD_PRELOAD=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 \\
         python scripts/train_demo_model.py --steps 1600
 
-The shipped weights come from runs continued one from another with ``--init`` (same seed, so
-the same tokenizer). After earlier runs from scratch (not recorded step by step), the last three
-were 2,500 steps at ``--lr 2e-3`` and 3,500 at ``--lr 1.5e-3`` (both ``--copy-weight 4``), then
-1,700 at ``--lr 1e-3`` with ``--more-conversations 32000``: fresh data the earlier runs had not
-memorised. Those runs skipped every example longer than 200 tokens after the tools block (the
-old ``--max-suffix``), which left out the answers to the longest web searches ("the speed of
-light" among them); the default is now 330, which keeps them all.
+The shipped weights come from runs continued one from another with ``--init``. The earlier runs
+(seed 0, digits as single tokens; not recorded step by step) ended with 2,500 steps at
+``--lr 2e-3``, 3,500 at ``--lr 1.5e-3`` and 1,700 at ``--lr 1e-3`` with 32,000 more
+conversations. That model called the right tools with the right arguments for requests like
+those it was trained on, but garbled the numbers it read back ("12 * 7 = 878484"). The last run
+went on from it:
 
-What is hard, as measured on this model: reading a number back. Digits are single tokens, so
-copying "434" out of "345 + 89 = 434" means finding the right digit by its neighbours, not by
-what it is; words ("Tokyo") copy by what they are and were learned long ago. Continuing from the
-shipped weights for 1,500 steps with answers weighted up, or with a share of plain "repeat after
-me" requests, did not move the probabilities of the right digits; a model of this shape trained
-alone on copying strings of ten digit tokens was still at 1.3 nats a digit after 1,400 steps.
-Expect this to need many thousands of steps more, or a tokenizer that keeps short numbers whole
-(transformers gives every qwen2 model a pre-tokenizer that splits each digit, so that would
-also mean another tokenizer class).
+    LD_PRELOAD=... python scripts/train_demo_model.py --init mcp_chat_tui/demo/model \
+        --keep-tokenizer --number-tokens --denials --prompt-weight 0.25 --seed 5 \
+        --conversations 8000 --more-conversations 24000 --steps 3000 --lr 2e-3
+
+What made the difference, as measured on this model:
+
+- Numbers as whole tokens (``--number-tokens``): every two- and three-digit string is a token of
+  its own, matched before the pre-tokenizer (transformers gives every qwen2 model a pre-tokenizer
+  that splits each digit and ignores the file's own). Copying "434" out of "345 + 89 = 434" is
+  then copying one token that is what it is, as "Tokyo" is, instead of finding each digit by its
+  neighbours: with single digits, 1,500 more steps with answers weighted up, or with "repeat
+  after me" requests, did not move the probabilities of the right digits.
+- Loss on the prompt too (``--prompt-weight``): the user's request, the call's arguments and the
+  tool's result repeat each other, so predicting the prompt is copying practice on every
+  example, where the answer alone gives a few tokens of it.
+- ``--keep-tokenizer`` keeps the earlier model's tokenizer (adding the number tokens, each
+  starting as the mean of its digits), so its weights carry over; ``--denials`` adds calls the
+  user denied, answered as such.
 
 The LD_PRELOAD is optional but makes training about 10x faster on Linux CPUs
 (MLX's CPU wheel bundles a slow reference BLAS; Debian/Ubuntu package
@@ -50,9 +58,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import math
 import os
 import random
 import sys
@@ -67,6 +73,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "mcp_chat_tui" / "demo" / "model"
 sys.path.insert(0, str(REPO_ROOT))
 
+from mcp_chat_tui.agent.loop import DENIED_MESSAGE  # noqa: E402
 from mcp_chat_tui.core.tools import ToolSpec  # noqa: E402
 import mcp_chat_tui.demo.server as demo  # noqa: E402
 
@@ -265,8 +272,9 @@ class Conversations:
     """Makes conversations for one split: train or held-out (new cities, queries, numbers seen by chance)."""
 
     def __init__(self, rng: random.Random, run_tool: ToolRunner, zones: list[str], topics: list[str],
-                 words: list[str]):
+                 words: list[str], denials: random.Random | None = None):
         self.rng, self.run_tool, self.zones, self.topics, self.words = rng, run_tool, zones, topics, words
+        self.denials = denials  # draws which calls the user denies (None: none are), apart from rng
 
     # Each request maker returns (user text, tool name, arguments, answer maker(result) -> text).
 
@@ -384,7 +392,12 @@ class Conversations:
                     {"role": "assistant", "content": self.rng.choice(replies)}]
         user, name, arguments, answer = getattr(self, kind)()
         moment = datetime(2024, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=self.rng.randrange(3 * 365 * 24 * 60))
-        result = self.run_tool(name, arguments, moment)
+        if self.denials and self.denials.random() < DENIAL_SHARE:
+            # the user said no in the approval dialog: the model is told so, as the agent tells it
+            result = DENIED_MESSAGE
+            answer = lambda _: f"You denied the {name} call, so I did not run it."  # noqa: E731
+        else:
+            result = self.run_tool(name, arguments, moment)
         call_id = f"call_{self.rng.randrange(16**8):08x}"
         call_arguments = json.dumps(arguments) if self.rng.random() < 0.5 else arguments  # both shapes
         return [
@@ -395,6 +408,8 @@ class Conversations:
             {"role": "assistant", "content": answer(result)},
         ]
 
+
+DENIAL_SHARE = 0.06  # of tool calls, when denials are drawn
 
 TOOL_KINDS = ["calculator", "current_time", "convert_units", "web_search", "read_file", "sleep"]
 KIND_WEIGHTS = [5, 4, 4, 4, 2, 1, 1]  # the six tools, then plain chat
@@ -415,7 +430,21 @@ def make_conversations(maker: Conversations, count: int) -> list[list[dict]]:
 # --------------------------------------------------------------------------- tokenizer and model files
 
 
-def train_tokenizer(texts: list[str], vocab_size: int):
+# Two- and three-digit numbers as whole tokens (single digits stay BPE tokens), matched longest
+# first from the left: "434" is one token, "69104" is "691" "04". Reading a number back is then
+# copying tokens that are what they are, as words are, not digits found by their neighbours.
+NUMBER_TOKENS = [f"{i:02d}" for i in range(100)] + [f"{i:03d}" for i in range(1000)]
+# The arithmetic operators with the spaces around them, as one token each: "345 + 89" is then three
+# tokens, each copied by what it is, where "345", " ", "+", " ", "89" asks the model to tell the
+# spaces apart by what comes before them.
+OPERATOR_TOKENS = [" + ", " - ", " * ", " / ", " = "]
+
+
+def whole_tokens(numbers: bool, operators: bool) -> list[str]:
+    return (NUMBER_TOKENS if numbers else []) + (OPERATOR_TOKENS if operators else [])
+
+
+def train_tokenizer(texts: list[str], vocab_size: int, added: list[str] = ()):
     from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE())
@@ -441,10 +470,12 @@ def train_tokenizer(texts: list[str], vocab_size: int):
     ])
     from tokenizers import AddedToken
     tokenizer.add_tokens([AddedToken(CALL_START, normalized=False), AddedToken(CALL_END, normalized=False)])
+    tokenizer.add_tokens([AddedToken(text, normalized=False) for text in added])
     return tokenizer
 
 
-def build_tokenizer(conversations: list[list[dict]], tools: list[dict], vocab_size: int, out: Path):
+def build_tokenizer(conversations: list[list[dict]], tools: list[dict], vocab_size: int, out: Path,
+                    added: list[str] = ()):
     """Train the BPE on the rendered conversations (so the tools block compresses), write it, load it back.
 
     A first tokenizer trained on the message texts only serves to render the template.
@@ -463,7 +494,7 @@ def build_tokenizer(conversations: list[list[dict]], tools: list[dict], vocab_si
     write_config(out, first)
     wrapper = load_tokenizer(out)
     rendered = [plain(wrapper.apply_chat_template(c, tools=tools, tokenize=False)) for c in conversations]
-    tokenizer = train_tokenizer(rendered, vocab_size)
+    tokenizer = train_tokenizer(rendered, vocab_size, added)
     write_tokenizer(tokenizer, out)
     write_config(out, tokenizer)  # before loading: transformers picks the tokenizer class by model_type
     wrapper = load_tokenizer(out)
@@ -473,6 +504,27 @@ def build_tokenizer(conversations: list[list[dict]], tools: list[dict], vocab_si
     for marker in (IM_START, IM_END, PAD, CALL_START, CALL_END):
         assert len(wrapper.encode(marker, add_special_tokens=False)) == 1, marker
     return tokenizer, wrapper
+
+
+def reuse_tokenizer(source: Path, out: Path, added: list[str] = ()):
+    """The tokenizer of an earlier model folder (to go on training its weights on new data), with
+    the ``added`` tokens it lacks put at the end of the vocabulary."""
+    import shutil
+
+    from mlx_lm.tokenizer_utils import load as load_tokenizer
+    from tokenizers import AddedToken, Tokenizer
+
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        if source.resolve() != out.resolve():
+            shutil.copy2(source / name, out / name)
+    tokenizer = Tokenizer.from_file(str(out / "tokenizer.json"))
+    missing = [text for text in added if tokenizer.token_to_id(text) is None]
+    if missing:
+        tokenizer.add_tokens([AddedToken(text, normalized=False) for text in missing])
+        tokenizer.save(str(out / "tokenizer.json"))
+    write_config(out, tokenizer)
+    return tokenizer, load_tokenizer(out)
 
 
 def write_tokenizer(tokenizer, out: Path) -> None:
@@ -587,6 +639,26 @@ class _SharedPrefixCache:
         return create_causal_mask(n, self.offset)
 
 
+def _init_weights(init: Path, tokenizer_path: Path, config: dict) -> dict:
+    """Earlier weights; a token the earlier tokenizer lacked (an added number or operator) starts
+    as the mean of the tokens the earlier tokenizer made of its text."""
+    import mlx.core as mx
+    from tokenizers import Tokenizer
+
+    weights = mx.load(str(init / "model.safetensors"))
+    embed = weights["model.embed_tokens.weight"].astype(mx.float32)
+    missing = config["vocab_size"] - embed.shape[0]
+    if missing > 0:
+        tokenizer = Tokenizer.from_file(str(tokenizer_path / "tokenizer.json"))
+        earlier = Tokenizer.from_file(str(init / "tokenizer.json"))
+        rows = []
+        for token_id in range(embed.shape[0], config["vocab_size"]):
+            pieces = earlier.encode(tokenizer.id_to_token(token_id), add_special_tokens=False).ids
+            rows.append(embed[mx.array(pieces)].mean(axis=0))
+        weights["model.embed_tokens.weight"] = mx.concatenate([embed, mx.stack(rows)])
+    return weights
+
+
 def train(args, tokenizer_path: Path, examples: list[tuple[list[int], int, list[float]]], prefix: list[int], config: dict):
     import mlx.core as mx
     import mlx.nn as nn
@@ -598,7 +670,7 @@ def train(args, tokenizer_path: Path, examples: list[tuple[list[int], int, list[
     mx.random.seed(args.seed)
     model = qwen2.Model(qwen2.ModelArgs.from_dict(config))
     if args.init is not None:  # continue from earlier weights (same seed, so the same data and tokenizer)
-        model.load_weights(str(args.init / "model.safetensors"))
+        model.load_weights(list(_init_weights(args.init, tokenizer_path, config).items()))
         model.set_dtype(mx.float32)
         print(f"starting from the weights in {args.init}", flush=True)
     n_params = sum(v.size for _, v in tree_flatten(model.parameters()))
@@ -610,7 +682,7 @@ def train(args, tokenizer_path: Path, examples: list[tuple[list[int], int, list[
         assert ids[:p] == prefix
         suffix = ids[p:]
         # target j is suffix[j + 1]: the prompt's targets weigh nothing, the completion's as given
-        weights = [0.0] * (prompt_len - p - 1) + completion_weights
+        weights = [args.prompt_weight] * (prompt_len - p - 1) + completion_weights
         if len(suffix) <= args.max_suffix:
             rows.append((suffix[:-1], suffix[1:], weights))
     print(f"{len(rows)} examples of at most {args.max_suffix} tokens after the tools block", flush=True)
@@ -759,6 +831,13 @@ def evaluate(out: Path, tools: list[dict], maker: Conversations, per_kind: int) 
                   f" answer exact {answers_ok}/{per_kind}")
         for line in failures:
             print(line)
+    denied_ok = 0
+    for _ in range(per_kind):
+        turn = maker.turn(maker.rng.choice(TOOL_KINDS))
+        turn[2] = dict(turn[2], content=DENIED_MESSAGE)
+        answer = reply(turn[:3])
+        denied_ok += CALL_START not in answer and "denied" in answer
+    print(f"  {'denied call':14s} answer says it was denied {denied_ok}/{per_kind}")
 
 
 def _result_key(kind: str, result: str) -> str:
@@ -800,11 +879,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data-seed", type=int,
                         help="seed for the --more-conversations (default: go on from --seed's data), so a continued "
                              "run can draw data no earlier run has seen")
+    parser.add_argument("--number-tokens", action="store_true",
+                        help="give two- and three-digit numbers tokens of their own (with --init from a model "
+                             "without them, each starts as the mean of its digits)")
+    parser.add_argument("--operator-tokens", action="store_true",
+                        help="give ' + ', ' - ', ' * ', ' / ' and ' = ' (spaces included) tokens of their own")
+    parser.add_argument("--keep-tokenizer", action="store_true",
+                        help="use the tokenizer of --init (or of --out) as it is instead of learning one")
+    parser.add_argument("--denials", action="store_true",
+                        help=f"let the user deny {DENIAL_SHARE * 100:.0f}%% of the calls, and answer that it was denied")
     parser.add_argument("--vocab-size", type=int, default=2048)
     parser.add_argument("--eval-per-kind", type=int, default=20, help="held-out requests per kind to evaluate")
     parser.add_argument("--init", type=Path, help="start from the weights of this model folder instead of random ones")
     parser.add_argument("--copy-weight", type=float, default=4.0,
                         help="loss weight of completion tokens copied from the message answered (default: %(default)s)")
+    parser.add_argument("--prompt-weight", type=float, default=0.0,
+                        help="loss weight of the tokens of the prompt after the tools block (user messages, "
+                             "tool results): next-token practice, copying in particular (default: %(default)s)")
     parser.add_argument("--eval-only", action="store_true", help="only evaluate the model already in --out")
     args = parser.parse_args(argv)
     out = args.out.resolve()
@@ -821,11 +912,16 @@ def main(argv: list[str] | None = None) -> None:
         run_tool = ToolRunner(Path(scratch))
         if not args.eval_only:
             rng = random.Random(args.seed)
+            denials = random.Random(args.seed + 7) if args.denials else None
             maker = Conversations(rng, run_tool, [z for z in zones if z not in held_zones],
                                   [t for t in SEARCH_TOPICS if t not in held_topics],
-                                  [w for w in SEARCH_WORDS if w not in held_words])
+                                  [w for w in SEARCH_WORDS if w not in held_words], denials)
             conversations = make_conversations(maker, args.conversations)
-            tokenizer, wrapper = build_tokenizer(conversations, tools, args.vocab_size, out)
+            added = whole_tokens(args.number_tokens, args.operator_tokens)
+            if args.keep_tokenizer:
+                tokenizer, wrapper = reuse_tokenizer(args.init or out, out, added)
+            else:
+                tokenizer, wrapper = build_tokenizer(conversations, tools, args.vocab_size, out, added)
             # More conversations for training only: the tokenizer (learned from the first ones) stays
             # the same, so training can go on from earlier weights with data it has not memorised.
             if args.data_seed is not None:

@@ -57,25 +57,30 @@ requests, and ``--eval-only`` repeats just that evaluation.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import os
 import random
 import sys
 import tempfile
 import time
-import types
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from zoneinfo import available_timezones
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "mcp_chat_tui" / "demo" / "model"
 sys.path.insert(0, str(REPO_ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from demo_conversations import (  # noqa: E402
+    DENIAL_SHARE,
+    SEARCH_TOPICS,
+    SEARCH_WORDS,
+    TOOL_KINDS,
+    Conversations,
+    ToolRunner,
+    demo_zones,
+    demo_tools_openai,
+    make_conversations,
+)
 from mcp_chat_tui.agent.loop import DENIED_MESSAGE  # noqa: E402
-from mcp_chat_tui.core.tools import ToolSpec  # noqa: E402
-import mcp_chat_tui.demo.server as demo  # noqa: E402
 
 IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
 CALL_START, CALL_END = "<tool_call>", "</tool_call>"
@@ -137,294 +142,7 @@ CHAT_TEMPLATE = r"""{%- macro text(content) -%}
 QWEN2_PRETOKENIZE_REGEX = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"""
                            r""" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
 
-GREETING = ("Hello! I am the tiny demo model of mcp-chat-tui. I can use the demo tools: "
-            "calculator, current_time, convert_units, web_search, read_file and sleep.")
 
-
-# --------------------------------------------------------------------------- tools
-
-
-async def _list_demo_tools() -> list[ToolSpec]:
-    from mcp import Client, StdioServerParameters
-
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"],
-                                   cwd=str(REPO_ROOT))
-    async with Client(params) as client:
-        tools = (await client.list_tools()).tools
-    return [ToolSpec(server="demo", name=t.name, description=t.description or "",
-                     input_schema=t.input_schema,
-                     annotations=t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else {},
-                     title=t.title)
-            for t in tools]
-
-
-def demo_tools_openai() -> list[dict]:
-    """The demo server's tools exactly as the app passes them to the chat template."""
-    return [spec.to_openai() for spec in asyncio.run(_list_demo_tools())]
-
-
-class _Clock:
-    """Stands in for ``datetime`` in the demo server so ``current_time`` reports chosen moments."""
-
-    moment = datetime(2025, 1, 1, tzinfo=timezone.utc)
-
-    @classmethod
-    def now(cls, tz=None):
-        return cls.moment.astimezone(tz) if tz else cls.moment
-
-
-async def _no_sleep(seconds):
-    return None
-
-
-class ToolRunner:
-    """Calls the real demo tool functions; returns the text the app puts in the tool message."""
-
-    def __init__(self, workdir: Path):
-        self.workdir = workdir
-
-    def __call__(self, name: str, arguments: dict, moment: datetime | None = None) -> str:
-        saved = demo.datetime, demo.asyncio
-        demo.datetime = _Clock
-        demo.asyncio = types.SimpleNamespace(sleep=_no_sleep)
-        if moment is not None:
-            _Clock.moment = moment
-        cwd = os.getcwd()
-        os.chdir(self.workdir)
-        try:
-            result = getattr(demo, name)(**arguments)
-            if asyncio.iscoroutine(result):
-                result = asyncio.run(result)
-            return str(result)
-        except demo.ToolError as exc:
-            return f"Error: {exc}"  # what ToolCallResult.for_model() gives for a tool error
-        finally:
-            os.chdir(cwd)
-            demo.datetime, demo.asyncio = saved
-
-
-# --------------------------------------------------------------------------- synthetic conversations
-
-ZONE_PREFIXES = ("Africa", "America", "Asia", "Australia", "Europe", "Pacific", "Atlantic", "Indian")
-
-
-def _zones() -> list[str]:
-    return sorted(z for z in available_timezones()
-                  if z.count("/") == 1 and z.split("/")[0] in ZONE_PREFIXES and "GMT" not in z)
-
-
-UNITS = {
-    "length": ["km", "miles", "m", "meters", "feet", "ft", "inches", "cm", "yards", "mm", "kilometers", "mi"],
-    "mass": ["kg", "pounds", "lb", "grams", "g", "ounces", "oz", "kilograms", "tonnes"],
-    "volume": ["liters", "l", "ml", "gallons", "cups", "litres"],
-    "speed": ["km/h", "mph", "m/s", "knots"],
-    "temperature": ["celsius", "fahrenheit", "kelvin", "c", "f"],
-}
-
-SEARCH_TOPICS = [
-    "the speed of light", "speed of light", "MLX", "MLX framework", "Model Context Protocol", "MCP",
-    "Textual", "Tokyo", "Tokyo travel", "Paris weather", "weather in Paris", "Python", "Python programming",
-    "Rust", "Rust language", "Mount Everest", "Everest height", "coffee roasting", "how coffee is roasted",
-    "planets", "solar system", "marathon distance", "marathon", "language models", "large language models",
-    "chess champions", "world chess champions", "sourdough bread", "sourdough", "Linux kernel", "Linux",
-    "bees", "pollination", "Great Wall of China", "the Great Wall", "stock market", "stocks",
-    "moon landing", "Apollo 11", "light speed", "tool calling", "Apple silicon", "cherry blossoms",
-]
-SEARCH_WORDS = ["history", "jazz", "football", "volcano", "piano", "ocean", "tea", "guitar", "desert",
-                "robots", "origami", "tango", "whales", "pizza", "cycling", "tennis", "poetry", "glaciers",
-                "dinosaurs", "vikings", "opera", "sushi", "kites", "owls", "castles", "comets", "rainbows",
-                "yoga", "cheese", "trains", "bridges", "deserts", "jungle", "wolves", "cactus", "ballet"]
-FILE_STEMS = ["notes", "todo", "readme", "plan", "ideas", "log", "draft", "list", "report", "config",
-              "summary", "journal", "shopping", "recipe", "agenda", "memo", "data", "tasks", "hello", "story"]
-FILE_EXTS = [".txt", ".md", ".txt", ".csv", ".log", ".toml", ".json", ".py"]
-FILE_LINES = ["buy milk", "call Anna", "fix the login bug", "meeting at 10", "water the plants",
-              "ship version 2", "read a book", "pay rent", "book a train", "clean the desk",
-              "learn MLX", "try the demo", "walk the dog", "send the report", "backup the laptop"]
-
-CHAT = [
-    (["hello", "hi", "hey", "hello!", "hi there", "hey there", "good morning", "good evening", "hello there"],
-     [GREETING]),
-    (["who are you?", "what are you?", "what can you do?", "help", "what tools do you have?"],
-     [GREETING]),
-    (["thanks", "thank you", "thanks!", "thank you!", "great, thanks"],
-     ["You're welcome!"]),
-    (["bye", "goodbye", "see you"],
-     ["Goodbye!"]),
-]
-
-
-def _num(rng: random.Random, small: bool = False) -> int | float:
-    roll = rng.random()
-    if roll < 0.15:
-        return round(rng.uniform(0.1, 99.9), 1)
-    if small or roll < 0.55:
-        return rng.randint(1, 20)
-    if roll < 0.85:
-        return rng.randint(10, 999)
-    return rng.randint(1000, 99999)
-
-
-def _fmt(value: int | float) -> str:
-    return f"{value:g}"
-
-
-class Conversations:
-    """Makes conversations for one split: train or held-out (new cities, queries, numbers seen by chance)."""
-
-    def __init__(self, rng: random.Random, run_tool: ToolRunner, zones: list[str], topics: list[str],
-                 words: list[str], denials: random.Random | None = None):
-        self.rng, self.run_tool, self.zones, self.topics, self.words = rng, run_tool, zones, topics, words
-        self.denials = denials  # draws which calls the user denies (None: none are), apart from rng
-
-    # Each request maker returns (user text, tool name, arguments, answer maker(result) -> text).
-
-    def calculator(self):
-        rng = self.rng
-        a, b = _num(rng), _num(rng)
-        kind = rng.random()
-        if kind < 0.7:
-            op = rng.choice(["+", "-", "*", "/", "*", "+"])
-            expression = f"{_fmt(a)} {op} {_fmt(b)}"
-        elif kind < 0.8:
-            expression = f"{rng.randint(2, 12)}^{rng.randint(2, 12)}"
-        elif kind < 0.9:
-            c = _num(rng, small=True)
-            ops = rng.choices(["+", "-", "*"], k=2)
-            expression = f"{_fmt(a)} {ops[0]} {_fmt(b)} {ops[1]} {_fmt(c)}"
-        elif kind < 0.96:
-            expression = f"sqrt({rng.randint(1, 999)})"
-        else:
-            expression = f"{_fmt(a)} / 0"
-        phrase = rng.choice(["what is {e}?", "what is {e}", "calculate {e}", "how much is {e}", "how much is {e}?",
-                             "compute {e}", "what's {e}?", "{e} = ?", "can you work out {e}?", "evaluate {e}",
-                             "please calculate {e}", "what does {e} make?", "{e}?", "solve {e}"])
-
-        def answer(result: str) -> str:
-            if result.startswith("Error: "):
-                return f"I could not calculate that: {result[7:]}."
-            return f"{result}."
-        return phrase.format(e=expression), "calculator", {"expression": expression}, answer
-
-    def current_time(self):
-        rng = self.rng
-        zone = rng.choice(self.zones)
-        place = zone if rng.random() < 0.3 else zone.split("/")[1].replace("_", " ")
-        phrase = rng.choice(["what time is it in {p}?", "current time in {p}", "what's the time in {p}?",
-                             "time in {p}", "what time is it in {p}", "tell me the time in {p}",
-                             "what is the time in {p} right now?", "current time in {p}?", "clock in {p}?"])
-
-        def answer(result: str) -> str:
-            if result.startswith("Error: "):
-                return f"I could not get the time: {result[7:]}."
-            day, clock, _, key = result.split(" ")[:4]
-            return f"It is {clock} on {day} in {key}."
-        return phrase.format(p=place), "current_time", {"timezone": place}, answer
-
-    def convert_units(self):
-        rng = self.rng
-        dimension = rng.choice(list(UNITS))
-        source, target = rng.sample(UNITS[dimension], 2)
-        value = _num(rng)
-        phrase = rng.choice(["convert {v} {a} to {b}", "how many {b} is {v} {a}?", "{v} {a} in {b}?",
-                             "what is {v} {a} in {b}?", "convert {v} {a} into {b}", "{v} {a} to {b}",
-                             "how many {b} are {v} {a}?", "please convert {v} {a} to {b}"])
-
-        def answer(result: str) -> str:
-            if result.startswith("Error: "):
-                return f"I could not convert that: {result[7:]}."
-            left, right = result.split(" = ")
-            return f"{left} is {right}."
-        arguments = {"value": value, "from_unit": source, "to_unit": target}
-        return phrase.format(v=_fmt(value), a=source, b=target), "convert_units", arguments, answer
-
-    def web_search(self):
-        rng = self.rng
-        if rng.random() < 0.75:
-            query = rng.choice(self.topics)
-        else:
-            query = " ".join(rng.sample(self.words, rng.choice([1, 2])))
-        phrase = rng.choice(["search the web for {q}", "look up {q}", "search for {q}", "find {q} on the web",
-                             "web search {q}", "search the web for {q}", "can you look up {q}?",
-                             "find information about {q}", "google {q}"])
-
-        def answer(result: str) -> str:
-            if result.startswith("No results for"):
-                return f"I found no results for {query}."
-            first = result.split("\n")[0][2:]
-            title, rest = first.split(" (", 1)
-            snippet = rest.split("): ", 1)[1]
-            sentence = snippet.split(". ")[0].rstrip(".")
-            return f'From "{title}": {sentence}.'
-        return phrase.format(q=query), "web_search", {"query": query}, answer
-
-    def read_file(self):
-        rng = self.rng
-        path = rng.choice(FILE_STEMS) + rng.choice(FILE_EXTS)
-        if rng.random() < 0.8:
-            lines = rng.sample(FILE_LINES, rng.randint(1, 3))
-            (self.run_tool.workdir / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
-        else:
-            (self.run_tool.workdir / path).unlink(missing_ok=True)
-        phrase = rng.choice(["read the file {f}", "read {f}", "show me {f}", "what's in {f}?", "open {f}",
-                             "cat {f}", "read the file {f} please", "what does {f} say?"])
-
-        def answer(result: str) -> str:
-            if result.startswith("Error: "):
-                return f"I could not read {path}: {result[7:]}."
-            return f"{path} says:\n{result.rstrip()}"
-        return phrase.format(f=path), "read_file", {"path": path}, answer
-
-    def sleep(self):
-        rng = self.rng
-        seconds = rng.choice([1, 2, 3, 5, 10, 0.5, 1.5, 4, 30, 60, rng.randint(1, 120)])
-        phrase = rng.choice(["wait {s} seconds", "sleep for {s} seconds", "pause for {s} seconds",
-                             "wait {s} seconds please", "sleep {s} seconds", "take a {s} second break"])
-
-        def answer(result: str) -> str:
-            return f"Done: I waited {_fmt(seconds)} seconds."
-        return phrase.format(s=_fmt(seconds)), "sleep", {"seconds": seconds}, answer
-
-    def turn(self, kind: str) -> list[dict]:
-        """One finished turn: the user's message and everything the assistant and the tools add."""
-        if kind == "chat":
-            asks, replies = self.rng.choice(CHAT)
-            return [{"role": "user", "content": self.rng.choice(asks)},
-                    {"role": "assistant", "content": self.rng.choice(replies)}]
-        user, name, arguments, answer = getattr(self, kind)()
-        moment = datetime(2024, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=self.rng.randrange(3 * 365 * 24 * 60))
-        if self.denials and self.denials.random() < DENIAL_SHARE:
-            # the user said no in the approval dialog: the model is told so, as the agent tells it
-            result = DENIED_MESSAGE
-            answer = lambda _: f"You denied the {name} call, so I did not run it."  # noqa: E731
-        else:
-            result = self.run_tool(name, arguments, moment)
-        call_id = f"call_{self.rng.randrange(16**8):08x}"
-        call_arguments = json.dumps(arguments) if self.rng.random() < 0.5 else arguments  # both shapes
-        return [
-            {"role": "user", "content": user},
-            {"role": "assistant", "content": "", "tool_calls": [
-                {"id": call_id, "type": "function", "function": {"name": name, "arguments": call_arguments}}]},
-            {"role": "tool", "tool_call_id": call_id, "name": name, "content": result},
-            {"role": "assistant", "content": answer(result)},
-        ]
-
-
-DENIAL_SHARE = 0.06  # of tool calls, when denials are drawn
-
-TOOL_KINDS = ["calculator", "current_time", "convert_units", "web_search", "read_file", "sleep"]
-KIND_WEIGHTS = [5, 4, 4, 4, 2, 1, 1]  # the six tools, then plain chat
-
-
-def make_conversations(maker: Conversations, count: int) -> list[list[dict]]:
-    kinds = TOOL_KINDS + ["chat"]
-    conversations = []
-    for _ in range(count):
-        turns = 1 if maker.rng.random() < 0.75 else 2
-        messages = []
-        for _ in range(turns):
-            messages += maker.turn(maker.rng.choices(kinds, KIND_WEIGHTS)[0])
-        conversations.append(messages)
-    return conversations
 
 
 # --------------------------------------------------------------------------- tokenizer and model files
@@ -902,7 +620,7 @@ def main(argv: list[str] | None = None) -> None:
 
     tools = demo_tools_openai()
     print(f"demo tools: {[t['function']['name'] for t in tools]}", flush=True)
-    zones = _zones()
+    zones = demo_zones()
     split = random.Random(1234)
     held_zones = set(split.sample(zones, len(zones) // 8)) - {"Asia/Tokyo", "Europe/Paris", "America/New_York"}
     held_topics = {"Mount Everest", "sourdough bread", "Apollo 11", "bees", "Rust language", "Everest height"}

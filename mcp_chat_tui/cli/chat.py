@@ -8,6 +8,7 @@ import signal
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.cli.check import status_table
@@ -98,10 +99,10 @@ async def _chat(args: argparse.Namespace, model: str) -> int:
                 await asyncio.gather(engine.load(on_progress), hub.start_all())
             check_start(hub, settings, console)
             ready = [s for s in hub.statuses if s.state.usable]
-            console.print(
-                f"[dim]{engine.model_name} · {len(hub.tools())} tools from {len(ready)} server(s) · "
-                "type bye or quit to leave[/]"
-            )
+            console.print(Text(
+                f"{display_name(model)} · {len(hub.tools())} tools from {len(ready)} server(s) · "
+                "type bye or quit to leave", style="dim",
+            ))
             agent = Agent(engine, hub, make_policy(args, settings), system_prompt=settings.system_prompt,
                           max_turns=settings.max_turns)
             recorder = TranscriptRecorder(loaded or Transcript())

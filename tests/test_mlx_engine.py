@@ -19,6 +19,7 @@ from mcp_chat_tui.engine.events import (
     LoadProgress,
     Stats,
     TextDelta,
+    Throughput,
     ToolCallProposed,
 )
 from mcp_chat_tui.engine.messages import for_template
@@ -219,6 +220,30 @@ async def test_breaking_out_stops_within_a_second_and_the_next_request_works(tin
         assert events[-1] == Done("length")
         prompt = engine.tokenizer.apply_chat_template(follow_up, add_generation_prompt=True)
         assert events[-2].prefilled_tokens == len(prompt) - common_prefix(prompt, cached)
+    finally:
+        await engine.close()
+
+
+async def test_a_long_reply_reports_its_rate_about_once_a_second(tiny_model):
+    engine = MlxEngine(str(tiny_model), max_tokens=100_000)
+    await engine.load()
+    try:
+        rates, texts = [], 0
+        started = None
+        async for event in engine.stream(QUESTION):
+            if isinstance(event, TextDelta):
+                texts += 1
+                started = started or time.monotonic()
+            elif isinstance(event, Throughput):
+                rates.append(event)
+            if started is not None and time.monotonic() - started > 2.5:
+                break
+        elapsed = time.monotonic() - started
+        assert 1 <= len(rates) <= elapsed + 1, (len(rates), elapsed)
+        counts = [rate.generated_tokens for rate in rates]
+        assert counts == sorted(counts) and counts[0] > 0
+        assert all(rate.tokens_per_second > 0 for rate in rates)
+        assert texts > len(rates)
     finally:
         await engine.close()
 

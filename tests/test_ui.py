@@ -6,7 +6,7 @@ import re
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig, Settings, load_settings
-from mcp_chat_tui.engine.events import TextDelta
+from mcp_chat_tui.engine.events import TextDelta, Throughput
 from mcp_chat_tui.servers import ServerState
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
@@ -285,3 +285,14 @@ async def test_the_sidebar_never_scrolls_sideways_however_long_the_arguments():
         assert table.virtual_size.width > table.size.width  # the row is wider than the pane…
         assert not table.show_horizontal_scrollbar  # …and is cut, not scrolled
         assert table.scroll_x == 0
+
+
+async def test_the_status_bar_shows_the_rate_while_the_model_writes():
+    reply = [TextDelta("counting "), Throughput(12, 42.5), TextDelta("one "), TextDelta("two")]
+    app = make_app(ScriptedEngine([reply], delay=0.4))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "count")
+        await wait_for(pilot, lambda: app.status_bar.detail == "42.5 tok/s", what="the live rate")
+        assert app.status_bar.engine_state == "generating"
+        await wait_turn_done(pilot, app)

@@ -142,6 +142,14 @@ class GenerationStats:
 
 
 @dataclass(frozen=True)
+class GenerationRate:
+    """While the model writes: tokens so far in this reply and the current tokens per second."""
+
+    generated_tokens: int
+    tokens_per_second: float
+
+
+@dataclass(frozen=True)
 class Notice:
     """Something the user should know once (e.g. the model's template has no tool support)."""
 
@@ -157,6 +165,6 @@ class TurnFinished:
 
 AgentEvent = Union[
     TurnStarted, AssistantText, AssistantThinking, CallProposed, MalformedCall, ApprovalNeeded, CallDecided,
-    CallStarted, CallFinished, GenerationStats, Notice, TurnFinished,
+    CallStarted, CallFinished, GenerationRate, GenerationStats, Notice, TurnFinished,
 ]
 AgentSink = Callable[[AgentEvent], None]

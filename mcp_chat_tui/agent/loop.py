@@ -26,6 +26,7 @@ from mcp_chat_tui.agent.events import (
     CallProposed,
     CallStarted,
     CallStatus,
+    GenerationRate,
     GenerationStats,
     MalformedCall,
     Notice,
@@ -42,6 +43,7 @@ from mcp_chat_tui.engine.events import (
     Stats,
     TextDelta,
     ThinkingDelta,
+    Throughput,
     ToolCallMalformed,
     ToolCallProposed,
 )
@@ -241,6 +243,8 @@ class Agent:
                     state.malformed_planned.append(call)
                     state.malformed_reasons[call.id] = malformed_content(event.reason)
                     sink(MalformedCall(call.id, event.raw, event.reason))
+                elif isinstance(event, Throughput):
+                    sink(GenerationRate(event.generated_tokens, event.tokens_per_second))
                 elif isinstance(event, Stats):
                     sink(GenerationStats(event))
                 elif isinstance(event, Done):

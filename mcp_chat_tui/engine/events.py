@@ -61,6 +61,14 @@ class Stats:
 
 
 @dataclass(frozen=True)
+class Throughput:
+    """While a reply is generated (about once a second): tokens so far and the current rate."""
+
+    generated_tokens: int
+    tokens_per_second: float
+
+
+@dataclass(frozen=True)
 class Done:
     """The reply is over: "stop", "length", "tool_calls" or "cancelled"."""
 
@@ -77,7 +85,7 @@ class LoadProgress:
     message: str = ""
 
 
-EngineEvent = Union[TextDelta, ThinkingDelta, ToolCallProposed, ToolCallMalformed, Stats, Done]
+EngineEvent = Union[TextDelta, ThinkingDelta, ToolCallProposed, ToolCallMalformed, Throughput, Stats, Done]
 
 
 class EngineError(UserFacingError):

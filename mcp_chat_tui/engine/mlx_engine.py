@@ -28,6 +28,7 @@ from mcp_chat_tui.engine.events import (
     EngineEvent,
     LoadProgress,
     Stats,
+    Throughput,
 )
 from mcp_chat_tui.engine.loading import (
     load_model_and_tokenizer,
@@ -39,6 +40,7 @@ from mcp_chat_tui.engine.mlx_thread import MLX_THREAD
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 
 DEFAULT_MAX_TOKENS = 4096
+THROUGHPUT_INTERVAL = 1.0  # seconds between live rate reports while a reply is generated
 STREAM_INTERVAL = 0.02  # seconds: text reaches the loop in batches at most this often (after the first)
 
 
@@ -288,6 +290,7 @@ class MlxEngine:
         tokens_per_second = 0.0
         stop = request.stop
         first_text = True
+        rate_reported_at = 0.0
 
         def on_prefill(done: int, total: int) -> None:
             nonlocal prefilled
@@ -312,11 +315,14 @@ class MlxEngine:
                     if first_token_at is None:
                         first_token_at = time.perf_counter()
                         prefilled = len(suffix)
-                    if response.text:
-                        events = recogniser.feed(response.text)
-                        if events:
-                            post(events, first_text)
-                            first_text = False
+                    events = recogniser.feed(response.text) if response.text else []
+                    now = time.perf_counter()
+                    if now - rate_reported_at >= THROUGHPUT_INTERVAL and now - first_token_at >= THROUGHPUT_INTERVAL:
+                        events.append(Throughput(len(generated), response.generation_tps))
+                        rate_reported_at = now
+                    if events:
+                        post(events, first_text)
+                        first_text = False
                     if response.finish_reason is not None:
                         finish = response.finish_reason
                     tokens_per_second = response.generation_tps

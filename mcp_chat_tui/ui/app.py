@@ -33,6 +33,7 @@ from mcp_chat_tui.agent.events import (
     CallProposed,
     CallStarted,
     CallStatus,
+    GenerationRate,
     GenerationStats,
     MalformedCall,
     Notice as NoticeEvent,
@@ -459,6 +460,9 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self._call_finished(event)
             if not self._records:  # the last call of the reply: the model reads the results next
                 self._engine_state("generating")
+        elif isinstance(event, GenerationRate):
+            self._engine_state("generating")
+            self.status_bar.detail = f"{event.tokens_per_second:.1f} tok/s"
         elif isinstance(event, GenerationStats):
             stats = event.stats
             self.status_bar.context_tokens = stats.prompt_tokens + stats.generated_tokens

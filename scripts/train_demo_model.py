@@ -16,21 +16,30 @@ prompt, and every tool result is a real output of the demo tool functions
 (with the clock and ``asyncio.sleep`` patched so results vary and sleeping is
 instant, and ``read_file`` reading from a scratch folder).
 
-Retrain (from the repository root; deterministic for a given --seed):
+Retrain from scratch (from the repository root; deterministic for a given --seed; the defaults
+are the recipe described below):
 
     LD_PRELOAD=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 \\
         python scripts/train_demo_model.py --steps 1600
+
+That gives a model that picks the right tool (about 1,500 steps); calling it with the request's
+own arguments and reading the result back took the shipped weights about ten times as many,
+continued with ``--init`` as below.
 
 The shipped weights come from runs continued one from another with ``--init``. The earlier runs
 (seed 0, digits as single tokens; not recorded step by step) ended with 2,500 steps at
 ``--lr 2e-3``, 3,500 at ``--lr 1.5e-3`` and 1,700 at ``--lr 1e-3`` with 32,000 more
 conversations. That model called the right tools with the right arguments for requests like
-those it was trained on, but garbled the numbers it read back ("12 * 7 = 878484"). The last run
-went on from it:
+those it was trained on, but garbled the numbers it read back ("12 * 7 = 878484"). The last two
+runs went on from it, each on fresh conversations; the first was stopped after 1,500 of its
+3,000 steps, and its weights at that step are where the second began:
 
-    LD_PRELOAD=... python scripts/train_demo_model.py --init mcp_chat_tui/demo/model \
-        --keep-tokenizer --number-tokens --denials --prompt-weight 0.25 --seed 5 \
+    LD_PRELOAD=... python scripts/train_demo_model.py --out /tmp/m2 --init mcp_chat_tui/demo/model \\
+        --keep-tokenizer --number-tokens --denials --prompt-weight 0.25 --seed 5 \\
         --conversations 8000 --more-conversations 24000 --steps 3000 --lr 2e-3
+    LD_PRELOAD=... python scripts/train_demo_model.py --init /tmp/m2 \\
+        --keep-tokenizer --number-tokens --operator-tokens --denials --prompt-weight 0.25 --seed 6 \\
+        --conversations 8000 --more-conversations 24000 --steps 3000 --lr 1.5e-3
 
 What made the difference, as measured on this model:
 
@@ -43,9 +52,12 @@ What made the difference, as measured on this model:
 - Loss on the prompt too (``--prompt-weight``): the user's request, the call's arguments and the
   tool's result repeat each other, so predicting the prompt is copying practice on every
   example, where the answer alone gives a few tokens of it.
-- ``--keep-tokenizer`` keeps the earlier model's tokenizer (adding the number tokens, each
-  starting as the mean of its digits), so its weights carry over; ``--denials`` adds calls the
-  user denied, answered as such.
+- Operators with their spaces as whole tokens (``--operator-tokens``): " + " is one token, so
+  after "345" the model copies " + " and then "89", each by what it is; with " ", "+", " " it had
+  to tell one space from another by what came before it, and wrote "34589" or "345 + 68089".
+- ``--keep-tokenizer`` keeps the earlier model's tokenizer (adding the new tokens, each starting
+  as the mean of the earlier tokens of its text), so its weights carry over; ``--denials`` adds
+  calls the user denied, answered as such.
 
 The LD_PRELOAD is optional but makes training about 10x faster on Linux CPUs
 (MLX's CPU wheel bundles a slow reference BLAS; Debian/Ubuntu package
@@ -597,21 +609,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data-seed", type=int,
                         help="seed for the --more-conversations (default: go on from --seed's data), so a continued "
                              "run can draw data no earlier run has seen")
-    parser.add_argument("--number-tokens", action="store_true",
+    parser.add_argument("--number-tokens", action=argparse.BooleanOptionalAction, default=True,
                         help="give two- and three-digit numbers tokens of their own (with --init from a model "
-                             "without them, each starts as the mean of its digits)")
-    parser.add_argument("--operator-tokens", action="store_true",
-                        help="give ' + ', ' - ', ' * ', ' / ' and ' = ' (spaces included) tokens of their own")
+                             "without them, each starts as the mean of its digits; default: on)")
+    parser.add_argument("--operator-tokens", action=argparse.BooleanOptionalAction, default=True,
+                        help="give ' + ', ' - ', ' * ', ' / ' and ' = ' (spaces included) tokens of their own "
+                             "(default: on)")
     parser.add_argument("--keep-tokenizer", action="store_true",
                         help="use the tokenizer of --init (or of --out) as it is instead of learning one")
-    parser.add_argument("--denials", action="store_true",
-                        help=f"let the user deny {DENIAL_SHARE * 100:.0f}%% of the calls, and answer that it was denied")
+    parser.add_argument("--denials", action=argparse.BooleanOptionalAction, default=True,
+                        help=f"let the user deny {DENIAL_SHARE * 100:.0f}%% of the calls, and answer that it was "
+                             "denied (default: on)")
     parser.add_argument("--vocab-size", type=int, default=2048)
     parser.add_argument("--eval-per-kind", type=int, default=20, help="held-out requests per kind to evaluate")
     parser.add_argument("--init", type=Path, help="start from the weights of this model folder instead of random ones")
     parser.add_argument("--copy-weight", type=float, default=4.0,
                         help="loss weight of completion tokens copied from the message answered (default: %(default)s)")
-    parser.add_argument("--prompt-weight", type=float, default=0.0,
+    parser.add_argument("--prompt-weight", type=float, default=0.25,
                         help="loss weight of the tokens of the prompt after the tools block (user messages, "
                              "tool results): next-token practice, copying in particular (default: %(default)s)")
     parser.add_argument("--eval-only", action="store_true", help="only evaluate the model already in --out")

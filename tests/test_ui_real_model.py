@@ -49,6 +49,10 @@ async def test_deny_tells_the_model_and_runs_nothing():
         assert app.hub.status("demo").call_count == 0
         tool_message = next(m for m in app.agent.messages if m["role"] == "tool")
         assert "denied" in tool_message["content"]
+        answer = app.agent.messages[-1]
+        assert answer["role"] == "assistant" and "tool_calls" not in answer
+        assert answer["content"] == "You denied the calculator call, so I did not run it."
+        assert answer["content"] in chat_text(app)
 
 
 async def test_always_allow_skips_the_dialog_the_second_time():

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import ast
 import asyncio
-import json
 import functools
+import json
 import math
 import operator
 import os

@@ -288,8 +288,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             await self.chat.mount(Notice(f"continuing without: {', '.join(s.name for s in failed)}", error=True))
         if not self.chat.query(UserMessage):
             await self.chat.mount(Notice(self._welcome_text(), muted=True), before=0)
-        self.status_bar.engine_state = "ready"
-        self.status_bar.detail = ""
+        self._engine_state("ready")
         self.status_bar.hide_download()
         self.ready.set()
         self._reapply_always_choices()
@@ -301,6 +300,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         """The first line of an empty chat: what is ready, and how tool calls will be handled."""
         tools = self.hub.tools()
         servers = {spec.server for spec in tools}
+
         def count(n: int, noun: str) -> str:
             return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
@@ -314,8 +314,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
 
     def _fatal(self, message: str) -> None:
         self.fatal_error = message
-        self.status_bar.engine_state = "failed"
-        self.status_bar.detail = ""
+        self._engine_state("failed")
         self.push_screen(FatalScreen(message), callback=lambda _: self.action_quit(return_code=1))
 
     @on(EngineProgress)
@@ -461,8 +460,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             if not self._records:  # the last call of the reply: the model reads the results next
                 self._engine_state("generating")
         elif isinstance(event, GenerationRate):
-            self._engine_state("generating")
-            self.status_bar.detail = f"{event.tokens_per_second:.1f} tok/s"
+            self._engine_state("generating", f"{event.tokens_per_second:.1f} tok/s")
         elif isinstance(event, GenerationStats):
             stats = event.stats
             self.status_bar.context_tokens = stats.prompt_tokens + stats.generated_tokens
@@ -477,11 +475,10 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         elif isinstance(event, TurnFinished):
             await self._turn_finished(event)
 
-    def _engine_state(self, state: str) -> None:
-        """What the status bar says the turn is doing; the tokens-per-second figure belongs to generating."""
-        if self.status_bar.engine_state != state:
-            self.status_bar.engine_state = state
-            self.status_bar.detail = ""
+    def _engine_state(self, state: str, detail: str = "") -> None:
+        """What the status bar says the engine or the turn is doing, with the detail that goes with it."""
+        self.status_bar.engine_state = state
+        self.status_bar.detail = detail
 
     def _new_record(self, call_id: str, server: str, tool: str, arguments: dict) -> CallRecord:
         self._call_count += 1
@@ -532,8 +529,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         if self._reply is not None:
             await self._reply.finish(note)
         self._reply = None
-        self.status_bar.engine_state = "ready"
-        self.status_bar.detail = ""
+        self._engine_state("ready")
 
     @work(group="approvals")
     async def ask_approval(self, event: ApprovalNeeded) -> None:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from tests.models import build_tiny_model
 
 
 @pytest.fixture(autouse=True)
@@ -13,3 +17,9 @@ def isolated_user_dirs(tmp_path_factory, monkeypatch):
         monkeypatch.setenv(f"MCP_CHAT_TUI_{kind}_DIR", str(folder))
     monkeypatch.delenv("MCP_CHAT_TUI_CONFIG", raising=False)
     return base
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory) -> Path:
+    """A random qwen2 model with a tool-calling chat template, built once per test run."""
+    return build_tiny_model(tmp_path_factory.getbasetemp() / "tiny-qwen2")

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from mcp_chat_tui.engine.events import Done, Stats, TextDelta, ToolCallMalformed, ToolCallProposed
 
@@ -57,3 +59,37 @@ class ScriptedEngine:
 def _words(text: str) -> list[str]:
     pieces = text.split(" ")
     return [piece + (" " if index < len(pieces) - 1 else "") for index, piece in enumerate(pieces)]
+
+
+class FakeHubDownload:
+    """Stands in for ``huggingface_hub.snapshot_download`` (the hub cannot be reached here): copies
+    the files of a local model into ``target`` in 64 KiB pieces, ``pause`` seconds apart, driving
+    the ``tqdm_class`` it is given as the real one does (a byte bar per transfer, one per file
+    count). ``calls`` receives the repository and the file patterns asked for."""
+
+    def __init__(self, source: Path, target: Path, calls: dict | None = None, pause: float = 0.02) -> None:
+        self.source, self.target, self.pause = source, target, pause
+        self.calls = calls if calls is not None else {}
+
+    def __call__(self, repo_id, *, allow_patterns=None, tqdm_class=None, **kwargs) -> str:
+        self.calls.update(repo_id=repo_id, allow_patterns=allow_patterns)
+        files = sorted(p for p in self.source.iterdir() if p.is_file())
+        total = sum(p.stat().st_size for p in files)
+        self.target.mkdir(parents=True, exist_ok=True)
+        transfer = tqdm_class(desc="Downloading bytes", total=0, initial=0, unit="B", unit_scale=True)
+        written = tqdm_class(desc="Reconstructing", total=0, initial=0, unit="B", unit_scale=True)
+        with tqdm_class(desc=f"Fetching {len(files)} files", total=len(files)) as files_bar:
+            for path in files:
+                written.total += path.stat().st_size
+                transfer.total += path.stat().st_size
+                data = path.read_bytes()
+                with open(self.target / path.name, "wb") as out:
+                    for start in range(0, len(data), 65536):
+                        piece = data[start:start + 65536]
+                        out.write(piece)
+                        transfer.update(len(piece) // 2)
+                        written.update(len(piece))
+                        time.sleep(self.pause)
+                files_bar.update(1)
+        assert written.n == total
+        return str(self.target)

@@ -24,15 +24,11 @@ from mcp_chat_tui.engine.events import (
 )
 from mcp_chat_tui.engine.messages import for_template
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
+from tests.fakes import FakeHubDownload
 from tests.models import build_tiny_model, tool_schemas
 
 DEMO_MODEL = Path(__file__).resolve().parents[1] / "mcp_chat_tui" / "demo" / "model"
 QUESTION = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is the time in Tokyo?"}]
-
-
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory) -> Path:
-    return build_tiny_model(tmp_path_factory.getbasetemp() / "tiny-qwen2")
 
 
 @pytest.fixture(scope="session")
@@ -377,31 +373,7 @@ async def test_stream_before_load_is_an_error(tiny_model):
 async def test_download_reports_byte_progress(tiny_model, tmp_path, monkeypatch):
     """The hub is unreachable here: a fake snapshot_download drives the tqdm hook like the real one."""
     calls = {}
-
-    def fake_snapshot_download(repo_id, *, allow_patterns=None, tqdm_class=None, **kwargs):
-        calls.update(repo_id=repo_id, allow_patterns=allow_patterns)
-        files = sorted(p for p in tiny_model.iterdir() if p.is_file())
-        total = sum(p.stat().st_size for p in files)
-        target = tmp_path / "snapshot"
-        target.mkdir()
-        transfer = tqdm_class(desc="Downloading bytes", total=0, initial=0, unit="B", unit_scale=True)
-        written = tqdm_class(desc="Reconstructing", total=0, initial=0, unit="B", unit_scale=True)
-        with tqdm_class(desc=f"Fetching {len(files)} files", total=len(files)) as files_bar:
-            for path in files:
-                written.total += path.stat().st_size
-                transfer.total += path.stat().st_size
-                data = path.read_bytes()
-                with open(target / path.name, "wb") as out:
-                    for start in range(0, len(data), 65536):
-                        piece = data[start:start + 65536]
-                        out.write(piece)
-                        transfer.update(len(piece) // 2)
-                        written.update(len(piece))
-                        time.sleep(0.02)
-                files_bar.update(1)
-        assert written.n == total
-        return str(target)
-
+    fake_snapshot_download = FakeHubDownload(tiny_model, tmp_path / "snapshot", calls)
     monkeypatch.setattr(loading, "snapshot_download", fake_snapshot_download)
     reports: list[LoadProgress] = []
     engine = MlxEngine("someone/tiny-model", max_tokens=3)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
@@ -22,15 +21,10 @@ from mcp_chat_tui.engine.events import (
 )
 from mcp_chat_tui.engine.remote import OpenAIEngine
 from tests.helpers import free_port, mlx_lm_server
-from tests.models import build_tiny_model, tool_schemas
+from tests.models import tool_schemas
 
 QUESTION = [{"role": "user", "content": "What is the time in Tokyo?"}]
 TRANSPORTS = ["httpx", "urllib"]
-
-
-@pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory) -> Path:
-    return build_tiny_model(tmp_path_factory.getbasetemp() / "tiny-qwen2")
 
 
 @pytest.fixture(scope="module")

@@ -1,17 +1,19 @@
 """The full-screen app on the real MLX engine: approve, deny and always on the demo model and demo
-server; Esc stopping a real generation (on a random model, which never stops by itself)."""
+server; Esc stopping a real generation (on a random model, which never stops by itself); a model
+downloaded at start-up (from a stand-in for the hub)."""
 
 from __future__ import annotations
 
-import pytest
+import re
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.cli.chat import demo_model_path
+from mcp_chat_tui.engine import loading
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from tests.fakes import FakeHubDownload
 from tests.helpers import mentions
-from tests.models import build_tiny_model
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
 
 
@@ -72,13 +74,8 @@ async def test_always_allow_skips_the_dialog_the_second_time():
         assert mentions(app.agent.messages[-1]["content"], "434"), app.agent.messages[-1]["content"]
 
 
-@pytest.fixture(scope="module")
-def rambling_model(tmp_path_factory):
-    return build_tiny_model(tmp_path_factory.getbasetemp() / "tiny-qwen2")
-
-
-async def test_escape_stops_a_real_generation_and_the_engine_answers_again(rambling_model):
-    engine = MlxEngine(str(rambling_model), max_tokens=1_000_000)
+async def test_escape_stops_a_real_generation_and_the_engine_answers_again(tiny_model):
+    engine = MlxEngine(str(tiny_model), max_tokens=1_000_000)
     app = make_app(engine, servers=[])
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -94,3 +91,24 @@ async def test_escape_stops_a_real_generation_and_the_engine_answers_again(rambl
         await wait_turn_done(pilot, app, timeout=30)
         assert [m["role"] for m in app.agent.messages] == ["user", "assistant", "user", "assistant"]
         assert chat_text(app).count("■ stopped") == 1
+
+
+async def test_start_up_shows_the_download_with_a_bar_and_its_bytes(tiny_model, tmp_path, monkeypatch):
+    monkeypatch.setattr(loading, "snapshot_download", FakeHubDownload(tiny_model, tmp_path / "snapshot", pause=0.05))
+    total_mb = sum(p.stat().st_size for p in tiny_model.iterdir() if p.is_file()) / 1e6
+    app = make_app(MlxEngine("someone/tiny-model", max_tokens=3), servers=[])
+    lines: list[str] = []
+
+    def status_line() -> str:
+        return app.status_bar.content.plain
+
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: lines.append(status_line()) or app.ready.is_set(), 60, "the model")
+        lines.append(status_line())
+    downloading = [line for line in lines if "downloading" in line]
+    assert downloading, lines
+    middle = [line for line in downloading if re.search(r"━╸?─+\s+(\d+)%", line)
+              and 0 < int(re.search(r"(\d+)%", line).group(1)) < 100]
+    assert middle, downloading  # a part-filled bar with its percentage…
+    assert re.search(rf"\d+\.\d of {total_mb:.1f} MB", middle[0]), middle[0]  # …and the bytes
+    assert "ready" in lines[-1] and "━" not in lines[-1] and "%" not in lines[-1]

@@ -1,22 +1,41 @@
-"""The status bar: model, engine state (with download progress), tokens in context, servers."""
+"""The status bar: model, engine state (with download progress), tokens in context, servers.
+
+One widget drawing one line of text, download bar included: it is the whole first frame of
+the app, and a single widget with a few rules of CSS is what that frame can afford.
+"""
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Horizontal
 from textual.reactive import reactive
-from textual.widgets import ProgressBar, Static
+from textual.widgets import Static
 
 from mcp_chat_tui.ui.format import literal
 
+BAR_WIDTH = 24
+STATE_COLOUR = {"ready": "green", "generating": "cyan", "failed": "red"}
 
-class StatusBar(Horizontal):
+
+def download_bar(done: int, total: int | None, width: int = BAR_WIDTH) -> Text:
+    """``━━━━━━━╸──────── 31%``: the part downloaded, then the part to come; no percentage
+    (and an empty bar) while the size is not known."""
+    if not total:
+        return Text("─" * width, style="dim")
+    fraction = min(max(done / total, 0.0), 1.0)
+    halves = round(fraction * width * 2)
+    full, half = divmod(halves, 2)
+    bar = Text()
+    bar.append("━" * full, style="bold magenta")
+    if half:
+        bar.append("╸", style="bold magenta")
+    bar.append("─" * (width - full - half), style="dim")
+    bar.append(f" {fraction:4.0%}")
+    return bar
+
+
+class StatusBar(Static):
     DEFAULT_CSS = """
     StatusBar { height: 1; background: $panel; padding: 0 1; }
-    StatusBar > #status-text { width: 1fr; }
-    StatusBar > ProgressBar { width: 30; display: none; }
-    StatusBar.-downloading > ProgressBar { display: block; }
     """
 
     model = reactive("")
@@ -24,20 +43,20 @@ class StatusBar(Horizontal):
     detail = reactive("")
     context_tokens = reactive(0)
     servers = reactive("")
+    download: reactive[tuple[int, int | None] | None] = reactive(None)
 
     def __init__(self, model: str = "", **options) -> None:
         super().__init__(**options)
         self.set_reactive(StatusBar.model, model)
-
-    def compose(self) -> ComposeResult:
-        yield Static(self.render_status(), id="status-text")
-        # the progress bar is mounted by the first download: the first frame stays light
+        self.update(self.render_status(), layout=False)
 
     def render_status(self) -> Text:
         text = literal(self.model or "no model", "bold")
-        colour = {"ready": "green", "generating": "cyan", "failed": "red"}.get(self.engine_state, "yellow")
         text.append("  ·  ")
-        text.append(self.engine_state, style=colour)
+        text.append(self.engine_state, style=STATE_COLOUR.get(self.engine_state, "yellow"))
+        if self.download is not None:
+            text.append(" ")
+            text.append_text(download_bar(*self.download))
         if self.detail:
             text.append_text(literal(f" {self.detail}", "dim"))
         if self.context_tokens:
@@ -46,34 +65,15 @@ class StatusBar(Horizontal):
             text.append_text(literal(f"  ·  {self.servers}", "dim"))
         return text
 
-    def _refresh(self) -> None:
-        if self.is_mounted:
-            self.query_one("#status-text", Static).update(self.render_status())
+    def _refresh_status(self) -> None:
+        # One line, as wide as the screen, whatever it says: no layout needed.
+        self.update(self.render_status(), layout=False)
 
-    def watch_model(self) -> None:
-        self._refresh()
-
-    def watch_engine_state(self) -> None:
-        self._refresh()
-
-    def watch_detail(self) -> None:
-        self._refresh()
-
-    def watch_context_tokens(self) -> None:
-        self._refresh()
-
-    def watch_servers(self) -> None:
-        self._refresh()
+    watch_model = watch_engine_state = watch_detail = _refresh_status
+    watch_context_tokens = watch_servers = watch_download = _refresh_status
 
     def show_download(self, done: int, total: int | None) -> None:
-        self.add_class("-downloading")
-        bars = self.query(ProgressBar)
-        if bars:
-            bars.first().update(total=total, progress=done)
-        else:
-            bar = ProgressBar(total=total, show_eta=False, id="status-progress")
-            self.mount(bar)
-            bar.update(progress=done)
+        self.download = (done, total)
 
     def hide_download(self) -> None:
-        self.remove_class("-downloading")
+        self.download = None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig, Settings, load_settings
 from mcp_chat_tui.engine.events import TextDelta, Throughput
@@ -12,6 +14,7 @@ from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
+from mcp_chat_tui.ui.widgets.chat import CPU_SHARE, MAX_PACE, PACE, further_wait
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config, new_marker, pids_with, wait_until
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
@@ -296,3 +299,12 @@ async def test_the_status_bar_shows_the_rate_while_the_model_writes():
         await wait_for(pilot, lambda: app.status_bar.detail == "42.5 tok/s", what="the live rate")
         assert app.status_bar.engine_state == "generating"
         await wait_turn_done(pilot, app)
+
+
+def test_a_streaming_reply_is_drawn_less_often_when_drawing_is_costly():
+    # Cheap updates come at the fastest pace; costly ones wait until the app's thread has used
+    # at most its share of a core, and the text never waits longer than the longest pause.
+    assert further_wait(cpu_used=0.002, elapsed=PACE) == 0.0
+    assert further_wait(cpu_used=0.015, elapsed=PACE) == pytest.approx(0.015 / CPU_SHARE - PACE)
+    assert further_wait(cpu_used=0.2, elapsed=PACE) == pytest.approx(MAX_PACE - PACE)
+    assert further_wait(cpu_used=0.2, elapsed=MAX_PACE + 0.1) == 0.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 
 from rich.markdown import Markdown as RichMarkdown
 from textual.containers import Vertical, VerticalScroll
@@ -18,26 +19,44 @@ from mcp_chat_tui.ui.records import STATE_GLYPH, CallRecord, CallState
 
 MAX_EXCHANGES_SHOWN = 15
 SEAL_AFTER = 2000  # characters of streamed Markdown after which a segment closes at the next paragraph break
-PACE = 0.1  # seconds between updates of a streaming reply's Markdown (10 a second at most)
+PACE = 0.1  # seconds between updates of a streaming reply's Markdown at the least (10 a second at most)
+MAX_PACE = 0.5  # seconds: text waits no longer than this to be shown
+CPU_SHARE = 0.05  # of one core: what the app's thread may use while a reply streams, if it can keep to MAX_PACE
 _AFTER_BLANK_LINE = re.compile(r"(?<=\n\n)")
 _LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s")
 
 
-class PacedMarkdownStream(MarkdownStream):
-    """Textual's Markdown stream, taking in what arrived at most every ``PACE`` seconds.
+def further_wait(cpu_used: float, elapsed: float) -> float:
+    """Seconds to wait still, ``elapsed`` seconds after an update began, so that the app's thread
+    has used at most ``CPU_SHARE`` of a core since then (it used ``cpu_used`` seconds); the
+    whole wait is at most ``MAX_PACE``."""
+    return max(0.0, min(cpu_used / CPU_SHARE, MAX_PACE) - elapsed)
 
-    Every update of the Markdown widget is a layout and a repaint, and the repaint holds the
-    interpreter the model's thread needs between tokens: one update per token would slow a fast
-    model down. ``stop`` still shows everything written."""
+
+class PacedMarkdownStream(MarkdownStream):
+    """Textual's Markdown stream, taking in what arrived at most every ``PACE`` seconds, and less
+    often when the screen is slow to draw.
+
+    Every update of the Markdown widget is a parse, a layout and a repaint on the app's thread,
+    and a local model needs the same cores: each millisecond spent drawing is taken from
+    generation. So after each update the stream waits until the app's thread has used no more
+    than ``CPU_SHARE`` of a core since the previous one (measured: its CPU time, whatever it
+    was spent on), but never longer than ``MAX_PACE``. ``stop`` still shows everything written."""
 
     async def _run(self) -> None:
         try:
             while await self._new_markup.wait():
+                cpu_before, began = time.thread_time(), time.monotonic()
                 new_markdown = "".join(self._pending)
                 self._pending.clear()
                 self._new_markup.clear()
                 await asyncio.shield(self.markdown_widget.append(new_markdown))
                 await asyncio.sleep(PACE)
+                # The layout and paint of this update happen after ``append`` returns, inside
+                # the sleep: the CPU time is read after it.
+                wait = further_wait(time.thread_time() - cpu_before, time.monotonic() - began)
+                if wait > 0:
+                    await asyncio.sleep(wait)
         except asyncio.CancelledError:
             pass
         new_markdown = "".join(self._pending)

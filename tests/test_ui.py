@@ -308,3 +308,17 @@ def test_a_streaming_reply_is_drawn_less_often_when_drawing_is_costly():
     assert further_wait(cpu_used=0.015, elapsed=PACE) == pytest.approx(0.015 / CPU_SHARE - PACE)
     assert further_wait(cpu_used=0.2, elapsed=PACE) == pytest.approx(MAX_PACE - PACE)
     assert further_wait(cpu_used=0.2, elapsed=MAX_PACE + 0.1) == 0.0
+
+
+async def test_the_first_reply_adds_no_styles_to_parse():
+    """A new style source makes Textual parse every style sheet again (a tenth of a second on a
+    slow machine, taken from the model writing): the chat's styles come with the panes."""
+    reply = ("# Plan\n\nSome *text* and `code`.\n\n- one\n- two\n\n1. first\n\n> quoted\n\n"
+             "```python\nprint(1)\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n---\n\nDone.")
+    app = make_app(ScriptedEngine([reply], delay=0.01), servers=[])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        sources = set(app.stylesheet.source)
+        await send(pilot, "show me everything")
+        await wait_turn_done(pilot, app)
+        assert set(app.stylesheet.source) == sources

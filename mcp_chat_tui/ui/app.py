@@ -56,8 +56,9 @@ from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
+from mcp_chat_tui.ui.styles import preload_styles
 from mcp_chat_tui.ui.themes import load_themes
-from mcp_chat_tui.ui.widgets.chat import AssistantReply, ChatLog, Notice, ToolCallCard, UserMessage
+from mcp_chat_tui.ui.widgets.chat import AssistantReply, ChatLog, Notice, ToolCallCard, UserMessage, chat_widget_classes
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
@@ -201,6 +202,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
 
     async def _build(self) -> None:
         """The panes, after the first frame; then the model and the servers start."""
+        preload_styles(self, chat_widget_classes())  # parsed with the panes' styles, not mid-reply
         await self.mount_all(self._layout())
         self.built = True
         self.status_bar.engine_state = "loading"

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 import time
 
 from rich.markdown import Markdown as RichMarkdown
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Collapsible, Markdown, MarkdownViewer, Static, Tree
+from textual.widgets import _collapsible, _markdown
+from textual.widgets.markdown import MarkdownStream, MarkdownTableOfContents
 
 from mcp_chat_tui.core.text import one_line, visible_controls
 from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import STATE_GLYPH, CallRecord, CallState
+from mcp_chat_tui.ui.styles import widget_classes
 
 
 MAX_EXCHANGES_SHOWN = 15
@@ -301,3 +304,10 @@ class AssistantReply(Vertical):
         if note:
             await self.mount(Static(literal(note), classes="reply-end"))
         self.finished = True
+
+
+def chat_widget_classes() -> list[type[Widget]]:
+    """Every widget class a reply may show: this module's, Markdown's blocks, the thinking's
+    collapsible (not Markdown's viewer and table of contents, which the chat never uses)."""
+    unused = (MarkdownViewer, MarkdownTableOfContents, Tree)
+    return [cls for cls in widget_classes(sys.modules[__name__], _markdown, _collapsible) if cls not in unused]

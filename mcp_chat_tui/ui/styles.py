@@ -1,0 +1,45 @@
+"""Add the styles of widgets the chat will show to the app's style sheet before they are needed.
+
+Textual parses a widget class's ``DEFAULT_CSS`` when the first widget of that class is mounted,
+and a new source means every style sheet of the app is parsed again: about a tenth of a second
+on a slow machine, on the app's thread. Unprepared, that happens when the first reply starts
+streaming (the reply, the Markdown widget, its paragraphs), again at the first code block, the
+first table, the first list, and it takes that time from the model generating on the same
+cores. Added with the panes, it is one parse while the model is still loading.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable
+from types import ModuleType
+
+from textual.app import App
+from textual.widget import Widget
+
+
+def widget_classes(*modules: ModuleType) -> list[type[Widget]]:
+    """The widget classes ``modules`` define (nested ones too, e.g. ``Collapsible.Contents``) or
+    import (what their widgets compose, e.g. the label of a code block)."""
+    found: list[type[Widget]] = []
+
+    def visit(namespace: Iterable[object], module_name: str) -> None:
+        for value in namespace:
+            if inspect.isclass(value) and issubclass(value, Widget) and value not in found:
+                found.append(value)
+                if value.__module__ == module_name:
+                    visit(vars(value).values(), module_name)
+
+    for module in modules:
+        visit(vars(module).values(), module.__name__)
+    return found
+
+
+def preload_styles(app: App, classes: Iterable[type[Widget]]) -> None:
+    """Add the default CSS of ``classes`` (and of their bases) to ``app``'s style sheet, as
+    mounting a first widget of each would; the sheet is parsed once, when next applied."""
+    stylesheet = app.stylesheet
+    for cls in classes:
+        # ``_get_default_css`` reads nothing but the class: a bare instance is enough
+        for read_from, css, tie_breaker, scope in cls.__new__(cls)._get_default_css():
+            stylesheet.add_source(css, read_from=read_from, is_default_css=True, tie_breaker=tie_breaker, scope=scope)

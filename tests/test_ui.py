@@ -322,3 +322,14 @@ async def test_the_first_reply_adds_no_styles_to_parse():
         await send(pilot, "show me everything")
         await wait_turn_done(pilot, app)
         assert set(app.stylesheet.source) == sources
+
+
+async def test_on_a_narrow_terminal_the_chat_keeps_more_than_half_the_width():
+    app = make_app(ScriptedEngine([]), servers=[])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot, app)
+        chat, sidebar = app.query_one("#chat-column"), app.query_one("#sidebar")
+        assert chat.size.width > 40 and chat.size.width > sidebar.size.width
+        await pilot.resize_terminal(200, 50)
+        await pilot.pause()
+        assert sidebar.outer_size.width == 62  # the sidebar stops growing; the chat takes the rest

@@ -333,3 +333,20 @@ async def test_on_a_narrow_terminal_the_chat_keeps_more_than_half_the_width():
         await pilot.resize_terminal(200, 50)
         await pilot.pause()
         assert sidebar.outer_size.width == 62  # the sidebar stops growing; the chat takes the rest
+
+
+async def test_a_streaming_paragraph_grows_on_screen_while_it_is_written():
+    """Mid-reply, the open Markdown segment is as tall as the text it has taken in needs (a
+    redraw optimisation once left a growing paragraph one line high until the reply ended)."""
+    words = " ".join(f"word{index}" for index in range(600))
+    app = make_app(ScriptedEngine([words], delay=0.005), servers=[])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "ramble")
+        await wait_for(pilot, lambda: app._reply is not None and app._reply._segment is not None
+                       and len(app._reply._segment.source) > 1500, what="a long paragraph")
+        await pilot.pause(MAX_PACE + 0.2)  # one redraw at least since
+        segment = app._reply._segment
+        shown = len(segment.source)
+        assert segment.size.height >= 0.8 * shown / segment.size.width, (shown, segment.size)
+        await wait_turn_done(pilot, app)

@@ -322,16 +322,13 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     @on(EngineProgress)
     def _engine_progress(self, message: EngineProgress) -> None:
         progress = message.progress
-        bar = self.status_bar
         if progress.stage == "download":
-            bar.engine_state = "downloading"
-            bar.show_download(progress.bytes_done, progress.bytes_total)
+            self.status_bar.show_download(progress.bytes_done, progress.bytes_total)
             total = f" of {progress.bytes_total / 1e6:.1f} MB" if progress.bytes_total else ""
-            bar.detail = f"{progress.bytes_done / 1e6:.1f}{total}"
+            self._engine_state("downloading", f"{progress.bytes_done / 1e6:.1f}{total}")
         elif progress.stage == "load":
-            bar.hide_download()
-            bar.engine_state = "loading"
-            bar.detail = progress.message
+            self.status_bar.hide_download()
+            self._engine_state("loading", progress.message)
 
     # ----- servers ---------------------------------------------------------------------------
 

@@ -100,7 +100,7 @@ async def test_start_up_shows_the_download_with_a_bar_and_its_bytes(tiny_model, 
     lines: list[str] = []
 
     def status_line() -> str:
-        return app.status_bar.content.plain
+        return app.status_bar.render().plain
 
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: lines.append(status_line()) or app.ready.is_set(), 60, "the model")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.reactive import reactive
-from textual.widgets import Static
+from textual.widget import Widget
 
 from mcp_chat_tui.ui.format import literal
 
@@ -33,7 +33,10 @@ def download_bar(done: int, total: int | None, width: int = BAR_WIDTH) -> Text:
     return bar
 
 
-class StatusBar(Static):
+class StatusBar(Widget):
+    """Drawn from its fields when painted: several set together (state and detail) cost one
+    drawing, and a change repaints its one line without a layout."""
+
     DEFAULT_CSS = """
     StatusBar { height: 1; background: $panel; padding: 0 1; }
     """
@@ -48,7 +51,6 @@ class StatusBar(Static):
     def __init__(self, model: str = "", **options) -> None:
         super().__init__(**options)
         self.set_reactive(StatusBar.model, model)
-        self.update(self.render_status(), layout=False)
 
     def render_status(self) -> Text:
         text = literal(self.model or "no model", "bold")
@@ -65,12 +67,8 @@ class StatusBar(Static):
             text.append_text(literal(f"  ·  {self.servers}", "dim"))
         return text
 
-    def _refresh_status(self) -> None:
-        # One line, as wide as the screen, whatever it says: no layout needed.
-        self.update(self.render_status(), layout=False)
-
-    watch_model = watch_engine_state = watch_detail = _refresh_status
-    watch_context_tokens = watch_servers = watch_download = _refresh_status
+    def render(self) -> Text:
+        return self.render_status()
 
     def show_download(self, done: int, total: int | None) -> None:
         self.download = (done, total)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
+from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownBlock
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig, Settings, load_settings
-from mcp_chat_tui.engine.events import TextDelta, Throughput
+from mcp_chat_tui.engine.events import Done, Stats, TextDelta, Throughput
 from mcp_chat_tui.servers import ServerState
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
@@ -350,3 +353,103 @@ async def test_a_streaming_paragraph_grows_on_screen_while_it_is_written():
         shown = len(segment.source)
         assert segment.size.height >= 0.8 * shown / segment.size.width, (shown, segment.size)
         await wait_turn_done(pilot, app)
+
+
+class GatedEngine(ScriptedEngine):
+    """Plays each part of one reply, then waits for ``go`` to be set before going on."""
+
+    def __init__(self, parts: list[str]) -> None:
+        super().__init__([])
+        self.parts = parts
+        self.go = asyncio.Event()
+
+    async def stream(self, messages, tools=None, *, known_tools=None):
+        for index, part in enumerate(self.parts):
+            for start in range(0, len(part), 7):
+                await asyncio.sleep(0.002)
+                yield TextDelta(part[start:start + 7])
+            await self.go.wait()
+            self.go.clear()
+        yield Stats(10, 10, 100, 0.01, 100.0, 0.0)
+        yield Done("stop")
+
+
+def block_shapes(markdown) -> list[tuple[str, int, int]]:
+    return [(type(block).__name__, block.size.width, block.size.height) for block in markdown.query(MarkdownBlock)]
+
+
+async def test_a_streaming_reply_is_laid_out_as_the_same_markdown_shown_whole():
+    """The reply's Markdown takes one layout per update (``OneLayoutPass``): stopped part-way
+    through a list, a wide code block, a table and at the end, every block of it is as wide and
+    as tall as Textual's own Markdown widget lays out the same text, and so is the whole."""
+    from mcp_chat_tui.ui.widgets.chat import AssistantReply
+
+    parts = [
+        "# Findings\n\n" + "A paragraph long enough to wrap over several lines of the chat. " * 6 + "\n\n- one\n- two\n",
+        "- three, an item that goes on " + "and on " * 20 + "\n\n```python\nrows = [" + "'cell', " * 30,
+        "]\nprint(rows)\n```\n\n| name | value |\n|---|---|\n| a | 1 |\n",
+        "| b | " + "long value " * 12 + "|\n\n> quoted " + "words " * 30 + "\n\nDone.",
+    ]
+    engine = GatedEngine(parts)
+    app = make_app(engine, servers=[])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "report")
+        shown = ""
+        for part in parts:
+            shown += part
+            await wait_for(pilot, lambda: app._reply is not None and app._reply._segment is not None
+                           and app._reply._segment.source == shown, what="the part to be shown")
+            await pilot.pause(MAX_PACE + 0.1)
+            segment = app._reply._segment
+            holder = AssistantReply("reference")  # the same styles around it as the reply's
+            await app.chat.mount(holder)
+            reference = Markdown(shown)
+            await holder.mount(reference)
+            await pilot.pause()
+            assert block_shapes(segment) == block_shapes(reference)
+            assert segment.size == reference.size
+            await holder.remove()
+            engine.go.set()
+        await wait_turn_done(pilot, app)
+
+
+async def test_an_update_of_a_streaming_reply_is_one_layout():
+    """With a plain Markdown widget each update of a growing reply is laid out twice (the second
+    layout only finds the new sizes stored by the first); the reply's widgets take one."""
+    from textual.screen import Screen
+
+    from mcp_chat_tui.ui.widgets.chat import AssistantReply, ReplyMarkdown
+
+    app = make_app(ScriptedEngine([]), servers=[])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        reply = AssistantReply("model")
+        await app.chat.mount(reply)
+        plain, streamed = Markdown(), ReplyMarkdown()
+        await reply.mount(plain)
+        await reply.mount(streamed)
+        for widget in (plain, streamed):  # a first paragraph: mounting it is a layout of its own
+            await widget.append("The start. ")
+        await pilot.pause()
+        layouts = []
+        original = Screen._refresh_layout
+
+        def counting(screen, *args, **kwargs):
+            layouts.append(screen)
+            return original(screen, *args, **kwargs)
+
+        counts = {}
+        for widget in (plain, streamed):
+            for _ in range(3):  # each append makes the paragraph (and all around it) taller
+                layouts.clear()
+                Screen._refresh_layout = counting
+                try:
+                    await widget.append("words that wrap over the width of the chat " * 4)
+                    await pilot.pause(0.1)
+                finally:
+                    Screen._refresh_layout = original
+                counts.setdefault(type(widget).__name__, []).append(len(layouts))
+        assert counts == {"Markdown": [2, 2, 2], "ReplyMarkdown": [1, 1, 1]}
+        assert block_shapes(streamed) == block_shapes(plain)
+

@@ -9,6 +9,7 @@ import time
 
 from rich.markdown import Markdown as RichMarkdown
 from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, MarkdownViewer, Static, Tree
 from textual.widgets import _collapsible, _markdown
@@ -34,6 +35,36 @@ def further_wait(cpu_used: float, elapsed: float) -> float:
     has used at most ``CPU_SHARE`` of a core since then (it used ``cpu_used`` seconds); the
     whole wait is at most ``MAX_PACE``."""
     return max(0.0, min(cpu_used / CPU_SHARE, MAX_PACE) - elapsed)
+
+
+class OneLayoutPass:
+    """For the widgets a streaming reply grows: a layout that finds their scrollable (virtual)
+    size changed does not ask for a second layout.
+
+    Textual stores a new virtual size through a reactive that requests a layout and a full
+    repaint of the widget, so every redraw of a growing reply was laid out and painted twice,
+    the second time to find nothing changed: the reply, the Markdown widget and the chat log
+    are as tall as the screen, so it repainted the whole chat. The layout that found the new
+    size has placed everything already; the scrollbars are updated from it all the same, and a
+    widget whose size changed is repainted by that layout. (Textual's own scrolling path stores
+    the size the same way, without the extra layout.)"""
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        return super()._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[misc]
+
+
+def _one_pass_blocks(blocks: dict[str, type[Widget]]) -> dict[str, type[Widget]]:
+    """Markdown's block classes, each with ``OneLayoutPass`` (same names, so the same styles)."""
+    made = {block: type(block.__name__, (OneLayoutPass, block), {"__module__": __name__})
+            for block in set(blocks.values())}
+    return {name: made[block] for name, block in blocks.items()}
+
+
+class ReplyMarkdown(OneLayoutPass, Markdown):
+    """The Markdown widget of a streaming reply: Textual's, with its blocks (paragraphs, lists,
+    code, tables) taking one layout per update (``OneLayoutPass``)."""
+
+    BLOCKS = _one_pass_blocks(Markdown.BLOCKS)
 
 
 class PacedMarkdownStream(MarkdownStream):
@@ -68,7 +99,7 @@ class PacedMarkdownStream(MarkdownStream):
             await self.markdown_widget.append(new_markdown)
 
 
-class ChatLog(VerticalScroll):
+class ChatLog(OneLayoutPass, VerticalScroll):
     """Scrolls with new content while the view is at the end; stays put once the user scrolls up.
 
     Only the last ``MAX_EXCHANGES_SHOWN`` exchanges stay mounted: every widget in
@@ -178,7 +209,7 @@ class ToolCallCard(Static):
         self.set_class(record.state in (CallState.AWAITING, CallState.RUNNING, CallState.PROPOSED), "-waiting")
 
 
-class AssistantReply(Vertical):
+class AssistantReply(OneLayoutPass, Vertical):
     """One assistant turn: text segments streamed as Markdown, with tool-call cards between them."""
 
     DEFAULT_CSS = """
@@ -223,7 +254,7 @@ class AssistantReply(Vertical):
             if not piece.strip():  # space between segments: kept in the text, nothing to show
                 self._closed_text += piece
                 return
-            self._segment = Markdown()
+            self._segment = ReplyMarkdown()
             self._segment_text = ""
             self._in_fence, self._line_tail, self._last_line = False, "", ""
             await self.mount(self._segment)

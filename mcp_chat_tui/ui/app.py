@@ -42,6 +42,7 @@ from mcp_chat_tui.agent.events import (
     TurnStarted,
 )
 from mcp_chat_tui.config import Settings, save_setting
+from mcp_chat_tui.core.collector import IdleCollector
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState
@@ -64,6 +65,7 @@ from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
 
 EXIT_WORDS = {"bye", "quit"}
+COLLECT_AFTER = 1.0  # seconds idle after a turn before the cycle collector runs (``IdleCollector``)
 DEFAULT_THEME = "mcp-dark"
 FINISHED_STATE = {
     CallStatus.DONE: CallState.DONE,
@@ -136,6 +138,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self._cards: dict[str, ToolCallCard] = {}
         self._call_count = 0
         self._shut_down = False
+        self.collector = IdleCollector()
         self.autosave = autosave
         self.transcript_file = transcript_file
         self.open_resume = open_resume
@@ -292,6 +295,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             await self.chat.mount(Notice(self._welcome_text(), muted=True), before=0)
         self._engine_state("ready")
         self.status_bar.hide_download()
+        self.collector.settle()  # start-up's objects (libraries, model, tokenizer) set aside
         self.ready.set()
         self._reapply_always_choices()
         if self._resume_pending and not self._turn_running:
@@ -402,6 +406,12 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
                 await self.agent.run_turn(prompt, self._sink)
         finally:
             self._turn_running = False
+            self.set_timer(COLLECT_AFTER, self._collect_when_idle)
+
+    def _collect_when_idle(self) -> None:
+        """Run the cycle collector between turns, not in the middle of the next reply."""
+        if not self._turn_running and not self._shut_down:
+            self.collector.settle()
 
     def _sink(self, event) -> None:
         self._recording(event)
@@ -579,6 +589,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         if self._shut_down:
             return
         self._shut_down = True
+        self.collector.release()
         try:
             self.status_bar.detail = "shutting down servers…"
         except Exception:  # noqa: BLE001 - the screen is already gone when the app unmounts

@@ -52,7 +52,7 @@ class StatusBar(Widget):
         super().__init__(**options)
         self.set_reactive(StatusBar.model, model)
 
-    def render_status(self) -> Text:
+    def render(self) -> Text:
         text = literal(self.model or "no model", "bold")
         text.append("  ·  ")
         text.append(self.engine_state, style=STATE_COLOUR.get(self.engine_state, "yellow"))
@@ -66,9 +66,6 @@ class StatusBar(Widget):
         if self.servers:
             text.append_text(literal(f"  ·  {self.servers}", "dim"))
         return text
-
-    def render(self) -> Text:
-        return self.render_status()
 
     def show_download(self, done: int, total: int | None) -> None:
         self.download = (done, total)

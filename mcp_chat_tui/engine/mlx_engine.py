@@ -28,6 +28,8 @@ from mcp_chat_tui.engine.events import (
     EngineEvent,
     LoadProgress,
     Stats,
+    TextDelta,
+    ThinkingDelta,
     Throughput,
 )
 from mcp_chat_tui.engine.loading import (
@@ -370,6 +372,9 @@ class MlxEngine:
         self._cache_tokens = tokens
 
 
+_MERGED = (TextDelta, ThinkingDelta)
+
+
 class _GenerationStream:
     """The async iterator ``MlxEngine.stream`` returns; closing or dropping it stops the generation."""
 
@@ -404,6 +409,11 @@ class _GenerationStream:
                 if isinstance(item, _Failure):  # raised once the events before it are taken
                     self._error, self._finished = item.error, True
                     break
+                last = self._ready[-1] if self._ready else None
+                if type(item) in _MERGED and type(last) is type(item):
+                    # the tokens of one batch reach the agent as one piece of text
+                    self._ready[-1] = type(item)(last.text + item.text)
+                    continue
                 self._ready.append(item)
                 if isinstance(item, Done):
                     self._finished = True

@@ -17,7 +17,7 @@ from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
-from mcp_chat_tui.ui.widgets.chat import CPU_SHARE, MAX_PACE, PACE, further_wait
+from mcp_chat_tui.ui.widgets.chat import CPU_SHARE, MAX_PACE, PACE, DrawingBudget
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config, new_marker, pids_with, wait_until
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
@@ -304,13 +304,51 @@ async def test_the_status_bar_shows_the_rate_while_the_model_writes():
         await wait_turn_done(pilot, app)
 
 
+class Clocks:
+    """A CPU clock and a wall clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.cpu = self.wall = 0.0
+
+    def spend(self, cpu: float, wall: float | None = None) -> None:
+        self.cpu += cpu
+        self.wall += cpu if wall is None else wall
+
+
 def test_a_streaming_reply_is_drawn_less_often_when_drawing_is_costly():
-    # Cheap updates come at the fastest pace; costly ones wait until the app's thread has used
-    # at most its share of a core, and the text never waits longer than the longest pause.
-    assert further_wait(cpu_used=0.002, elapsed=PACE) == 0.0
-    assert further_wait(cpu_used=0.015, elapsed=PACE) == pytest.approx(0.015 / CPU_SHARE - PACE)
-    assert further_wait(cpu_used=0.2, elapsed=PACE) == pytest.approx(MAX_PACE - PACE)
-    assert further_wait(cpu_used=0.2, elapsed=MAX_PACE + 0.1) == 0.0
+    # Over the reply the app's thread keeps to its share of a core: what it spent beyond it is
+    # waited off before the next redraw, never longer than the longest pause.
+    clocks = Clocks()
+    budget = DrawingBudget(lambda: clocks.cpu, lambda: clocks.wall)
+    clocks.spend(0.001, wall=PACE)  # a cheap update
+    assert budget.further_wait(since_update=PACE) == 0.0
+    clocks.spend(0.015, wall=PACE)  # a costly one: 15 ms of CPU is 0.3 s at 5% of a core
+    assert budget.further_wait(since_update=PACE) == pytest.approx(0.015 / CPU_SHARE - PACE + budget_credit(0.001))
+    clocks.spend(0.0, wall=budget.further_wait(PACE))  # it waits that long: nothing more is owed
+    assert budget.further_wait(since_update=0.0) == 0.0
+    clocks.spend(0.2, wall=PACE)  # very costly: the text still waits no longer than the longest pause
+    assert budget.further_wait(since_update=PACE) == pytest.approx(MAX_PACE - PACE)
+    assert budget.further_wait(since_update=MAX_PACE + 0.1) == 0.0
+    assert budget.owed == MAX_PACE  # owed no more than that: cheap updates soon draw at full pace again
+    clocks.spend(0.001, wall=MAX_PACE + PACE)
+    assert budget.further_wait(since_update=PACE) == 0.0
+
+
+def budget_credit(cpu: float) -> float:
+    """Seconds of credit a cheap update leaves: PACE passed, ``cpu`` was spent."""
+    return cpu / CPU_SHARE - PACE
+
+
+def test_the_start_of_a_reply_is_paid_for_and_a_quiet_spell_buys_little():
+    clocks = Clocks()
+    budget = DrawingBudget(lambda: clocks.cpu, lambda: clocks.wall)
+    clocks.spend(0.02, wall=0.05)  # the prompt and the reply appear, the first text comes
+    clocks.spend(0.005, wall=0.0)  # the first text is drawn at once
+    assert budget.further_wait(since_update=0.0) == pytest.approx(0.025 / CPU_SHARE - 0.05)
+    quiet = DrawingBudget(lambda: clocks.cpu, lambda: clocks.wall)
+    clocks.spend(0.0, wall=30.0)  # a tool runs for half a minute
+    clocks.spend(0.03, wall=0.0)  # then a costly redraw: 0.6 s owed, less at most MAX_PACE of credit
+    assert quiet.further_wait(since_update=0.0) == pytest.approx(0.03 / CPU_SHARE - MAX_PACE)
 
 
 async def test_the_first_reply_adds_no_styles_to_parse():

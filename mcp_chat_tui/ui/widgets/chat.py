@@ -25,16 +25,38 @@ MAX_EXCHANGES_SHOWN = 15
 SEAL_AFTER = 2000  # characters of streamed Markdown after which a segment closes at the next paragraph break
 PACE = 0.1  # seconds between updates of a streaming reply's Markdown at the least (10 a second at most)
 MAX_PACE = 0.5  # seconds: text waits no longer than this to be shown
-CPU_SHARE = 0.05  # of one core: what the app's thread may use while a reply streams, if it can keep to MAX_PACE
+CPU_SHARE = 0.05  # of one core: what the app's thread may use over a streaming reply, if it can keep to MAX_PACE
 _AFTER_BLANK_LINE = re.compile(r"(?<=\n\n)")
 _LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s")
 
 
-def further_wait(cpu_used: float, elapsed: float) -> float:
-    """Seconds to wait still, ``elapsed`` seconds after an update began, so that the app's thread
-    has used at most ``CPU_SHARE`` of a core since then (it used ``cpu_used`` seconds); the
-    whole wait is at most ``MAX_PACE``."""
-    return max(0.0, min(cpu_used / CPU_SHARE, MAX_PACE) - elapsed)
+class DrawingBudget:
+    """How long a streaming reply's next redraw waits, so that over the whole reply the app's
+    thread uses at most ``CPU_SHARE`` of a core.
+
+    It counts the thread's CPU time since the reply began against the time that has passed,
+    whatever the CPU was spent on: the prompt and the reply appearing at the start, batches of
+    text arriving, redraws. What the thread has spent beyond its share is owed, and the next
+    redraw waits it off; time in which little was drawn (a tool running, an approval waiting)
+    leaves at most ``MAX_PACE`` of credit, so a quiet spell does not buy a burst of redraws. A
+    redraw never waits more than ``MAX_PACE`` after the previous one began, and no more than
+    ``MAX_PACE`` is ever owed."""
+
+    def __init__(self, cpu_clock=time.thread_time, wall_clock=time.monotonic) -> None:
+        self._cpu_clock, self._wall_clock = cpu_clock, wall_clock
+        self._cpu, self._at = cpu_clock(), wall_clock()
+        self.owed = 0.0  # seconds of waiting; negative: credit
+
+    def further_wait(self, since_update: float) -> float:
+        """Seconds to wait still, ``since_update`` seconds after the last redraw began."""
+        cpu, now = self._cpu_clock(), self._wall_clock()
+        # Time passing pays off what is owed, down to MAX_PACE of credit; the CPU spent is
+        # counted after it (as if spent last, the case least kind to the model). What is owed
+        # is kept to MAX_PACE too: a costly moment slows a few redraws, not the rest of the reply.
+        credit_left = max(self.owed - (now - self._at), -MAX_PACE)
+        self.owed = min(credit_left + (cpu - self._cpu) / CPU_SHARE, MAX_PACE)
+        self._cpu, self._at = cpu, now
+        return max(0.0, min(self.owed, MAX_PACE - since_update))
 
 
 class OneLayoutPass:
@@ -69,26 +91,31 @@ class ReplyMarkdown(OneLayoutPass, Markdown):
 
 class PacedMarkdownStream(MarkdownStream):
     """Textual's Markdown stream, taking in what arrived at most every ``PACE`` seconds, and less
-    often when the screen is slow to draw.
+    often when drawing is costly.
 
     Every update of the Markdown widget is a parse, a layout and a repaint on the app's thread,
     and a local model needs the same cores: each millisecond spent drawing is taken from
-    generation. So after each update the stream waits until the app's thread has used no more
-    than ``CPU_SHARE`` of a core since the previous one (measured: its CPU time, whatever it
-    was spent on), but never longer than ``MAX_PACE``. ``stop`` still shows everything written."""
+    generation. So after each update the stream waits as long as the reply's ``DrawingBudget``
+    says: the app's thread keeps to ``CPU_SHARE`` of a core over the reply, and text waits no
+    longer than ``MAX_PACE``. The first text is shown at once. ``stop`` still shows everything
+    written."""
+
+    def __init__(self, markdown_widget: Markdown, budget: DrawingBudget | None = None) -> None:
+        super().__init__(markdown_widget)
+        self.budget = budget if budget is not None else DrawingBudget()
 
     async def _run(self) -> None:
         try:
             while await self._new_markup.wait():
-                cpu_before, began = time.thread_time(), time.monotonic()
+                began = time.monotonic()
                 new_markdown = "".join(self._pending)
                 self._pending.clear()
                 self._new_markup.clear()
                 await asyncio.shield(self.markdown_widget.append(new_markdown))
                 await asyncio.sleep(PACE)
                 # The layout and paint of this update happen after ``append`` returns, inside
-                # the sleep: the CPU time is read after it.
-                wait = further_wait(time.thread_time() - cpu_before, time.monotonic() - began)
+                # the sleep: the budget reads the CPU time after it.
+                wait = self.budget.further_wait(time.monotonic() - began)
                 if wait > 0:
                     await asyncio.sleep(wait)
         except asyncio.CancelledError:
@@ -229,6 +256,7 @@ class AssistantReply(OneLayoutPass, Vertical):
         self._closed_text = ""
         self._closed_segments: list[tuple[Markdown, str]] = []
         self._stream = None
+        self._budget = DrawingBudget()  # from the start of the turn: its first frames count too
         self._in_fence, self._line_tail, self._last_line = False, "", ""
         self._thinking: Static | None = None
         self._thinking_text = ""
@@ -258,7 +286,7 @@ class AssistantReply(OneLayoutPass, Vertical):
             self._segment_text = ""
             self._in_fence, self._line_tail, self._last_line = False, "", ""
             await self.mount(self._segment)
-            self._stream = PacedMarkdownStream(self._segment)
+            self._stream = PacedMarkdownStream(self._segment, self._budget)
             self._stream.start()
         self._segment_text += piece
         self._follow_lines(piece)

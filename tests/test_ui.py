@@ -6,7 +6,7 @@ import asyncio
 import re
 
 import pytest
-from textual.widgets import Markdown
+from textual.widgets import Markdown, _markdown
 from textual.widgets.markdown import MarkdownBlock
 
 from mcp_chat_tui.agent import ApprovalPolicy
@@ -414,6 +414,35 @@ class GatedEngine(ScriptedEngine):
 
 def block_shapes(markdown) -> list[tuple[str, int, int]]:
     return [(type(block).__name__, block.size.width, block.size.height) for block in markdown.query(MarkdownBlock)]
+
+
+async def test_the_updates_of_a_streaming_reply_share_one_parser(monkeypatch):
+    """Textual's Markdown widget builds a Markdown parser for every update; the reply's takes
+    the one shared parser."""
+    from mcp_chat_tui.ui.widgets.chat import ReplyMarkdown
+
+    built = []
+
+    class CountedParser(_markdown.MarkdownIt):
+        def __init__(self, *args, **kwargs) -> None:
+            built.append(self)
+            super().__init__(*args, **kwargs)
+
+    app = make_app(ScriptedEngine([]), servers=[])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        plain, streamed = Markdown(), ReplyMarkdown()
+        await app.chat.mount_all([plain, streamed])
+        monkeypatch.setattr(_markdown, "MarkdownIt", CountedParser)
+        counts = {}
+        for widget in (plain, streamed):
+            built.clear()
+            for part in ("# Notes\n\n", "A paragraph *with* emphasis ", "and more.\n\n- one\n", "- two\n"):
+                await widget.append(part)
+            counts[type(widget).__name__] = len(built)
+        await pilot.pause()
+        assert counts == {"Markdown": 4, "ReplyMarkdown": 0}
+        assert block_shapes(streamed) == block_shapes(plain)
 
 
 async def test_a_streaming_reply_is_laid_out_as_the_same_markdown_shown_whole():

@@ -7,6 +7,7 @@ import re
 import sys
 import time
 
+from markdown_it import MarkdownIt
 from rich.markdown import Markdown as RichMarkdown
 from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
@@ -82,11 +83,29 @@ def _one_pass_blocks(blocks: dict[str, type[Widget]]) -> dict[str, type[Widget]]
     return {name: made[block] for name, block in blocks.items()}
 
 
+_PARSER: MarkdownIt | None = None
+
+
+def shared_parser() -> MarkdownIt:
+    """One Markdown parser for every reply. Textual's Markdown widget builds a new one for each
+    update unless given a factory (half a millisecond, as long as parsing a long paragraph); a
+    parser keeps no state between documents, so one serves them all."""
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = MarkdownIt("gfm-like")
+    return _PARSER
+
+
 class ReplyMarkdown(OneLayoutPass, Markdown):
     """The Markdown widget of a streaming reply: Textual's, with its blocks (paragraphs, lists,
-    code, tables) taking one layout per update (``OneLayoutPass``)."""
+    code, tables) taking one layout per update (``OneLayoutPass``) and one parser for all
+    updates (``shared_parser``)."""
 
     BLOCKS = _one_pass_blocks(Markdown.BLOCKS)
+
+    def __init__(self, markdown: str | None = None, **kwargs) -> None:
+        kwargs.setdefault("parser_factory", shared_parser)
+        super().__init__(markdown, **kwargs)
 
 
 class PacedMarkdownStream(MarkdownStream):

@@ -521,6 +521,44 @@ async def test_an_update_of_a_streaming_reply_is_one_layout():
         assert block_shapes(streamed) == block_shapes(plain)
 
 
+async def test_no_layout_of_a_reply_finds_nothing_to_move(monkeypatch):
+    """A prompt, a reply, its first paragraph, its closing and a notice appearing each take one
+    layout: none comes after them only to find every widget where it already is (a new widget's
+    first size, or text a Markdown block was given before it was mounted, asked for one)."""
+    from textual._compositor import Compositor
+
+    from mcp_chat_tui.ui.widgets.chat import AssistantReply, Notice, UserMessage
+
+    app = make_app(ScriptedEngine([]), servers=[])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.pause(0.2)
+        layouts = []  # per layout: the widgets it placed anew, moved or resized
+        original = Compositor.reflow
+
+        def reflow(compositor, parent, size):
+            before = dict(compositor._full_map)
+            result = original(compositor, parent, size)
+            layouts.append([type(w).__name__ for w, place in compositor._full_map.items() if before.get(w) != place])
+            return result
+
+        monkeypatch.setattr(Compositor, "reflow", reflow)
+        await app.chat.add_prompt(UserMessage("hi"))
+        await pilot.pause(0.1)
+        reply = AssistantReply("model")
+        await app.chat.mount(reply)
+        await pilot.pause(0.1)
+        await reply.append_text("Hello there, a short reply.")
+        await pilot.pause(MAX_PACE + 0.1)
+        await reply.finish("stopped")
+        await pilot.pause(0.1)
+        await app.chat.mount(Notice("a notice"))
+        await pilot.pause(0.1)
+        monkeypatch.setattr(Compositor, "reflow", original)
+        assert "short reply" in chat_text(app)
+        assert len(layouts) >= 5 and all(layouts), layouts
+
+
 async def test_the_cycle_collector_runs_when_the_app_is_idle_and_lets_go_on_leaving(monkeypatch):
     """Start-up's objects are set aside once the model is ready; after a turn, once the app has
     been idle for a moment, the collector runs, but not if the next reply has started by then;

@@ -61,8 +61,9 @@ class DrawingBudget:
 
 
 class OneLayoutPass:
-    """For the widgets a streaming reply grows: a layout that finds their scrollable (virtual)
-    size changed does not ask for a second layout.
+    """For the widgets of the chat (prompts, notices, replies and the blocks a streaming reply
+    grows): a layout that finds their scrollable (virtual) size changed does not ask for a
+    second layout, nor does a widget changed before it is mounted.
 
     Textual stores a new virtual size through a reactive that requests a layout and a full
     repaint of the widget, so every redraw of a growing reply was laid out and painted twice,
@@ -74,6 +75,15 @@ class OneLayoutPass:
 
     def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
         return super()._size_updated(size, virtual_size, container_size, layout=False)  # type: ignore[misc]
+
+    def refresh(self, *regions, repaint: bool = True, layout: bool = False, recompose: bool = False):
+        # A widget is laid out with the rest once it is mounted: whatever mounts it asks for a
+        # layout of its parent after the widget's compose and mount handlers ran. A layout the
+        # widget asks for before that (Markdown's blocks are given their text before they are
+        # mounted, a reply mounts its header while composing) would stay pending and come after
+        # that one: a second layout finding nothing to move.
+        layout = layout and self.is_mounted  # type: ignore[attr-defined]
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)  # type: ignore[misc]
 
 
 def _one_pass_blocks(blocks: dict[str, type[Widget]]) -> dict[str, type[Widget]]:
@@ -193,7 +203,7 @@ class ChatLog(OneLayoutPass, VerticalScroll):
         await self.remove_children()
 
 
-class UserMessage(Static):
+class UserMessage(OneLayoutPass, Static):
     DEFAULT_CSS = """
     UserMessage { margin: 1 0 0 0; color: $text; text-style: bold; }
     """
@@ -205,7 +215,7 @@ class UserMessage(Static):
         self.prompt = prompt
 
 
-class Notice(Static):
+class Notice(OneLayoutPass, Static):
     DEFAULT_CSS = """
     Notice { color: $warning; margin: 1 0 0 0; }
     Notice.-error { color: $error; text-style: bold; }
@@ -255,6 +265,14 @@ class ToolCallCard(Static):
         self.set_class(record.state in (CallState.AWAITING, CallState.RUNNING, CallState.PROPOSED), "-waiting")
 
 
+class ReplyHeader(OneLayoutPass, Static):
+    """The line a reply starts with: the model's name."""
+
+
+class ReplyText(OneLayoutPass, Static):
+    """A closed part of a reply, drawn once, or the note a stopped reply ends with."""
+
+
 class AssistantReply(OneLayoutPass, Vertical):
     """One assistant turn: text segments streamed as Markdown, with tool-call cards between them."""
 
@@ -282,7 +300,7 @@ class AssistantReply(OneLayoutPass, Vertical):
         self.finished = False
 
     def compose(self):
-        yield Static(literal(f"◆ {self.model_label}"), classes="reply-header")
+        yield ReplyHeader(literal(f"◆ {self.model_label}"), classes="reply-header")
 
     @property
     def text(self) -> str:
@@ -367,7 +385,7 @@ class AssistantReply(OneLayoutPass, Vertical):
         widget, text = self._segment, self._segment_text
         self._closed_text += text
         self._segment, self._segment_text = None, ""
-        await self.mount(Static(RichMarkdown(text), classes="reply-text"), after=widget)
+        await self.mount(ReplyText(RichMarkdown(text), classes="reply-text"), after=widget)
         await widget.remove()
 
     async def finish(self, note: str = "") -> None:
@@ -376,11 +394,11 @@ class AssistantReply(OneLayoutPass, Vertical):
         await self._close_segment(show=False)
         for widget, text in self._closed_segments:
             if widget.parent is self:
-                await self.mount(Static(RichMarkdown(text), classes="reply-text"), after=widget)
+                await self.mount(ReplyText(RichMarkdown(text), classes="reply-text"), after=widget)
                 await widget.remove()
         self._closed_segments = []
         if note:
-            await self.mount(Static(literal(note), classes="reply-end"))
+            await self.mount(ReplyText(literal(note), classes="reply-end"))
         self.finished = True
 
 

@@ -43,7 +43,7 @@ from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 
 DEFAULT_MAX_TOKENS = 4096
 THROUGHPUT_INTERVAL = 1.0  # seconds between live rate reports while a reply is generated
-STREAM_INTERVAL = 0.05  # seconds: text reaches the loop in batches at most this often (after the first)
+STREAM_INTERVAL = 0.1  # seconds: text reaches the loop in batches at most this often (after the first): as often as the chat redraws a streaming reply at most
 
 
 class _Cancelled(Exception):

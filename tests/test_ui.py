@@ -416,6 +416,43 @@ def block_shapes(markdown) -> list[tuple[str, int, int]]:
     return [(type(block).__name__, block.size.width, block.size.height) for block in markdown.query(MarkdownBlock)]
 
 
+async def test_the_prompt_cursor_holds_still_while_a_reply_is_written():
+    from mcp_chat_tui.ui.widgets.prompt import PromptInput
+
+    async def cursor_states(pilot, prompt) -> set[bool]:
+        seen = set()
+        for _ in range(12):  # 1.2 s: the cursor blinks every 0.5 s
+            seen.add(prompt._cursor_visible)
+            await pilot.pause(0.1)
+        return seen
+
+    engine = GatedEngine(["Part one. ", "Part two."])
+    app = make_app(engine, servers=[])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        prompt = app.query_one(PromptInput)
+        assert await cursor_states(pilot, prompt) == {True, False}
+        await send(pilot, "go")
+        await wait_for(pilot, lambda: "Part one" in chat_text(app), what="the first part")
+        assert await cursor_states(pilot, prompt) == {True}
+        engine.go.set()
+        await wait_for(pilot, lambda: "Part two" in chat_text(app), what="the second part")
+        engine.go.set()
+        await wait_turn_done(pilot, app)
+        assert await cursor_states(pilot, prompt) == {True, False}
+        # Out of focus when the turn ends: no blink until the prompt has the focus again.
+        await send(pilot, "again")
+        await wait_for(pilot, lambda: app._reply is not None, what="the next reply")
+        app.query_one("#chat").focus()
+        while app._turn_running:
+            engine.go.set()
+            await pilot.pause(0.05)
+        await wait_turn_done(pilot, app)
+        assert len(await cursor_states(pilot, prompt)) == 1
+        prompt.focus()
+        assert await cursor_states(pilot, prompt) == {True, False}
+
+
 async def test_the_updates_of_a_streaming_reply_share_one_parser(monkeypatch):
     """Textual's Markdown widget builds a Markdown parser for every update; the reply's takes
     the one shared parser."""

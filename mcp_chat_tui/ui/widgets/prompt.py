@@ -1,4 +1,4 @@
-"""The input line: Enter sends, Up and Down recall earlier prompts."""
+"""The input line: Enter sends, Up and Down recall earlier prompts; the cursor holds still while a reply is written."""
 
 from __future__ import annotations
 
@@ -32,3 +32,11 @@ class PromptInput(Input):
         self._position = max(0, min(len(self.history), self._position + step))
         self.value = self.history[self._position] if self._position < len(self.history) else self._draft
         self.cursor_position = len(self.value)
+
+    def _watch_cursor_blink(self, blink: bool) -> None:
+        super()._watch_cursor_blink(blink)
+        if blink and not self.has_focus:
+            # Textual's watcher restarts the blink whether or not the input has the focus; out of
+            # focus it would redraw the line twice a second for a cursor nobody sees. Focus
+            # restarts it.
+            self._pause_blink()

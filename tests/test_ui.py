@@ -256,6 +256,8 @@ async def test_a_long_reply_is_split_only_at_paragraph_breaks_and_keeps_every_ch
         shown = [widget.content.markup for widget in reply.query(".reply-text")
                  if isinstance(widget.content, RichMarkdown)]
         assert len(shown) >= 6 and "".join(shown) == source
+        # each part closed mid-turn had the collector set aside what the reply had made so far
+        assert app.collector.set_asides == len(shown) - 1
         for part in shown:
             assert part.count("```") % 2 == 0, part[-200:]
             assert not re.search(r"- item \d+\s*$", part), part[-200:]  # a loose list stays one list

@@ -408,6 +408,12 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self._turn_running = False
             self.set_timer(COLLECT_AFTER, self._collect_when_idle)
 
+    @on(AssistantReply.PartClosed)
+    def _reply_part_closed(self) -> None:
+        # Mid-turn: what the reply made so far is set aside, so the collector's passes during
+        # the rest of it do not walk the whole reply again and again (``IdleCollector``).
+        self.collector.set_aside()
+
     def _collect_when_idle(self) -> None:
         """Run the cycle collector between turns, not in the middle of the next reply."""
         if not self._turn_running and not self._shut_down:

@@ -11,6 +11,7 @@ from markdown_it import MarkdownIt
 from rich.markdown import Markdown as RichMarkdown
 from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
+from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, MarkdownViewer, Static, Tree
 from textual.widgets import _collapsible, _markdown
@@ -285,6 +286,9 @@ class AssistantReply(OneLayoutPass, Vertical):
     AssistantReply .reply-end { color: $warning; }
     """
 
+    class PartClosed(Message):
+        """A long part of the reply was closed for good at a paragraph break (``SEAL_AFTER``)."""
+
     def __init__(self, model_label: str) -> None:
         super().__init__()
         self.model_label = model_label
@@ -387,6 +391,7 @@ class AssistantReply(OneLayoutPass, Vertical):
         self._segment, self._segment_text = None, ""
         await self.mount(ReplyText(RichMarkdown(text), classes="reply-text"), after=widget)
         await widget.remove()
+        self.post_message(self.PartClosed())
 
     async def finish(self, note: str = "") -> None:
         """Close the reply. Its Markdown widgets become one static rendering each: a finished reply

@@ -12,7 +12,11 @@ Run: ``.venv/bin/python bench/ui_stream.py [--runs 21] [--tokens 600] [--appends
    blocks, headings) posted to a headless app as agent text events, in blocks of 1,000, after a
    1,000-token warm-up reply; each block is timed until the app has handled every event and
    the reply's widgets have taken in all the text. The last block's time over the first's,
-   median over 5 apps. The reply's pauses between redraws (which keep the app's share of the
+   median over 5 apps. The reply ends with the 1,000 tokens it begins with (after a paragraph
+   break), so the two blocks compared differ only in how much reply comes before them: what a
+   block costs depends on what it holds (a code block is highlighted again as it grows, a list
+   is parsed again with each item), and the generated text's last 1,000 tokens held three
+   times the code blocks of its first. The reply's pauses between redraws (which keep the app's share of the
    CPU down while a model writes) are switched off here: the work of appending is timed, not
    the waits. Target <= 1.5.
 3. first_frame_vs_minimal_ratio: time from constructing the app until the app's ``Ready`` event
@@ -238,12 +242,25 @@ def markdown_tokens(count: int, seed: int = 4) -> list[str]:
     return tokens[:count]
 
 
-async def post_reply(app: ChatApp, pilot, tokens: list[str], times: list[float] | None = None) -> None:
-    """One reply of ``tokens`` posted as agent events, in blocks of ``BLOCK``; each block timed until shown."""
+def long_reply_blocks(total: int) -> list[list[str]]:
+    """About ``total`` tokens of Markdown in blocks of ``BLOCK``: the generated text up to its
+    last paragraph break within ``total - BLOCK`` tokens, then its first ``BLOCK`` tokens again."""
+    tokens = markdown_tokens(total)
+    end, text = 0, ""
+    for index, token in enumerate(tokens[:total - BLOCK]):
+        text = (text + token)[-2:]
+        if text == "\n\n":
+            end = index + 1
+    body = tokens[:end]
+    return [body[start:start + BLOCK] for start in range(0, len(body), BLOCK)] + [tokens[:BLOCK]]
+
+
+async def post_reply(app: ChatApp, pilot, blocks: list[list[str]], times: list[float] | None = None) -> None:
+    """One reply posted as agent events, block by block; each block timed until shown."""
     app.post_message(AgentEventPosted(TurnStarted("a long reply")))
-    for start in range(0, len(tokens), BLOCK):
+    for block in blocks:
         began = time.perf_counter()
-        for token in tokens[start:start + BLOCK]:
+        for token in block:
             app.post_message(AgentEventPosted(AssistantText(token)))
         await settled(app, pilot)
         if times is not None:
@@ -289,17 +306,18 @@ async def append_ratio(total: int, runs: int) -> float:
 async def _append_ratio(total: int, runs: int) -> float:
     from tests.fakes import ScriptedEngine
 
-    tokens = markdown_tokens(total)
+    blocks = long_reply_blocks(total)
     ratios = []
-    print(f"2. a {total}-token Markdown reply in blocks of {BLOCK} appends, after a {BLOCK}-token warm-up reply")
+    print(f"2. a {sum(map(len, blocks))}-token Markdown reply in blocks of {BLOCK} appends (the last the same as"
+          f" the first), after a {BLOCK}-token warm-up reply")
     for _ in range(runs):
         app = ChatApp(engine=ScriptedEngine([]), hub=ServerHub([]), policy=ApprovalPolicy("ask"),
                       settings=Settings(), clock=FrozenClock())
         times: list[float] = []
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, app.ready.is_set, "start-up")
-            await post_reply(app, pilot, markdown_tokens(BLOCK, seed=1))  # first-use costs: Markdown CSS, parser
-            await post_reply(app, pilot, tokens, times)
+            await post_reply(app, pilot, [markdown_tokens(BLOCK, seed=1)])  # first-use costs: Markdown CSS, parser
+            await post_reply(app, pilot, blocks, times)
         ratios.append(times[-1] / times[0])
         print("   block ms: " + " ".join(f"{t * 1000:.0f}" for t in times)
               + f"  -> last/first {ratios[-1]:.3f}", flush=True)

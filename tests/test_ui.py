@@ -453,6 +453,14 @@ async def test_the_prompt_cursor_holds_still_while_a_reply_is_written():
         assert len(await cursor_states(pilot, prompt)) == 1
         prompt.focus()
         assert await cursor_states(pilot, prompt) == {True, False}
+        # A cursor set not to blink before the turn does not blink after it either.
+        prompt.cursor_blink = False
+        await send(pilot, "once more")
+        while app._turn_running:
+            engine.go.set()
+            await pilot.pause(0.05)
+        await wait_turn_done(pilot, app)
+        assert not prompt.cursor_blink and await cursor_states(pilot, prompt) == {True}
 
 
 async def test_the_updates_of_a_streaming_reply_share_one_parser(monkeypatch):

@@ -446,9 +446,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self._reply = AssistantReply(self.model_label)
             await self.chat.mount(self._reply)
             self._engine_state("generating")
-            # The prompt's cursor holds still until the turn ends: each blink is a frame drawn on
-            # the app's thread, whose time the model needs.
-            self.query_one(PromptInput).cursor_blink = False
+            self.query_one(PromptInput).hold_cursor(True)  # until the turn ends
         elif isinstance(event, CallProposed):
             spec = event.call.spec
             record = self._new_record(event.call.id, spec.server if spec else "", event.call.tool, event.call.arguments)
@@ -548,7 +546,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             await self._reply.finish(note)
         self._reply = None
         self._engine_state("ready")
-        self.query_one(PromptInput).cursor_blink = True
+        self.query_one(PromptInput).hold_cursor(False)
 
     @work(group="approvals")
     async def ask_approval(self, event: ApprovalNeeded) -> None:

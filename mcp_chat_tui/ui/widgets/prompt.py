@@ -17,6 +17,7 @@ class PromptInput(Input):
         self.history: list[str] = []
         self._position = 0
         self._draft = ""
+        self._blink_before_hold: bool | None = None
 
     def remember(self, prompt: str) -> None:
         if not self.history or self.history[-1] != prompt:
@@ -32,6 +33,16 @@ class PromptInput(Input):
         self._position = max(0, min(len(self.history), self._position + step))
         self.value = self.history[self._position] if self._position < len(self.history) else self._draft
         self.cursor_position = len(self.value)
+
+    def hold_cursor(self, hold: bool) -> None:
+        """Keep the cursor from blinking (while a reply is written: each blink is a frame drawn on
+        the app's thread, whose time the model needs), or let it blink again as it did before."""
+        if hold:
+            if self._blink_before_hold is None:
+                self._blink_before_hold = self.cursor_blink
+            self.cursor_blink = False
+        elif self._blink_before_hold is not None:
+            self.cursor_blink, self._blink_before_hold = self._blink_before_hold, None
 
     def _watch_cursor_blink(self, blink: bool) -> None:
         super()._watch_cursor_blink(blink)

@@ -130,9 +130,9 @@ class PacedMarkdownStream(MarkdownStream):
     longer than ``MAX_PACE``. The first text is shown at once. ``stop`` still shows everything
     written."""
 
-    def __init__(self, markdown_widget: Markdown, budget: DrawingBudget | None = None) -> None:
+    def __init__(self, markdown_widget: Markdown, budget: DrawingBudget) -> None:
         super().__init__(markdown_widget)
-        self.budget = budget if budget is not None else DrawingBudget()
+        self.budget = budget
 
     async def _run(self) -> None:
         try:
@@ -389,9 +389,13 @@ class AssistantReply(OneLayoutPass, Vertical):
         widget, text = self._segment, self._segment_text
         self._closed_text += text
         self._segment, self._segment_text = None, ""
+        await self._show_static(widget, text)
+        self.post_message(self.PartClosed())
+
+    async def _show_static(self, widget: Markdown, text: str) -> None:
+        """Put one static rendering of ``text`` in the place of its Markdown ``widget``."""
         await self.mount(ReplyText(RichMarkdown(text), classes="reply-text"), after=widget)
         await widget.remove()
-        self.post_message(self.PartClosed())
 
     async def finish(self, note: str = "") -> None:
         """Close the reply. Its Markdown widgets become one static rendering each: a finished reply
@@ -399,8 +403,7 @@ class AssistantReply(OneLayoutPass, Vertical):
         await self._close_segment(show=False)
         for widget, text in self._closed_segments:
             if widget.parent is self:
-                await self.mount(ReplyText(RichMarkdown(text), classes="reply-text"), after=widget)
-                await widget.remove()
+                await self._show_static(widget, text)
         self._closed_segments = []
         if note:
             await self.mount(ReplyText(literal(note), classes="reply-end"))

@@ -38,21 +38,23 @@ class IdleCollector:
 
     def settle(self) -> None:
         """Collect garbage now and set the survivors aside until the next full pass."""
-        started = time.perf_counter()
         self.settles += 1
-        if self.settles % self.full_every == 0 or self._full_due:
-            gc.unfreeze()
-            self._full_due = False
-        gc.collect()
-        gc.freeze()
-        self.last_seconds = time.perf_counter() - started
+        full = self.settles % self.full_every == 0 or self._full_due
+        self._full_due = False
+        self._collect_and_freeze(full)
 
     def set_aside(self) -> None:
         """In the middle of a turn: collect what was made since the last freeze and freeze what
         survives; the next ``settle`` is a full pass."""
-        started = time.perf_counter()
         self.set_asides += 1
         self._full_due = True
+        self._collect_and_freeze(full=False)
+
+    def _collect_and_freeze(self, full: bool) -> None:
+        """Collect (everything when ``full``, else what is not frozen) and freeze the survivors."""
+        started = time.perf_counter()
+        if full:
+            gc.unfreeze()
         gc.collect()
         gc.freeze()
         self.last_seconds = time.perf_counter() - started

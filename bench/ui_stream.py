@@ -4,8 +4,9 @@ Run: ``.venv/bin/python bench/ui_stream.py [--runs 21] [--tokens 600] [--appends
 
 1. ui_vs_engine_tps_ratio: tokens per second of a reply streamed into the chat pane of a
    headless ``ChatApp`` (the prompt sent with Enter as a terminal sends it, timed from the
-   agent's TurnStarted to the app having handled TurnFinished, i.e. the reply fully shown), divided by tokens per second of ``MlxEngine.stream`` iterated
-   directly, on the same model and prompt. Runs come in pairs (engine then app, then app then
+   agent's TurnStarted to the app having handled TurnFinished, i.e. the reply fully shown),
+   divided by tokens per second of ``MlxEngine.stream`` iterated directly, on the same model
+   and prompt. Runs come in pairs (engine then app, then app then
    engine, ...); the figure is the median of the pairs' ratios, which drifting machine load
    (another process training on the same cores) disturbs least. Target >= 0.95.
 2. append_last_vs_first_ratio: 20,000 tokens of realistic Markdown (paragraphs, lists, code
@@ -16,9 +17,9 @@ Run: ``.venv/bin/python bench/ui_stream.py [--runs 21] [--tokens 600] [--appends
    break), so the two blocks compared differ only in how much reply comes before them: what a
    block costs depends on what it holds (a code block is highlighted again as it grows, a list
    is parsed again with each item), and the generated text's last 1,000 tokens held three
-   times the code blocks of its first. The reply's pauses between redraws (which keep the app's share of the
-   CPU down while a model writes) are switched off here: the work of appending is timed, not
-   the waits. Target <= 1.5.
+   times the code blocks of its first. The reply's pauses between redraws (which keep the
+   app's share of the CPU down while a model writes) are switched off here: the work of
+   appending is timed, not the waits. Target <= 1.5.
 3. first_frame_vs_minimal_ratio: time from constructing the app until the app's ``Ready`` event
    (Textual posts it after the first layout of the first screen, i.e. with the first frame),
    for ``ChatApp`` (scripted engine, no servers) over a Textual app with one Static.

@@ -428,6 +428,12 @@ async def test_the_prompt_cursor_holds_still_while_a_reply_is_written():
             await pilot.pause(0.1)
         return seen
 
+    async def let_the_turn_end(pilot, app, engine) -> None:
+        while app._turn_running:
+            engine.go.set()
+            await pilot.pause(0.05)
+        await wait_turn_done(pilot, app)
+
     engine = GatedEngine(["Part one. ", "Part two."])
     app = make_app(engine, servers=[])
     async with app.run_test(size=SIZE) as pilot:
@@ -446,20 +452,14 @@ async def test_the_prompt_cursor_holds_still_while_a_reply_is_written():
         await send(pilot, "again")
         await wait_for(pilot, lambda: app._reply is not None, what="the next reply")
         app.query_one("#chat").focus()
-        while app._turn_running:
-            engine.go.set()
-            await pilot.pause(0.05)
-        await wait_turn_done(pilot, app)
+        await let_the_turn_end(pilot, app, engine)
         assert len(await cursor_states(pilot, prompt)) == 1
         prompt.focus()
         assert await cursor_states(pilot, prompt) == {True, False}
         # A cursor set not to blink before the turn does not blink after it either.
         prompt.cursor_blink = False
         await send(pilot, "once more")
-        while app._turn_running:
-            engine.go.set()
-            await pilot.pause(0.05)
-        await wait_turn_done(pilot, app)
+        await let_the_turn_end(pilot, app, engine)
         assert not prompt.cursor_blink and await cursor_states(pilot, prompt) == {True}
 
 

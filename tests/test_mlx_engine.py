@@ -23,7 +23,7 @@ from mcp_chat_tui.engine.events import (
     ToolCallProposed,
 )
 from mcp_chat_tui.engine.messages import for_template
-from mcp_chat_tui.engine.mlx_engine import MlxEngine
+from mcp_chat_tui.engine.mlx_engine import LOAD_WINDOW, MlxEngine, ThreadLoad
 from tests.fakes import FakeHubDownload
 from tests.models import build_tiny_model, tool_schemas
 
@@ -246,7 +246,8 @@ async def test_a_long_reply_reports_its_rate_about_once_a_second(tiny_model):
     engine = MlxEngine(str(tiny_model), max_tokens=100_000)
     await engine.load()
     try:
-        rates, texts = [], 0
+        assert engine.thread_load.share == 1.0  # nothing measured yet: taken as busy as can be
+        rates, texts, loads = [], 0, set()
         started = None
         async for event in engine.stream(QUESTION):
             if isinstance(event, TextDelta):
@@ -254,6 +255,7 @@ async def test_a_long_reply_reports_its_rate_about_once_a_second(tiny_model):
                 started = started or time.monotonic()
             elif isinstance(event, Throughput):
                 rates.append(event)
+            loads.add(engine.thread_load.share)
             if started is not None and time.monotonic() - started > 2.5:
                 break
         elapsed = time.monotonic() - started
@@ -262,8 +264,28 @@ async def test_a_long_reply_reports_its_rate_about_once_a_second(tiny_model):
         assert counts == sorted(counts) and counts[0] > 0
         assert all(rate.tokens_per_second > 0 for rate in rates)
         assert texts > len(rates)
+        # The thread's load is measured every quarter of a second while the reply is written.
+        assert len(loads) >= 3 and all(0.0 < load <= 1.0 for load in loads), loads
     finally:
         await engine.close()
+
+
+def test_thread_load_is_the_share_of_each_window_the_thread_ran():
+    cpu = [0.0]
+    load = ThreadLoad(cpu_clock=lambda: cpu[0])
+    assert load.share == 1.0  # until measured
+    load.start(10.0)
+    cpu[0] = 0.1
+    load.sample(10.1)  # within the first window: nothing measured yet
+    assert load.share == 1.0
+    cpu[0] = 0.15
+    load.sample(10.0 + LOAD_WINDOW)
+    assert load.share == pytest.approx(0.15 / LOAD_WINDOW)
+    cpu[0] += 0.01
+    load.sample(10.0 + 3 * LOAD_WINDOW)  # the next window: 10 ms over two windows' time
+    assert load.share == pytest.approx(0.01 / (2 * LOAD_WINDOW))
+    load.start(20.0)  # the next reply starts from the last figure
+    assert load.share == pytest.approx(0.01 / (2 * LOAD_WINDOW))
 
 
 async def test_aclose_and_task_cancel_both_stop(tiny_model):
@@ -320,7 +342,7 @@ def test_exiting_does_not_abort(tiny_model, ending):
     stays alive and idle, and generation is stopped at exit."""
     code = f"""
 import asyncio
-from mcp_chat_tui.engine.mlx_engine import MlxEngine
+from mcp_chat_tui.engine.mlx_engine import LOAD_WINDOW, MlxEngine, ThreadLoad
 
 held = []
 

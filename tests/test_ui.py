@@ -17,7 +17,7 @@ from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
-from mcp_chat_tui.ui.widgets.chat import CPU_SHARE, MAX_PACE, PACE, DrawingBudget
+from mcp_chat_tui.ui.widgets.chat import MAX_PACE, MAX_SHARE, MODEL_SLOWDOWN, PACE, DrawingBudget, drawing_share
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config, new_marker, pids_with, wait_until
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
@@ -317,15 +317,18 @@ class Clocks:
         self.wall += cpu if wall is None else wall
 
 
+BUSY = drawing_share(1.0)  # the share of a core left to the app beside a model whose thread never rests
+
+
 def test_a_streaming_reply_is_drawn_less_often_when_drawing_is_costly():
     # Over the reply the app's thread keeps to its share of a core: what it spent beyond it is
     # waited off before the next redraw, never longer than the longest pause.
     clocks = Clocks()
-    budget = DrawingBudget(lambda: clocks.cpu, lambda: clocks.wall)
+    budget = DrawingBudget(lambda: 1.0, lambda: clocks.cpu, lambda: clocks.wall)
     clocks.spend(0.001, wall=PACE)  # a cheap update
     assert budget.further_wait(since_update=PACE) == 0.0
-    clocks.spend(0.015, wall=PACE)  # a costly one: 15 ms of CPU is 0.3 s at 5% of a core
-    assert budget.further_wait(since_update=PACE) == pytest.approx(0.015 / CPU_SHARE - PACE + budget_credit(0.001))
+    clocks.spend(0.3 * BUSY, wall=PACE)  # a costly one: 0.3 s of waiting at the share left
+    assert budget.further_wait(since_update=PACE) == pytest.approx(0.3 - PACE + budget_credit(0.001))
     clocks.spend(0.0, wall=budget.further_wait(PACE))  # it waits that long: nothing more is owed
     assert budget.further_wait(since_update=0.0) == 0.0
     clocks.spend(0.2, wall=PACE)  # very costly: the text still waits no longer than the longest pause
@@ -337,20 +340,75 @@ def test_a_streaming_reply_is_drawn_less_often_when_drawing_is_costly():
 
 
 def budget_credit(cpu: float) -> float:
-    """Seconds of credit a cheap update leaves: PACE passed, ``cpu`` was spent."""
-    return cpu / CPU_SHARE - PACE
+    """Seconds of credit a cheap update leaves beside a busy model: PACE passed, ``cpu`` was spent."""
+    return cpu / BUSY - PACE
 
 
 def test_the_start_of_a_reply_is_paid_for_and_a_quiet_spell_buys_little():
     clocks = Clocks()
-    budget = DrawingBudget(lambda: clocks.cpu, lambda: clocks.wall)
-    clocks.spend(0.02, wall=0.05)  # the prompt and the reply appear, the first text comes
-    clocks.spend(0.005, wall=0.0)  # the first text is drawn at once
-    assert budget.further_wait(since_update=0.0) == pytest.approx(0.025 / CPU_SHARE - 0.05)
-    quiet = DrawingBudget(lambda: clocks.cpu, lambda: clocks.wall)
+    budget = DrawingBudget(lambda: 1.0, lambda: clocks.cpu, lambda: clocks.wall)
+    clocks.spend(0.4 * BUSY, wall=0.05)  # the prompt and the reply appear, the first text comes
+    clocks.spend(0.1 * BUSY, wall=0.0)  # the first text is drawn at once
+    assert budget.further_wait(since_update=0.0) == pytest.approx(0.5 - 0.05)
+    quiet = DrawingBudget(lambda: 1.0, lambda: clocks.cpu, lambda: clocks.wall)
     clocks.spend(0.0, wall=30.0)  # a tool runs for half a minute
-    clocks.spend(0.03, wall=0.0)  # then a costly redraw: 0.6 s owed, less at most MAX_PACE of credit
-    assert quiet.further_wait(since_update=0.0) == pytest.approx(0.03 / CPU_SHARE - MAX_PACE)
+    clocks.spend(1.2 * BUSY, wall=0.0)  # then a costly redraw: 1.2 s owed, less at most MAX_PACE of credit
+    assert quiet.further_wait(since_update=0.0) == pytest.approx(1.2 - MAX_PACE)
+
+
+def test_the_busier_the_model_the_less_the_app_draws():
+    # Drawing holds the interpreter: it costs the model in proportion to how much of the time
+    # the model's own thread needs it.
+    assert drawing_share(0.0) == MAX_SHARE  # a remote model, or one whose thread waits on a GPU
+    assert drawing_share(MODEL_SLOWDOWN / MAX_SHARE) == MAX_SHARE
+    assert drawing_share(0.5) == pytest.approx(2 * MODEL_SLOWDOWN)
+    assert drawing_share(1.0) == pytest.approx(MODEL_SLOWDOWN)
+    assert drawing_share(0.5) * 0.5 == pytest.approx(drawing_share(1.0) * 1.0)  # the same cost to the model
+    # The same redraw waits longer beside a busy model, and the load is read at each redraw.
+    clocks, load = Clocks(), [0.0]
+    budget = DrawingBudget(lambda: load[0], lambda: clocks.cpu, lambda: clocks.wall)
+    clocks.spend(0.05, wall=PACE)  # 0.2 s of waiting at a quarter of a core
+    assert budget.further_wait(since_update=PACE) == pytest.approx(0.05 / MAX_SHARE - PACE)
+    clocks.spend(0.0, wall=budget.further_wait(PACE))  # waited off
+    load[0] = 0.8  # the model's thread turns out busy
+    clocks.spend(0.01, wall=PACE)  # a tenth of the CPU now makes it wait longer
+    assert budget.further_wait(since_update=PACE) == pytest.approx(0.01 / drawing_share(0.8) - PACE)
+    assert 0.01 / drawing_share(0.8) > 0.05 / MAX_SHARE
+
+
+class BusyModel(ScriptedEngine):
+    """A scripted engine reporting that its generating thread runs all of the time."""
+
+    class thread_load:
+        share = 1.0
+
+
+async def redraws_of_a_streaming_reply(engine: ScriptedEngine, monkeypatch) -> int:
+    """How often the reply's Markdown took in new text while 30 words came over 1.5 s."""
+    from mcp_chat_tui.ui.widgets import chat
+
+    updates = []
+    original = chat.ReplyMarkdown.append
+
+    def append(self, markdown):
+        updates.append(markdown)
+        return original(self, markdown)
+
+    monkeypatch.setattr(chat.ReplyMarkdown, "append", append)
+    app = make_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "count")
+        await wait_turn_done(pilot, app)
+        assert "word29" in chat_text(app)
+    return len(updates)
+
+
+async def test_the_chat_redraws_less_beside_a_model_whose_thread_is_busy(monkeypatch):
+    reply = " ".join(f"word{n}" for n in range(30))
+    idle = await redraws_of_a_streaming_reply(ScriptedEngine([reply], delay=0.05), monkeypatch)
+    busy = await redraws_of_a_streaming_reply(BusyModel([reply], delay=0.05), monkeypatch)
+    assert busy < idle, (busy, idle)
 
 
 async def test_the_first_reply_adds_no_styles_to_parse():

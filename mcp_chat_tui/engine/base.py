@@ -19,6 +19,11 @@ class Engine(Protocol):
     A reply ends with ``Stats`` then ``Done``. To stop, break out of the iterator,
     ``aclose()`` it or cancel the task: generation stops within one token and the
     engine is ready for the next ``stream``.
+
+    An engine whose generation runs Python on a thread of this process may also offer
+    ``thread_load``, an object whose ``share`` (0 to 1) says how much of the time that thread
+    is running while it generates (see ``MlxEngine``'s ``ThreadLoad``): the chat redraws less
+    often when it is high. Engines without it (a remote server) are taken not to compete.
     """
 
     model_name: str

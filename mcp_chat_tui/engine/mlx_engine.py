@@ -44,6 +44,36 @@ from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 DEFAULT_MAX_TOKENS = 4096
 THROUGHPUT_INTERVAL = 1.0  # seconds between live rate reports while a reply is generated
 STREAM_INTERVAL = 0.1  # seconds: text reaches the loop in batches at most this often (after the first): as often as the chat redraws a streaming reply at most
+LOAD_WINDOW = 0.25  # seconds of generation over which the thread's load is measured
+
+
+class ThreadLoad:
+    """The share of the last ``LOAD_WINDOW`` of generation that the MLX thread spent running,
+    from 0 to 1. Read from any thread; the MLX thread samples it every few tokens.
+
+    While this thread runs Python (building the next step, sampling, decoding text) it holds
+    the interpreter, and the app's thread cannot draw; while MLX computes (on a GPU or on its
+    own worker thread) the interpreter is free. A small model on a CPU keeps the thread busy
+    most of the time, a large one on a GPU hardly at all: the chat uses this to decide how
+    often it may redraw (``mcp_chat_tui.ui.widgets.chat.DrawingBudget``). The last figure is
+    kept between replies: the next reply on the same model starts from it."""
+
+    def __init__(self, cpu_clock=time.thread_time) -> None:
+        self._cpu_clock = cpu_clock
+        self._cpu = self._wall = 0.0
+        self.share = 1.0  # until measured: as busy as can be
+
+    def start(self, now: float) -> None:
+        """On the MLX thread, when the reply's first token is out (prefill is not generation)."""
+        self._cpu, self._wall = self._cpu_clock(), now
+
+    def sample(self, now: float) -> None:
+        """On the MLX thread, every few tokens; updates ``share`` once a window has passed."""
+        elapsed = now - self._wall
+        if elapsed >= LOAD_WINDOW:
+            cpu = self._cpu_clock()
+            self.share = min(1.0, max(0.0, (cpu - self._cpu) / elapsed))
+            self._cpu, self._wall = cpu, now
 
 
 class _Cancelled(Exception):
@@ -88,6 +118,7 @@ class MlxEngine:
         self._cache: list[Any] | None = None
         self._cache_tokens: list[int] = []
         self._busy = False  # the MLX thread is running a job of this engine
+        self.thread_load = ThreadLoad()  # how much of the time generating keeps the MLX thread running
         self._live: set[_Request] = set()  # submitted and not finished: close() stops them all
         self._closed = False
 
@@ -317,9 +348,11 @@ class MlxEngine:
                     if first_token_at is None:
                         first_token_at = time.perf_counter()
                         prefilled = len(suffix)
+                        self.thread_load.start(first_token_at)
                     events = recogniser.feed(response.text) if response.text else []
                     if len(generated) % 8 == 0:  # the clock is read every few tokens, not on each
                         now = time.perf_counter()
+                        self.thread_load.sample(now)
                         if now - max(rate_reported_at, first_token_at) >= THROUGHPUT_INTERVAL:
                             events.append(Throughput(len(generated), response.generation_tps))
                             rate_reported_at = now

@@ -443,7 +443,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             if self._reply is not None:
                 await self._reply.append_thinking(event.text)
         elif isinstance(event, TurnStarted):
-            self._reply = AssistantReply(self.model_label)
+            self._reply = AssistantReply(self.model_label, self._model_load)
             await self.chat.mount(self._reply)
             self._engine_state("generating")
             self.query_one(PromptInput).hold_cursor(True)  # until the turn ends
@@ -490,6 +490,11 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
                 await self.chat.mount(notice)
         elif isinstance(event, TurnFinished):
             await self._turn_finished(event)
+
+    def _model_load(self) -> float:
+        """How busy the engine's generating thread is (``Engine``'s optional ``thread_load``)."""
+        load = getattr(self.engine, "thread_load", None)
+        return load.share if load is not None else 0.0
 
     def _engine_state(self, state: str, detail: str = "") -> None:
         """What the status bar says the engine or the turn is doing, with the detail that goes with it."""

@@ -26,15 +26,30 @@ from mcp_chat_tui.ui.styles import widget_classes
 MAX_EXCHANGES_SHOWN = 15
 SEAL_AFTER = 2000  # characters of streamed Markdown after which a segment closes at the next paragraph break
 PACE = 0.1  # seconds between updates of a streaming reply's Markdown at the least (10 a second at most)
-MAX_PACE = 0.5  # seconds: text waits no longer than this to be shown
-CPU_SHARE = 0.05  # of one core: what the app's thread may use over a streaming reply, if it can keep to MAX_PACE
+MAX_PACE = 0.75  # seconds: text waits no longer than this to be shown
+MODEL_SLOWDOWN = 0.02  # what redrawing a streaming reply may cost a local model's speed, at most
+MAX_SHARE = 0.25  # of one core: what the app's thread may use over a streaming reply, whatever the model
 _AFTER_BLANK_LINE = re.compile(r"(?<=\n\n)")
 _LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s")
 
 
+def drawing_share(model_load: float) -> float:
+    """The share of a core the app's thread may use while a reply streams, when the thread
+    generating it is running ``model_load`` of the time (``ThreadLoad.share``).
+
+    Python runs one thread at a time. While the app's thread draws, a generating thread that
+    needs the interpreter waits, so drawing costs the model about its CPU time times the share
+    of time the model's thread wants the interpreter. A small model on a CPU, busy most of the
+    time, leaves the app about ``MODEL_SLOWDOWN`` of a core; a large model on a GPU, whose thread
+    mostly waits, leaves up to ``MAX_SHARE`` (and then ``PACE`` is what limits redraws)."""
+    if model_load * MAX_SHARE <= MODEL_SLOWDOWN:
+        return MAX_SHARE
+    return MODEL_SLOWDOWN / model_load
+
+
 class DrawingBudget:
     """How long a streaming reply's next redraw waits, so that over the whole reply the app's
-    thread uses at most ``CPU_SHARE`` of a core.
+    thread keeps to its ``drawing_share`` of a core.
 
     It counts the thread's CPU time since the reply began against the time that has passed,
     whatever the CPU was spent on: the prompt and the reply appearing at the start, batches of
@@ -42,9 +57,11 @@ class DrawingBudget:
     redraw waits it off; time in which little was drawn (a tool running, an approval waiting)
     leaves at most ``MAX_PACE`` of credit, so a quiet spell does not buy a burst of redraws. A
     redraw never waits more than ``MAX_PACE`` after the previous one began, and no more than
-    ``MAX_PACE`` is ever owed."""
+    ``MAX_PACE`` is ever owed. ``model_load`` tells how busy the model's thread is (0 for a
+    model that does not run Python in this process); it is read at each redraw."""
 
-    def __init__(self, cpu_clock=time.thread_time, wall_clock=time.monotonic) -> None:
+    def __init__(self, model_load=lambda: 0.0, cpu_clock=time.thread_time, wall_clock=time.monotonic) -> None:
+        self._model_load = model_load
         self._cpu_clock, self._wall_clock = cpu_clock, wall_clock
         self._cpu, self._at = cpu_clock(), wall_clock()
         self.owed = 0.0  # seconds of waiting; negative: credit
@@ -52,11 +69,12 @@ class DrawingBudget:
     def further_wait(self, since_update: float) -> float:
         """Seconds to wait still, ``since_update`` seconds after the last redraw began."""
         cpu, now = self._cpu_clock(), self._wall_clock()
+        share = drawing_share(self._model_load())
         # Time passing pays off what is owed, down to MAX_PACE of credit; the CPU spent is
         # counted after it (as if spent last, the case least kind to the model). What is owed
         # is kept to MAX_PACE too: a costly moment slows a few redraws, not the rest of the reply.
         credit_left = max(self.owed - (now - self._at), -MAX_PACE)
-        self.owed = min(credit_left + (cpu - self._cpu) / CPU_SHARE, MAX_PACE)
+        self.owed = min(credit_left + (cpu - self._cpu) / share, MAX_PACE)
         self._cpu, self._at = cpu, now
         return max(0.0, min(self.owed, MAX_PACE - since_update))
 
@@ -126,8 +144,8 @@ class PacedMarkdownStream(MarkdownStream):
     Every update of the Markdown widget is a parse, a layout and a repaint on the app's thread,
     and a local model needs the same cores: each millisecond spent drawing is taken from
     generation. So after each update the stream waits as long as the reply's ``DrawingBudget``
-    says: the app's thread keeps to ``CPU_SHARE`` of a core over the reply, and text waits no
-    longer than ``MAX_PACE``. The first text is shown at once. ``stop`` still shows everything
+    says: the app's thread keeps to its ``drawing_share`` of a core over the reply, and text
+    waits no longer than ``MAX_PACE``. The first text is shown at once. ``stop`` still shows everything
     written."""
 
     def __init__(self, markdown_widget: Markdown, budget: DrawingBudget) -> None:
@@ -289,7 +307,7 @@ class AssistantReply(OneLayoutPass, Vertical):
     class PartClosed(Message):
         """A long part of the reply was closed for good at a paragraph break (``SEAL_AFTER``)."""
 
-    def __init__(self, model_label: str) -> None:
+    def __init__(self, model_label: str, model_load=lambda: 0.0) -> None:
         super().__init__()
         self.model_label = model_label
         self._segment: Markdown | None = None
@@ -297,7 +315,7 @@ class AssistantReply(OneLayoutPass, Vertical):
         self._closed_text = ""
         self._closed_segments: list[tuple[Markdown, str]] = []
         self._stream = None
-        self._budget = DrawingBudget()  # from the start of the turn: its first frames count too
+        self._budget = DrawingBudget(model_load)  # from the start of the turn: its first frames count too
         self._in_fence, self._line_tail, self._last_line = False, "", ""
         self._thinking: Static | None = None
         self._thinking_text = ""

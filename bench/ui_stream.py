@@ -6,9 +6,10 @@ Run: ``.venv/bin/python bench/ui_stream.py [--runs 21] [--tokens 600] [--appends
    headless ``ChatApp`` (the prompt sent with Enter as a terminal sends it, timed from the
    agent's TurnStarted to the app having handled TurnFinished, i.e. the reply fully shown),
    divided by tokens per second of ``MlxEngine.stream`` iterated directly, on the same model
-   and prompt. Runs come in pairs (engine then app, then app then
-   engine, ...); the figure is the median of the pairs' ratios, which drifting machine load
-   (another process training on the same cores) disturbs least. Target >= 0.95.
+   and prompt. Engine and app runs alternate, starting and ending with the engine; each app
+   run is divided by the mean of the engine runs just before and after it, which cancels a
+   steady drift in the machine's speed (another process on the same cores) over the three.
+   The figure is the median of those ratios. Target >= 0.95.
 2. append_last_vs_first_ratio: 20,000 tokens of realistic Markdown (paragraphs, lists, code
    blocks, headings) posted to a headless app as agent text events, in blocks of 1,000, after a
    1,000-token warm-up reply; each block is timed until the app has handled every event and
@@ -175,26 +176,27 @@ async def pick_model(max_tokens: int, scratch: Path) -> tuple[str, str]:
 
 async def streaming_ratio(runs: int, max_tokens: int, scratch: Path) -> float:
     model, label = await pick_model(max_tokens, scratch)
-    print(f"1. streaming: {label}, {max_tokens} tokens per reply, {runs} pairs of runs")
+    print(f"1. streaming: {label}, {max_tokens} tokens per reply, {runs} app runs between {runs + 1} engine runs")
     await engine_run(model, max_tokens)  # warm-up: MLX kernels, imports
     await app_run(model, max_tokens)
+    # Engine, app, engine, app, ..., engine: each app run is compared with the engine runs
+    # just before and after it, which cancels a drift in the machine's speed across the three.
     engine_rates, app_rates, ratios = [], [], []
-    for index in range(runs):
-        order = (engine_run, app_run) if index % 2 == 0 else (app_run, engine_run)
-        pair = {}
-        for run in order:
-            tokens, seconds = await run(model, max_tokens)
-            pair[run] = tokens / seconds
-        engine_rates.append(pair[engine_run])
-        app_rates.append(pair[app_run])
-        ratios.append(pair[app_run] / pair[engine_run])
+    tokens, seconds = await engine_run(model, max_tokens)
+    engine_rates.append(tokens / seconds)
+    for _ in range(runs):
+        tokens, seconds = await app_run(model, max_tokens)
+        app_rates.append(tokens / seconds)
+        tokens, seconds = await engine_run(model, max_tokens)
+        engine_rates.append(tokens / seconds)
+        ratios.append(app_rates[-1] / statistics.mean(engine_rates[-2:]))
     ratio = statistics.median(ratios)
     print(f"   engine alone: median {statistics.median(engine_rates):.0f} tok/s  "
           f"({', '.join(f'{r:.0f}' for r in engine_rates)})")
     print(f"   in the app:   median {statistics.median(app_rates):.0f} tok/s  "
           f"({', '.join(f'{r:.0f}' for r in app_rates)})")
     quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratio, ratio, ratio]
-    print(f"   app/engine per pair: {', '.join(f'{r:.2f}' for r in ratios)}")
+    print(f"   app/engines around it: {', '.join(f'{r:.2f}' for r in ratios)}")
     print(f"   median {ratio:.3f}, quartiles {quartiles[0]:.3f} to {quartiles[2]:.3f}  (target >= 0.95)")
     return ratio
 
@@ -383,7 +385,7 @@ async def first_frame_ratio(starts: int) -> float:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=21, help="pairs of streaming runs")
+    parser.add_argument("--runs", type=int, default=21, help="streaming runs in the app (one more of the engine)")
     parser.add_argument("--tokens", type=int, default=600, help="max tokens per streamed reply")
     parser.add_argument("--appends", type=int, default=20_000, help="tokens of the long reply")
     parser.add_argument("--append-runs", type=int, default=5, help="long replies, each in a new app")

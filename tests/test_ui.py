@@ -411,6 +411,30 @@ async def test_the_chat_redraws_less_beside_a_model_whose_thread_is_busy(monkeyp
     assert busy < idle, (busy, idle)
 
 
+async def test_a_stream_about_to_give_way_leaves_the_rest_out_of_its_widget():
+    # Closing a reply, or a long part of one, puts a static rendering of the whole text in the
+    # place of the Markdown widget: parsing the text that had not been taken in yet, into a
+    # widget about to go, would be work on the app's thread for nothing.
+    from textual.app import App
+
+    from mcp_chat_tui.ui.widgets.chat import PacedMarkdownStream, ReplyMarkdown
+
+    shown = {}
+    for show_the_rest in (True, False):
+        app = App()
+        async with app.run_test() as pilot:
+            widget = ReplyMarkdown()
+            await app.mount(widget)
+            stream = PacedMarkdownStream(widget, DrawingBudget(lambda: 1.0))
+            stream.start()
+            await stream.write("first words ")  # the first text is taken in at once
+            await pilot.pause()
+            await stream.write("and the rest")  # waits for the next update
+            await stream.stop(show_the_rest=show_the_rest)
+            shown[show_the_rest] = widget.source
+    assert shown == {True: "first words and the rest", False: "first words "}
+
+
 async def test_the_first_reply_adds_no_styles_to_parse():
     """A new style source makes Textual parse every style sheet again (a tenth of a second on a
     slow machine, taken from the model writing): the chat's styles come with the panes."""

@@ -146,11 +146,18 @@ class PacedMarkdownStream(MarkdownStream):
     generation. So after each update the stream waits as long as the reply's ``DrawingBudget``
     says: the app's thread keeps to its ``drawing_share`` of a core over the reply, and text
     waits no longer than ``MAX_PACE``. The first text is shown at once. ``stop`` still shows everything
-    written."""
+    written, unless told the widget is about to be replaced."""
 
     def __init__(self, markdown_widget: Markdown, budget: DrawingBudget) -> None:
         super().__init__(markdown_widget)
         self.budget = budget
+        self._show_the_rest = True
+
+    async def stop(self, *, show_the_rest: bool = True) -> None:
+        """Stop the stream; ``show_the_rest=False`` leaves text not yet taken in out of the widget
+        (which is about to give way to a static rendering of the whole text)."""
+        self._show_the_rest = show_the_rest
+        await super().stop()
 
     async def _run(self) -> None:
         try:
@@ -170,7 +177,7 @@ class PacedMarkdownStream(MarkdownStream):
             pass
         new_markdown = "".join(self._pending)
         self._pending.clear()
-        if new_markdown:
+        if new_markdown and self._show_the_rest:
             await self.markdown_widget.append(new_markdown)
 
 
@@ -389,7 +396,7 @@ class AssistantReply(OneLayoutPass, Vertical):
     async def _close_segment(self, *, show: bool = True) -> None:
         """End the open segment; ``show=False`` when it is about to be replaced (no last Markdown update)."""
         if self._stream is not None:
-            await self._stream.stop()
+            await self._stream.stop(show_the_rest=show)
             self._stream = None
         if self._segment is not None:
             if show:
@@ -402,7 +409,7 @@ class AssistantReply(OneLayoutPass, Vertical):
     async def _seal_segment(self) -> None:
         """Close the open segment and show it as one static rendering, as a finished reply is."""
         if self._stream is not None:
-            await self._stream.stop()
+            await self._stream.stop(show_the_rest=False)
             self._stream = None
         widget, text = self._segment, self._segment_text
         self._closed_text += text

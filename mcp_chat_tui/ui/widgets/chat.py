@@ -396,7 +396,9 @@ class AssistantReply(OneLayoutPass, Vertical):
     async def _close_segment(self, *, show: bool = True) -> None:
         """End the open segment; ``show=False`` when it is about to be replaced (no last Markdown update)."""
         if self._stream is not None:
-            await self._stream.stop(show_the_rest=show)
+            # Whatever the stream had not taken in yet comes with the whole text just below, or
+            # with the static rendering that replaces the widget: not appended here as well.
+            await self._stream.stop(show_the_rest=False)
             self._stream = None
         if self._segment is not None:
             if show:

@@ -411,6 +411,49 @@ async def test_the_chat_redraws_less_beside_a_model_whose_thread_is_busy(monkeyp
     assert busy < idle, (busy, idle)
 
 
+class WatchingEngine(ScriptedEngine):
+    """Notes, each time it is asked for a reply, how many prompts and reply headers the app's
+    screen has been laid out and drawn with."""
+
+    def __init__(self, replies: list) -> None:
+        super().__init__(replies)
+        self.app = None
+        self.drawn: list[tuple[int, int]] = []
+
+    def stream(self, messages, tools=None, *, known_tools=None):
+        from textual.errors import NoWidget
+
+        from mcp_chat_tui.ui.widgets.chat import ReplyHeader, UserMessage
+
+        def on_screen(kind) -> int:
+            placed = 0
+            for widget in self.app.chat.query(kind):
+                try:
+                    self.app.screen.find_widget(widget)  # placed by the last layout
+                except NoWidget:
+                    continue
+                placed += 1
+            return placed
+
+        self.drawn.append((on_screen(UserMessage), on_screen(ReplyHeader)))
+        return super().stream(messages, tools, known_tools=known_tools)
+
+
+async def test_the_model_starts_once_the_prompt_and_the_reply_header_are_drawn():
+    # Drawing that frame takes the app's thread 10-20 ms; beside a model generating on a CPU
+    # it would take the same from the model.
+    engine = WatchingEngine(["first answer", "second answer"])
+    app = make_app(engine, servers=[])
+    engine.app = app
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        for prompt in ("one", "two"):
+            await send(pilot, prompt)
+            await wait_turn_done(pilot, app)
+        assert "second answer" in chat_text(app)
+    assert engine.drawn == [(1, 1), (2, 2)]
+
+
 async def test_a_stream_about_to_give_way_leaves_the_rest_out_of_its_widget():
     # Closing a reply, or a long part of one, puts a static rendering of the whole text in the
     # place of the Markdown widget: parsing the text that had not been taken in yet, into a

@@ -66,6 +66,7 @@ from mcp_chat_tui.ui.widgets.status import StatusBar
 
 EXIT_WORDS = {"bye", "quit"}
 COLLECT_AFTER = 1.0  # seconds idle after a turn before the cycle collector runs (``IdleCollector``)
+OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its prompt to be drawn
 DEFAULT_THEME = "mcp-dark"
 FINISHED_STATE = {
     CallStatus.DONE: CallState.DONE,
@@ -403,6 +404,8 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
                 if not self.ready.is_set():
                     self.status_bar.detail = "your message waits for the model…"
                     await self.ready.wait()
+                await self._open_reply()
+                await self._wait_until_drawn()
                 await self.agent.run_turn(prompt, self._sink)
         finally:
             self._turn_running = False
@@ -443,10 +446,9 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             if self._reply is not None:
                 await self._reply.append_thinking(event.text)
         elif isinstance(event, TurnStarted):
-            self._reply = AssistantReply(self.model_label, self._model_load)
-            await self.chat.mount(self._reply)
-            self._engine_state("generating")
-            self.query_one(PromptInput).hold_cursor(True)  # until the turn ends
+            if self._reply is None:  # not opened before the turn (the chat was cleared meanwhile)
+                await self._open_reply()
+            self._reply.count_from_now()
         elif isinstance(event, CallProposed):
             spec = event.call.spec
             record = self._new_record(event.call.id, spec.server if spec else "", event.call.tool, event.call.arguments)
@@ -490,6 +492,32 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
                 await self.chat.mount(notice)
         elif isinstance(event, TurnFinished):
             await self._turn_finished(event)
+
+    async def _open_reply(self) -> None:
+        """Keep the prompt's cursor still until the turn ends, say the model is generating, and
+        mount the coming reply (its header line)."""
+        # First the changes that repaint a widget: each widget asks for its repaint once it has
+        # handled its messages, which it does while the reply is being mounted, so the frame
+        # ``_wait_until_drawn`` waits for has them all.
+        self.query_one(PromptInput).hold_cursor(True)
+        self._engine_state("generating")
+        self._reply = AssistantReply(self.model_label, self._model_load)
+        await self.chat.mount(self._reply)
+
+    async def _wait_until_drawn(self) -> None:
+        """Wait until the screen has been drawn with what changed so far (the prompt just sent,
+        the reply's header, the status bar).
+
+        A turn starts after that frame rather than beside it: drawing it takes the app's thread
+        10-20 ms, which a model generating on a CPU would spend waiting for the interpreter
+        (``drawing_share``), and the model would start that much later anyway. Twice: laying out
+        the screen can ask for one more frame (the prompt input, cleared of the text just sent,
+        measures itself again and repaints), and the second wait is over at once when it does not."""
+        try:
+            for _ in range(2):
+                await asyncio.wait_for(self.chat.wait_for_refresh(), OPENING_WAIT)
+        except asyncio.TimeoutError:
+            pass  # a screen that does not draw (the app closing) does not hold the turn back
 
     def _model_load(self) -> float:
         """How busy the engine's generating thread is (``Engine``'s optional ``thread_load``)."""

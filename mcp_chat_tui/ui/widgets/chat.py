@@ -317,12 +317,13 @@ class AssistantReply(OneLayoutPass, Vertical):
     def __init__(self, model_label: str, model_load=lambda: 0.0) -> None:
         super().__init__()
         self.model_label = model_label
+        self._model_load = model_load
         self._segment: Markdown | None = None
         self._segment_text = ""
         self._closed_text = ""
         self._closed_segments: list[tuple[Markdown, str]] = []
         self._stream = None
-        self._budget = DrawingBudget(model_load)  # from the start of the turn: its first frames count too
+        self._budget = DrawingBudget(model_load)  # from the start of the turn (``count_from_now``)
         self._in_fence, self._line_tail, self._last_line = False, "", ""
         self._thinking: Static | None = None
         self._thinking_text = ""
@@ -330,6 +331,11 @@ class AssistantReply(OneLayoutPass, Vertical):
 
     def compose(self):
         yield ReplyHeader(literal(f"◆ {self.model_label}"), classes="reply-header")
+
+    def count_from_now(self) -> None:
+        """The model starts generating now: the redraw budget counts the app's CPU time from here.
+        The frame that showed the reply's header was drawn before, so the model did not wait on it."""
+        self._budget = DrawingBudget(self._model_load)
 
     @property
     def text(self) -> str:

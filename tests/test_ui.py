@@ -156,8 +156,42 @@ async def test_help_lists_every_binding():
         await pilot.press("f1")
         assert isinstance(app.screen, TextScreen)
         body = str(app.screen.body)
-        for words in ("Allow once", "Restart", "Stderr log", "Auto-run tool", "Copy", "Command palette", "Stop reply"):
+        for words in ("Allow once", "Restart", "Stderr log", "Auto-run tool", "Copy", "Command palette", "Stop reply",
+                      "Go to the prompt"):
             assert words in body
+
+
+async def test_typing_in_the_chat_pane_writes_the_prompt():
+    from textual import events
+
+    from mcp_chat_tui.ui.widgets.chat import ChatLog
+    from mcp_chat_tui.ui.widgets.prompt import PromptInput
+
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        prompt = app.query_one(PromptInput)
+        offered = lambda: {b.binding.key for b in app.screen.active_bindings.values() if b.enabled and b.binding.show}
+        # The keys of the other panes are offered, not that of the pane with the focus.
+        assert {"f2", "f3", "f4"} <= offered() and "f5" not in offered()
+        await pilot.press("f2")
+        assert isinstance(app.focused, ChatLog)
+        assert {"f3", "f4", "f5"} <= offered() and "f2" not in offered()
+        await pilot.press("end", "pageup")  # keys that scroll the chat keep doing it
+        assert isinstance(app.focused, ChatLog) and prompt.value == ""
+        await pilot.press("h", "i", "space")
+        await pilot.pause()
+        assert prompt.has_focus and prompt.value == "hi "
+        await pilot.press("f5", "left", "f2", "x")  # back in the prompt, the draft is kept as it was
+        await pilot.pause()
+        assert prompt.value == "hix " and prompt.cursor_position == 3
+        prompt.value = "hi "
+        await pilot.press("end", "f2")
+        app.focused.post_message(events.Paste("there\nsecond line"))
+        await pilot.pause()
+        assert prompt.has_focus and prompt.value == "hi there"  # the prompt keeps one line of a paste
+        await pilot.press("f2", "question_mark")  # the app's keys still work from the chat
+        assert isinstance(app.screen, TextScreen)
 
 
 async def test_command_palette_offers_the_app_commands():

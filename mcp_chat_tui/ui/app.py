@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -98,7 +98,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         Binding("f2", "focus_pane('chat')", "Chat", id="app.focus_chat"),
         Binding("f3", "focus_pane('calls')", "Calls", id="app.focus_calls"),
         Binding("f4", "focus_pane('servers')", "Servers", id="app.focus_servers"),
-        Binding("f5", "focus_pane('prompt')", "Prompt", show=False, id="app.focus_prompt"),
+        Binding("f5", "focus_pane('prompt')", "Prompt", id="app.focus_prompt"),
         Binding("ctrl+b", "toggle_sidebar", "Sidebar", id="app.sidebar"),
     ]
 
@@ -223,7 +223,10 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self.action_resume()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Until the panes are built (one frame), only leaving and the key list work."""
+        """Until the panes are built (one frame), only leaving and the key list work. The keys of
+        the panes (F2-F5) are offered, in the footer too, for the panes the focus is not in."""
+        if action == "focus_pane" and self.built:
+            return self.focused is None or self.focused.id != parameters[0]  # a pane's id is its name
         return self.built or action in ("quit", "help", "command_palette")
 
     def _register_themes(self) -> None:
@@ -598,10 +601,18 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self.notify("stopped")
 
     def action_focus_pane(self, pane: str) -> None:
-        target = {"chat": "#chat", "calls": "#calls", "servers": "#servers", "prompt": "#prompt"}[pane]
         if pane in ("calls", "servers") and not self.query_one("#sidebar").display:
             self.action_toggle_sidebar()
-        self.query_one(target).focus()
+        self.query_one(f"#{pane}").focus()
+
+    @on(ChatLog.Typed)
+    def _typed_in_chat(self, message: ChatLog.Typed) -> None:
+        prompt = self.query_one(PromptInput)
+        prompt.focus()
+        if message.pasted:
+            prompt.post_message(events.Paste(message.text))  # taken as the prompt takes a paste
+        else:
+            prompt.insert_text_at_cursor(message.text)
 
     def action_toggle_sidebar(self) -> None:
         sidebar = self.query_one("#sidebar")

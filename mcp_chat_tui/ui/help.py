@@ -32,6 +32,7 @@ def help_text() -> Text:
     for title, bindings in (
         ("Everywhere", [*ChatApp.BINDINGS, *extra]),
         ("Prompt", PromptInput.BINDINGS),
+        ("Chat", [Binding("letters, paste", "", "Go to the prompt (typing writes the next prompt)")]),
         ("Tool calls", ToolCallTable.BINDINGS),
         ("Servers", ServerTable.BINDINGS),
         ("Approval dialog", ApprovalScreen.BINDINGS),

@@ -9,6 +9,7 @@ import time
 
 from markdown_it import MarkdownIt
 from rich.markdown import Markdown as RichMarkdown
+from textual import events
 from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.message import Message
@@ -196,8 +197,30 @@ class ChatLog(OneLayoutPass, VerticalScroll):
 
     hidden_exchanges = 0
 
+    class Typed(Message):
+        """Text typed or pasted while the chat had the focus, meant for the prompt."""
+
+        def __init__(self, text: str, *, pasted: bool = False) -> None:
+            super().__init__()
+            self.text = text
+            self.pasted = pasted
+
     def on_mount(self) -> None:
         self.anchor()
+
+    def on_key(self, event: events.Key) -> None:
+        # Reading the chat and then typing is writing the next prompt: the letter goes there
+        # rather than nowhere. Keys that do something (scrolling, the app's keys) keep doing it.
+        if not event.is_printable or not event.character or event.key in self.app.active_bindings:
+            return
+        event.stop()
+        event.prevent_default()
+        self.post_message(self.Typed(event.character))
+
+    def on_paste(self, event: events.Paste) -> None:
+        event.stop()
+        if event.text:
+            self.post_message(self.Typed(event.text, pasted=True))
 
     async def add_prompt(self, message: UserMessage) -> None:
         await self.mount(message)

@@ -13,6 +13,9 @@ class PromptInput(Input):
     ]
 
     def __init__(self, **kwargs) -> None:
+        # Coming back to the prompt (F5, Tab, typing in the chat) keeps the cursor where it was:
+        # with Textual's default the whole draft would be selected, and the next key replace it.
+        kwargs.setdefault("select_on_focus", False)
         super().__init__(**kwargs)
         self.history: list[str] = []
         self._position = 0

@@ -92,6 +92,21 @@ async def test_ctrl_c_leaves_and_no_server_process_remains():
     assert wait_until(lambda: not pids_with(marker), 5), "a server outlived the app"
 
 
+async def test_ctrl_c_in_the_middle_of_a_reply_leaves_cleanly():
+    # The stopped turn's last event reaches the app as it closes: it must not be drawn then.
+    marker = new_marker()
+    reply = " ".join(f"word{n}" for n in range(400))
+    app = make_app(ScriptedEngine([reply], delay=0.01), [fixture_config("a", marker=marker)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "a long one")
+        await wait_for(pilot, lambda: "word5" in chat_text(app), what="the reply to start")
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: app.return_code is not None, what="exit")
+    assert app.return_code == 0 and app._exception is None
+    assert wait_until(lambda: not pids_with(marker), 5), "a server outlived the app"
+
+
 async def test_bye_leaves():
     app = make_app(ScriptedEngine([]))
     async with app.run_test(size=SIZE) as pilot:

@@ -442,6 +442,10 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         event = message.event
         if message is self._queued_text:
             self._queued_text = None
+        if self._shut_down:
+            # Leaving mid-turn: the stopped turn's last events arrive as the screen is taken
+            # down, and drawing them would fail. The transcript has them (``_sink``).
+            return
         if isinstance(event, AssistantText):
             if self._reply is not None:
                 await self._reply.append_text("".join([event.text, *message.more_text]))

@@ -502,10 +502,8 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
 
     async def _open_reply(self) -> None:
         """Keep the prompt's cursor still until the turn ends, say the model is generating, and
-        mount the coming reply (its header line)."""
-        # First the changes that repaint a widget: each widget asks for its repaint once it has
-        # handled its messages, which it does while the reply is being mounted, so the frame
-        # ``_wait_until_drawn`` waits for has them all.
+        mount the coming reply (its header line): all before the frame ``_wait_until_drawn``
+        waits for, so none of them is drawn beside the model."""
         self.query_one(PromptInput).hold_cursor(True)
         self._engine_state("generating")
         self._reply = AssistantReply(self.model_label, self._model_load)

@@ -28,7 +28,9 @@ MAX_EXCHANGES_SHOWN = 15
 SEAL_AFTER = 2000  # characters of streamed Markdown after which a segment closes at the next paragraph break
 PACE = 0.1  # seconds between updates of a streaming reply's Markdown at the least (10 a second at most)
 MAX_PACE = 0.75  # seconds: text waits no longer than this to be shown
-MODEL_SLOWDOWN = 0.02  # what redrawing a streaming reply may cost a local model's speed, at most
+MODEL_SLOWDOWN = 0.02  # the share of a local model's speed the redraw budget is reckoned to give up
+# (reckoned as drawing's CPU times the model thread's load; on 2 cores beside a small CPU model,
+# measured, each millisecond of drawing costs the model about 1.4: the reply streams at ~95%)
 MAX_SHARE = 0.25  # of one core: what the app's thread may use over a streaming reply, whatever the model
 _AFTER_BLANK_LINE = re.compile(r"(?<=\n\n)")
 _LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s")

@@ -342,7 +342,7 @@ def test_exiting_does_not_abort(tiny_model, ending):
     stays alive and idle, and generation is stopped at exit."""
     code = f"""
 import asyncio
-from mcp_chat_tui.engine.mlx_engine import LOAD_WINDOW, MlxEngine, ThreadLoad
+from mcp_chat_tui.engine.mlx_engine import MlxEngine
 
 held = []
 

@@ -426,11 +426,7 @@ class AssistantReply(OneLayoutPass, Vertical):
 
     async def _close_segment(self, *, show: bool = True) -> None:
         """End the open segment; ``show=False`` when it is about to be replaced (no last Markdown update)."""
-        if self._stream is not None:
-            # Whatever the stream had not taken in yet comes with the whole text just below, or
-            # with the static rendering that replaces the widget: not appended here as well.
-            await self._stream.stop(show_the_rest=False)
-            self._stream = None
+        await self._stop_stream()
         if self._segment is not None:
             if show:
                 await self._segment.update(self._segment_text)
@@ -439,11 +435,17 @@ class AssistantReply(OneLayoutPass, Vertical):
             self._segment_text = ""
             self._segment = None
 
-    async def _seal_segment(self) -> None:
-        """Close the open segment and show it as one static rendering, as a finished reply is."""
+    async def _stop_stream(self) -> None:
+        """Stop the open segment's stream. Whatever it had not taken in yet comes with the whole
+        text set just after, or with the static rendering that replaces the widget: it is not
+        appended to the widget first."""
         if self._stream is not None:
             await self._stream.stop(show_the_rest=False)
             self._stream = None
+
+    async def _seal_segment(self) -> None:
+        """Close the open segment and show it as one static rendering, as a finished reply is."""
+        await self._stop_stream()
         widget, text = self._segment, self._segment_text
         self._closed_text += text
         self._segment, self._segment_text = None, ""

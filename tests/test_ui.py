@@ -279,6 +279,35 @@ async def test_text_before_a_tool_call_streams_then_the_card_follows():
         assert [r.state for r in app.calls_table.records.values()] == [CallState.DONE]
 
 
+async def test_a_reply_that_starts_with_thinking_or_a_call_keeps_no_empty_text_part():
+    # Each reply comes with its first text part ready (mounted before the model starts); a reply
+    # that begins with something else lets it go rather than keep an empty part above it.
+    from mcp_chat_tui.engine.events import ThinkingDelta
+    from mcp_chat_tui.ui.widgets.chat import AssistantReply, ReplyMarkdown
+
+    engine = ScriptedEngine([
+        [ThinkingDelta("first, think"), TextDelta("Thought it over.")],
+        [call("calculator", {"expression": "1+1"})], "It is 2.",
+        "Plain words.",
+    ])
+    app = make_app(engine, policy=ApprovalPolicy("auto"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        for prompt in ("think", "add", "plain"):
+            await send(pilot, prompt)
+            await wait_turn_done(pilot, app, timeout=20)
+        replies = list(app.chat.query(AssistantReply))
+        parts = [[type(child).__name__ for child in reply.children] for reply in replies]
+        assert parts == [
+            ["ReplyHeader", "Collapsible", "ReplyText"],
+            ["ReplyHeader", "ToolCallCard", "ReplyText"],
+            ["ReplyHeader", "ReplyText"],
+        ]
+        assert not app.chat.query(ReplyMarkdown)
+        text = chat_text(app)
+        assert text.index("Thought it over.") < text.index("It is 2.") < text.index("Plain words.")
+
+
 async def test_a_long_reply_is_split_only_at_paragraph_breaks_and_keeps_every_character():
     """Long streamed replies close their Markdown segment at paragraph breaks (so appending stays
     cheap): never inside a code fence or a list, and no text is lost or reordered."""
@@ -461,8 +490,8 @@ async def test_the_chat_redraws_less_beside_a_model_whose_thread_is_busy(monkeyp
 
 
 class WatchingEngine(ScriptedEngine):
-    """Notes, each time it is asked for a reply, how many prompts and reply headers the app's
-    screen has been laid out and drawn with."""
+    """Notes, each time it is asked for a reply, how many prompts, reply headers and Markdown
+    widgets for replies the app's screen has been laid out and drawn with."""
 
     def __init__(self, replies: list) -> None:
         super().__init__(replies)
@@ -472,7 +501,7 @@ class WatchingEngine(ScriptedEngine):
     def stream(self, messages, tools=None, *, known_tools=None):
         from textual.errors import NoWidget
 
-        from mcp_chat_tui.ui.widgets.chat import ReplyHeader, UserMessage
+        from mcp_chat_tui.ui.widgets.chat import ReplyHeader, ReplyMarkdown, UserMessage
 
         def on_screen(kind) -> int:
             placed = 0
@@ -484,13 +513,14 @@ class WatchingEngine(ScriptedEngine):
                 placed += 1
             return placed
 
-        self.drawn.append((on_screen(UserMessage), on_screen(ReplyHeader)))
+        self.drawn.append((on_screen(UserMessage), on_screen(ReplyHeader), on_screen(ReplyMarkdown)))
         return super().stream(messages, tools, known_tools=known_tools)
 
 
 async def test_the_model_starts_once_the_prompt_and_the_reply_header_are_drawn():
     # Drawing that frame takes the app's thread 10-20 ms; beside a model generating on a CPU
-    # it would take the same from the model.
+    # it would take the same from the model. The Markdown widget the reply's text will stream
+    # into is mounted in it too (the earlier reply's has become static text by then).
     engine = WatchingEngine(["first answer", "second answer"])
     app = make_app(engine, servers=[])
     engine.app = app
@@ -500,7 +530,7 @@ async def test_the_model_starts_once_the_prompt_and_the_reply_header_are_drawn()
             await send(pilot, prompt)
             await wait_turn_done(pilot, app)
         assert "second answer" in chat_text(app)
-    assert engine.drawn == [(1, 1), (2, 2)]
+    assert engine.drawn == [(1, 1, 1), (2, 2, 1)]
 
 
 async def test_a_stream_about_to_give_way_leaves_the_rest_out_of_its_widget():

@@ -139,6 +139,13 @@ class ReplyMarkdown(OneLayoutPass, Markdown):
         kwargs.setdefault("parser_factory", shared_parser)
         super().__init__(markdown, **kwargs)
 
+    def post_message(self, message: Message) -> bool:
+        # Markdown announces its table of contents when mounted and after each whole update; the
+        # message bubbles through every container up to the app, and the chat shows no contents.
+        if isinstance(message, Markdown.TableOfContentsUpdated):
+            return False
+        return super().post_message(message)
+
 
 class PacedMarkdownStream(MarkdownStream):
     """Textual's Markdown stream, taking in what arrived at most every ``PACE`` seconds, and less
@@ -352,10 +359,16 @@ class AssistantReply(OneLayoutPass, Vertical):
         self._in_fence, self._line_tail, self._last_line = False, "", ""
         self._thinking: Static | None = None
         self._thinking_text = ""
+        # The first text segment's widget, mounted with the header before the model starts:
+        # mounting a Markdown widget costs the app's thread a few milliseconds, which the first
+        # text would otherwise take from the model. Used while it is still the reply's last
+        # child; removed once anything else comes first.
+        self._spare: ReplyMarkdown | None = ReplyMarkdown()
         self.finished = False
 
     def compose(self):
         yield ReplyHeader(literal(f"◆ {self.model_label}"), classes="reply-header")
+        yield self._spare
 
     def count_from_now(self) -> None:
         """The model starts generating now: the redraw budget counts the app's CPU time from here.
@@ -379,10 +392,13 @@ class AssistantReply(OneLayoutPass, Vertical):
             if not piece.strip():  # space between segments: kept in the text, nothing to show
                 self._closed_text += piece
                 return
-            self._segment = ReplyMarkdown()
+            if self._spare is not None:
+                self._segment, self._spare = self._spare, None
+            else:
+                self._segment = ReplyMarkdown()
+                await self.mount(self._segment)
             self._segment_text = ""
             self._in_fence, self._line_tail, self._last_line = False, "", ""
-            await self.mount(self._segment)
             self._stream = PacedMarkdownStream(self._segment, self._budget)
             self._stream.start()
         self._segment_text += piece
@@ -412,6 +428,7 @@ class AssistantReply(OneLayoutPass, Vertical):
     async def append_thinking(self, fragment: str) -> None:
         if self._thinking is None:
             await self._close_segment()
+            await self._drop_spare()
             self._thinking = Static(classes="thinking")
             await self.mount(Collapsible(self._thinking, title="thinking", collapsed=True))
         self._thinking_text += fragment
@@ -420,9 +437,16 @@ class AssistantReply(OneLayoutPass, Vertical):
     async def add_widget(self, widget: Widget) -> None:
         """A card or notice between text segments: the next text starts a new segment."""
         await self._close_segment()
+        await self._drop_spare()
         self._thinking = None
         self._thinking_text = ""
         await self.mount(widget)
+
+    async def _drop_spare(self) -> None:
+        """Something other than text comes first: the unused first segment goes."""
+        if self._spare is not None:
+            spare, self._spare = self._spare, None
+            await spare.remove()
 
     async def _close_segment(self, *, show: bool = True) -> None:
         """End the open segment; ``show=False`` when it is about to be replaced (no last Markdown update)."""
@@ -461,6 +485,7 @@ class AssistantReply(OneLayoutPass, Vertical):
         """Close the reply. Its Markdown widgets become one static rendering each: a finished reply
         never changes, and fewer widgets keep the layout of a long chat cheap while the next reply streams."""
         await self._close_segment(show=False)
+        await self._drop_spare()
         for widget, text in self._closed_segments:
             if widget.parent is self:
                 await self._show_static(widget, text)

@@ -23,7 +23,7 @@ from mcp_chat_tui.engine.events import (
     ToolCallProposed,
 )
 from mcp_chat_tui.engine.messages import for_template
-from mcp_chat_tui.engine.mlx_engine import LOAD_WINDOW, MlxEngine, ThreadLoad
+from mcp_chat_tui.engine.mlx_engine import LOAD_WINDOW, MlxEngine, ThreadLoad, available_cores
 from tests.fakes import FakeHubDownload
 from tests.models import build_tiny_model, tool_schemas
 
@@ -247,7 +247,7 @@ async def test_a_long_reply_reports_its_rate_about_once_a_second(tiny_model):
     await engine.load()
     try:
         assert engine.thread_load.share == 1.0  # nothing measured yet: taken as busy as can be
-        rates, texts, loads = [], 0, set()
+        rates, texts, loads, spares = [], 0, set(), set()
         started = None
         async for event in engine.stream(QUESTION):
             if isinstance(event, TextDelta):
@@ -256,6 +256,7 @@ async def test_a_long_reply_reports_its_rate_about_once_a_second(tiny_model):
             elif isinstance(event, Throughput):
                 rates.append(event)
             loads.add(engine.thread_load.share)
+            spares.add(engine.thread_load.spare_cores)
             if started is not None and time.monotonic() - started > 2.5:
                 break
         elapsed = time.monotonic() - started
@@ -266,26 +267,34 @@ async def test_a_long_reply_reports_its_rate_about_once_a_second(tiny_model):
         assert texts > len(rates)
         # The thread's load is measured every quarter of a second while the reply is written.
         assert len(loads) >= 3 and all(0.0 < load <= 1.0 for load in loads), loads
+        # So is how many cores the process leaves idle: generating keeps at least part of one busy.
+        assert len(spares) >= 3 and all(0.0 <= spare < available_cores() for spare in spares), spares
     finally:
         await engine.close()
 
 
 def test_thread_load_is_the_share_of_each_window_the_thread_ran():
-    cpu = [0.0]
-    load = ThreadLoad(cpu_clock=lambda: cpu[0])
-    assert load.share == 1.0  # until measured
+    cpu, process = [0.0], [0.0]
+    load = ThreadLoad(cpu_clock=lambda: cpu[0], process_clock=lambda: process[0])
+    assert (load.share, load.spare_cores) == (1.0, 0.0)  # until measured
     load.start(10.0)
-    cpu[0] = 0.1
+    cpu[0], process[0] = 0.1, 0.15
     load.sample(10.1)  # within the first window: nothing measured yet
-    assert load.share == 1.0
-    cpu[0] = 0.15
+    assert (load.share, load.spare_cores) == (1.0, 0.0)
+    cpu[0], process[0] = 0.15, 0.35
     load.sample(10.0 + LOAD_WINDOW)
     assert load.share == pytest.approx(0.15 / LOAD_WINDOW)
+    assert load.spare_cores == pytest.approx(available_cores() - 0.35 / LOAD_WINDOW)
     cpu[0] += 0.01
+    process[0] += 0.01
     load.sample(10.0 + 3 * LOAD_WINDOW)  # the next window: 10 ms over two windows' time
     assert load.share == pytest.approx(0.01 / (2 * LOAD_WINDOW))
-    load.start(20.0)  # the next reply starts from the last figure
+    assert load.spare_cores == pytest.approx(available_cores() - 0.01 / (2 * LOAD_WINDOW))
+    load.start(20.0)  # the next reply starts from the last figures
     assert load.share == pytest.approx(0.01 / (2 * LOAD_WINDOW))
+    process[0] += 100 * available_cores()
+    load.sample(20.0 + LOAD_WINDOW)  # more CPU than the cores could give (clock granularity): none spare
+    assert load.spare_cores == 0.0
 
 
 async def test_aclose_and_task_cancel_both_stop(tiny_model):

@@ -17,7 +17,7 @@ from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
-from mcp_chat_tui.ui.widgets.chat import MAX_PACE, MAX_SHARE, MODEL_SLOWDOWN, PACE, DrawingBudget, drawing_share
+from mcp_chat_tui.ui.widgets.chat import MAX_PACE, MAX_SHARE, MODEL_SLOWDOWN, PACE, DrawingBudget, drawing_cost, drawing_share
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config, new_marker, pids_with, wait_until
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
@@ -395,7 +395,7 @@ class Clocks:
         self.wall += cpu if wall is None else wall
 
 
-BUSY = drawing_share(1.0)  # the share of a core left to the app beside a model whose thread never rests
+BUSY = drawing_share(1.0)  # the share of a core left to the app when each second of it costs the model one
 
 
 def test_a_streaming_reply_is_drawn_less_often_when_drawing_is_costly():
@@ -435,30 +435,38 @@ def test_the_start_of_a_reply_is_paid_for_and_a_quiet_spell_buys_little():
 
 
 def test_the_busier_the_model_the_less_the_app_draws():
-    # Drawing holds the interpreter: it costs the model in proportion to how much of the time
-    # the model's own thread needs it.
-    assert drawing_share(0.0) == MAX_SHARE  # a remote model, or one whose thread waits on a GPU
+    # Drawing costs the model in proportion to the share of the time its thread needs the
+    # interpreter, and a whole core more when the process leaves none spare.
+    assert drawing_cost(0.0, spare_cores=8.0) == 0.0  # a remote model
+    assert drawing_cost(0.1, spare_cores=7.8) == pytest.approx(0.1)  # a large model on a GPU
+    assert drawing_cost(0.65, spare_cores=6.5) == pytest.approx(0.65)  # a small model, 8 cores
+    assert drawing_cost(0.65, spare_cores=0.55) == pytest.approx(1.1)  # the same on 2 cores
+    assert drawing_cost(1.0, spare_cores=0.0) == pytest.approx(2.0)
+    # The app's thread keeps its CPU to the share of a core that costs the model MODEL_SLOWDOWN.
+    assert drawing_share(0.0) == MAX_SHARE
     assert drawing_share(MODEL_SLOWDOWN / MAX_SHARE) == MAX_SHARE
     assert drawing_share(0.5) == pytest.approx(2 * MODEL_SLOWDOWN)
     assert drawing_share(1.0) == pytest.approx(MODEL_SLOWDOWN)
-    assert drawing_share(0.5) * 0.5 == pytest.approx(drawing_share(1.0) * 1.0)  # the same cost to the model
-    # The same redraw waits longer beside a busy model, and the load is read at each redraw.
-    clocks, load = Clocks(), [0.0]
-    budget = DrawingBudget(lambda: load[0], lambda: clocks.cpu, lambda: clocks.wall)
+    assert drawing_share(1.1) * 1.1 == pytest.approx(drawing_share(0.65) * 0.65)  # the same cost to the model
+    # The same redraw waits longer beside a busy model, and the cost is read at each redraw.
+    clocks, cost = Clocks(), [0.0]
+    budget = DrawingBudget(lambda: cost[0], lambda: clocks.cpu, lambda: clocks.wall)
     clocks.spend(0.05, wall=PACE)  # 0.2 s of waiting at a quarter of a core
     assert budget.further_wait(since_update=PACE) == pytest.approx(0.05 / MAX_SHARE - PACE)
     clocks.spend(0.0, wall=budget.further_wait(PACE))  # waited off
-    load[0] = 0.8  # the model's thread turns out busy
+    cost[0] = 0.8  # the model turns out busy
     clocks.spend(0.01, wall=PACE)  # a tenth of the CPU now makes it wait longer
     assert budget.further_wait(since_update=PACE) == pytest.approx(0.01 / drawing_share(0.8) - PACE)
     assert 0.01 / drawing_share(0.8) > 0.05 / MAX_SHARE
 
 
 class BusyModel(ScriptedEngine):
-    """A scripted engine reporting that its generating thread runs all of the time."""
+    """A scripted engine reporting that its generating thread runs all of the time, and the
+    process leaves no core spare."""
 
     class thread_load:
         share = 1.0
+        spare_cores = 0.0
 
 
 async def redraws_of_a_streaming_reply(engine: ScriptedEngine, monkeypatch) -> int:

@@ -22,8 +22,10 @@ class Engine(Protocol):
 
     An engine whose generation runs Python on a thread of this process may also offer
     ``thread_load``, an object whose ``share`` (0 to 1) says how much of the time that thread
-    is running while it generates (see ``MlxEngine``'s ``ThreadLoad``): the chat redraws less
-    often when it is high. Engines without it (a remote server) are taken not to compete.
+    is running while it generates, and whose ``spare_cores`` says how many cores the process
+    leaves idle meanwhile (none if absent; see ``MlxEngine``'s ``ThreadLoad``): the chat
+    redraws less often the busier they show the model to be. Engines without it (a remote
+    server) are taken not to compete.
     """
 
     model_name: str

@@ -59,7 +59,7 @@ from mcp_chat_tui.ui.screens.fatal import FatalScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
 from mcp_chat_tui.ui.styles import preload_styles
 from mcp_chat_tui.ui.themes import load_themes
-from mcp_chat_tui.ui.widgets.chat import AssistantReply, ChatLog, Notice, ToolCallCard, UserMessage, chat_widget_classes
+from mcp_chat_tui.ui.widgets.chat import AssistantReply, ChatLog, Notice, ToolCallCard, UserMessage, chat_widget_classes, drawing_cost
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
@@ -506,7 +506,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         waits for, so none of them is drawn beside the model."""
         self.query_one(PromptInput).hold_cursor(True)
         self._engine_state("generating")
-        self._reply = AssistantReply(self.model_label, self._model_load)
+        self._reply = AssistantReply(self.model_label, self._model_cost)
         await self.chat.mount(self._reply)
 
     async def _wait_until_drawn(self) -> None:
@@ -524,10 +524,13 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         except asyncio.TimeoutError:
             pass  # a screen that does not draw (the app closing) does not hold the turn back
 
-    def _model_load(self) -> float:
-        """How busy the engine's generating thread is (``Engine``'s optional ``thread_load``)."""
+    def _model_cost(self) -> float:
+        """What each second of this thread's CPU costs the model while it generates, from how busy
+        generating keeps the process (``Engine``'s optional ``thread_load``; ``drawing_cost``)."""
         load = getattr(self.engine, "thread_load", None)
-        return load.share if load is not None else 0.0
+        if load is None:
+            return 0.0
+        return drawing_cost(load.share, getattr(load, "spare_cores", 0.0))
 
     def _engine_state(self, state: str, detail: str = "") -> None:
         """What the status bar says the engine or the turn is doing, with the detail that goes with it."""

@@ -28,26 +28,36 @@ MAX_EXCHANGES_SHOWN = 15
 SEAL_AFTER = 2000  # characters of streamed Markdown after which a segment closes at the next paragraph break
 PACE = 0.1  # seconds between updates of a streaming reply's Markdown at the least (10 a second at most)
 MAX_PACE = 0.75  # seconds: text waits no longer than this to be shown
-MODEL_SLOWDOWN = 0.02  # the share of a local model's speed the redraw budget is reckoned to give up
-# (reckoned as drawing's CPU times the model thread's load; on 2 cores beside a small CPU model,
-# measured, each millisecond of drawing costs the model about 1.4: the reply streams at ~95%)
+MODEL_SLOWDOWN = 0.02  # the share of a local model's speed the redraw budget gives up at most (``drawing_cost``)
 MAX_SHARE = 0.25  # of one core: what the app's thread may use over a streaming reply, whatever the model
 _AFTER_BLANK_LINE = re.compile(r"(?<=\n\n)")
 _LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s")
 
 
-def drawing_share(model_load: float) -> float:
-    """The share of a core the app's thread may use while a reply streams, when the thread
-    generating it is running ``model_load`` of the time (``ThreadLoad.share``).
+def drawing_cost(thread_share: float, spare_cores: float) -> float:
+    """Seconds of generation a local model loses for each second of CPU the app's thread uses
+    while a reply streams, given how busy generating keeps the process (``ThreadLoad``).
 
-    Python runs one thread at a time. While the app's thread draws, a generating thread that
-    needs the interpreter waits, so drawing costs the model about its CPU time times the share
-    of time the model's thread wants the interpreter. A small model on a CPU, busy most of the
-    time, leaves the app about ``MODEL_SLOWDOWN`` of a core; a large model on a GPU, whose thread
-    mostly waits, leaves up to ``MAX_SHARE`` (and then ``PACE`` is what limits redraws)."""
-    if model_load * MAX_SHARE <= MODEL_SLOWDOWN:
+    Two things are taken from the model. The interpreter: Python runs one thread at a time, and
+    while the app's thread draws, the model's thread waits whenever it needs it, which is
+    ``thread_share`` of the time. A core: with less than one spare, the app's thread runs on one
+    the model's threads (its Python thread, MLX's workers on a CPU) would have used. Measured on
+    2 cores beside a small model on the CPU (a share of 0.65, 0.55 of a core spare: a cost of
+    1.1), a burst of 10 ms of plain Python on the app's thread cost the model 8-9 ms, and over
+    whole replies the app's 60-70 ms of drawing and handling text cost it about 90 ms; the
+    interpreter alone would account for 6.5 and 40-45."""
+    return thread_share + min(1.0, max(0.0, 1.0 - spare_cores))
+
+
+def drawing_share(model_cost: float) -> float:
+    """The share of a core the app's thread may use while a reply streams, when each second of
+    it costs the model ``model_cost`` seconds (``drawing_cost``): ``MODEL_SLOWDOWN`` of the
+    model's speed. A small model on a CPU, busy most of the time, leaves the app about 2% of a
+    core; a large model on a GPU, whose thread mostly waits, leaves up to ``MAX_SHARE`` (and then
+    ``PACE`` is what limits redraws)."""
+    if model_cost * MAX_SHARE <= MODEL_SLOWDOWN:
         return MAX_SHARE
-    return MODEL_SLOWDOWN / model_load
+    return MODEL_SLOWDOWN / model_cost
 
 
 class DrawingBudget:
@@ -60,11 +70,12 @@ class DrawingBudget:
     redraw waits it off; time in which little was drawn (a tool running, an approval waiting)
     leaves at most ``MAX_PACE`` of credit, so a quiet spell does not buy a burst of redraws. A
     redraw never waits more than ``MAX_PACE`` after the previous one began, and no more than
-    ``MAX_PACE`` is ever owed. ``model_load`` tells how busy the model's thread is (0 for a
-    model that does not run Python in this process); it is read at each redraw."""
+    ``MAX_PACE`` is ever owed. ``model_cost`` tells what each second of the thread's CPU costs
+    the model (``drawing_cost``; 0 for a model that does not run in this process); it is read
+    at each redraw."""
 
-    def __init__(self, model_load=lambda: 0.0, cpu_clock=time.thread_time, wall_clock=time.monotonic) -> None:
-        self._model_load = model_load
+    def __init__(self, model_cost=lambda: 0.0, cpu_clock=time.thread_time, wall_clock=time.monotonic) -> None:
+        self._model_cost = model_cost
         self._cpu_clock, self._wall_clock = cpu_clock, wall_clock
         self._cpu, self._at = cpu_clock(), wall_clock()
         self.owed = 0.0  # seconds of waiting; negative: credit
@@ -72,7 +83,7 @@ class DrawingBudget:
     def further_wait(self, since_update: float) -> float:
         """Seconds to wait still, ``since_update`` seconds after the last redraw began."""
         cpu, now = self._cpu_clock(), self._wall_clock()
-        share = drawing_share(self._model_load())
+        share = drawing_share(self._model_cost())
         # Time passing pays off what is owed, down to MAX_PACE of credit; the CPU spent is
         # counted after it (as if spent last, the case least kind to the model). What is owed
         # is kept to MAX_PACE too: a costly moment slows a few redraws, not the rest of the reply.
@@ -346,16 +357,16 @@ class AssistantReply(OneLayoutPass, Vertical):
     class PartClosed(Message):
         """A long part of the reply was closed for good at a paragraph break (``SEAL_AFTER``)."""
 
-    def __init__(self, model_label: str, model_load=lambda: 0.0) -> None:
+    def __init__(self, model_label: str, model_cost=lambda: 0.0) -> None:
         super().__init__()
         self.model_label = model_label
-        self._model_load = model_load
+        self._model_cost = model_cost
         self._segment: Markdown | None = None
         self._segment_text = ""
         self._closed_text = ""
         self._closed_segments: list[tuple[Markdown, str]] = []
         self._stream = None
-        self._budget = DrawingBudget(model_load)  # from the start of the turn (``count_from_now``)
+        self._budget = DrawingBudget(model_cost)  # from the start of the turn (``count_from_now``)
         self._in_fence, self._line_tail, self._last_line = False, "", ""
         self._thinking: Static | None = None
         self._thinking_text = ""
@@ -373,7 +384,7 @@ class AssistantReply(OneLayoutPass, Vertical):
     def count_from_now(self) -> None:
         """The model starts generating now: the redraw budget counts the app's CPU time from here.
         The frame that showed the reply's header was drawn before, so the model did not wait on it."""
-        self._budget = DrawingBudget(self._model_load)
+        self._budget = DrawingBudget(self._model_cost)
 
     @property
     def text(self) -> str:

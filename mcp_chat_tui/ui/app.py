@@ -8,8 +8,10 @@ messages and handlers here are the only code that changes widgets; long work
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Iterable
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -67,6 +69,7 @@ from mcp_chat_tui.ui.widgets.status import StatusBar
 EXIT_WORDS = {"bye", "quit"}
 COLLECT_AFTER = 1.0  # seconds idle after a turn before the cycle collector runs (``IdleCollector``)
 OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its prompt to be drawn
+SWITCH_INTERVAL = 0.001  # seconds: how often Python switches threads while a local model generates
 DEFAULT_THEME = "mcp-dark"
 FINISHED_STATE = {
     CallStatus.DONE: CallState.DONE,
@@ -76,6 +79,26 @@ FINISHED_STATE = {
     CallStatus.MALFORMED: CallState.MALFORMED,
     CallStatus.CANCELLED: CallState.CANCELLED,
 }
+
+
+@contextmanager
+def quick_switches(model_in_process: bool):
+    """While turns run beside a model generating on a thread of this process, Python hands the
+    interpreter from thread to thread every ``SWITCH_INTERVAL`` rather than every 5 ms.
+
+    The model's thread needs the interpreter for a moment between steps; while the app's thread
+    draws, it waits for it, up to the whole interval. Measured beside a small model on the
+    CPU, a 10 ms burst on the app's thread cost the model 8.7 ms with the default interval and
+    6.6-7.2 ms with 0.5-1 ms."""
+    if not model_in_process:
+        yield
+        return
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(min(previous, SWITCH_INTERVAL))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
 
 
 class Workspace(Horizontal):
@@ -399,17 +422,18 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     @work(group="turns")
     async def run_turns(self) -> None:
         try:
-            if self._resume_pending:
-                await self.ready.wait()
-                await self._continue_pending()
-            while self._queue:
-                prompt = self._queue.pop(0)
-                if not self.ready.is_set():
-                    self.status_bar.detail = "your message waits for the model…"
+            with quick_switches(getattr(self.engine, "thread_load", None) is not None):
+                if self._resume_pending:
                     await self.ready.wait()
-                await self._open_reply()
-                await self._wait_until_drawn()
-                await self.agent.run_turn(prompt, self._sink)
+                    await self._continue_pending()
+                while self._queue:
+                    prompt = self._queue.pop(0)
+                    if not self.ready.is_set():
+                        self.status_bar.detail = "your message waits for the model…"
+                        await self.ready.wait()
+                    await self._open_reply()
+                    await self._wait_until_drawn()
+                    await self.agent.run_turn(prompt, self._sink)
         finally:
             self._turn_running = False
             self.set_timer(COLLECT_AFTER, self._collect_when_idle)

@@ -14,7 +14,7 @@ from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig, Settings, load_settings
 from mcp_chat_tui.engine.events import Done, Stats, TextDelta, Throughput
 from mcp_chat_tui.servers import ServerState
-from mcp_chat_tui.ui.app import SWITCH_INTERVAL
+from mcp_chat_tui.ui.app import SWITCH_INTERVAL, ChatApp
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
@@ -279,6 +279,43 @@ async def test_text_before_a_tool_call_streams_then_the_card_follows():
         text = chat_text(app)
         assert "Let me check." in text and "It is 2." in text
         assert [r.state for r in app.calls_table.records.values()] == [CallState.DONE]
+
+
+async def test_text_that_only_extends_the_open_part_of_a_reply_takes_no_message(monkeypatch):
+    # Each message through the app's queue is work on its thread beside the model: text goes
+    # straight into the reply's stream when nothing from the agent waits to be shown before it.
+    # The first text (which opens the part), text with a blank line, and everything else still
+    # come as messages, in order.
+    from mcp_chat_tui.agent.events import AssistantText, CallProposed
+    from mcp_chat_tui.ui.messages import AgentEventPosted
+    from mcp_chat_tui.ui.widgets.chat import AssistantReply
+
+    posted = []
+    original = ChatApp.post_message
+
+    def post_message(self, message):
+        if isinstance(message, AgentEventPosted):
+            posted.append(type(message.event))
+        return original(self, message)
+
+    monkeypatch.setattr(ChatApp, "post_message", post_message)
+    words = " ".join(f"word{n}" for n in range(20))
+    engine = ScriptedEngine([
+        [TextDelta("Let me check "), TextDelta("that sum. "), TextDelta("One moment.\n\nStill here."),
+         TextDelta(" Then: "), call("calculator", {"expression": "1+1"})],
+        "It is 2. " + words,
+    ], delay=0.02)
+    app = make_app(engine, policy=ApprovalPolicy("auto"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "x")
+        await wait_turn_done(pilot, app, timeout=20)
+        reply = app.chat.query(AssistantReply).last()
+        assert [type(child).__name__ for child in reply.children] == ["ReplyHeader", "ReplyText", "ToolCallCard", "ReplyText"]
+        assert reply.text == "Let me check that sum. One moment.\n\nStill here. Then: It is 2. " + words
+    texts = [kind for kind in posted if kind is AssistantText]
+    assert len(texts) == 3, posted  # the first text of each part, and the one with a blank line
+    assert CallProposed in posted
 
 
 async def test_a_reply_that_starts_with_thinking_or_a_call_keeps_no_empty_text_part():

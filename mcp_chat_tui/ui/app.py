@@ -157,6 +157,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self._turn_running = False
         self._reply: AssistantReply | None = None
         self._queued_text: AgentEventPosted | None = None  # the text message not yet handled
+        self._agent_messages = 0  # agent events posted and not yet handled to the end
         self._records: dict[int, CallRecord] = {}
         self._malformed: dict[str, CallRecord] = {}
         self._cards: dict[str, ToolCallCard] = {}
@@ -451,18 +452,32 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
 
     def _sink(self, event) -> None:
         self._recording(event)
-        queued = self._queued_text
-        if isinstance(event, AssistantText) and queued is not None:
-            # The text posted last is still waiting in the queue: it takes this text along, so a
-            # fast model costs one chat update per batch of tokens, not one per token.
-            queued.more_text.append(event.text)
-            return
+        if isinstance(event, AssistantText):
+            if self._agent_messages == 0 and self._reply is not None and not self._shut_down:
+                # Nothing from the agent waits to be shown before it: text that only extends the
+                # reply's open part goes straight into its stream, without a message through the
+                # app's queue (a fast model sends a batch of text ten times a second).
+                if self._reply.append_text_now(event.text):
+                    return
+            queued = self._queued_text
+            if queued is not None:
+                # The text posted last is still waiting in the queue: it takes this text along, so a
+                # fast model costs one chat update per batch of tokens, not one per token.
+                queued.more_text.append(event.text)
+                return
         message = AgentEventPosted(event)
         self._queued_text = message if isinstance(event, AssistantText) else None
+        self._agent_messages += 1
         self.post_message(message)
 
     @on(AgentEventPosted)
     async def _agent_event(self, message: AgentEventPosted) -> None:
+        try:
+            await self._show_agent_event(message)
+        finally:
+            self._agent_messages -= 1
+
+    async def _show_agent_event(self, message: AgentEventPosted) -> None:
         event = message.event
         if message is self._queued_text:
             self._queued_text = None
@@ -653,8 +668,8 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     async def action_clear_chat(self) -> None:
         self.agent.stop()
         self.agent.turns = []
+        self._reply = None  # first: the stopped turn's last text must not go to a reply being removed
         await self.chat.clear()
-        self._reply = None
         self.status_bar.context_tokens = 0
         self._detach_saver()
         self.transcript_file = None

@@ -174,6 +174,14 @@ class PacedMarkdownStream(MarkdownStream):
         self.budget = budget
         self._show_the_rest = True
 
+    def write_now(self, markdown_fragment: str) -> None:
+        """``write`` without handing the loop over: the text is taken in at the next update."""
+        if self._stopped:
+            raise RuntimeError("Can't write to the stream after it has stopped.")
+        if markdown_fragment:
+            self._pending.append(markdown_fragment)
+            self._new_markup.set()
+
     async def stop(self, *, show_the_rest: bool = True) -> None:
         """Stop the stream; ``show_the_rest=False`` leaves text not yet taken in out of the widget
         (which is about to give way to a static rendering of the whole text)."""
@@ -394,6 +402,19 @@ class AssistantReply(OneLayoutPass, Vertical):
     async def append_text(self, fragment: str) -> None:
         for piece in _AFTER_BLANK_LINE.split(visible_controls(fragment)):
             await self._append_piece(piece)
+
+    def append_text_now(self, fragment: str) -> bool:
+        """Take ``fragment`` into the open text part at once when it only extends it (no blank
+        line, so nothing to close or start): True if taken, else ``append_text`` must do it."""
+        if self._stream is None:
+            return False
+        text = visible_controls(fragment)
+        if "\n\n" in self._segment_text[-1:] + text:
+            return False
+        self._segment_text += text
+        self._follow_lines(text)
+        self._stream.write_now(text)
+        return True
 
     async def _append_piece(self, piece: str) -> None:
         """Text with at most one blank line, at its end."""

@@ -5,8 +5,8 @@ Run: ``.venv/bin/python bench/ui_stream.py [--runs 61] [--tokens 600] [--appends
 1. ui_vs_engine_tps_ratio: tokens per second of a reply streamed into the chat pane of a
    headless ``ChatApp`` (the prompt sent with Enter as a terminal sends it, timed from the
    agent's TurnStarted to the app having handled TurnFinished, i.e. the reply fully shown; the
-   app draws the prompt and the reply's header before it starts the turn, so that frame is not
-   in the time, as it does not slow the model),
+   app draws the prompt, the reply's header and the widget its text streams into before it
+   starts the turn, so that frame is not in the time, as it does not slow the model),
    divided by tokens per second of ``MlxEngine.stream`` iterated directly, on the same model
    and prompt. Engine and app runs alternate, starting and ending with the engine; each app
    run is divided by the mean of the engine runs just before and after it, which cancels a

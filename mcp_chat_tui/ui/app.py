@@ -1,8 +1,9 @@
 """The full-screen app: chat, tool-call sidebar, server panel, approvals.
 
 The app owns the agent, the engine and the hub. Agent events arrive as Textual
-messages and handlers here are the only code that changes widgets; long work
-(starting up, a turn, an approval) runs in workers.
+messages and handlers here are the only code that changes widgets (text that only
+extends the open part of a reply goes straight into its stream, which the reply's
+own task takes in); long work (starting up, a turn, an approval) runs in workers.
 """
 
 from __future__ import annotations
@@ -541,8 +542,8 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
 
     async def _open_reply(self) -> None:
         """Keep the prompt's cursor still until the turn ends, say the model is generating, and
-        mount the coming reply (its header line): all before the frame ``_wait_until_drawn``
-        waits for, so none of them is drawn beside the model."""
+        mount the coming reply (its header line and the widget its first text streams into): all
+        before the frame ``_wait_until_drawn`` waits for, so none of them is drawn beside the model."""
         self.query_one(PromptInput).hold_cursor(True)
         self._engine_state("generating")
         self._reply = AssistantReply(self.model_label, self._model_cost)
@@ -550,11 +551,11 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
 
     async def _wait_until_drawn(self) -> None:
         """Wait until the screen has been drawn with what changed so far (the prompt just sent,
-        the reply's header, the status bar).
+        the reply's header and first text widget, the status bar).
 
         A turn starts after that frame rather than beside it: drawing it takes the app's thread
-        10-20 ms, which a model generating on a CPU would spend waiting for the interpreter
-        (``drawing_share``), and the model would start that much later anyway. Twice: laying out
+        10-20 ms, which would be taken from a model generating on a CPU (``drawing_cost``), and
+        the model would start that much later anyway. Twice: laying out
         the screen can ask for one more frame (the prompt input, cleared of the text just sent,
         measures itself again and repaints), and the second wait is over at once when it does not."""
         try:

@@ -391,7 +391,8 @@ class AssistantReply(OneLayoutPass, Vertical):
 
     def count_from_now(self) -> None:
         """The model starts generating now: the redraw budget counts the app's CPU time from here.
-        The frame that showed the reply's header was drawn before, so the model did not wait on it."""
+        The frame that showed the reply's header and first text widget was drawn before, so the
+        model did not wait on it."""
         self._budget = DrawingBudget(self._model_cost)
 
     @property

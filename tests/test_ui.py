@@ -281,6 +281,23 @@ async def test_text_before_a_tool_call_streams_then_the_card_follows():
         assert [r.state for r in app.calls_table.records.values()] == [CallState.DONE]
 
 
+class SettledEngine(ScriptedEngine):
+    """Sends each event once the app has handled every agent event posted before it, as a model
+    does when the app keeps up with it (a slow machine under other tests' load may not)."""
+
+    app = None
+
+    async def stream(self, messages, tools=None, *, known_tools=None):
+        events = super().stream(messages, tools, known_tools=known_tools)
+        try:
+            async for event in events:
+                while self.app._agent_messages:
+                    await asyncio.sleep(0.005)
+                yield event
+        finally:
+            await events.aclose()
+
+
 async def test_text_that_only_extends_the_open_part_of_a_reply_takes_no_message(monkeypatch):
     # Each message through the app's queue is work on its thread beside the model: text goes
     # straight into the reply's stream when nothing from the agent waits to be shown before it.
@@ -300,12 +317,13 @@ async def test_text_that_only_extends_the_open_part_of_a_reply_takes_no_message(
 
     monkeypatch.setattr(ChatApp, "post_message", post_message)
     words = " ".join(f"word{n}" for n in range(20))
-    engine = ScriptedEngine([
+    engine = SettledEngine([
         [TextDelta("Let me check "), TextDelta("that sum. "), TextDelta("One moment.\n\nStill here."),
          TextDelta(" Then: "), call("calculator", {"expression": "1+1"})],
         "It is 2. " + words,
-    ], delay=0.02)
+    ])
     app = make_app(engine, policy=ApprovalPolicy("auto"))
+    engine.app = app
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "x")

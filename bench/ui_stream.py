@@ -11,7 +11,8 @@ Run: ``.venv/bin/python bench/ui_stream.py [--runs 61] [--tokens 600] [--appends
    and prompt. Engine and app runs alternate, starting and ending with the engine; each app
    run is divided by the mean of the engine runs just before and after it, which cancels a
    steady drift in the machine's speed (another process on the same cores) over the three.
-   The figure is the median of those ratios. Target >= 0.95. Each run is about 2 seconds;
+   The figure is the median of those ratios, printed with a 95% interval for it (bootstrap).
+   Target >= 0.95. Each run is about 2 seconds;
    the default 61 app runs take about 5 minutes.
 2. append_last_vs_first_ratio: 20,000 tokens of realistic Markdown (paragraphs, lists, code
    blocks, headings) posted to a headless app as agent text events, in blocks of 1,000, after a
@@ -200,8 +201,21 @@ async def streaming_ratio(runs: int, max_tokens: int, scratch: Path) -> float:
           f"({', '.join(f'{r:.0f}' for r in app_rates)})")
     quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratio, ratio, ratio]
     print(f"   app/engines around it: {', '.join(f'{r:.2f}' for r in ratios)}")
-    print(f"   median {ratio:.3f}, quartiles {quartiles[0]:.3f} to {quartiles[2]:.3f}  (target >= 0.95)")
+    low, high = median_interval(ratios)
+    print(f"   median {ratio:.3f}, quartiles {quartiles[0]:.3f} to {quartiles[2]:.3f}, 95% interval of the median "
+          f"{low:.3f} to {high:.3f}  (target >= 0.95)")
     return ratio
+
+
+def median_interval(values: list[float], resamples: int = 4000, seed: int = 0) -> tuple[float, float]:
+    """A 95% interval for the median of ``values`` (bootstrap: the median of many resamples
+    drawn with replacement). It says how far this run's figure could move with the same machine
+    in the same state; a machine busier or quieter for other reasons moves it further."""
+    if len(values) < 2:
+        return values[0], values[0]
+    rng = random.Random(seed)
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    return medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
 
 
 # ----- 2. a very long reply ------------------------------------------------------------------
@@ -389,7 +403,8 @@ async def first_frame_ratio(starts: int) -> float:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     # 61: on a shared 2-core machine, single app/engine ratios spread from about 0.75 to 1.2; the
-    # median of 21 moved by about 0.03 from one run of the bench to the next, of 61 by about 0.01.
+    # median of 21 moved by about 0.03 from one run of the bench to the next; of 61, the 95% interval
+    # of the median is about +-0.025, and runs hours apart differed by up to 0.03.
     parser.add_argument("--runs", type=int, default=61, help="streaming runs in the app (one more of the engine)")
     parser.add_argument("--tokens", type=int, default=600, help="max tokens per streamed reply")
     parser.add_argument("--appends", type=int, default=20_000, help="tokens of the long reply")

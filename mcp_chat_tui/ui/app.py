@@ -424,7 +424,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     @work(group="turns")
     async def run_turns(self) -> None:
         try:
-            with quick_switches(getattr(self.engine, "thread_load", None) is not None):
+            with quick_switches(self._thread_load is not None):
                 if self._resume_pending:
                     await self.ready.wait()
                     await self._continue_pending()
@@ -564,10 +564,16 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         except asyncio.TimeoutError:
             pass  # a screen that does not draw (the app closing) does not hold the turn back
 
+    @property
+    def _thread_load(self) -> Any:
+        """How busy generating keeps this process (``Engine``'s optional ``thread_load``): None
+        for a model that does not run in it."""
+        return getattr(self.engine, "thread_load", None)
+
     def _model_cost(self) -> float:
         """What each second of this thread's CPU costs the model while it generates, from how busy
-        generating keeps the process (``Engine``'s optional ``thread_load``; ``drawing_cost``)."""
-        load = getattr(self.engine, "thread_load", None)
+        generating keeps the process (``_thread_load``; ``drawing_cost``)."""
+        load = self._thread_load
         if load is None:
             return 0.0
         return drawing_cost(load.share, getattr(load, "spare_cores", 0.0))

@@ -412,8 +412,7 @@ class AssistantReply(OneLayoutPass, Vertical):
         text = visible_controls(fragment)
         if "\n\n" in self._segment_text[-1:] + text:
             return False
-        self._segment_text += text
-        self._follow_lines(text)
+        self._extend_segment(text)
         self._stream.write_now(text)
         return True
 
@@ -434,16 +433,17 @@ class AssistantReply(OneLayoutPass, Vertical):
             self._in_fence, self._line_tail, self._last_line = False, "", ""
             self._stream = PacedMarkdownStream(self._segment, self._budget)
             self._stream.start()
-        self._segment_text += piece
-        self._follow_lines(piece)
+        self._extend_segment(piece)
         await self._stream.write(piece)
         if len(self._segment_text) >= SEAL_AFTER and self._segment_text.endswith("\n\n") and self._may_end_here():
             # A long segment ends at a paragraph break and the text goes on in a new one: each
             # update costs what the open segment holds, not the whole reply.
             await self._seal_segment()
 
-    def _follow_lines(self, piece: str) -> None:
-        """Keep track of code fences and of the last non-blank line of the open segment."""
+    def _extend_segment(self, piece: str) -> None:
+        """Add ``piece`` to the open segment's text, keeping track of its code fences and of its
+        last non-blank line."""
+        self._segment_text += piece
         lines = (self._line_tail + piece).split("\n")
         self._line_tail = lines.pop()
         for line in lines:

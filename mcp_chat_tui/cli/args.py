@@ -14,15 +14,19 @@ examples:
   mcp-chat-tui --demo                        the bundled toy model and demo server
   mcp-chat-tui mlx-community/Qwen3-4B-4bit   a model from the Hugging Face hub
   mcp-chat-tui ./my-model --plain            the plain console interface
-  mcp-chat-tui ./my-model -p "what is 12*7"  one turn, then exit (for scripts)
+  mcp-chat-tui ./my-model -p "what is 12*7"  one turn; only the answer on stdout (for scripts)
+  echo "what is 12*7" | mcp-chat-tui ./my-model -p - --json   the prompt from stdin, a JSON report
   mcp-chat-tui --check-servers               start the configured servers and report
 
 files:
   mcp.json     --mcp-config, else ./mcp.json, ./.vscode/mcp.json, the user config
-               directory's mcp.json, else the bundled one (the demo server)
+               directory's mcp.json, else the bundled one (the demo server);
+               with --demo: --mcp-config, else the bundled one
   config.toml  --config, else $MCP_CHAT_TUI_CONFIG, else the user config directory
 
-exit codes: 0 ok, 1 a fatal error at run time, 2 a bad configuration or command line
+exit codes: 0 answered (or ok), 1 the engine or a server failed, 2 a bad command line,
+  configuration or prompt, 3 a tool call was denied, timed out or stopped (the answer
+  may be incomplete), 130 Ctrl+C, 143 SIGTERM
 """
 
 
@@ -38,9 +42,15 @@ def build_parser() -> argparse.ArgumentParser:
         "model", nargs="?", help="a Hugging Face repo id or a local model folder (with --endpoint: the model name)"
     )
     parser.add_argument("--version", action="version", version=f"mcp-chat-tui {__version__}")
-    parser.add_argument("--demo", action="store_true", help="use the bundled toy model with the bundled mcp.json")
+    parser.add_argument("--demo", action="store_true",
+                        help="use the bundled toy model with the bundled mcp.json (unless --mcp-config)")
     parser.add_argument("--plain", action="store_true", help="the plain console interface instead of the full screen")
-    parser.add_argument("-p", "--prompt", metavar="PROMPT", help="run one turn with PROMPT, print the answer, exit")
+    parser.add_argument("-p", "--prompt", metavar="PROMPT",
+                        help="run one turn with PROMPT ('-': read it from stdin), print only the answer on stdout "
+                        "(the rest goes to stderr), exit")
+    parser.add_argument("--json", action="store_true",
+                        help="with -p: print one JSON object (answer, every call, token figures) instead of the answer")
+    parser.add_argument("--no-save", action="store_true", help="do not save the conversation")
     parser.add_argument("-y", "--yes", action="store_true", help="run every tool call without asking")
     parser.add_argument("--check-servers", action="store_true", help="start the configured servers, print a table, exit")
     parser.add_argument("--mcp-config", type=Path, metavar="PATH", help="the mcp.json to use")

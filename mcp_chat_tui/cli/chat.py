@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
+import sys
 
 from rich.console import Console
 from rich.markup import escape
@@ -13,6 +14,7 @@ from rich.text import Text
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.cli.check import status_table
 from mcp_chat_tui.cli.main import SIGTERM_EXIT, ask_on_terminal, run_until_signal
+from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.setup import load_configuration, make_hub
 from mcp_chat_tui.config import Settings, remove_setting, save_setting, settings_path
 from mcp_chat_tui.core.errors import UserFacingError
@@ -79,9 +81,11 @@ def open_transcript(args: argparse.Namespace) -> Transcript | None:
 
 
 async def _chat(args: argparse.Namespace, model: str) -> int:
+    """``--plain`` and ``-p``. With ``-p`` everything but the answer (or ``--json``'s object) goes to stderr."""
     from mcp_chat_tui.cli.plain import run_plain
 
-    console = Console(highlight=False)
+    one_shot = args.prompt is not None
+    console = Console(highlight=False, stderr=one_shot)
     loaded = open_transcript(args)
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
     engine = make_engine(args, model)
@@ -99,17 +103,23 @@ async def _chat(args: argparse.Namespace, model: str) -> int:
                 await asyncio.gather(engine.load(on_progress), hub.start_all())
             check_start(hub, settings, console)
             ready = [s for s in hub.statuses if s.state.usable]
+            leave = "" if one_shot else " · type bye or quit to leave"
             console.print(Text(
-                f"{display_name(model)} · {len(hub.tools())} tools from {len(ready)} server(s) · "
-                "type bye or quit to leave", style="dim",
+                f"{display_name(model)} · {len(hub.tools())} tools from {len(ready)} server(s){leave}", style="dim",
             ))
+            console.print(Text(f"mcp.json: {mcp_config.path} ({mcp_config.source})", style="dim"))
             agent = Agent(engine, hub, make_policy(args, settings), system_prompt=settings.system_prompt,
                           max_turns=settings.max_turns)
             recorder = TranscriptRecorder(loaded or Transcript())
-            return await run_plain(
+            report = OneShotReport(args.prompt, display_name(model)) if one_shot else None
+            code = await run_plain(
                 agent, console, one_prompt=args.prompt, auto_yes=args.yes, recorder=recorder,
-                transcript_file=args.transcript, model_label=display_name(model),
+                transcript_file=args.transcript, model_label=display_name(model), report=report,
+                save=not args.no_save,
             )
+            if report is not None:
+                report.write(sys.stdout, as_json=args.json)
+            return code
         finally:
             await engine.close()
 
@@ -124,7 +134,7 @@ async def _tui(args: argparse.Namespace, model: str) -> int:
     app = ChatApp(
         engine=make_engine(args, model), hub=hub, policy=make_policy(args, settings), settings=settings,
         settings_file=settings_path(args.config), model_label=display_name(model),
-        transcript_file=args.transcript, transcript=loaded, open_resume=args.resume,
+        transcript_file=args.transcript, transcript=loaded, open_resume=args.resume, autosave=not args.no_save,
     )
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(
@@ -148,10 +158,21 @@ def display_name(model: str) -> str:
     return model.rstrip("/").rsplit("/", 1)[-1] if model.startswith(("/", ".", "~")) else model
 
 
+def read_prompt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """``-p -`` reads the prompt from stdin (for pipes); an empty prompt or ``--json`` without ``-p`` is bad input."""
+    if args.json and args.prompt is None:
+        parser.error("--json goes with -p PROMPT")
+    if args.prompt == "-":
+        args.prompt = sys.stdin.read().strip()
+    if args.prompt is not None and not args.prompt.strip():
+        parser.error("the prompt given with -p is empty")
+
+
 def run_chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     model = args.model or (demo_model_path() if args.demo else None)
     if model is None:
         parser.error("give a model (a Hugging Face repo id or a local folder), or --demo for the bundled toy model")
+    read_prompt(args, parser)
     if args.plain or args.prompt is not None:
         return asyncio.run(run_until_signal(lambda: _chat(args, model)))
     return asyncio.run(_tui(args, model))

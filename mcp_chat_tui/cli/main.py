@@ -99,6 +99,10 @@ def main(argv: list[str] | None = None) -> int:
         return run_chat(args, parser)
     except UserFacingError as exc:
         err.print(f"[bold red]mcp-chat-tui:[/] {escape(str(exc))}", highlight=False)
+        if args.json and args.prompt is not None:
+            from mcp_chat_tui.cli.report import failure_json
+
+            print(failure_json(args.prompt, str(exc), exc.exit_code), flush=True)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -33,6 +33,7 @@ from mcp_chat_tui.agent.events import (
     Notice,
     TurnFinished,
 )
+from mcp_chat_tui.cli.report import OneShotReport
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.engine.events import Stats
 from mcp_chat_tui.transcript import AutoSaver, Transcript, TranscriptRecorder, new_transcript_path, to_openai_messages
@@ -215,17 +216,23 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
 async def run_plain(
     agent: Agent, console: Console, *, one_prompt: str | None = None, auto_yes: bool = False,
     recorder: TranscriptRecorder | None = None, transcript_file: Path | None = None, model_label: str = "model",
+    report: OneShotReport | None = None, save: bool = True,
 ) -> int:
-    """The ``prompt ->`` loop (or one turn with ``-p``), saving the conversation as it goes; returns the exit code."""
+    """The ``prompt ->`` loop (or one turn with ``-p``), saving the conversation as it goes (unless not
+    ``save``); returns the exit code. With ``-p`` the ``report`` holds the answer back for stdout and
+    decides the exit code (cli/report.py)."""
     loop = asyncio.get_running_loop()
     reader = LineReader(loop) if one_prompt is None or sys.stdin.isatty() else None
     printer = PlainConsole(console, reader, auto_yes=auto_yes)
-    sink: Callable[[AgentEvent], None] = printer
+    if one_prompt is not None and report is None:
+        report = OneShotReport(one_prompt, model_label)
+    sink: Callable[[AgentEvent], None] = report.watch(printer) if report is not None else printer
     if recorder is not None:
-        sink = tee(RecordingSink(recorder, model_label), printer)
+        sink = tee(RecordingSink(recorder, model_label), sink)
     try:
         if recorder is not None and recorder.transcript.exchanges:
-            recorder.saver = AutoSaver(transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user))
+            if save:
+                recorder.saver = AutoSaver(transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user))
             print_loaded(console, recorder.transcript)
             agent.load_messages(to_openai_messages(recorder.transcript))
             pending = recorder.transcript.pending_proposals()
@@ -253,11 +260,12 @@ async def run_plain(
                     continue
                 if prompt.lower() in EXIT_WORDS:
                     return 0
-            if recorder is not None and recorder.saver is None:
+            if recorder is not None and recorder.saver is None and save:
                 recorder.saver = AutoSaver(transcript_file or new_transcript_path(prompt))
-            end = await agent.run_turn(prompt, sink)
-            if one_prompt is not None and end.value == "error":
-                return 1
+            await agent.run_turn(prompt, sink)
+            if report is not None:
+                report.transcript = str(recorder.saver.path) if recorder is not None and recorder.saver else None
+                return int(report.exit_code)
     finally:
         if recorder is not None:
             recorder.close()

@@ -1,0 +1,192 @@
+"""What a one-shot run (``-p``) hands to the script that started it: the final answer on stdout
+(or, with ``--json``, one JSON object), and an exit code that says how the turn ended.
+
+Exit codes, for every mode (``exit_code_for`` decides them for a turn):
+
+- 0: the model answered;
+- 1: the engine or a server failed;
+- 2: bad input (the command line, a configuration file, an empty prompt);
+- 3: a tool call was denied, timed out or was stopped, so the answer may be incomplete;
+- 130: Ctrl+C; 143: SIGTERM.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any, TextIO
+
+from mcp_chat_tui.agent.events import (
+    AgentEvent,
+    AgentSink,
+    AssistantText,
+    CallDecided,
+    CallFinished,
+    CallProposed,
+    CallStatus,
+    GenerationStats,
+    MalformedCall,
+    TurnEnd,
+    TurnFinished,
+    TurnStarted,
+)
+from mcp_chat_tui.core.tools import FailureKind
+from mcp_chat_tui.engine.events import Stats
+
+
+class ExitCode(IntEnum):
+    ANSWERED = 0
+    FAILURE = 1
+    BAD_INPUT = 2
+    INCOMPLETE = 3
+    INTERRUPTED = 128 + signal.SIGINT
+    TERMINATED = 128 + signal.SIGTERM
+
+
+INCOMPLETE_STATUSES = {CallStatus.DENIED, CallStatus.CANCELLED, CallStatus.TIMEOUT}
+SERVER_FAILURES = {FailureKind.CRASHED, FailureKind.NOT_READY, FailureKind.PROTOCOL_ERROR}
+
+
+@dataclass
+class CallReport:
+    """One tool call as the report lists it; ``finished`` is None for a call that never ended."""
+
+    proposed: CallProposed | MalformedCall
+    choice: str | None = None
+    finished: CallFinished | None = None
+
+    @property
+    def server_failed(self) -> bool:
+        result = self.finished.result if self.finished is not None else None
+        return result is not None and result.failure is not None and result.failure.kind in SERVER_FAILURES
+
+    @property
+    def incomplete(self) -> bool:
+        return self.finished is None or self.finished.status in INCOMPLETE_STATUSES
+
+    def to_json(self) -> dict[str, Any]:
+        finished = self.finished
+        if isinstance(self.proposed, MalformedCall):
+            entry: dict[str, Any] = {"id": self.proposed.id, "server": None, "tool": None,
+                                     "arguments": None, "raw": self.proposed.raw}
+        else:
+            call = self.proposed.call
+            entry = {"id": call.id, "server": call.server or None, "tool": call.tool, "arguments": call.arguments}
+        entry["choice"] = self.choice
+        entry["outcome"] = finished.status.value if finished is not None else "not run"
+        ok = finished is not None and finished.status is CallStatus.DONE
+        entry["result"] = finished.content_for_model if ok else None
+        entry["error"] = finished.content_for_model if finished is not None and not ok else None
+        has_duration = finished is not None and finished.result is not None
+        entry["duration"] = round(finished.duration, 6) if has_duration else None
+        return entry
+
+
+def exit_code_for(end: TurnEnd | None, calls: Iterable[CallReport]) -> ExitCode:
+    """How a turn ended, as an exit code: failure beats an incomplete answer, which beats an answer."""
+    calls = list(calls)
+    if end is None or end is TurnEnd.ERROR or any(call.server_failed for call in calls):
+        return ExitCode.FAILURE
+    if end is TurnEnd.STOPPED or any(call.incomplete for call in calls):
+        return ExitCode.INCOMPLETE
+    return ExitCode.ANSWERED
+
+
+class OneShotReport:
+    """Watches the agent's events for one ``-p`` turn: keeps the calls, the token figures and the answer.
+
+    ``watch(printer)`` is the sink to give the agent: it records each event and passes it on,
+    holding back the text of each reply until the reply turns out to call tools (then the
+    printer shows it, on stderr) or to be the final answer (then ``write`` prints it on stdout).
+    """
+
+    def __init__(self, prompt: str, model: str) -> None:
+        self.prompt = prompt
+        self.model = model
+        self.answer = ""
+        self.error = ""
+        self.end: TurnEnd | None = None
+        self.calls: dict[str, CallReport] = {}
+        self.generations: list[Stats] = []
+        self.transcript: str | None = None
+        self._held = ""
+
+    def watch(self, printer: AgentSink) -> AgentSink:
+        def sink(event: AgentEvent) -> None:
+            if isinstance(event, AssistantText):
+                self._held += event.text
+                return
+            if isinstance(event, (CallProposed, MalformedCall)) and self._held:
+                printer(AssistantText(self._held))
+                self._held = ""
+            self.record(event)
+            if isinstance(event, TurnFinished) and event.end is TurnEnd.ERROR and self.answer:
+                printer(AssistantText(self.answer))  # what the reply said before the failure, on stderr
+            printer(event)
+
+        return sink
+
+    def record(self, event: AgentEvent) -> None:
+        if isinstance(event, TurnStarted):
+            self.calls, self.generations, self._held = {}, [], ""
+        elif isinstance(event, CallProposed):
+            self.calls[event.call.id] = CallReport(event)
+        elif isinstance(event, MalformedCall):
+            self.calls[event.id] = CallReport(event)
+        elif isinstance(event, CallDecided) and event.call.id in self.calls:
+            self.calls[event.call.id].choice = event.choice.value
+        elif isinstance(event, CallFinished):
+            self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call))).finished = event
+        elif isinstance(event, GenerationStats):
+            self.generations.append(event.stats)
+        elif isinstance(event, TurnFinished):
+            self.end, self.error = event.end, event.error
+            self.answer, self._held = self._held, ""
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return exit_code_for(self.end, self.calls.values())
+
+    def tokens(self) -> dict[str, Any]:
+        """The token figures summed over the turn's generations, and each generation's own."""
+        return {
+            "prompt": sum(s.prompt_tokens for s in self.generations),
+            "prefilled": sum(s.prefilled_tokens for s in self.generations),
+            "generated": sum(s.generated_tokens for s in self.generations),
+            "generations": [
+                {"prompt": s.prompt_tokens, "prefilled": s.prefilled_tokens, "generated": s.generated_tokens,
+                 "tokens_per_second": round(s.tokens_per_second, 2),
+                 "time_to_first_token": round(s.time_to_first_token, 4)}
+                for s in self.generations
+            ],
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prompt": self.prompt,
+            "model": self.model,
+            "answer": self.answer,
+            "end": self.end.value if self.end is not None else None,
+            "error": self.error or None,
+            "exit_code": int(self.exit_code),
+            "calls": [call.to_json() for call in self.calls.values()],
+            "tokens": self.tokens(),
+            "transcript": self.transcript,
+        }
+
+    def write(self, stdout: TextIO, *, as_json: bool) -> None:
+        """The run's result on stdout: the JSON object, or the final answer alone (none after a failure)."""
+        if as_json:
+            stdout.write(json.dumps(self.to_json(), ensure_ascii=False) + "\n")
+        elif self.exit_code is not ExitCode.FAILURE and self.answer:
+            stdout.write(self.answer if self.answer.endswith("\n") else self.answer + "\n")
+        stdout.flush()
+
+
+def failure_json(prompt: str, message: str, code: int) -> str:
+    """The ``--json`` object of a run that failed before its turn (configuration, model, servers)."""
+    return json.dumps({"prompt": prompt, "answer": None, "end": None, "error": message, "exit_code": code,
+                       "calls": [], "tokens": None, "transcript": None}, ensure_ascii=False)

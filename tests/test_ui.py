@@ -90,7 +90,7 @@ async def test_ctrl_c_leaves_and_no_server_process_remains():
         assert len(pids_with(marker)) == 2
         await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: app.return_code is not None, what="exit")
-    assert app.return_code == 0
+    assert app.return_code == 130
     assert wait_until(lambda: not pids_with(marker), 5), "a server outlived the app"
 
 
@@ -105,7 +105,7 @@ async def test_ctrl_c_in_the_middle_of_a_reply_leaves_cleanly():
         await wait_for(pilot, lambda: "word5" in chat_text(app), what="the reply to start")
         await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: app.return_code is not None, what="exit")
-    assert app.return_code == 0 and app._exception is None
+    assert app.return_code == 130 and app._exception is None
     assert wait_until(lambda: not pids_with(marker), 5), "a server outlived the app"
 
 

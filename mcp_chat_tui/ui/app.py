@@ -115,7 +115,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
 
     TITLE = "mcp-chat-tui"
     BINDINGS = [
-        Binding("ctrl+c", "quit", "Quit", priority=True, id="app.quit"),
+        Binding("ctrl+c", "quit(130)", "Quit", priority=True, id="app.quit"),
         Binding("escape", "stop", "Stop reply", id="app.stop"),
         Binding("f1", "help", "Keys", id="app.help"),
         Binding("question_mark", "help", "Keys", show=False, id="app.help_question"),

@@ -147,7 +147,7 @@ async def _tui(args: argparse.Namespace, model: str) -> int:
         await app.shutdown()
     if app.fatal_error:
         Console(stderr=True).print(f"[bold red]mcp-chat-tui:[/] {escape(app.fatal_error)}", highlight=False)
-        return 1
+        return ExitCode.FAILURE
     return app.return_code or 0
 
 

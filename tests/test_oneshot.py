@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcp_chat_tui.core.paths import bundled_path
 from mcp_chat_tui.transcript import parse, read_transcript_text
 from tests.helpers import FIXTURE_SERVER
@@ -150,3 +152,21 @@ def test_demo_uses_the_bundled_mcp_json_over_the_working_folders_and_says_so(tmp
     assert json.loads(demo.stdout)["calls"][0]["server"] == "demo"
     assert chosen.returncode == 0, chosen.stderr
     assert f"mcp.json: {tmp_path / 'servers.json'} (--mcp-config)" in chosen.stderr
+
+
+@pytest.mark.parametrize("tool, arguments, outcome, code", [
+    ("crash", {}, "error", 1),  # the server died under the call: a server failure
+    ("slow", {"seconds": 30}, "timeout", 3),  # the call was cut off: the answer may be incomplete
+])
+def test_a_call_the_server_could_not_finish_sets_the_exit_code(tool, arguments, outcome, code, tmp_path,
+                                                               isolated_user_dirs):
+    config = tmp_path / "fixture.json"
+    config.write_text(json.dumps({"servers": {"fixture": {
+        "command": sys.executable, "args": [FIXTURE_SERVER, "--label", "fixture"], "timeout": 1}}}))
+    with ScriptedEndpoint([tool_reply(tool, arguments), "It did not work."]) as endpoint:
+        result = run_cli("--endpoint", endpoint.url, "scripted", "--mcp-config", str(config), "-p", "go",
+                         "--yes", "--json", cwd=tmp_path, dirs=isolated_user_dirs)
+    assert result.returncode == code, result.stderr
+    report = json.loads(result.stdout)
+    assert report["exit_code"] == code and report["answer"] == "It did not work."
+    assert report["calls"][0]["outcome"] == outcome and report["calls"][0]["error"]

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from mcp_chat_tui.core.paths import bundled_path
 from mcp_chat_tui.transcript import parse, read_transcript_text
 from tests.helpers import FIXTURE_SERVER
 from tests.scripted_endpoint import ScriptedEndpoint, failure, tool_reply
@@ -139,6 +138,16 @@ def test_dash_reads_the_prompt_from_stdin_and_no_save_saves_nothing(tmp_path, is
     assert saved_conversations(isolated_user_dirs) == []
 
 
+def bundled_path_seen_by_the_cli(cwd: Path) -> str:
+    """The bundled mcp.json as the CLI's own interpreter finds it (an installed copy carries it in
+    ``mcp_chat_tui/_bundled``, a checkout at its top level), not as this test process does."""
+    probe = subprocess.run(
+        [sys.executable, "-c", "from mcp_chat_tui.core.paths import bundled_path; print(bundled_path('mcp.json'))"],
+        cwd=cwd, capture_output=True, text=True, timeout=60, check=True,
+    )
+    return probe.stdout.strip()
+
+
 def test_demo_uses_the_bundled_mcp_json_over_the_working_folders_and_says_so(tmp_path, isolated_user_dirs):
     (tmp_path / "mcp.json").write_text(json.dumps({"servers": {"local": {
         "command": sys.executable, "args": [FIXTURE_SERVER, "--label", "local"]}}}))
@@ -148,7 +157,7 @@ def test_demo_uses_the_bundled_mcp_json_over_the_working_folders_and_says_so(tmp
         chosen = run_cli("--demo", "--endpoint", endpoint.url, "scripted", "-p", QUESTION, "--yes", "--json",
                          "--mcp-config", str(demo_servers(tmp_path)), cwd=tmp_path, dirs=isolated_user_dirs)
     assert demo.returncode == 0, demo.stderr
-    assert f"mcp.json: {bundled_path('mcp.json')} (bundled default (--demo))" in demo.stderr
+    assert f"mcp.json: {bundled_path_seen_by_the_cli(tmp_path)} (bundled default (--demo))" in demo.stderr
     assert json.loads(demo.stdout)["calls"][0]["server"] == "demo"
     assert chosen.returncode == 0, chosen.stderr
     assert f"mcp.json: {tmp_path / 'servers.json'} (--mcp-config)" in chosen.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -46,6 +47,10 @@ def results(draw, call):
     )
 
 
+seconds = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1)).map(
+    lambda moment: moment.replace(microsecond=0))
+
+
 @st.composite
 def steps(draw, final: bool):
     proposals = []
@@ -53,7 +58,9 @@ def steps(draw, final: bool):
     for call in draw(st.lists(calls(), min_size=0 if final else 1, max_size=3, unique_by=lambda c: c["id"])):
         has_result = True if not final else draw(st.booleans())
         choice = draw(st.one_of(st.none(), st.sampled_from(CHOICES)))
-        proposals.append(Proposal(call, choice, draw(results(call)) if has_result else None))
+        proposals.append(Proposal(call, choice, draw(results(call)) if has_result else None,
+                                  proposed_at=draw(st.one_of(st.none(), seconds)),
+                                  started_at=draw(st.one_of(st.none(), seconds)), server=draw(st.one_of(st.just(""), any_text))))
     return Step(thought=draw(st.one_of(st.none(), text)), text=draw(text), proposals=proposals)
 
 
@@ -63,7 +70,9 @@ def exchanges(draw):
     chosen = []
     if model is not None:
         chosen = draw(st.lists(steps(final=False), max_size=2)) + [draw(steps(final=True))]
-    return Exchange(user=draw(text), model=model, steps=chosen, summary=draw(st.one_of(st.none(), text)))
+    end = draw(st.sampled_from([None, "stopped", "error"])) if model is not None else None
+    return Exchange(user=draw(text), model=model, steps=chosen, summary=draw(st.one_of(st.none(), text)),
+                    end=end, error=draw(any_text) if end == "error" else "")
 
 
 @given(st.lists(exchanges(), max_size=4))
@@ -205,6 +214,20 @@ def test_a_hand_edited_file_is_read_as_edited():
     edited = written.replace("It is 5.", "It is 4.\n\nI checked twice.")
     messages = to_openai_messages(parse(edited))
     assert messages[-1] == {"role": "assistant", "content": "It is 4.\n\nI checked twice."}
+
+
+def test_a_started_call_without_result_reads_back_as_interrupted_and_old_files_still_read():
+    call = '{"id":"c1","type":"function","function":{"name":"t","arguments":"{\\"q\\": \\"`x` {y}\\"}"}}'
+    meta = '{"proposed": "2026-01-31T12:00:01", "started": "2026-01-31T12:00:02", "server": "a\\u0060b"}'
+    new = parse(f"💬: hi\n\n🤖:[m] {{\"end\": \"stopped\"}}\n\n❓:[yo] `{call}` {meta}\n")
+    [proposal] = new.pending_proposals()
+    assert proposal.interrupted and proposal.server == "a`b" and proposal.arguments == {"q": "`x` {y}"}
+    assert (proposal.proposed_at, proposal.started_at) == (datetime(2026, 1, 31, 12, 0, 1), datetime(2026, 1, 31, 12, 0, 2))
+    assert new.exchanges[0].end == "stopped"
+    assert "`" not in render(new).split("` ")[-1], "the details after a call never hold a backtick"
+    old = parse(f"💬: hi\n\n🤖:[m]\n\n❓:[yo] `{call}`\n")
+    [proposal] = old.pending_proposals()
+    assert not proposal.interrupted and proposal.allowed and proposal.started_at is None and old.exchanges[0].end is None
 
 
 def test_pending_proposals_are_found():

@@ -49,6 +49,7 @@ class PlannedCall:
     model_name: str
     arguments: dict[str, Any] = field(hash=False)
     spec: ToolSpec | None = field(default=None, hash=False)
+    given_id: str = field(default="", compare=False)  # the model's own id, when it had to be made unique
 
     @property
     def server(self) -> str:
@@ -59,6 +60,31 @@ class PlannedCall:
         return self.spec.name if self.spec else self.model_name
 
 
+@dataclass(frozen=True)
+class Recorded:
+    """What a conversation file says about a call it left without a result (a resumed turn).
+
+    ``started_at`` set: the call started in an earlier run and never finished, so it may or
+    may not have run (interrupted); it runs again only on an explicit yes. Otherwise
+    ``choice`` is the choice the file records (``yo``, ``auto``, ``n``…; None: never asked).
+    """
+
+    choice: str | None = None
+    started_at: datetime | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.started_at is not None
+
+    def describe(self) -> str:
+        """One line for the question asked about the call again."""
+        if self.interrupted:
+            return (f"interrupted: it may or may not have run (started {self.started_at:%Y-%m-%d %H:%M:%S} "
+                    "in an earlier run, no result recorded). Run it again?")
+        return (f"the conversation file records [{self.choice}] for this call, from an earlier run; "
+                "it never started. Allow it in this run?")
+
+
 class CallStatus(str, Enum):
     DONE = "done"
     ERROR = "error"
@@ -66,6 +92,7 @@ class CallStatus(str, Enum):
     DENIED = "denied"
     MALFORMED = "malformed"
     CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"  # started in an earlier run that ended before its result
 
 
 class TurnEnd(str, Enum):
@@ -106,11 +133,17 @@ class MalformedCall:
 
 @dataclass(frozen=True)
 class ApprovalNeeded:
-    """Ask the user about ``call``; ``waiting`` counts it and the calls after it still undecided."""
+    """Ask the user about ``call``; ``waiting`` counts it and the calls after it still undecided.
+
+    ``recorded`` is set for a call a conversation file left open: what the file says about it.
+    For an interrupted call a yes runs it again and a no leaves it interrupted; no policy and no
+    ``--yes`` answers that question.
+    """
 
     call: PlannedCall
     waiting: int
     decision: asyncio.Future[ApprovalDecision] = field(compare=False, hash=False)
+    recorded: Recorded | None = None
 
 
 @dataclass(frozen=True)
@@ -127,13 +160,14 @@ class CallStarted:
 
 @dataclass(frozen=True)
 class CallFinished:
-    """A call's outcome; ``result`` is None for denied, malformed and cancelled calls."""
+    """A call's outcome; ``result`` is None for denied, malformed, cancelled and interrupted calls;
+    ``duration`` is None for a call that never ran (or whose run time is unknown)."""
 
     call: PlannedCall
     status: CallStatus
     content_for_model: str
     result: ToolCallResult | None = None
-    duration: float = 0.0
+    duration: float | None = None
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -31,6 +32,7 @@ from mcp_chat_tui.agent.events import (
     MalformedCall,
     Notice,
     PlannedCall,
+    Recorded,
     TurnEnd,
     TurnFinished,
     TurnStarted,
@@ -50,6 +52,12 @@ from mcp_chat_tui.engine.events import (
 
 DENIED_MESSAGE = "The user denied this tool call. Do not retry it; answer without it or ask the user."
 STOPPED_MESSAGE = "The user stopped this tool call before it finished."
+NOT_RUN_MESSAGE = "The user stopped the turn before this tool call ran."
+INTERRUPTED_MESSAGE = (
+    "interrupted: it may or may not have run (the app stopped while this call was running, so its "
+    "result is unknown). Check before relying on it or calling it again."
+)
+_GENERATED_ID = re.compile(r"call_(\d+)")
 MALFORMED_NAME = "malformed_tool_call"
 
 
@@ -76,7 +84,9 @@ class Agent:
     ``max_turns`` user turns (the current one included) go into each prompt;
     older turns are dropped whole, tool messages with them. ``max_iterations``
     bounds the generate/call rounds of one turn (None: no limit); at the limit
-    one last generation runs without tools.
+    one last generation runs without tools. ``checkpoint``, when set, is awaited
+    after ``CallStarted`` is reported and before the call goes to its server
+    (the transcript uses it to have the start on disk first).
     """
 
     def __init__(
@@ -98,6 +108,7 @@ class Agent:
         self.turns: list[list[dict[str, Any]]] = []
         self._told_no_tools = False
         self._running: asyncio.Task[Any] | None = None
+        self.checkpoint: Callable[[], Awaitable[None]] | None = None
 
     # ----- the prompt ------------------------------------------------------------------------
 
@@ -143,20 +154,20 @@ class Agent:
         state = _TurnState()
         return await self._supervise(state, sink, self._turn(state, sink))
 
-    async def continue_turn(
-        self, pending: list[tuple[PlannedCall, ApprovalChoice | None]], sink: AgentSink
-    ) -> TurnEnd:
+    async def continue_turn(self, pending: list[tuple[PlannedCall, Recorded]], sink: AgentSink) -> TurnEnd:
         """Finish a turn a transcript left open at its last reply's tool calls.
 
         The conversation (loaded with ``load_messages``) ends with the assistant
-        message that proposed ``pending``; calls with a choice run (or are
-        denied) without asking, the others are asked about; then the turn goes
-        on as usual.
+        message that proposed ``pending``. Nothing runs on the file's word: a
+        recorded denial stands; a recorded yes is decided again in this run (the
+        policy, or the user, shown what the file recorded); an interrupted call is
+        run again only on the user's explicit yes, else the model is told it may
+        or may not have run. Then the turn goes on as usual.
         """
         state = _TurnState()
         state.calls = [call for call, _ in pending]
         state.open_calls = list(state.calls)
-        state.predecided = {call.id: choice for call, choice in pending if choice is not None}
+        state.recorded = {call.id: recorded for call, recorded in pending}
         state.reply_recorded = True
         return await self._supervise(state, sink, self._turn(state, sink, resume=True))
 
@@ -168,14 +179,14 @@ class Agent:
             if not self._running.cancelled():
                 self._running.cancel()  # our caller was cancelled: stop the work too
                 await asyncio.wait({self._running})
-                self._close_stopped(state)
+                self._close_stopped(state, sink)
                 sink(TurnFinished(TurnEnd.STOPPED, state.iterations))
                 raise
             end = TurnEnd.STOPPED
-            self._close_stopped(state)
+            self._close_stopped(state, sink)
         except EngineError as exc:
             end = TurnEnd.ERROR
-            self._close_stopped(state)  # keep what the reply said before the engine failed
+            self._close_stopped(state, sink)  # keep what the reply said before the engine failed
             sink(TurnFinished(end, state.iterations, str(exc)))
             return end
         finally:
@@ -233,12 +244,15 @@ class Agent:
                 elif isinstance(event, ThinkingDelta):
                     sink(AssistantThinking(event.text))
                 elif isinstance(event, ToolCallProposed):
-                    call_id = state.unique_id(event.id)
-                    call = PlannedCall(call_id, event.name, dict(event.arguments), self.tools.find_tool(event.name))
+                    call_id = self._unique_id(state, event.id)
+                    call = PlannedCall(call_id, event.name, dict(event.arguments), self.tools.find_tool(event.name),
+                                       given_id=event.id if event.id != call_id else "")
                     state.calls.append(call)
                     sink(CallProposed(call))
                 elif isinstance(event, ToolCallMalformed):
-                    call = PlannedCall(state.unique_id(event.id), MALFORMED_NAME, {"raw": event.raw})
+                    call_id = self._unique_id(state, event.id)
+                    call = PlannedCall(call_id, MALFORMED_NAME, {"raw": event.raw},
+                                       given_id=event.id if event.id != call_id else "")
                     state.malformed.append(call)
                     state.malformed_planned.append(call)
                     state.malformed_reasons[call.id] = malformed_content(event.reason)
@@ -254,12 +268,37 @@ class Agent:
             if aclose is not None:
                 await aclose()
 
+    def _unique_id(self, state: _TurnState, given: str) -> str:
+        """The model's id for a call, made unique within the whole conversation (tool messages are
+        matched by id): a taken ``call_N`` (or no id) becomes the next free ``call_N``, another
+        taken id gets a ``_2``, ``_3``… suffix."""
+        taken = {call["id"] for message in self.messages for call in message.get("tool_calls") or []}
+        taken |= {call.id for call in state.calls + state.malformed}
+        if given and given not in taken:
+            return given
+        if not given or _GENERATED_ID.fullmatch(given):
+            numbers = [int(m.group(1)) for m in map(_GENERATED_ID.fullmatch, map(str, taken)) if m]
+            number = max(numbers, default=0) + 1
+            while f"call_{number}" in taken:
+                number += 1
+            return f"call_{number}"
+        number = 2
+        while f"{given}_{number}" in taken:
+            number += 1
+        return f"{given}_{number}"
+
     async def _decide_and_run(self, state: _TurnState, sink: AgentSink) -> bool:
         """Ask about each call in order, then run every allowed one concurrently; True stops the turn."""
         approved: list[PlannedCall] = []
         allow_rest = False
         deny_rest = False
         for index, call in enumerate(state.calls):
+            recorded = state.recorded.get(call.id)
+            if recorded is not None and recorded.interrupted:
+                deny_rest = await self._decide_interrupted(state, call, len(state.calls) - index, sink, deny_rest)
+                if call.id not in state.outcomes:
+                    approved.append(call)
+                continue
             if deny_rest:
                 choice = ApprovalChoice.DENY_ALL
             elif call.spec is None:
@@ -267,13 +306,14 @@ class Agent:
                     call, CallStatus.ERROR, f"Error ({FailureKind.NOT_READY.value}): no server offers {call.model_name!r} now",
                 ))
                 continue
-            elif call.id in state.predecided:
-                choice = state.predecided[call.id]
+            elif recorded is not None and recorded.choice in (ApprovalChoice.DENY.value, ApprovalChoice.DENY_ALL.value):
+                choice = ApprovalChoice(recorded.choice)  # a recorded no stands: it runs nothing
                 deny_rest = choice == ApprovalChoice.DENY_ALL
             elif allow_rest or self.policy.runs_without_asking(call.spec):
                 choice = ApprovalChoice.AUTO if not allow_rest else state.batch_choice
             else:
-                decision = await self._ask(call, len(state.calls) - index, sink)
+                shown = recorded if recorded is not None and recorded.choice else None
+                decision = await self._ask(call, len(state.calls) - index, sink, shown)
                 choice = decision.choice
                 if choice in (ApprovalChoice.ALWAYS_TOOL, ApprovalChoice.ALWAYS_ALL):
                     self.policy.always_allow(call.spec, save=decision.save)
@@ -292,9 +332,26 @@ class Agent:
             await asyncio.gather(*(self._run_call(state, call, sink) for call in approved))
         return deny_rest
 
-    async def _ask(self, call: PlannedCall, waiting: int, sink: AgentSink) -> ApprovalDecision:
+    async def _decide_interrupted(
+        self, state: _TurnState, call: PlannedCall, waiting: int, sink: AgentSink, deny_rest: bool
+    ) -> bool:
+        """An interrupted call runs again only on an explicit yes (never by policy); otherwise it
+        ends as interrupted. Returns whether the rest of the calls are denied."""
+        recorded = state.recorded[call.id]
+        if not deny_rest and call.spec is not None:
+            decision = await self._ask(call, waiting, sink, recorded)
+            if decision.choice.allows:
+                sink(CallDecided(call, ApprovalChoice.ALLOW_ONCE))
+                return False
+            deny_rest = decision.choice == ApprovalChoice.DENY_ALL
+        self._finish(state, sink, CallFinished(call, CallStatus.INTERRUPTED, INTERRUPTED_MESSAGE))
+        return deny_rest
+
+    async def _ask(
+        self, call: PlannedCall, waiting: int, sink: AgentSink, recorded: Recorded | None = None
+    ) -> ApprovalDecision:
         future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
-        sink(ApprovalNeeded(call, waiting, future))
+        sink(ApprovalNeeded(call, waiting, future, recorded))
         try:
             return await future
         finally:
@@ -304,7 +361,9 @@ class Agent:
     async def _run_call(self, state: _TurnState, call: PlannedCall, sink: AgentSink) -> None:
         assert call.spec is not None
         sink(CallStarted(call, datetime.now()))
-        started = time.perf_counter()
+        if self.checkpoint is not None:
+            await self.checkpoint()  # the start is on record before the call goes out
+        started = state.started[call.id] = time.perf_counter()
         result = await self.tools.call_tool(call.spec.server, call.spec.name, call.arguments)
         if result.failure is not None and result.failure.kind == FailureKind.TIMEOUT:
             status = CallStatus.TIMEOUT
@@ -329,8 +388,9 @@ class Agent:
                 "role": "tool", "tool_call_id": call.id, "name": call.model_name, "content": outcome.content_for_model,
             })
 
-    def _close_stopped(self, state: _TurnState) -> None:
-        """After a stop: keep the partial answer and give every open call a tool message."""
+    def _close_stopped(self, state: _TurnState, sink: AgentSink) -> None:
+        """After a stop: keep the partial answer, and end every open call (a running one is
+        cancelled at its server by then) with its outcome, reported and as a tool message."""
         turn = self.turns[-1]
         calls = state.calls + state.malformed
         if not state.reply_recorded and (state.text or calls):
@@ -341,8 +401,17 @@ class Agent:
             turn.append(assistant)
             state.reset_reply()
         for call in list(state.open_calls):
-            if call.id not in state.outcomes:
-                state.outcomes[call.id] = CallFinished(call, CallStatus.CANCELLED, STOPPED_MESSAGE)
+            if call.id in state.outcomes:
+                continue
+            began = state.started.get(call.id)
+            if call.id in state.malformed_reasons:
+                finished = CallFinished(call, CallStatus.MALFORMED, state.malformed_reasons[call.id])
+            elif began is None:
+                finished = CallFinished(call, CallStatus.CANCELLED, NOT_RUN_MESSAGE)
+            else:
+                finished = CallFinished(call, CallStatus.CANCELLED, STOPPED_MESSAGE, None, time.perf_counter() - began)
+            state.outcomes[call.id] = finished
+            sink(finished)
         self._append_tool_messages(state)
         state.clear_calls()
 
@@ -361,14 +430,6 @@ class _TurnState:
         self.text = ""
         self.reply_recorded = False
 
-    def unique_id(self, call_id: str) -> str:
-        """The model's id for a call, made unique within this reply (tool messages are matched by id)."""
-        taken = {call.id for call in self.calls + self.malformed}
-        unique, n = call_id or "call", 2
-        while unique in taken:
-            unique, n = f"{call_id}_{n}", n + 1
-        return unique
-
     def clear_calls(self) -> None:
         self.calls: list[PlannedCall] = []
         self.malformed: list[PlannedCall] = []
@@ -376,7 +437,8 @@ class _TurnState:
         self.malformed_reasons: dict[str, str] = {}
         self.open_calls: list[PlannedCall] = []
         self.outcomes: dict[str, CallFinished] = {}
-        self.predecided: dict[str, ApprovalChoice] = {}
+        self.started: dict[str, float] = {}  # perf_counter at each running call's start
+        self.recorded: dict[str, Recorded] = {}
 
 
 def wire_call(call: PlannedCall) -> dict[str, Any]:

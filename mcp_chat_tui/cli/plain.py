@@ -18,7 +18,6 @@ from rich.text import Text
 
 from mcp_chat_tui.agent import Agent
 from mcp_chat_tui.agent.events import (
-    PlannedCall,
     AgentEvent,
     ApprovalChoice,
     ApprovalDecision,
@@ -37,7 +36,7 @@ from mcp_chat_tui.cli.report import OneShotReport
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.engine.events import Stats
 from mcp_chat_tui.transcript import AutoSaver, Transcript, TranscriptRecorder, new_transcript_path, to_openai_messages
-from mcp_chat_tui.ui.recording import RecordingSink, tee
+from mcp_chat_tui.ui.recording import RecordingSink, pending_calls, tee
 
 PROMPT = "prompt -> "
 EXIT_WORDS = {"bye", "quit"}
@@ -57,6 +56,7 @@ STATUS_STYLE = {
     CallStatus.DENIED: ("⊘", "yellow"),
     CallStatus.MALFORMED: ("?", "red"),
     CallStatus.CANCELLED: ("■", "yellow"),
+    CallStatus.INTERRUPTED: ("↯", "red"),
 }
 
 
@@ -154,7 +154,8 @@ class PlainConsole:
         if len(lines) > RESULT_LINES_SHOWN:
             shown += f"\n… {len(lines) - RESULT_LINES_SHOWN} more lines"
         title = Text.assemble((f"{glyph} ", colour), (visible_controls(event.call.tool), "bold"), (f" {event.status.value}", colour))
-        return Panel(literal(shown), title=title, title_align="left", subtitle=f"{event.duration:.2f} s",
+        took = f"{event.duration:.2f} s" if event.duration is not None else None
+        return Panel(literal(shown), title=title, title_align="left", subtitle=took,
                      subtitle_align="right", border_style=colour, expand=False)
 
     async def _approve(self, event: ApprovalNeeded) -> None:
@@ -164,12 +165,20 @@ class PlainConsole:
                                (visible_controls(call.server), "bold"),
                                (f"? ({event.waiting} waiting)" if event.waiting > 1 else "?", "bold"))
         parts: list = [header]
+        if event.recorded is not None:
+            parts.append(literal(event.recorded.describe(), "bold yellow"))
         if spec is not None and spec.description:
             parts.append(literal(spec.description))
         if spec is not None and spec.destructive:
             parts.append(Text("the server marks this tool destructive", style="bold red"))
         parts.append(Text(pretty_arguments(call.arguments)))
         self.console.print(Panel(Group(*parts), border_style="yellow", expand=False))
+        interrupted = event.recorded is not None and event.recorded.interrupted
+        if interrupted and (self.auto_yes or self.reader is None or not sys.stdin.isatty()):
+            why = "--yes never runs an interrupted call again" if self.auto_yes else "no terminal to ask"
+            self.console.print(Text(f"not run again ({why}): left as interrupted", style="yellow"))
+            event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY))
+            return
         if self.auto_yes:
             event.decision.set_result(ApprovalDecision(ApprovalChoice.ALLOW_ONCE))
             return
@@ -208,7 +217,8 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
             if step.text:
                 console.print(literal(step.text))
             for proposal in step.proposals:
-                status = proposal.result.status if proposal.result else ("waiting" if proposal.awaiting_choice else "approved")
+                status = proposal.result.status if proposal.result else (
+                    "interrupted" if proposal.interrupted else "waiting" if proposal.awaiting_choice else "approved")
                 console.print(literal(f"  ⚙ {proposal.name} {pretty_json(proposal.arguments)} → {status}", "dim"))
     console.print(literal(f"— resumed: {len(transcript.exchanges)} exchange(s) —", "dim"))
 
@@ -229,19 +239,16 @@ async def run_plain(
     sink: Callable[[AgentEvent], None] = report.watch(printer) if report is not None else printer
     if recorder is not None:
         sink = tee(RecordingSink(recorder, model_label), sink)
+        agent.checkpoint = recorder.persisted  # a call's start is on disk before it goes out
     try:
         if recorder is not None and recorder.transcript.exchanges:
             if save:
                 recorder.saver = AutoSaver(transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user))
             print_loaded(console, recorder.transcript)
             agent.load_messages(to_openai_messages(recorder.transcript))
-            pending = recorder.transcript.pending_proposals()
+            pending = pending_calls(recorder.transcript.pending_proposals(), agent.tools.find_tool)
             if pending:
-                await agent.continue_turn([
-                    (PlannedCall(p.call_id, p.name, p.arguments, agent.tools.find_tool(p.name)),
-                     ApprovalChoice(p.choice) if p.choice else None)
-                    for p in pending
-                ], sink)
+                await agent.continue_turn(pending, sink)
         prompts = [one_prompt] if one_prompt is not None else None
         while True:
             if prompts is not None:

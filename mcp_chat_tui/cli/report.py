@@ -6,7 +6,8 @@ Exit codes, for every mode (``exit_code_for`` decides them for a turn):
 - 0: the model answered;
 - 1: the engine or a server failed;
 - 2: bad input (the command line, a configuration file, an empty prompt);
-- 3: a tool call was denied, timed out or was stopped, so the answer may be incomplete;
+- 3: a tool call was denied, timed out, was stopped or was interrupted (a resumed conversation's
+  call that may or may not have run), so the answer may be incomplete;
 - 130: Ctrl+C; 143: SIGTERM.
 """
 
@@ -46,7 +47,7 @@ class ExitCode(IntEnum):
     TERMINATED = 128 + signal.SIGTERM
 
 
-INCOMPLETE_STATUSES = {CallStatus.DENIED, CallStatus.CANCELLED, CallStatus.TIMEOUT}
+INCOMPLETE_STATUSES = {CallStatus.DENIED, CallStatus.CANCELLED, CallStatus.TIMEOUT, CallStatus.INTERRUPTED}
 SERVER_FAILURES = {FailureKind.CRASHED, FailureKind.NOT_READY, FailureKind.PROTOCOL_ERROR}
 
 
@@ -80,7 +81,7 @@ class CallReport:
         ok = finished is not None and finished.status is CallStatus.DONE
         entry["result"] = finished.content_for_model if ok else None
         entry["error"] = finished.content_for_model if finished is not None and not ok else None
-        has_duration = finished is not None and finished.result is not None
+        has_duration = finished is not None and finished.duration is not None
         entry["duration"] = round(finished.duration, 6) if has_duration else None
         return entry
 
@@ -130,8 +131,8 @@ class OneShotReport:
         return sink
 
     def record(self, event: AgentEvent) -> None:
-        if isinstance(event, TurnStarted):
-            self.calls, self.generations, self._held = {}, [], ""
+        if isinstance(event, TurnStarted):  # the calls of a resumed turn finished before it stay listed
+            self.generations, self._held = [], ""
         elif isinstance(event, CallProposed):
             self.calls[event.call.id] = CallReport(event)
         elif isinstance(event, MalformedCall):

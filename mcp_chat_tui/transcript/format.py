@@ -10,7 +10,7 @@ Layout of one exchange::
 
     the text of the first step
 
-    ❓:[yo] `{"id":"call_1","type":"function","function":{...}}`
+    ❓:[yo] `{"id":"call_1","type":"function","function":{...}}` {"proposed": "…T12:00:01", "started": "…T12:00:02", "server": "demo"}
 
     🛠️: [calculator][call_1] {"server": "demo", "duration": 0.01}
     ```done
@@ -20,13 +20,17 @@ Layout of one exchange::
     the text after the results (the next step, in the same 🤖 block)
 
 A step's proposals come first, then their results; a proposal after a result,
-or text after a proposal or result, starts the next step.
+or text after a proposal or result, starts the next step. The JSON after a
+proposal (when the call was proposed, when it started and on which server) and
+after ``🤖:[model]`` (``{"end": "stopped"}``, or ``"error"`` with the message)
+is optional, so files written before it existed read as they were.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from typing import Any
 
 from mcp_chat_tui.core.errors import UserFacingError
@@ -80,7 +84,7 @@ def _block(out: list[str], marker: str, lines: list[str]) -> None:
 def _render_exchange(exchange: Exchange, out: list[str]) -> None:
     _block(out, USER, escape_text(exchange.user))
     if exchange.model is not None:
-        out.append(f"{ASSISTANT}[{escape_name(exchange.model)}]\n\n")
+        out.append(f"{ASSISTANT}[{escape_name(exchange.model)}]{_reply_meta(exchange)}\n\n")
         steps = exchange.steps
         if len(steps) == 1 and not (steps[0].thought is not None or steps[0].text or steps[0].proposals):
             steps = []
@@ -94,13 +98,40 @@ def _render_exchange(exchange: Exchange, out: list[str]) -> None:
                 for proposal in step.proposals:
                     choice = f"[{proposal.choice}]" if proposal.choice else ""
                     call = json.dumps(proposal.call, ensure_ascii=False, separators=(",", ":"))
-                    out.append(f"{PROPOSAL}{choice} `{call}`\n")
+                    out.append(f"{PROPOSAL}{choice} `{call}`{_proposal_meta(proposal)}\n")
                 out.append("\n")
                 for proposal in step.proposals:
                     if proposal.result is not None:
                         _render_result(proposal.result, out)
     if exchange.summary is not None:
         _block(out, SUMMARY, escape_text(exchange.summary))
+
+
+def _meta_json(meta: dict[str, Any]) -> str:
+    """`` {...}`` after a marker's main part: one line, no backtick (so it cannot end a call's backticks)."""
+    if not meta:
+        return ""
+    return " " + json.dumps(meta, ensure_ascii=False).replace("`", "\\u0060")
+
+
+def _proposal_meta(proposal: Proposal) -> str:
+    meta: dict[str, Any] = {}
+    if proposal.proposed_at is not None:
+        meta["proposed"] = proposal.proposed_at.isoformat(timespec="seconds")
+    if proposal.started_at is not None:
+        meta["started"] = proposal.started_at.isoformat(timespec="seconds")
+    if proposal.server:
+        meta["server"] = proposal.server
+    return _meta_json(meta)
+
+
+def _reply_meta(exchange: Exchange) -> str:
+    meta: dict[str, Any] = {}
+    if exchange.end:
+        meta["end"] = exchange.end
+    if exchange.error:
+        meta["error"] = exchange.error
+    return _meta_json(meta)
 
 
 def _text_lines(text: str) -> list[str]:
@@ -127,8 +158,8 @@ def _render_result(result: ToolResult, out: list[str]) -> None:
 # ----- reading -------------------------------------------------------------------------------
 
 _RESULT_HEADER = re.compile(r"^\s*\[((?:\\.|[^\]\\])*)\]\[((?:\\.|[^\]\\])*)\]\s*(\{.*\})?\s*$")
-_PROPOSAL_LINE = re.compile(r"^(?:\[([^\]]*)\])?\s*`(.*)`\s*$")
-_MODEL = re.compile(r"^\[((?:\\.|[^\]\\])*)\]\s*$")
+_PROPOSAL_LINE = re.compile(r"^(?:\[([^\]]*)\])?\s*`(.*)`(?:\s*(\{[^`]*\}))?\s*$")
+_MODEL = re.compile(r"^\[((?:\\.|[^\]\\])*)\]\s*(\{.*\})?\s*$")
 
 
 def parse(text: str, path: object = "transcript") -> Transcript:
@@ -204,6 +235,10 @@ class _Reader:
         header = self.lines[self.index][len(ASSISTANT):]
         match = _MODEL.match(header)
         exchange.model = unescape_name(match.group(1)) if match else header.strip()
+        if match and match.group(2):
+            meta = self._meta(match.group(2), "🤖:[model]")
+            exchange.end = meta.get("end") if isinstance(meta.get("end"), str) else None
+            exchange.error = str(meta.get("error", ""))
         self.index += 1
         step = Step()
         exchange.steps.append(step)
@@ -268,7 +303,29 @@ class _Reader:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str) or "id" not in call:
             raise self.fail('a proposal needs {"id": ..., "type": "function", "function": {"name": ..., "arguments": ...}}')
-        return Proposal(call=call, choice=choice)
+        meta = self._meta(match.group(3), "❓: `{...}`") if match.group(3) else {}
+        return Proposal(
+            call=call, choice=choice, proposed_at=self._time(meta, "proposed"), started_at=self._time(meta, "started"),
+            server=str(meta.get("server", "")),
+        )
+
+    def _meta(self, text: str, after: str) -> dict[str, Any]:
+        try:
+            meta = json.loads(text)
+        except ValueError:
+            meta = None
+        if not isinstance(meta, dict):
+            raise self.fail(f"the details after {after} are not a JSON object")
+        return meta
+
+    def _time(self, meta: dict[str, Any], key: str) -> datetime | None:
+        value = meta.get(key)
+        if value is None:
+            return None
+        try:
+            return datetime.fromisoformat(str(value))
+        except ValueError:
+            raise self.fail(f"{key!r} is not a time (expected e.g. 2026-01-31T12:00:00)") from None
 
     def _result(self, exchange: Exchange) -> None:
         header_index = self.index

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 CHOICES = ("yo", "ya", "yO", "yA", "n", "nA", "auto")
 ALLOWING = ("yo", "ya", "yO", "yA", "auto")
-STATUSES = ("done", "error", "timeout", "denied", "malformed", "cancelled")
+STATUSES = ("done", "error", "timeout", "denied", "malformed", "cancelled", "interrupted")
 
 
 @dataclass
@@ -30,11 +31,19 @@ class ToolResult:
 
 @dataclass
 class Proposal:
-    """One tool call the model proposed, in the OpenAI shape, with the user's choice (None: not asked yet)."""
+    """One tool call the model proposed, in the OpenAI shape, with the user's choice (None: not asked yet).
+
+    ``proposed_at`` and ``started_at`` are wall-clock times to the second; ``started_at`` is
+    written before the call goes to ``server``, so a call that started and has no result is
+    known to be interrupted (it may or may not have run).
+    """
 
     call: dict[str, Any]
     choice: str | None = None
     result: ToolResult | None = None
+    proposed_at: datetime | None = None
+    started_at: datetime | None = None
+    server: str = ""
 
     @property
     def call_id(self) -> str:
@@ -64,6 +73,11 @@ class Proposal:
     def allowed(self) -> bool:
         return self.choice in ALLOWING
 
+    @property
+    def interrupted(self) -> bool:
+        """Started in an earlier run and never finished: it may or may not have run."""
+        return self.started_at is not None and self.result is None
+
 
 @dataclass
 class Step:
@@ -74,12 +88,18 @@ class Step:
 
 @dataclass
 class Exchange:
-    """A user prompt, and the assistant's reply (``model`` None: no reply was started)."""
+    """A user prompt, and the assistant's reply (``model`` None: no reply was started).
+
+    ``end`` says how a reply ended when it did not simply answer: ``"stopped"`` (the user
+    stopped it) or ``"error"`` (the engine failed, ``error`` says how).
+    """
 
     user: str
     model: str | None = None
     steps: list[Step] = field(default_factory=list)
     summary: str | None = None
+    end: str | None = None
+    error: str = ""
 
 
 @dataclass

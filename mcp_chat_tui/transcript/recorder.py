@@ -8,6 +8,7 @@ second, so a crash loses at most the text being streamed.
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from typing import Any
 
 from mcp_chat_tui.transcript.format import render_exchange
@@ -48,12 +49,19 @@ class TranscriptRecorder:
         step.thought = (step.thought or "") + delta
         self.save(soon=True)
 
-    def proposed(self, call: dict[str, Any]) -> None:
+    def proposed(self, call: dict[str, Any], at: datetime | None = None) -> None:
         step = self._current_step()
         if any(p.result is not None for p in step.proposals):
             step = self._new_step()
-        step.proposals.append(Proposal(call=call))
+        step.proposals.append(Proposal(call=call, proposed_at=_second(at)))
         self.save()
+
+    def started(self, call_id: str, server: str, at: datetime) -> None:
+        """The call goes to ``server`` now; ``persisted()`` waits until the file says so."""
+        proposal = self._find(call_id)
+        if proposal is not None:
+            proposal.started_at, proposal.server = _second(at), server
+            self.save()
 
     def chose(self, call_id: str, choice: str) -> None:
         proposal = self._find(call_id)
@@ -67,7 +75,11 @@ class TranscriptRecorder:
             proposal.result = result
             self.save()
 
-    def turn_ended(self) -> None:
+    def turn_ended(self, end: str | None = None, error: str = "") -> None:
+        """The reply is over; ``end`` is "stopped" or "error" when it did not simply answer."""
+        if self.transcript.exchanges and self.transcript.exchanges[-1].model is not None:
+            exchange = self.transcript.exchanges[-1]
+            exchange.end, exchange.error = end, error
         self.save()
 
     # ----- saving ----------------------------------------------------------------------------
@@ -87,6 +99,11 @@ class TranscriptRecorder:
             return
         self._cancel_timer()
         self.saver.save(self.rendered())
+
+    async def persisted(self) -> None:
+        """Wait (off the event loop) until everything recorded so far is on disk."""
+        if self.saver is not None:
+            await asyncio.to_thread(self.saver.flush)
 
     def _timer_fired(self) -> None:
         self._timer = None
@@ -149,3 +166,8 @@ class TranscriptRecorder:
                 if proposal.call_id == call_id and proposal.result is None:
                     return proposal
         return None
+
+
+def _second(moment: datetime | None) -> datetime | None:
+    """Times are kept to the second, as the file writes them."""
+    return moment.replace(microsecond=0) if moment is not None else None

@@ -79,6 +79,7 @@ FINISHED_STATE = {
     CallStatus.DENIED: CallState.DENIED,
     CallStatus.MALFORMED: CallState.MALFORMED,
     CallStatus.CANCELLED: CallState.CANCELLED,
+    CallStatus.INTERRUPTED: CallState.INTERRUPTED,
 }
 
 
@@ -170,6 +171,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self.open_resume = open_resume
         self.recorder = TranscriptRecorder(transcript or Transcript())
         self._recording = RecordingSink(self.recorder, self.model_label)
+        self.agent.checkpoint = self.recorder.persisted  # a call's start is on disk before it goes out
         self._resume_pending: list[Proposal] = []
         self._pending_keys: dict[str, str] = {}
         self.built = False
@@ -326,7 +328,6 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self.status_bar.hide_download()
         self.collector.settle()  # start-up's objects (libraries, model, tokenizer) set aside
         self.ready.set()
-        self._reapply_always_choices()
         if self._resume_pending and not self._turn_running:
             self._turn_running = True
             self.run_turns()
@@ -616,7 +617,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         record = self._records.pop(id(event.call), None)
         if record is None:
             return
-        record.duration = event.duration if event.result is not None else record.elapsed()
+        record.duration = event.duration
         record.result = event.result
         record.content_for_model = event.content_for_model
         if event.result is None:
@@ -639,7 +640,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     async def ask_approval(self, event: ApprovalNeeded) -> None:
         if event.decision.done():
             return
-        screen = ApprovalScreen(event.call, event.waiting)
+        screen = ApprovalScreen(event.call, event.waiting, event.recorded)
         event.decision.add_done_callback(lambda _: screen.dismiss(None) if screen.is_current else None)
         decision = await self.push_screen_wait(screen)
         if not event.decision.done():

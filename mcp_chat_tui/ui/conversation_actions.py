@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_chat_tui.agent.events import ApprovalChoice, PlannedCall
 from mcp_chat_tui.transcript import (
     AutoSaver,
     Transcript,
@@ -19,6 +18,7 @@ from mcp_chat_tui.transcript import (
     to_openai_messages,
     write_atomically,
 )
+from mcp_chat_tui.ui.recording import pending_calls
 from mcp_chat_tui.ui.screens.conversations import ExportScreen, ResumeScreen
 from mcp_chat_tui.ui.transcript_view import show_transcript
 
@@ -46,26 +46,16 @@ class ConversationActions:
         if self._reply is not None and not self._resume_pending:
             self._reply = None
 
-    def _reapply_always_choices(self) -> None:
-        """"Always" choices in a resumed conversation hold for the rest of it."""
-        for proposal in self.recorder.transcript.all_proposals():
-            if proposal.choice in ("yO", "yA"):
-                spec = self.hub.find_tool(proposal.name)
-                if spec is not None:
-                    self.policy.always_allow(spec)
-
     async def _continue_pending(self) -> None:
-        pending = self._resume_pending
+        """Finish the calls the file left open. Nothing runs on the file's word alone ("always"
+        choices in it grant nothing either): the agent asks again, or says interrupted."""
+        pending = pending_calls(self._resume_pending, self.hub.find_tool)
         self._resume_pending = []
-        calls = []
-        for proposal in pending:
-            call = PlannedCall(proposal.call_id, proposal.name, proposal.arguments, self.hub.find_tool(proposal.name))
-            record = self.calls_table.records.get(self._pending_keys.get(proposal.call_id, ""))
+        for call, _ in pending:
+            record = self.calls_table.records.get(self._pending_keys.get(call.id, ""))
             if record is not None:
                 self._records[id(call)] = record
-            choice = ApprovalChoice(proposal.choice) if proposal.choice else None
-            calls.append((call, choice))
-        await self.agent.continue_turn(calls, self._sink)
+        await self.agent.continue_turn(pending, self._sink)
 
     def action_export(self) -> None:
         suggestion = Path.cwd() / (self.transcript_file.name if self.transcript_file else "conversation.md")

@@ -1,6 +1,10 @@
-"""Feed agent events into a transcript recorder, so every conversation is saved as it happens."""
+"""Feed agent events into a transcript recorder, so every conversation is saved as it happens,
+and turn the calls a transcript left open back into the agent's terms."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
 
 from mcp_chat_tui.agent.events import (
     AgentEvent,
@@ -9,12 +13,17 @@ from mcp_chat_tui.agent.events import (
     CallDecided,
     CallFinished,
     CallProposed,
+    CallStarted,
     MalformedCall,
+    PlannedCall,
+    Recorded,
+    TurnEnd,
     TurnFinished,
     TurnStarted,
 )
 from mcp_chat_tui.agent.loop import MALFORMED_NAME, wire_call
-from mcp_chat_tui.transcript import ToolResult, TranscriptRecorder
+from mcp_chat_tui.core.tools import ToolSpec
+from mcp_chat_tui.transcript import Proposal, ToolResult, TranscriptRecorder
 
 
 class RecordingSink:
@@ -34,20 +43,36 @@ class RecordingSink:
             recorder.user(event.prompt)
             recorder.reply_started(self.model_label)
         elif isinstance(event, CallProposed):
-            recorder.proposed(wire_call(event.call))
+            recorder.proposed(wire_call(event.call), datetime.now())
         elif isinstance(event, MalformedCall):
             recorder.proposed({"id": event.id, "type": "function",
-                               "function": {"name": MALFORMED_NAME, "arguments": event.raw}})
+                               "function": {"name": MALFORMED_NAME, "arguments": event.raw}}, datetime.now())
         elif isinstance(event, CallDecided):
             recorder.chose(event.call.id, event.choice.value)
+        elif isinstance(event, CallStarted):
+            recorder.started(event.call.id, event.call.server, event.started_at)
         elif isinstance(event, CallFinished):
             recorder.finished(ToolResult(
                 name=event.call.model_name, call_id=event.call.id, status=event.status.value,
-                content=event.content_for_model, server=event.call.server,
-                duration=event.duration if event.result is not None else None,
+                content=event.content_for_model, server=event.call.server, duration=event.duration,
             ))
         elif isinstance(event, TurnFinished):
-            recorder.turn_ended()
+            if event.end is TurnEnd.STOPPED:
+                recorder.turn_ended("stopped")
+            elif event.end is TurnEnd.ERROR:
+                recorder.turn_ended("error", event.error)
+            else:
+                recorder.turn_ended()
+
+
+def pending_calls(
+    proposals: list[Proposal], find_tool: Callable[[str], ToolSpec | None]
+) -> list[tuple[PlannedCall, Recorded]]:
+    """The calls a transcript left open (``Transcript.pending_proposals``), with what the file says of each."""
+    return [
+        (PlannedCall(p.call_id, p.name, p.arguments, find_tool(p.name)), Recorded(p.choice, p.started_at))
+        for p in proposals
+    ]
 
 
 def tee(*sinks):

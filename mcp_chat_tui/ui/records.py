@@ -20,7 +20,8 @@ class CallState(str, Enum):
     DENIED = "denied"
     TIMEOUT = "timed out"
     MALFORMED = "malformed"
-    CANCELLED = "stopped"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"  # started in an earlier run that ended first: it may or may not have run
 
     @property
     def finished(self) -> bool:
@@ -37,6 +38,7 @@ STATE_GLYPH = {
     CallState.TIMEOUT: "⏱",
     CallState.MALFORMED: "!",
     CallState.CANCELLED: "■",
+    CallState.INTERRUPTED: "↯",
 }
 
 

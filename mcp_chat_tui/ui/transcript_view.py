@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mcp_chat_tui.transcript import Proposal, Transcript
+from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.widgets.chat import AssistantReply, ToolCallCard, UserMessage
 
@@ -18,13 +18,24 @@ STATUS_STATE = {
     "denied": CallState.DENIED,
     "malformed": CallState.MALFORMED,
     "cancelled": CallState.CANCELLED,
+    "interrupted": CallState.INTERRUPTED,
 }
+END_NOTES = {"stopped": "■ stopped"}
 
 
 def call_state_for(proposal: Proposal) -> CallState:
     if proposal.result is not None:
         return STATUS_STATE.get(proposal.result.status, CallState.DONE)
+    if proposal.interrupted:
+        return CallState.INTERRUPTED
     return CallState.PROPOSED if proposal.choice else CallState.AWAITING
+
+
+def reply_note(exchange: Exchange) -> str:
+    """The note a reply ended with when it was shown live ("■ stopped", "error: …")."""
+    if exchange.end == "error":
+        return f"error: {exchange.error}" if exchange.error else "error"
+    return END_NOTES.get(exchange.end or "", "")
 
 
 async def show_transcript(app: ChatApp, transcript: Transcript) -> AssistantReply | None:
@@ -47,16 +58,16 @@ async def show_transcript(app: ChatApp, transcript: Transcript) -> AssistantRepl
                 await reply.append_text(step.text)
             for proposal in step.proposals:
                 await _show_proposal(app, reply, proposal)
-        await reply.finish()
+        await reply.finish(reply_note(exchange))
     return reply
 
 
 async def _show_proposal(app: ChatApp, reply: AssistantReply, proposal: Proposal) -> None:
     result = proposal.result
     malformed = proposal.name == "malformed_tool_call"
-    record = app._new_record(proposal.call_id, result.server if result else "", proposal.name,
+    record = app._new_record(proposal.call_id, (result.server if result else "") or proposal.server, proposal.name,
                              {} if malformed else proposal.arguments)
-    record.proposed_at = None
+    record.proposed_at, record.started_at = proposal.proposed_at, proposal.started_at
     record.state = call_state_for(proposal)
     if malformed:
         record.tool = "malformed call"
@@ -67,6 +78,8 @@ async def _show_proposal(app: ChatApp, reply: AssistantReply, proposal: Proposal
         record.reason = "" if result.status == "done" else result.content
     else:
         app._pending_keys[proposal.call_id] = record.key
+        if proposal.interrupted:
+            record.reason = "interrupted: it may or may not have run (started in an earlier run, no result recorded)"
     app.calls_table.add_record(record)
     card = ToolCallCard(record, app.clock)
     app._cards[record.key] = card

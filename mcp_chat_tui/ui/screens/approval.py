@@ -11,7 +11,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from mcp_chat_tui.agent.events import ApprovalChoice, ApprovalDecision, PlannedCall
+from mcp_chat_tui.agent.events import ApprovalChoice, ApprovalDecision, PlannedCall, Recorded
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.ui.format import literal
 
@@ -36,10 +36,11 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         Binding("escape", "decide('nA')", "Deny all, stop", id="approval.deny_all"),
     ]
 
-    def __init__(self, call: PlannedCall, waiting: int) -> None:
+    def __init__(self, call: PlannedCall, waiting: int, recorded: Recorded | None = None) -> None:
         super().__init__()
         self.call = call
         self.waiting = waiting
+        self.recorded = recorded
 
     def compose(self) -> ComposeResult:
         spec = self.call.spec
@@ -50,6 +51,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             title.append_text(literal(self.call.server or "?", "bold"))
             title.append("?", style="bold")
             yield Static(title, id="approval-title")
+            if self.recorded is not None:
+                yield Static(literal(self.recorded.describe()), id="approval-recorded")
             if self.waiting > 1:
                 yield Static(f"{self.waiting} calls waiting (this one and {self.waiting - 1} more)", id="approval-waiting")
             if spec is not None and spec.description:

@@ -332,12 +332,15 @@ class ToolCallCard(Static):
         text.append_text(literal(f"  {record.state.value}"))
         if record.state.finished and record.duration is not None:
             text.append_text(literal(f"  {self.clock.duration(record.duration)}", "dim"))
+        if record.state is CallState.INTERRUPTED:
+            text.append_text(literal("  (it may or may not have run)", "italic"))
         if record.state is CallState.MALFORMED:
             text.append_text(literal(f"\n{record.reason}\n", "italic"))
             text.append_text(literal(one_line(record.raw, 400), "dim"))
         self.update(text)
         self.set_class(record.state is CallState.DONE, "-done")
-        failed = record.state in (CallState.ERROR, CallState.TIMEOUT, CallState.MALFORMED, CallState.DENIED)
+        failed = record.state in (CallState.ERROR, CallState.TIMEOUT, CallState.MALFORMED, CallState.DENIED,
+                                  CallState.CANCELLED, CallState.INTERRUPTED)
         self.set_class(failed, "-failed")
         self.set_class(record.state in (CallState.AWAITING, CallState.RUNNING, CallState.PROPOSED), "-waiting")
 

@@ -33,6 +33,7 @@ CALL_STATE_STYLE = {
     CallState.MALFORMED: "red",
     CallState.DENIED: "yellow",
     CallState.CANCELLED: "yellow",
+    CallState.INTERRUPTED: "bold red",
     CallState.AWAITING: "bold yellow",
     CallState.RUNNING: "cyan",
     CallState.PROPOSED: "dim",

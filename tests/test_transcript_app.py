@@ -97,16 +97,17 @@ async def test_a_file_ending_with_an_unanswered_proposal_reopens_the_dialog(tmp_
     assert {"role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": "12 * 7 = 84"} in engine.prompts[0]
 
 
-async def test_an_approved_proposal_without_result_runs_without_asking(tmp_path):
+async def test_an_approved_proposal_without_result_asks_again_before_it_runs(tmp_path):
     approved = Transcript([Exchange("what is 12 * 7?", "demo model", [Step(proposals=[Proposal(CALC, "yo")])])])
     path = tmp_path / "approved.md"
     path.write_text(render(approved), encoding="utf-8")
     app = make_app(ScriptedEngine(["84"]), transcript_file=path, transcript=parse(path.read_text()))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_ready(pilot, app)
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the question")
+        assert app.hub.status("demo").call_count == 0, "the file's yes ran the tool"
+        await pilot.press("y")
         await wait_for(pilot, lambda: app.hub.status("demo").call_count == 1, what="the call")
         await wait_turn_done(pilot, app)
-        assert not isinstance(app.screen, ApprovalScreen)
 
 
 def test_sigkill_mid_turn_loses_nothing_before_the_kill(tmp_path, isolated_user_dirs):

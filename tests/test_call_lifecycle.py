@@ -240,3 +240,28 @@ async def test_call_ids_are_unique_within_a_conversation_and_across_a_resume(tmp
         await wait_turn_done(pilot, resumed)
     ids = [p.call_id for p in parse(read_transcript_text(path)).all_proposals()]
     assert ids[-1] == "call_4" and len(set(ids)) == len(ids)
+
+
+def test_plain_asks_before_running_an_interrupted_call_again(tmp_path, isolated_user_dirs):
+    from tests.test_tui_exit import Terminal
+
+    ledger, path = tmp_path / "ledger.txt", tmp_path / "chat.md"
+    path.write_text(render(interrupted_transcript(ledger)), encoding="utf-8")
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"servers": {"ledger": {"command": sys.executable, "args": [LEDGER_SERVER]}}}))
+    with ScriptedEndpoint(["Paid now."]) as endpoint:
+        terminal = Terminal([*CLI, "--endpoint", endpoint.url, "scripted", "--mcp-config", str(servers),
+                             "--transcript", str(path), "--plain"], tmp_path, dict(cli_env(isolated_user_dirs), TERM="dumb"))
+        try:
+            assert wait_until(lambda: "all and stop:" in terminal.text(), 60), terminal.text()
+            assert "interrupted: it may or may not have run" in terminal.text() and not ledger.exists()
+            terminal.press(b"y\n")
+            assert wait_until(lambda: "Paid now." in terminal.text(), 30), terminal.text()
+            terminal.press(b"bye\n")
+            assert wait_until(lambda: terminal.status is not None, 30), terminal.text()
+        finally:
+            terminal.close()
+    assert terminal.status == 0, terminal.text()
+    assert lines(ledger) == ["paid"]
+    [proposal] = parse(read_transcript_text(path)).exchanges[0].steps[0].proposals
+    assert proposal.result.status == "done" and proposal.choice == "yo"

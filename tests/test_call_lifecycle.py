@@ -227,6 +227,8 @@ async def test_call_ids_are_unique_within_a_conversation_and_across_a_resume(tmp
         await wait_ready(pilot, app)
         await send(pilot, "go")
         await wait_turn_done(pilot, app)
+        second = list(app.calls_table.records.values())[1]
+        assert "call id: call_2 (the model's id: call_1)" in call_report(second, app.clock)
     ids = [p.call_id for p in parse(read_transcript_text(path)).all_proposals()]
     assert ids == ["call_1", "call_2", "mine", "call_3", "mine_2"]
     assert len(lines(ledger)) == 5

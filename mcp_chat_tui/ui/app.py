@@ -501,6 +501,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             spec = event.call.spec
             record = self._new_record(event.call.id, spec.server if spec else "", event.call.tool, event.call.arguments)
             record.auto_run = spec is not None and self.policy.runs_without_asking(spec)
+            record.given_id = event.call.given_id
             self._records[id(event.call)] = record
             await self._add_record(record)
         elif isinstance(event, MalformedCall):

@@ -47,7 +47,7 @@ class CallRecord:
     """One row of the tool-call sidebar."""
 
     key: str
-    call_id: str
+    call_id: str  # unique in the conversation; ``given_id`` is the model's own when it had to change
     server: str
     tool: str
     arguments: dict[str, Any]
@@ -61,6 +61,7 @@ class CallRecord:
     raw: str = ""
     reason: str = ""
     auto_run: bool = False
+    given_id: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def elapsed(self) -> float | None:

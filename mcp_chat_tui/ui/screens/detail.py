@@ -25,7 +25,7 @@ def call_report(record: CallRecord, clock: DisplayClock) -> str:
     lines = [
         f"tool: {record.tool}",
         f"server: {record.server}",
-        f"call id: {record.call_id}",
+        f"call id: {record.call_id}" + (f" (the model's id: {record.given_id})" if record.given_id else ""),
         f"state: {record.state.value}",
         f"proposed: {clock.time(record.proposed_at)}",
         f"started: {clock.time(record.started_at) if record.started_at else '-'}",

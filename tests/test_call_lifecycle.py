@@ -267,3 +267,49 @@ def test_plain_asks_before_running_an_interrupted_call_again(tmp_path, isolated_
     assert lines(ledger) == ["paid"]
     [proposal] = parse(read_transcript_text(path)).exchanges[0].steps[0].proposals
     assert proposal.result.status == "done" and proposal.choice == "yo"
+
+
+class SlowDisk:
+    """A saver (``AutoSaver``'s interface) whose writes land ``delay`` seconds after they are given,
+    as on a slow disk: what a call's server reads before then is the file as it was."""
+
+    def __init__(self, path: Path, delay: float = 0.5) -> None:
+        import threading
+
+        self.path, self.delay = path, delay
+        self._writes: list[threading.Timer] = []
+
+    def save(self, text: str) -> None:
+        import threading
+
+        timer = threading.Timer(self.delay, self.path.write_text, (text,), {"encoding": "utf-8"})
+        self._writes.append(timer)
+        timer.start()
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        for timer in list(self._writes):
+            timer.join(timeout)
+        return True
+
+    def close(self) -> None:
+        self.flush()
+
+
+async def test_a_calls_start_is_on_disk_before_the_call_reaches_its_server(tmp_path):
+    from mcp_chat_tui.agent import Agent
+    from mcp_chat_tui.servers import ServerHub
+    from mcp_chat_tui.transcript import TranscriptRecorder
+    from mcp_chat_tui.ui.recording import RecordingSink
+
+    path = tmp_path / "chat.md"
+    recorder = TranscriptRecorder(saver=SlowDisk(path))
+    async with ServerHub([ledger_config()]) as hub:
+        await hub.start_all()
+        agent = Agent(ScriptedEngine([[call("read", {"path": str(path)})], "ok"]), hub, ApprovalPolicy("auto"))
+        agent.checkpoint = recorder.persisted
+        await agent.run_turn("read the conversation", RecordingSink(recorder, "scripted"))
+    recorder.close()
+    [proposal] = recorder.transcript.exchanges[0].steps[0].proposals
+    seen_by_the_server = proposal.result.content
+    assert '`{"id":"call_1"' in seen_by_the_server and '"started": "' in seen_by_the_server
+    assert '"server": "ledger"' in seen_by_the_server

@@ -340,8 +340,10 @@ class Agent:
         recorded = state.recorded[call.id]
         if not deny_rest and call.spec is not None:
             decision = await self._ask(call, waiting, sink, recorded)
-            if decision.choice.allows:
-                sink(CallDecided(call, ApprovalChoice.ALLOW_ONCE))
+            if decision.choice.allows:  # a yes for this call only: it does not allow the calls after it
+                if decision.choice in (ApprovalChoice.ALWAYS_TOOL, ApprovalChoice.ALWAYS_ALL):
+                    self.policy.always_allow(call.spec, save=decision.save)
+                sink(CallDecided(call, decision.choice))
                 return False
             deny_rest = decision.choice == ApprovalChoice.DENY_ALL
         self._finish(state, sink, CallFinished(call, CallStatus.INTERRUPTED, INTERRUPTED_MESSAGE))

@@ -1,5 +1,6 @@
 """An MCP server (the SDK's MCPServer) whose one tool has an effect a test can count, and can be
-held mid-call: ``append`` adds a line to a file, then waits until a gate file exists.
+held mid-call: ``append`` adds a line to a file, then waits until a gate file exists; ``read``
+returns a file as the call finds it on disk.
 
 A test holds the call open (no gate yet) to kill the app or press Esc while it runs; when the
 client cancels the call (``notifications/cancelled``) the tool writes ``PATH.cancelled``.
@@ -28,6 +29,12 @@ async def append(path: str, line: str, gate: str = "") -> str:
         Path(path + ".cancelled").write_text("cancelled by the client\n", encoding="utf-8")
         raise
     return f"appended {line!r}"
+
+
+@server.tool(structured_output=False)
+def read(path: str) -> str:
+    """Return a file's text as it is on disk when the call arrives."""
+    return Path(path).read_text(encoding="utf-8") if Path(path).exists() else "(no file)"
 
 
 if __name__ == "__main__":

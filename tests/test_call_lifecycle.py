@@ -270,25 +270,33 @@ def test_plain_asks_before_running_an_interrupted_call_again(tmp_path, isolated_
 
 
 class SlowDisk:
-    """A saver (``AutoSaver``'s interface) whose writes land ``delay`` seconds after they are given,
-    as on a slow disk: what a call's server reads before then is the file as it was."""
+    """A saver (``AutoSaver``'s interface) on a slow disk: each text given is written, in order and
+    atomically, ``delay`` seconds after the one before; what a server reads before then is the old file."""
 
-    def __init__(self, path: Path, delay: float = 0.5) -> None:
+    def __init__(self, path: Path, delay: float = 0.3) -> None:
+        import queue
         import threading
 
         self.path, self.delay = path, delay
-        self._writes: list[threading.Timer] = []
+        self._texts: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._write, daemon=True).start()
+
+    def _write(self) -> None:
+        import time
+
+        from mcp_chat_tui.transcript import write_atomically
+
+        while True:
+            text = self._texts.get()
+            time.sleep(self.delay)  # the slow disk itself, not a wait in the test
+            write_atomically(self.path, text)
+            self._texts.task_done()
 
     def save(self, text: str) -> None:
-        import threading
-
-        timer = threading.Timer(self.delay, self.path.write_text, (text,), {"encoding": "utf-8"})
-        self._writes.append(timer)
-        timer.start()
+        self._texts.put(text)
 
     def flush(self, timeout: float = 10.0) -> bool:
-        for timer in list(self._writes):
-            timer.join(timeout)
+        self._texts.join()
         return True
 
     def close(self) -> None:

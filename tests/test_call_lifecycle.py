@@ -321,3 +321,39 @@ async def test_a_calls_start_is_on_disk_before_the_call_reaches_its_server(tmp_p
     seen_by_the_server = proposal.result.content
     assert '`{"id":"call_1"' in seen_by_the_server and '"started": "' in seen_by_the_server
     assert '"server": "ledger"' in seen_by_the_server
+
+
+async def test_a_resumed_conversation_shows_each_call_as_it_was_shown_live(tmp_path):
+    ledger, path = tmp_path / "ledger.txt", tmp_path / "chat.md"
+    ran, denied = call("read", {"path": str(path)}, "call_1"), call("append", {"path": str(ledger), "line": "no"}, "call_2")
+    app = make_app(ScriptedEngine([[ran, denied], "One read, one denied."]), [ledger_config()],
+                   transcript_file=path, frozen=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "go")
+        for key in ("y", "n"):
+            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the question")
+            await pilot.press(key)
+            await pilot.pause()
+        await wait_turn_done(pilot, app)
+        live = {r.call_id: ([str(c) for c in app.calls_table.get_row(r.key)], str(app._cards[r.key].render()))
+                for r in app.calls_table.records.values()}
+    resumed = make_app(ScriptedEngine([]), [ledger_config()], transcript_file=path,
+                       transcript=parse(read_transcript_text(path)), frozen=False)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, resumed)
+        shown = {r.call_id: ([str(c) for c in resumed.calls_table.get_row(r.key)], str(resumed._cards[r.key].render()))
+                 for r in resumed.calls_table.records.values()}
+    assert shown == live
+    assert live["call_1"][0][2] == "✓ done" and live["call_2"][0][2] == "⊘ denied" and "ledger" in live["call_2"][0][1]
+    assert not ledger.exists()
+
+
+async def test_a_reply_the_engine_failed_shows_its_error_after_a_resume(tmp_path):
+    path = tmp_path / "chat.md"
+    failed = Transcript([Exchange("hi", "scripted", [Step(text="Hel")], end="error", error="the model server went away")])
+    path.write_text(render(failed), encoding="utf-8")
+    app = make_app(ScriptedEngine([]), [], transcript_file=path, transcript=parse(path.read_text(encoding="utf-8")))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        assert "error: the model server went away" in chat_text(app)

@@ -372,7 +372,7 @@ class Agent:
         else:
             status = CallStatus.ERROR if not result.ok else CallStatus.DONE
         self._finish(state, sink, CallFinished(
-            call, status, result.for_model(), result, result.duration or time.perf_counter() - started,
+            call, status, result.for_model(), result, _seconds(result.duration or time.perf_counter() - started),
         ))
 
     def _finish(self, state: _TurnState, sink: AgentSink, finished: CallFinished) -> None:
@@ -411,7 +411,7 @@ class Agent:
             elif began is None:
                 finished = CallFinished(call, CallStatus.CANCELLED, NOT_RUN_MESSAGE)
             else:
-                finished = CallFinished(call, CallStatus.CANCELLED, STOPPED_MESSAGE, None, time.perf_counter() - began)
+                finished = CallFinished(call, CallStatus.CANCELLED, STOPPED_MESSAGE, None, _seconds(time.perf_counter() - began))
             state.outcomes[call.id] = finished
             sink(finished)
         self._append_tool_messages(state)
@@ -441,6 +441,12 @@ class _TurnState:
         self.outcomes: dict[str, CallFinished] = {}
         self.started: dict[str, float] = {}  # perf_counter at each running call's start
         self.recorded: dict[str, Recorded] = {}
+
+
+def _seconds(duration: float) -> float:
+    """A call's duration to a tenth of a millisecond, as the transcript keeps it (so a resumed
+    conversation shows the same figures as the live one)."""
+    return round(duration, 4)
 
 
 def wire_call(call: PlannedCall) -> dict[str, Any]:

@@ -189,6 +189,8 @@ async def test_esc_cancels_a_running_call_at_the_server_and_it_ends_cancelled_ev
         assert "cancelled" in str(app._cards[record.key].render())
         assert "state: cancelled" in call_report(record, app.clock)
         await wait_for(pilot, lambda: Path(str(ledger) + ".cancelled").exists(), what="the server to hear the cancel")
+        status = app.hub.status("ledger")
+        assert status.state.value == "ready" and status.calls_in_flight == 0, "the server is left busy"
         assert app.agent.messages[-1] == {"role": "tool", "tool_call_id": "call_1", "name": "append",
                                           "content": STOPPED_MESSAGE}
     gate.touch()

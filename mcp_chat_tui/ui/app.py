@@ -62,6 +62,7 @@ from mcp_chat_tui.ui.screens.fatal import FatalScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
 from mcp_chat_tui.ui.styles import preload_styles
 from mcp_chat_tui.ui.themes import load_themes
+from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE
 from mcp_chat_tui.ui.widgets.chat import AssistantReply, ChatLog, Notice, ToolCallCard, UserMessage, chat_widget_classes, drawing_cost
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
@@ -628,7 +629,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     async def _turn_finished(self, event: TurnFinished) -> None:
         note = ""
         if event.end is TurnEnd.STOPPED:
-            note = "■ stopped"
+            note = STOPPED_NOTE
         elif event.error:
             note = f"error: {event.error}"
         if self._reply is not None:

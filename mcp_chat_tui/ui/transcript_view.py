@@ -20,7 +20,7 @@ STATUS_STATE = {
     "cancelled": CallState.CANCELLED,
     "interrupted": CallState.INTERRUPTED,
 }
-END_NOTES = {"stopped": "■ stopped"}
+STOPPED_NOTE = "■ stopped"  # under a reply the user stopped, live and after a resume
 
 
 def call_state_for(proposal: Proposal) -> CallState:
@@ -35,7 +35,7 @@ def reply_note(exchange: Exchange) -> str:
     """The note a reply ended with when it was shown live ("■ stopped", "error: …")."""
     if exchange.end == "error":
         return f"error: {exchange.error}" if exchange.error else "error"
-    return END_NOTES.get(exchange.end or "", "")
+    return STOPPED_NOTE if exchange.end == "stopped" else ""
 
 
 async def show_transcript(app: ChatApp, transcript: Transcript) -> AssistantReply | None:

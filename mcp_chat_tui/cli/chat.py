@@ -6,6 +6,8 @@ import argparse
 import asyncio
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from rich.console import Console
 from rich.markup import escape
@@ -21,7 +23,7 @@ from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import package_path
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState
-from mcp_chat_tui.transcript import Transcript, TranscriptRecorder, parse, read_transcript_text
+from mcp_chat_tui.transcript import Transcript, TranscriptLock, TranscriptRecorder, parse, read_transcript_text
 
 
 def demo_model_path() -> str:
@@ -74,10 +76,25 @@ def open_transcript(args: argparse.Namespace) -> Transcript | None:
     path = args.transcript
     if path is None or not path.exists():
         return None
+    return parse(read_transcript_text(path), path)
+
+
+@contextmanager
+def transcript_held(args: argparse.Namespace) -> Iterator[None]:
+    """Hold ``--transcript FILE`` for the run (``TranscriptLock``): another mcp-chat-tui that has
+    it open stops this one before anything is read (``TranscriptInUse``, exit 2)."""
+    path = args.transcript
+    lock = None
+    if path is not None and path.parent.is_dir():
+        try:
+            lock = TranscriptLock.acquire(path)
+        except OSError:
+            lock = None  # a folder that takes no file: saving will say so
     try:
-        return parse(read_transcript_text(path), path)
-    except OSError as exc:
-        raise UserFacingError(f"cannot read {path}: {exc.strerror or exc}") from None
+        yield
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 async def _chat(args: argparse.Namespace, model: str) -> int:
@@ -145,10 +162,12 @@ async def _tui(args: argparse.Namespace, model: str) -> int:
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
         await app.shutdown()
+    if app.unsaved:
+        Console(stderr=True).print(f"[bold red]mcp-chat-tui:[/] {escape(app.unsaved)}", highlight=False)
     if app.fatal_error:
         Console(stderr=True).print(f"[bold red]mcp-chat-tui:[/] {escape(app.fatal_error)}", highlight=False)
         return ExitCode.FAILURE
-    return app.return_code or 0
+    return app.return_code or (ExitCode.FAILURE if app.unsaved else 0)
 
 
 def display_name(model: str) -> str:
@@ -173,6 +192,7 @@ def run_chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if model is None:
         parser.error("give a model (a Hugging Face repo id or a local folder), or --demo for the bundled toy model")
     read_prompt(args, parser)
-    if args.plain or args.prompt is not None:
-        return asyncio.run(run_until_signal(lambda: _chat(args, model)))
-    return asyncio.run(_tui(args, model))
+    with transcript_held(args):
+        if args.plain or args.prompt is not None:
+            return asyncio.run(run_until_signal(lambda: _chat(args, model)))
+        return asyncio.run(_tui(args, model))

@@ -33,10 +33,18 @@ from mcp_chat_tui.agent.events import (
     Notice,
     TurnFinished,
 )
-from mcp_chat_tui.cli.report import OneShotReport
+from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.engine.events import Stats
-from mcp_chat_tui.transcript import AutoSaver, Transcript, TranscriptRecorder, new_transcript_path, to_openai_messages
+from mcp_chat_tui.transcript import (
+    AutoSaver,
+    Transcript,
+    TranscriptRecorder,
+    new_transcript_path,
+    save_problem,
+    to_openai_messages,
+)
+from mcp_chat_tui.transcript.store import RETRY_INTERVAL
 from mcp_chat_tui.ui.recording import RecordingSink, tee
 
 PROMPT = "prompt -> "
@@ -213,6 +221,36 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
     console.print(literal(f"— resumed: {len(transcript.exchanges)} exchange(s) —", "dim"))
 
 
+def reporting_saver(path: Path, loop: asyncio.AbstractEventLoop, stderr: Console) -> AutoSaver:
+    """An ``AutoSaver`` for ``path`` that says on stderr, in one line, when saving fails and when it
+    works again (it retries on its own)."""
+
+    def changed(error: Exception | None) -> None:
+        if error is not None:
+            line = Text(f"{save_problem(path, error)}; retrying every {RETRY_INTERVAL:.0f} s", style="bold red")
+        else:
+            line = Text(f"saved {path} again", style="green")
+        try:
+            loop.call_soon_threadsafe(stderr.print, line)
+        except RuntimeError:  # the loop is closed: say it from here
+            stderr.print(line)
+
+    return AutoSaver(path, on_change=changed)
+
+
+def close_recording(recorder: TranscriptRecorder | None, stderr: Console) -> bool:
+    """Save what is left and release the file; False (and one line on stderr) when events were not saved."""
+    if recorder is None:
+        return True
+    saver = recorder.saver
+    recorder.close()
+    if saver is None or saver.saved:
+        return True
+    stderr.print(Text(f"{saver.problem or f'cannot save {saver.path}'}: the last changes of this "
+                      "conversation are not saved", style="bold red"))
+    return False
+
+
 async def run_plain(
     agent: Agent, console: Console, *, one_prompt: str | None = None, auto_yes: bool = False,
     recorder: TranscriptRecorder | None = None, transcript_file: Path | None = None, model_label: str = "model",
@@ -220,52 +258,69 @@ async def run_plain(
 ) -> int:
     """The ``prompt ->`` loop (or one turn with ``-p``), saving the conversation as it goes (unless not
     ``save``); returns the exit code. With ``-p`` the ``report`` holds the answer back for stdout and
-    decides the exit code (cli/report.py)."""
+    decides the exit code (cli/report.py). Events that could not be saved make it 1 (failure)."""
+    stderr = Console(stderr=True, highlight=False)
+    if one_prompt is not None and report is None:
+        report = OneShotReport(one_prompt, model_label)
+    try:
+        code = await _converse(agent, console, stderr, one_prompt=one_prompt, auto_yes=auto_yes, recorder=recorder,
+                               transcript_file=transcript_file, model_label=model_label, report=report, save=save)
+    finally:
+        saved = close_recording(recorder, stderr)
+    if not saved and report is not None:
+        report.save_error = report.save_error or "the conversation could not be saved"
+    return code if saved else int(ExitCode.FAILURE)
+
+
+async def _converse(
+    agent: Agent, console: Console, stderr: Console, *, one_prompt: str | None, auto_yes: bool,
+    recorder: TranscriptRecorder | None, transcript_file: Path | None, model_label: str,
+    report: OneShotReport | None, save: bool,
+) -> int:
+    """``run_plain``'s loop: the resumed conversation's open calls, then the prompts."""
     loop = asyncio.get_running_loop()
     reader = LineReader(loop) if one_prompt is None or sys.stdin.isatty() else None
     printer = PlainConsole(console, reader, auto_yes=auto_yes)
-    if one_prompt is not None and report is None:
-        report = OneShotReport(one_prompt, model_label)
     sink: Callable[[AgentEvent], None] = report.watch(printer) if report is not None else printer
     if recorder is not None:
         sink = tee(RecordingSink(recorder, model_label), sink)
-    try:
-        if recorder is not None and recorder.transcript.exchanges:
-            if save:
-                recorder.saver = AutoSaver(transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user))
-            print_loaded(console, recorder.transcript)
-            agent.load_messages(to_openai_messages(recorder.transcript))
-            pending = recorder.transcript.pending_proposals()
-            if pending:
-                await agent.continue_turn([
-                    (PlannedCall(p.call_id, p.name, p.arguments, agent.tools.find_tool(p.name)),
-                     ApprovalChoice(p.choice) if p.choice else None)
-                    for p in pending
-                ], sink)
-        prompts = [one_prompt] if one_prompt is not None else None
-        while True:
-            if prompts is not None:
-                if not prompts:
-                    return 0
-                prompt = prompts.pop(0)
-            else:
-                console.print(PROMPT, end="", style="bold", highlight=False)
-                assert reader is not None
-                line = await reader.read()
-                if line is None:
-                    console.print()
-                    return 0
-                prompt = line.strip()
-                if not prompt:
-                    continue
-                if prompt.lower() in EXIT_WORDS:
-                    return 0
-            if recorder is not None and recorder.saver is None and save:
-                recorder.saver = AutoSaver(transcript_file or new_transcript_path(prompt))
-            await agent.run_turn(prompt, sink)
-            if report is not None:
-                report.transcript = str(recorder.saver.path) if recorder is not None and recorder.saver else None
-                return int(report.exit_code)
-    finally:
-        if recorder is not None:
-            recorder.close()
+    if recorder is not None and recorder.transcript.exchanges:
+        if save:
+            path = transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user)
+            recorder.saver = reporting_saver(path, loop, stderr)
+        print_loaded(console, recorder.transcript)
+        agent.load_messages(to_openai_messages(recorder.transcript))
+        pending = recorder.transcript.pending_proposals()
+        if pending:
+            await agent.continue_turn([
+                (PlannedCall(p.call_id, p.name, p.arguments, agent.tools.find_tool(p.name)),
+                 ApprovalChoice(p.choice) if p.choice else None)
+                for p in pending
+            ], sink)
+    prompts = [one_prompt] if one_prompt is not None else None
+    while True:
+        if prompts is not None:
+            if not prompts:
+                return 0
+            prompt = prompts.pop(0)
+        else:
+            console.print(PROMPT, end="", style="bold", highlight=False)
+            assert reader is not None
+            line = await reader.read()
+            if line is None:
+                console.print()
+                return 0
+            prompt = line.strip()
+            if not prompt:
+                continue
+            if prompt.lower() in EXIT_WORDS:
+                return 0
+        if recorder is not None and recorder.saver is None and save:
+            recorder.saver = reporting_saver(transcript_file or new_transcript_path(prompt), loop, stderr)
+        await agent.run_turn(prompt, sink)
+        if report is not None:
+            saver = recorder.saver if recorder is not None else None
+            report.transcript = str(saver.path) if saver is not None else None
+            if saver is not None and not saver.flush():
+                report.save_error = saver.problem or f"cannot save {saver.path}"
+            return int(report.exit_code)

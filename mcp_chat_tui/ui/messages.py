@@ -28,3 +28,11 @@ class EngineProgress(Message):
     def __init__(self, progress: LoadProgress) -> None:
         super().__init__()
         self.progress = progress
+
+
+class SaveChanged(Message):
+    """Saving the conversation started to fail (``problem``: why, in one line) or works again (None)."""
+
+    def __init__(self, problem: str | None) -> None:
+        super().__init__()
+        self.problem = problem

@@ -10,6 +10,7 @@ import asyncio
 import sys
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console, Group
@@ -231,9 +232,9 @@ def reporting_saver(path: Path, loop: asyncio.AbstractEventLoop, stderr: Console
         else:
             line = Text(f"saved {path} again", style="green")
         try:
-            loop.call_soon_threadsafe(stderr.print, line)
+            loop.call_soon_threadsafe(partial(stderr.print, line, soft_wrap=True))
         except RuntimeError:  # the loop is closed: say it from here
-            stderr.print(line)
+            stderr.print(line, soft_wrap=True)
 
     return AutoSaver(path, on_change=changed)
 
@@ -247,7 +248,7 @@ def close_recording(recorder: TranscriptRecorder | None, stderr: Console) -> boo
     if saver is None or saver.saved:
         return True
     stderr.print(Text(f"{saver.problem or f'cannot save {saver.path}'}: the last changes of this "
-                      "conversation are not saved", style="bold red"))
+                      "conversation are not saved", style="bold red"), soft_wrap=True)
     return False
 
 

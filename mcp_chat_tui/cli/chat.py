@@ -15,7 +15,7 @@ from rich.text import Text
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.cli.check import status_table
-from mcp_chat_tui.cli.main import SIGTERM_EXIT, ask_on_terminal, run_until_signal
+from mcp_chat_tui.cli.main import SIGTERM_EXIT, ask_on_terminal, exit_on_sigterm, run_until_signal
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.setup import load_configuration, make_hub
 from mcp_chat_tui.config import Settings, remove_setting, save_setting, settings_path
@@ -97,13 +97,12 @@ def transcript_held(args: argparse.Namespace) -> Iterator[None]:
             lock.release()
 
 
-async def _chat(args: argparse.Namespace, model: str) -> int:
+async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None) -> int:
     """``--plain`` and ``-p``. With ``-p`` everything but the answer (or ``--json``'s object) goes to stderr."""
     from mcp_chat_tui.cli.plain import run_plain
 
     one_shot = args.prompt is not None
     console = Console(highlight=False, stderr=one_shot)
-    loaded = open_transcript(args)
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
     engine = make_engine(args, model)
     hub = make_hub(settings, mcp_config)
@@ -141,11 +140,10 @@ async def _chat(args: argparse.Namespace, model: str) -> int:
             await engine.close()
 
 
-async def _tui(args: argparse.Namespace, model: str) -> int:
+async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) -> int:
     """The full-screen app; SIGTERM leaves it the same way Ctrl+C does (servers shut down first)."""
     from mcp_chat_tui.ui.app import ChatApp
 
-    loaded = open_transcript(args)
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
     hub = make_hub(settings, mcp_config)
     app = ChatApp(
@@ -161,6 +159,7 @@ async def _tui(args: argparse.Namespace, model: str) -> int:
         await app.run_async()
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+        exit_on_sigterm()
         await app.shutdown()
     if app.unsaved:
         Console(stderr=True).print(f"[bold red]mcp-chat-tui:[/] {escape(app.unsaved)}", highlight=False)
@@ -193,6 +192,7 @@ def run_chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("give a model (a Hugging Face repo id or a local folder), or --demo for the bundled toy model")
     read_prompt(args, parser)
     with transcript_held(args):
+        loaded = open_transcript(args)  # before the event loop: Ctrl+C and SIGTERM stop a long read at once
         if args.plain or args.prompt is not None:
-            return asyncio.run(run_until_signal(lambda: _chat(args, model)))
-        return asyncio.run(_tui(args, model))
+            return asyncio.run(run_until_signal(lambda: _chat(args, model, loaded)))
+        return asyncio.run(_tui(args, model, loaded))

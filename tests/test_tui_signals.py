@@ -148,6 +148,27 @@ def test_while_a_long_transcript_is_loading(how, tmp_path, isolated_user_dirs):
 
 
 @pytest.mark.parametrize("how", HOW)
+def test_while_the_app_shows_a_loaded_conversation(how, tmp_path, isolated_user_dirs):
+    """Signalled at the first frame (the status bar alone), as the app mounts 15 long replies:
+    the screen taken down under the mounting must not end in a traceback and exit 1."""
+    sections = "\n\n".join(f"## part {j}\n\nsome *text* and `code`\n\n- a\n- b\n\n```python\nprint({j})\n```"
+                             for j in range(400))
+    path = tmp_path / "long-replies.md"
+    path.write_text(render(Transcript([Exchange(f"q{i}", "m", [Step(text=sections)]) for i in range(15)])),
+                    encoding="utf-8")
+    config = servers_json(tmp_path)
+    with ScriptedEndpoint([]) as endpoint:
+        terminal = start_app(tmp_path, isolated_user_dirs, endpoint.url, "--mcp-config", str(config),
+                             "--transcript", str(path))
+        try:
+            assert wait_until(lambda: "starting" in terminal.text(), 60), terminal.text()[-2000:]
+            took = stop_and_time(terminal, how)
+        finally:
+            terminal.close()
+    check_exit(terminal, how, took, tmp_path)
+
+
+@pytest.mark.parametrize("how", HOW)
 def test_while_the_model_is_generating(how, tmp_path, isolated_user_dirs):
     config = servers_json(tmp_path)
     with StalledEndpoint() as endpoint:

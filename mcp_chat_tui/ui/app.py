@@ -21,8 +21,9 @@ from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widget import Widget
+from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Footer, Input, Static
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
@@ -242,7 +243,13 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self.query_one(PromptInput).focus()
         self.set_interval(0.5, self.calls_table.tick_running)
         if self.recorder.transcript.exchanges:
-            await self._show_transcript(self.recorder.transcript)
+            try:
+                await self._show_transcript(self.recorder.transcript)
+            except (MountError, NoMatches):
+                if not self._shut_down:
+                    raise
+            if self._shut_down:  # left while the conversation was being shown (SIGTERM)
+                return
             self._attach_saver()
         self.start_services()
         if self.open_resume:

@@ -46,6 +46,8 @@ async def show_transcript(app: ChatApp, transcript: Transcript) -> AssistantRepl
         _add_proposal_record(app, proposal)
     await chat.note_hidden(hidden)
     for exchange in transcript.exchanges[hidden:]:
+        if app._shut_down:  # the app is leaving: stop here, the screen is being taken down
+            return None
         await chat.add_prompt(UserMessage(exchange.user))
         prompt.remember(exchange.user)
         if exchange.model is None:

@@ -207,3 +207,30 @@ async def test_leaving_the_app_with_events_not_saved_is_noted_for_exit_1(tmp_pat
         await send(pilot, "bye")
     assert app.unsaved == f"cannot save {path}: the file is read-only: the last changes of this conversation are not saved"
     assert path.read_text(encoding="utf-8") == HELLO
+
+
+def test_the_full_screen_app_left_with_changes_not_saved_exits_1_and_says_why(tmp_path, isolated_user_dirs):
+    from tests.test_tui_exit import Terminal
+
+    path = tmp_path / "chat.md"
+    path.write_text(HELLO, encoding="utf-8")
+    path.chmod(0o444)
+    env = dict(os.environ, TERM="xterm-256color",
+               **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")})
+    env.pop("COLUMNS", None), env.pop("LINES", None)
+    with ScriptedEndpoint(["the answer"]) as endpoint:
+        terminal = Terminal([sys.executable, "-m", "mcp_chat_tui.cli.main", "--endpoint", endpoint.url, "scripted",
+                             "--mcp-config", str(demo_servers(tmp_path)), "--transcript", str(path)], tmp_path, env)
+        try:
+            assert wait_until(lambda: "ready" in terminal.text(), 60), terminal.text()[-2000:]
+            terminal.press(b"one more\r")
+            assert wait_until(lambda: "not saved" in terminal.text() and "the answer" in terminal.text(), 30), \
+                terminal.text()[-2000:]
+            terminal.press(b"bye\r")
+            assert wait_until(lambda: terminal.status is not None, 30), terminal.text()[-2000:]
+        finally:
+            terminal.close()
+    assert terminal.status == 1
+    said = " ".join(terminal.text().split())
+    assert f"cannot save {path}: the file is read-only: the last changes of this conversation are not saved" in said
+    assert path.read_text(encoding="utf-8") == HELLO

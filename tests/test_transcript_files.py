@@ -122,3 +122,27 @@ def test_a_folder_given_as_the_transcript_is_one_line_and_exit_2(tmp_path, isola
     assert result.returncode == 2
     assert f"{folder}: is a folder, not a transcript file" in " ".join(result.stderr.split())
     assert "Traceback" not in result.stderr and list(folder.iterdir()) == []
+
+
+async def test_the_palette_does_not_open_a_conversation_another_instance_holds(tmp_path):
+    from mcp_chat_tui.transcript import Exchange, Step, Transcript, render
+    from tests.fakes import ScriptedEngine
+    from tests.ui_helpers import SIZE, make_app, wait_ready
+
+    path = tmp_path / "theirs.md"
+    text = render(Transcript([Exchange("their question", "m", [Step(text="their answer")])]))
+    path.write_text(text, encoding="utf-8")
+    holder = hold_in_another_process(path)
+    try:
+        app = make_app(ScriptedEngine([]))
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_ready(pilot, app)
+            assert await app.open_conversation(path) is False
+            await pilot.pause(0.1)
+            notes = [str(n.message) for n in app._notifications]
+            assert any(f"is open in another mcp-chat-tui (process {holder.pid})" in note for note in notes), notes
+            assert app.recorder.transcript.exchanges == [] and app.transcript_file is None
+    finally:
+        holder.kill()
+        holder.wait(10)
+    assert path.read_text(encoding="utf-8") == text

@@ -57,7 +57,7 @@ class ConversationActions:
         if saver is not None and not saver.saved:
             problem = saver.problem or f"cannot save {saver.path}"
             self.unsaved = f"{problem}: its last changes are not saved"
-            self.notify(self.unsaved, title="not saved", severity="error", timeout=15)
+            self.notify(self.unsaved, title="not saved", severity="error", timeout=15, markup=False)
         self._show_save_problem(None)
 
     def _show_save_problem(self, problem: str | None) -> None:
@@ -65,7 +65,7 @@ class ConversationActions:
         bar = self.status_bar
         if problem is not None and bar.save_problem != problem:
             self.notify(f"{problem}; retrying every {RETRY_INTERVAL:.0f} s", title="conversation not saved",
-                        severity="error", timeout=15)
+                        severity="error", timeout=15, markup=False)
         elif problem is None and bar.save_problem:
             self.notify("the conversation is saved again", title="saved")
         bar.save_problem = problem or ""
@@ -128,7 +128,7 @@ class ConversationActions:
             lock = TranscriptLock.acquire(path)
         except (OSError, TranscriptInUse) as exc:
             problem = f"cannot open {path}: {exc.strerror}" if isinstance(exc, OSError) else str(exc)
-            self.notify(problem, title="cannot open the conversation", severity="error", timeout=10)
+            self.notify(problem, title="cannot open the conversation", severity="error", timeout=10, markup=False)
             return False
         try:
             transcript = parse(read_transcript_text(path), path)

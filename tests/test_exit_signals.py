@@ -1,6 +1,7 @@
-"""SIGTERM and Ctrl+C end the full-screen app quickly in every phase — starting its servers,
-loading a long transcript, waiting on the model, waiting on a tool — with 143 and 130, and no
-server outlives it. The real CLI in a pseudo-terminal, real servers, a real HTTP endpoint.
+"""SIGTERM and Ctrl+C end the app quickly in every phase — starting its servers, loading a long
+transcript, waiting on the model, waiting on a tool — with 143 and 130, and no server outlives
+it. The real CLI (the full-screen app in a pseudo-terminal, ``-p`` as a script runs it), real
+servers, a real HTTP endpoint.
 
 The target is one second; the tests allow 3 s measured from the signal, so a loaded machine
 does not fail them (the time measured is in the failure message)."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -33,7 +35,8 @@ class StalledEndpoint:
 
     def __init__(self) -> None:
         self.release = threading.Event()
-        release = self.release
+        self.asked = threading.Event()  # a reply was started
+        release, asked = self.release, self.asked
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args) -> None:
@@ -57,6 +60,7 @@ class StalledEndpoint:
                                       "finish_reason": None}]}
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
+                asked.set()
                 release.wait(120)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -119,7 +123,8 @@ def test_while_a_server_is_still_starting(how, tmp_path, isolated_user_dirs):
     with ScriptedEndpoint([]) as endpoint:
         terminal = start_app(tmp_path, isolated_user_dirs, endpoint.url, "--mcp-config", str(config))
         try:
-            assert wait_until(lambda: "starting 1 server" in terminal.text() and pids_running_in(tmp_path), 60), \
+            server_started = lambda: bool(set(pids_running_in(tmp_path)) - {terminal.pid})  # noqa: E731
+            assert wait_until(lambda: "starting 1 server" in terminal.text() and server_started(), 60), \
                 terminal.text()[-2000:]
             took = stop_and_time(terminal, how)
         finally:
@@ -130,10 +135,7 @@ def test_while_a_server_is_still_starting(how, tmp_path, isolated_user_dirs):
 @pytest.mark.parametrize("how", HOW)
 def test_while_a_long_transcript_is_loading(how, tmp_path, isolated_user_dirs):
     """Signalled as soon as the transcript's lock is taken: the file is being read next."""
-    path = tmp_path / "long.md"
-    exchanges = [Exchange(f"question {i}", "m", [Step(text="an answer, in a few words\n\n- one\n- two")])
-                 for i in range(60_000)]
-    path.write_text(render(Transcript(exchanges)), encoding="utf-8")
+    path = long_transcript(tmp_path)
     config = servers_json(tmp_path)
     with ScriptedEndpoint([]) as endpoint:
         terminal = start_app(tmp_path, isolated_user_dirs, endpoint.url, "--mcp-config", str(config),
@@ -196,3 +198,74 @@ def test_while_a_tool_call_runs(how, tmp_path, isolated_user_dirs):
         finally:
             terminal.close()
     check_exit(terminal, how, took, tmp_path)
+
+
+def long_transcript(folder: Path) -> Path:
+    path = folder / "long.md"
+    exchanges = [Exchange(f"question {i}", "m", [Step(text="an answer, in a few words\n\n- one\n- two")])
+                 for i in range(60_000)]
+    path.write_text(render(Transcript(exchanges)), encoding="utf-8")
+    return path
+
+
+class OneShot:
+    """``mcp-chat-tui -p`` as a script starts it, its output (stdout and stderr) read on a thread."""
+
+    def __init__(self, folder: Path, dirs: Path, url: str, *options: str) -> None:
+        env = dict(os.environ, **{f"MCP_CHAT_TUI_{k}_DIR": str(dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")})
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mcp_chat_tui.cli.main", "--endpoint", url, "scripted", *options],
+            cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+    def said(self, text: str) -> bool:
+        return any(text in line for line in self.lines)
+
+    def stop_and_time(self, how: str) -> float:
+        started = time.monotonic()
+        self.process.send_signal(signal.SIGTERM if how == "SIGTERM" else signal.SIGINT)
+        self.process.wait(30)
+        return time.monotonic() - started
+
+
+PHASES = ["a server still starting", "a long transcript loading", "the model generating", "a tool call running"]
+
+
+@pytest.mark.parametrize("how", HOW)
+@pytest.mark.parametrize("phase", PHASES)
+def test_p_ends_at_once_in_every_phase(phase, how, tmp_path, isolated_user_dirs):
+    flags = ["--startup-delay", "60"] if phase == "a server still starting" else []
+    options = ["--mcp-config", str(servers_json(tmp_path, *flags)), "--yes", "-p", "take your time"]
+    path = long_transcript(tmp_path) if phase == "a long transcript loading" else None
+    if path is not None:
+        options += ["--transcript", str(path)]
+    script = [tool_reply("slow", {"seconds": 60}), "done"] if phase == "a tool call running" else ["done"]
+    endpoint = StalledEndpoint() if phase == "the model generating" else ScriptedEndpoint(script)
+
+    def in_phase() -> bool:
+        if phase == "a server still starting":  # the server runs in the folder (so does the CLI)
+            return bool(set(pids_running_in(tmp_path)) - {run.process.pid})
+        if phase == "a long transcript loading":
+            return lock_path(path).exists()
+        if phase == "the model generating":
+            return endpoint.asked.is_set()
+        return run.said("slow")  # the call's line on stderr: it runs
+
+    with endpoint:
+        run = OneShot(tmp_path, isolated_user_dirs, endpoint.url, *options)
+        try:
+            assert wait_until(in_phase, 60), "".join(run.lines)[-2000:]
+            took = run.stop_and_time(how)
+        finally:
+            if run.process.poll() is None:
+                run.process.kill()
+                run.process.wait(10)
+    assert run.process.returncode == (143 if how == "SIGTERM" else 130), "".join(run.lines)[-2000:]
+    assert took < ALLOWED, f"{how} took {took:.2f} s to end -p"
+    assert "Traceback" not in "".join(run.lines)
+    assert wait_until(lambda: not pids_running_in(tmp_path), 5), "a server outlived the run"

@@ -146,3 +146,14 @@ async def test_the_palette_does_not_open_a_conversation_another_instance_holds(t
         holder.kill()
         holder.wait(10)
     assert path.read_text(encoding="utf-8") == text
+
+
+def test_the_same_file_by_another_path_is_the_same_lock(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    first = TranscriptLock.acquire(tmp_path / "real" / "chat.md")
+    second = TranscriptLock.acquire(tmp_path / "link" / ".." / "link" / "chat.md")  # no conflict with itself
+    assert second is first
+    first.release()
+    second.release()
+    assert list((tmp_path / "real").iterdir()) == []

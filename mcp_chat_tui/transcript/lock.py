@@ -53,7 +53,7 @@ class TranscriptLock:
 
         Raises ``OSError`` when the side file cannot be made (e.g. the folder does not exist).
         """
-        key = path.absolute()
+        key = path.resolve()  # one file, one lock: the same file by another path is the same key
         with cls._guard:
             held = cls._held.get(key)
             if held is not None:

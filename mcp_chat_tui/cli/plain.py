@@ -222,9 +222,10 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
     console.print(literal(f"— resumed: {len(transcript.exchanges)} exchange(s) —", "dim"))
 
 
-def reporting_saver(path: Path, loop: asyncio.AbstractEventLoop, stderr: Console) -> AutoSaver:
+def reporting_saver(path: Path, loop: asyncio.AbstractEventLoop) -> AutoSaver:
     """An ``AutoSaver`` for ``path`` that says on stderr, in one line, when saving fails and when it
     works again (it retries on its own)."""
+    stderr = Console(stderr=True, highlight=False)
 
     def changed(error: Exception | None) -> None:
         if error is not None:
@@ -239,17 +240,12 @@ def reporting_saver(path: Path, loop: asyncio.AbstractEventLoop, stderr: Console
     return AutoSaver(path, on_change=changed)
 
 
-def close_recording(recorder: TranscriptRecorder | None, stderr: Console) -> bool:
-    """Save what is left and release the file; False (and one line on stderr) when events were not saved."""
-    if recorder is None:
-        return True
-    saver = recorder.saver
-    recorder.close()
+def unsaved(recorder: TranscriptRecorder | None) -> str | None:
+    """After ``recorder.close()``: why events of the conversation were not saved (None: all saved)."""
+    saver = recorder.saver if recorder is not None else None
     if saver is None or saver.saved:
-        return True
-    stderr.print(Text(f"{saver.problem or f'cannot save {saver.path}'}: the last changes of this "
-                      "conversation are not saved", style="bold red"), soft_wrap=True)
-    return False
+        return None
+    return f"{saver.problem or f'cannot save {saver.path}'}: the last changes of this conversation are not saved"
 
 
 async def run_plain(
@@ -259,69 +255,75 @@ async def run_plain(
 ) -> int:
     """The ``prompt ->`` loop (or one turn with ``-p``), saving the conversation as it goes (unless not
     ``save``); returns the exit code. With ``-p`` the ``report`` holds the answer back for stdout and
-    decides the exit code (cli/report.py). Events that could not be saved make it 1 (failure)."""
-    stderr = Console(stderr=True, highlight=False)
+    decides the exit code (cli/report.py). Events that could not be saved make it 1, said on stderr."""
     if one_prompt is not None and report is None:
         report = OneShotReport(one_prompt, model_label)
     try:
-        code = await _converse(agent, console, stderr, one_prompt=one_prompt, auto_yes=auto_yes, recorder=recorder,
+        code = await _converse(agent, console, one_prompt=one_prompt, auto_yes=auto_yes, recorder=recorder,
                                transcript_file=transcript_file, model_label=model_label, report=report, save=save)
     finally:
-        saved = close_recording(recorder, stderr)
-    if not saved and report is not None:
-        report.save_error = report.save_error or "the conversation could not be saved"
-    return code if saved else int(ExitCode.FAILURE)
+        problem = unsaved(recorder)  # the recorder is closed by now
+        if problem is not None:
+            Console(stderr=True, highlight=False).print(Text(problem, style="bold red"), soft_wrap=True)
+    if problem is None:
+        return code
+    if report is not None:
+        report.save_error = report.save_error or problem
+    return int(ExitCode.FAILURE)
 
 
 async def _converse(
-    agent: Agent, console: Console, stderr: Console, *, one_prompt: str | None, auto_yes: bool,
-    recorder: TranscriptRecorder | None, transcript_file: Path | None, model_label: str,
-    report: OneShotReport | None, save: bool,
+    agent: Agent, console: Console, *, one_prompt: str | None, auto_yes: bool, recorder: TranscriptRecorder | None,
+    transcript_file: Path | None, model_label: str, report: OneShotReport | None, save: bool,
 ) -> int:
-    """``run_plain``'s loop: the resumed conversation's open calls, then the prompts."""
+    """``run_plain``'s loop: the resumed conversation's open calls, then the prompts; the recorder is
+    closed on the way out."""
     loop = asyncio.get_running_loop()
     reader = LineReader(loop) if one_prompt is None or sys.stdin.isatty() else None
     printer = PlainConsole(console, reader, auto_yes=auto_yes)
     sink: Callable[[AgentEvent], None] = report.watch(printer) if report is not None else printer
     if recorder is not None:
         sink = tee(RecordingSink(recorder, model_label), sink)
-    if recorder is not None and recorder.transcript.exchanges:
-        if save:
-            path = transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user)
-            recorder.saver = reporting_saver(path, loop, stderr)
-        print_loaded(console, recorder.transcript)
-        agent.load_messages(to_openai_messages(recorder.transcript))
-        pending = recorder.transcript.pending_proposals()
-        if pending:
-            await agent.continue_turn([
-                (PlannedCall(p.call_id, p.name, p.arguments, agent.tools.find_tool(p.name)),
-                 ApprovalChoice(p.choice) if p.choice else None)
-                for p in pending
-            ], sink)
-    prompts = [one_prompt] if one_prompt is not None else None
-    while True:
-        if prompts is not None:
-            if not prompts:
-                return 0
-            prompt = prompts.pop(0)
-        else:
-            console.print(PROMPT, end="", style="bold", highlight=False)
-            assert reader is not None
-            line = await reader.read()
-            if line is None:
-                console.print()
-                return 0
-            prompt = line.strip()
-            if not prompt:
-                continue
-            if prompt.lower() in EXIT_WORDS:
-                return 0
-        if recorder is not None and recorder.saver is None and save:
-            recorder.saver = reporting_saver(transcript_file or new_transcript_path(prompt), loop, stderr)
-        await agent.run_turn(prompt, sink)
-        if report is not None:
-            saver = recorder.saver if recorder is not None else None
-            report.transcript = str(saver.path) if saver is not None else None
-            if saver is not None and not saver.flush():
-                report.save_error = saver.problem or f"cannot save {saver.path}"
-            return int(report.exit_code)
+    try:
+        if recorder is not None and recorder.transcript.exchanges:
+            if save:
+                recorder.saver = reporting_saver(
+                    transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user), loop)
+            print_loaded(console, recorder.transcript)
+            agent.load_messages(to_openai_messages(recorder.transcript))
+            pending = recorder.transcript.pending_proposals()
+            if pending:
+                await agent.continue_turn([
+                    (PlannedCall(p.call_id, p.name, p.arguments, agent.tools.find_tool(p.name)),
+                     ApprovalChoice(p.choice) if p.choice else None)
+                    for p in pending
+                ], sink)
+        prompts = [one_prompt] if one_prompt is not None else None
+        while True:
+            if prompts is not None:
+                if not prompts:
+                    return 0
+                prompt = prompts.pop(0)
+            else:
+                console.print(PROMPT, end="", style="bold", highlight=False)
+                assert reader is not None
+                line = await reader.read()
+                if line is None:
+                    console.print()
+                    return 0
+                prompt = line.strip()
+                if not prompt:
+                    continue
+                if prompt.lower() in EXIT_WORDS:
+                    return 0
+            if recorder is not None and recorder.saver is None and save:
+                recorder.saver = reporting_saver(transcript_file or new_transcript_path(prompt), loop)
+            await agent.run_turn(prompt, sink)
+            if report is not None:
+                report.transcript = str(recorder.saver.path) if recorder is not None and recorder.saver else None
+                if recorder is not None and recorder.saver is not None and not recorder.saver.flush():
+                    report.save_error = recorder.saver.problem or f"cannot save {recorder.saver.path}"
+                return int(report.exit_code)
+    finally:
+        if recorder is not None:
+            recorder.close()

@@ -373,7 +373,8 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
 
     @on(SaveChanged)
     def _save_changed(self, message: SaveChanged) -> None:
-        if not self._shut_down:
+        saver = self.recorder.saver
+        if not self._shut_down and saver is not None and saver.path == message.path:  # not a file left before
             self._show_save_problem(message.problem)
 
     # ----- servers ---------------------------------------------------------------------------

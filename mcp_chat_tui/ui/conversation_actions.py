@@ -40,13 +40,13 @@ class ConversationActions:
         path = self.transcript_file
 
         def changed(error: Exception | None) -> None:  # on the saver's thread
-            self.post_message(SaveChanged(None if error is None else save_problem(path, error)))
+            self.post_message(SaveChanged(path, None if error is None else save_problem(path, error)))
 
         try:
             self.recorder.saver = AutoSaver(path, on_change=changed)
         except TranscriptInUse as exc:
             self.unsaved = str(exc)
-            self.post_message(SaveChanged(str(exc)))
+            self._show_save_problem(str(exc))
 
     def _detach_saver(self) -> None:
         """Stop saving this conversation (what is left is saved first; a failure is said)."""
@@ -58,7 +58,7 @@ class ConversationActions:
             problem = saver.problem or f"cannot save {saver.path}"
             self.unsaved = f"{problem}: its last changes are not saved"
             self.notify(self.unsaved, title="not saved", severity="error", timeout=15, markup=False)
-        self._show_save_problem(None)
+        self.status_bar.save_problem = ""  # about that conversation, which is no longer saved here
 
     def _show_save_problem(self, problem: str | None) -> None:
         """The status bar says while saving fails; a notification says when it starts and ends."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.message import Message
 
 from mcp_chat_tui.agent.events import AgentEvent
@@ -31,8 +33,10 @@ class EngineProgress(Message):
 
 
 class SaveChanged(Message):
-    """Saving the conversation started to fail (``problem``: why, in one line) or works again (None)."""
+    """Saving the conversation to ``path`` started to fail (``problem``: why, in one line) or works
+    again (None)."""
 
-    def __init__(self, problem: str | None) -> None:
+    def __init__(self, path: Path, problem: str | None) -> None:
         super().__init__()
+        self.path = path
         self.problem = problem

@@ -5,6 +5,10 @@ Prints, measured in one run:
   conversations of 10, 100 and 1,000 turns (each turn: a prompt, a tool call
   with its result, an answer); growth should be no worse than linear;
 - load_ms_per_turn: reading the 1,000-turn file back, per turn;
+- load_s_1k / load_s_10k: opening a saved file of 1,000 and 10,000 exchanges as the app and
+  ``--plain`` do before showing it (read, check it is UTF-8 text, parse, and render the text the
+  next save writes), and load_10k_vs_1k_ratio, their ratio (linear: about 10; target at most 12,
+  and load_s_10k under 2 s);
 - stall_autosave_ratio: the longest event-loop pause while a reply streams into
   the real app (headless) with autosave on, divided by the same with autosave
   off (target at most 1.2), runs alternated, medians taken.
@@ -36,7 +40,9 @@ from mcp_chat_tui.transcript import (  # noqa: E402
     Step,
     ToolResult,
     Transcript,
+    TranscriptRecorder,
     parse,
+    read_transcript_text,
     render,
     write_atomically,
 )
@@ -82,6 +88,20 @@ def time_load(turns: int, folder: Path, repeats: int = 5) -> float:
         samples.append(time.perf_counter() - started)
     assert len(loaded.exchanges) == turns
     return statistics.median(samples) * 1000 / turns
+
+
+def time_open(turns: int, folder: Path, repeats: int = 3) -> float:
+    """Seconds to open a saved file of ``turns`` exchanges: read, parse, and the next save's text."""
+    path = folder / f"open-{turns}.md"
+    write_atomically(path, render(conversation(turns)))
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        recorder = TranscriptRecorder(parse(read_transcript_text(path), path))
+        recorder.rendered()
+        samples.append(time.perf_counter() - started)
+    assert len(recorder.transcript.exchanges) == turns
+    return statistics.median(samples)
 
 
 async def longest_pause(autosave: bool, folder: Path, run: int) -> float:
@@ -140,6 +160,10 @@ def main() -> None:
         print(f"save: 10 turns {save[10]:.2f} ms, 100 turns {save[100]:.2f} ms, 1000 turns {save[1000]:.2f} ms "
               f"(1000/100 = {save[1000] / save[100]:.1f}x for 10x the turns)")
         print(f"load: {load_per_turn:.3f} ms per turn")
+        open_1k, open_10k = time_open(1000, folder), time_open(10_000, folder)
+        size_10k = (folder / "open-10000.md").stat().st_size / 1e6
+        print(f"open: 1,000 exchanges {open_1k:.3f} s, 10,000 exchanges ({size_10k:.1f} MB) {open_10k:.3f} s "
+              f"(10,000/1,000 = {open_10k / open_1k:.1f}x for 10x the exchanges)")
         on, off = asyncio.run(stall_ratio(folder))
         print(f"longest event-loop pause while streaming: autosave on {on * 1000:.1f} ms, off {off * 1000:.1f} ms")
     print(json.dumps({
@@ -148,6 +172,9 @@ def main() -> None:
         "save_ms_1000": round(save[1000], 3),
         "load_ms_per_turn": round(load_per_turn, 4),
         "stall_autosave_ratio": round(on / off, 3),
+        "load_s_1k": round(open_1k, 4),
+        "load_s_10k": round(open_10k, 4),
+        "load_10k_vs_1k_ratio": round(open_10k / open_1k, 2),
     }))
 
 

@@ -6,6 +6,8 @@ import argparse
 import asyncio
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from rich.console import Console
 from rich.markup import escape
@@ -13,7 +15,7 @@ from rich.text import Text
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.cli.check import status_table
-from mcp_chat_tui.cli.main import SIGTERM_EXIT, ask_on_terminal, run_until_signal
+from mcp_chat_tui.cli.main import SIGTERM_EXIT, ask_on_terminal, exit_on_sigterm, run_until_signal
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.setup import load_configuration, make_hub
 from mcp_chat_tui.config import Settings, remove_setting, save_setting, settings_path
@@ -21,7 +23,7 @@ from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import package_path
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState
-from mcp_chat_tui.transcript import Transcript, TranscriptRecorder, parse, read_transcript_text
+from mcp_chat_tui.transcript import Transcript, TranscriptLock, TranscriptRecorder, parse, read_transcript_text
 
 
 def demo_model_path() -> str:
@@ -74,19 +76,33 @@ def open_transcript(args: argparse.Namespace) -> Transcript | None:
     path = args.transcript
     if path is None or not path.exists():
         return None
+    return parse(read_transcript_text(path), path)
+
+
+@contextmanager
+def transcript_held(args: argparse.Namespace) -> Iterator[None]:
+    """Hold ``--transcript FILE`` for the run (``TranscriptLock``): another mcp-chat-tui that has
+    it open stops this one before anything is read (``TranscriptInUse``, exit 2)."""
+    path = args.transcript
+    lock = None
+    if path is not None and path.parent.is_dir():
+        try:
+            lock = TranscriptLock.acquire(path)
+        except OSError:
+            lock = None  # a folder that takes no file: saving will say so
     try:
-        return parse(read_transcript_text(path), path)
-    except OSError as exc:
-        raise UserFacingError(f"cannot read {path}: {exc.strerror or exc}") from None
+        yield
+    finally:
+        if lock is not None:
+            lock.release()
 
 
-async def _chat(args: argparse.Namespace, model: str) -> int:
+async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None) -> int:
     """``--plain`` and ``-p``. With ``-p`` everything but the answer (or ``--json``'s object) goes to stderr."""
     from mcp_chat_tui.cli.plain import run_plain
 
     one_shot = args.prompt is not None
     console = Console(highlight=False, stderr=one_shot)
-    loaded = open_transcript(args)
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
     engine = make_engine(args, model)
     hub = make_hub(settings, mcp_config)
@@ -124,11 +140,10 @@ async def _chat(args: argparse.Namespace, model: str) -> int:
             await engine.close()
 
 
-async def _tui(args: argparse.Namespace, model: str) -> int:
+async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) -> int:
     """The full-screen app; SIGTERM leaves it the same way Ctrl+C does (servers shut down first)."""
     from mcp_chat_tui.ui.app import ChatApp
 
-    loaded = open_transcript(args)
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
     hub = make_hub(settings, mcp_config)
     app = ChatApp(
@@ -144,11 +159,14 @@ async def _tui(args: argparse.Namespace, model: str) -> int:
         await app.run_async()
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+        exit_on_sigterm()
         await app.shutdown()
+    if app.unsaved:
+        Console(stderr=True).print(f"[bold red]mcp-chat-tui:[/] {escape(app.unsaved)}", highlight=False)
     if app.fatal_error:
         Console(stderr=True).print(f"[bold red]mcp-chat-tui:[/] {escape(app.fatal_error)}", highlight=False)
         return ExitCode.FAILURE
-    return app.return_code or 0
+    return app.return_code or (ExitCode.FAILURE if app.unsaved else 0)
 
 
 def display_name(model: str) -> str:
@@ -173,6 +191,8 @@ def run_chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if model is None:
         parser.error("give a model (a Hugging Face repo id or a local folder), or --demo for the bundled toy model")
     read_prompt(args, parser)
-    if args.plain or args.prompt is not None:
-        return asyncio.run(run_until_signal(lambda: _chat(args, model)))
-    return asyncio.run(_tui(args, model))
+    with transcript_held(args):
+        loaded = open_transcript(args)  # before the event loop: Ctrl+C and SIGTERM stop a long read at once
+        if args.plain or args.prompt is not None:
+            return asyncio.run(run_until_signal(lambda: _chat(args, model, loaded)))
+        return asyncio.run(_tui(args, model, loaded))

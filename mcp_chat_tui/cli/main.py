@@ -20,6 +20,17 @@ from mcp_chat_tui.core.paths import user_log_dir
 SIGTERM_EXIT = 128 + signal.SIGTERM
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(SIGTERM_EXIT)
+
+
+def exit_on_sigterm() -> None:
+    """Outside the event loop's own handling (start-up, reading a transcript, the last clean-up),
+    SIGTERM ends the program at once with 143, running ``finally`` blocks on the way (a lock is
+    released, a server stopped), as Ctrl+C's ``KeyboardInterrupt`` does with 130."""
+    signal.signal(signal.SIGTERM, _terminated)
+
+
 def setup_logging() -> Path | None:
     """Send library logs (the SDK's included) to a file, never over the screen."""
     root = logging.getLogger()
@@ -72,6 +83,7 @@ async def run_until_signal(work: Callable[[], Awaitable[int]]) -> int:
         raise
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+        exit_on_sigterm()  # asyncio put the default back, which would end the process without clean-up
 
 
 async def _check_servers(args) -> int:
@@ -87,6 +99,7 @@ async def _check_servers(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    exit_on_sigterm()
     parser = build_parser()
     args = parser.parse_args(argv)
     setup_logging()

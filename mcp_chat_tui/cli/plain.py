@@ -10,6 +10,7 @@ import asyncio
 import sys
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from rich.console import Console, Group
@@ -32,10 +33,18 @@ from mcp_chat_tui.agent.events import (
     Notice,
     TurnFinished,
 )
-from mcp_chat_tui.cli.report import OneShotReport
+from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.engine.events import Stats
-from mcp_chat_tui.transcript import AutoSaver, Transcript, TranscriptRecorder, new_transcript_path, to_openai_messages
+from mcp_chat_tui.transcript import (
+    AutoSaver,
+    Transcript,
+    TranscriptRecorder,
+    new_transcript_path,
+    save_problem,
+    to_openai_messages,
+)
+from mcp_chat_tui.transcript.store import RETRY_INTERVAL
 from mcp_chat_tui.ui.recording import RecordingSink, pending_calls, tee
 
 PROMPT = "prompt -> "
@@ -223,6 +232,32 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
     console.print(literal(f"— resumed: {len(transcript.exchanges)} exchange(s) —", "dim"))
 
 
+def reporting_saver(path: Path, loop: asyncio.AbstractEventLoop) -> AutoSaver:
+    """An ``AutoSaver`` for ``path`` that says on stderr, in one line, when saving fails and when it
+    works again (it retries on its own)."""
+    stderr = Console(stderr=True, highlight=False)
+
+    def changed(error: Exception | None) -> None:
+        if error is not None:
+            line = Text(f"{save_problem(path, error)}; retrying every {RETRY_INTERVAL:.0f} s", style="bold red")
+        else:
+            line = Text(f"saved {path} again", style="green")
+        try:
+            loop.call_soon_threadsafe(partial(stderr.print, line, soft_wrap=True))
+        except RuntimeError:  # the loop is closed: say it from here
+            stderr.print(line, soft_wrap=True)
+
+    return AutoSaver(path, on_change=changed)
+
+
+def unsaved(recorder: TranscriptRecorder | None) -> str | None:
+    """After ``recorder.close()``: why events of the conversation were not saved (None: all saved)."""
+    saver = recorder.saver if recorder is not None else None
+    if saver is None or saver.saved:
+        return None
+    return f"{saver.problem or f'cannot save {saver.path}'}: the last changes of this conversation are not saved"
+
+
 async def run_plain(
     agent: Agent, console: Console, *, one_prompt: str | None = None, auto_yes: bool = False,
     recorder: TranscriptRecorder | None = None, transcript_file: Path | None = None, model_label: str = "model",
@@ -230,12 +265,32 @@ async def run_plain(
 ) -> int:
     """The ``prompt ->`` loop (or one turn with ``-p``), saving the conversation as it goes (unless not
     ``save``); returns the exit code. With ``-p`` the ``report`` holds the answer back for stdout and
-    decides the exit code (cli/report.py)."""
+    decides the exit code (cli/report.py). Events that could not be saved make it 1, said on stderr."""
+    if one_prompt is not None and report is None:
+        report = OneShotReport(one_prompt, model_label)
+    try:
+        code = await _converse(agent, console, one_prompt=one_prompt, auto_yes=auto_yes, recorder=recorder,
+                               transcript_file=transcript_file, model_label=model_label, report=report, save=save)
+    finally:
+        problem = unsaved(recorder)  # the recorder is closed by now
+        if problem is not None:
+            Console(stderr=True, highlight=False).print(Text(problem, style="bold red"), soft_wrap=True)
+    if problem is None:
+        return code
+    if report is not None:
+        report.save_error = report.save_error or problem
+    return int(ExitCode.FAILURE)
+
+
+async def _converse(
+    agent: Agent, console: Console, *, one_prompt: str | None, auto_yes: bool, recorder: TranscriptRecorder | None,
+    transcript_file: Path | None, model_label: str, report: OneShotReport | None, save: bool,
+) -> int:
+    """``run_plain``'s loop: the resumed conversation's open calls, then the prompts; the recorder is
+    closed on the way out."""
     loop = asyncio.get_running_loop()
     reader = LineReader(loop) if one_prompt is None or sys.stdin.isatty() else None
     printer = PlainConsole(console, reader, auto_yes=auto_yes)
-    if one_prompt is not None and report is None:
-        report = OneShotReport(one_prompt, model_label)
     sink: Callable[[AgentEvent], None] = report.watch(printer) if report is not None else printer
     if recorder is not None:
         sink = tee(RecordingSink(recorder, model_label), sink)
@@ -243,7 +298,8 @@ async def run_plain(
     try:
         if recorder is not None and recorder.transcript.exchanges:
             if save:
-                recorder.saver = AutoSaver(transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user))
+                recorder.saver = reporting_saver(
+                    transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user), loop)
             print_loaded(console, recorder.transcript)
             agent.load_messages(to_openai_messages(recorder.transcript))
             pending = pending_calls(recorder.transcript.pending_proposals(), agent.tools.find_tool)
@@ -268,10 +324,12 @@ async def run_plain(
                 if prompt.lower() in EXIT_WORDS:
                     return 0
             if recorder is not None and recorder.saver is None and save:
-                recorder.saver = AutoSaver(transcript_file or new_transcript_path(prompt))
+                recorder.saver = reporting_saver(transcript_file or new_transcript_path(prompt), loop)
             await agent.run_turn(prompt, sink)
             if report is not None:
                 report.transcript = str(recorder.saver.path) if recorder is not None and recorder.saver else None
+                if recorder is not None and recorder.saver is not None and not recorder.saver.flush():
+                    report.save_error = recorder.saver.problem or f"cannot save {recorder.saver.path}"
                 return int(report.exit_code)
     finally:
         if recorder is not None:

@@ -113,6 +113,7 @@ class OneShotReport:
         self.calls: dict[str, CallReport] = {}
         self.generations: list[Stats] = []
         self.transcript: str | None = None
+        self.save_error: str | None = None  # why the conversation could not be saved (then exit 1)
         self._held = ""
 
     def watch(self, printer: AgentSink) -> AgentSink:
@@ -148,8 +149,14 @@ class OneShotReport:
             self.answer, self._held = self._held, ""
 
     @property
-    def exit_code(self) -> ExitCode:
+    def turn_exit_code(self) -> ExitCode:
+        """How the turn itself ended."""
         return exit_code_for(self.end, self.calls.values())
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """The turn's code; a conversation that could not be saved is a failure (1)."""
+        return ExitCode.FAILURE if self.save_error else self.turn_exit_code
 
     def tokens(self) -> dict[str, Any]:
         """The token figures summed over the turn's generations, and each generation's own."""
@@ -176,13 +183,14 @@ class OneShotReport:
             "calls": [call.to_json() for call in self.calls.values()],
             "tokens": self.tokens(),
             "transcript": self.transcript,
+            "save_error": self.save_error,
         }
 
     def write(self, stdout: TextIO, *, as_json: bool) -> None:
         """The run's result on stdout: the JSON object, or the final answer alone (none after a failure)."""
         if as_json:
             stdout.write(json.dumps(self.to_json(), ensure_ascii=False) + "\n")
-        elif self.exit_code is not ExitCode.FAILURE and self.answer:
+        elif self.turn_exit_code is not ExitCode.FAILURE and self.answer:  # an answer not saved is still given
             stdout.write(self.answer if self.answer.endswith("\n") else self.answer + "\n")
         stdout.flush()
 
@@ -190,4 +198,4 @@ class OneShotReport:
 def failure_json(prompt: str, message: str, code: int) -> str:
     """The ``--json`` object of a run that failed before its turn (configuration, model, servers)."""
     return json.dumps({"prompt": prompt, "answer": None, "end": None, "error": message, "exit_code": code,
-                       "calls": [], "tokens": None, "transcript": None}, ensure_ascii=False)
+                       "calls": [], "tokens": None, "transcript": None, "save_error": None}, ensure_ascii=False)

@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from typing import IO, Any
 
 from mcp import StdioServerParameters
+from mcp.client import stdio as sdk_stdio
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -16,8 +17,19 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 
+# How the SDK stops a stdio server: close its stdin, wait PROCESS_TERMINATION_TIMEOUT for it to
+# exit, SIGTERM its process group, wait FORCE_KILL_TIMEOUT, SIGKILL. Its 2 s + 2 s would hold the
+# app's exit (Ctrl+C, SIGTERM) well past the second it promises whenever a server does not read
+# its stdin (one still starting, one busy); a server that reads it exits at once either way.
+SERVER_EXIT_GRACE = 0.25  # seconds after stdin closes before SIGTERM
+SERVER_KILL_GRACE = 0.3  # seconds after SIGTERM before SIGKILL
+
+
 def stdio_transport(config: Any, errlog: IO[str]) -> Any:
-    """The SDK's stdio transport with the server's stderr sent to ``errlog``."""
+    """The SDK's stdio transport with the server's stderr sent to ``errlog`` (and the shorter
+    shutdown grace above: the SDK reads these module settings when it stops a server)."""
+    sdk_stdio.PROCESS_TERMINATION_TIMEOUT = SERVER_EXIT_GRACE
+    sdk_stdio.FORCE_KILL_TIMEOUT = SERVER_KILL_GRACE
     params = StdioServerParameters(
         command=config.command,
         args=list(config.args),

@@ -4,17 +4,20 @@ from mcp_chat_tui.transcript.format import TranscriptError, parse, render
 from mcp_chat_tui.transcript.messages import to_anthropic_messages, to_openai_messages
 from mcp_chat_tui.transcript.model import Exchange, Proposal, Step, ToolResult, Transcript
 from mcp_chat_tui.transcript.recorder import TranscriptRecorder
+from mcp_chat_tui.transcript.lock import TranscriptInUse, TranscriptLock
 from mcp_chat_tui.transcript.store import (
     AutoSaver,
     conversations_dir,
     new_transcript_path,
     read_transcript_text,
     recent_conversations,
+    save_problem,
     write_atomically,
 )
 
 __all__ = [
     "AutoSaver", "Exchange", "Proposal", "Step", "ToolResult", "Transcript", "TranscriptError",
-    "TranscriptRecorder", "conversations_dir", "new_transcript_path", "parse", "read_transcript_text",
-    "recent_conversations", "render", "to_anthropic_messages", "to_openai_messages", "write_atomically",
+    "TranscriptInUse", "TranscriptLock", "TranscriptRecorder", "conversations_dir", "new_transcript_path", "parse",
+    "read_transcript_text", "recent_conversations", "render", "save_problem", "to_anthropic_messages",
+    "to_openai_messages", "write_atomically",
 ]

@@ -59,9 +59,9 @@ class TranscriptError(UserFacingError):
 
     exit_code = 2
 
-    def __init__(self, path: object, line: int, problem: str) -> None:
+    def __init__(self, path: object, line: int | None, problem: str) -> None:
         self.line = line
-        super().__init__(f"{path}: line {line}: {problem}")
+        super().__init__(f"{path}: line {line}: {problem}" if line is not None else f"{path}: {problem}")
 
 
 # ----- writing -------------------------------------------------------------------------------
@@ -201,6 +201,8 @@ class _Reader:
         return self.transcript
 
     def _marker(self, line: str) -> str | None:
+        if not line or (line[0] < "\x80" and line[0] not in "^`"):
+            return None  # most lines: plain text (an ASCII marker-like symbol is only ^ or `)
         marker = marker_like(line)
         if marker is not None and known_marker(line) is None:
             raise self.fail(f"unknown marker {marker!r}; expected one of {EXPECTED} (or escape the line with \\)")

@@ -52,6 +52,8 @@ def marker_like(line: str) -> str | None:
 
 
 def escape_line(line: str) -> str:
+    if not line or (line[0] < "\x80" and line[0] not in "^`\\"):
+        return line  # most lines: plain text (the only ASCII marker-like symbols are ^ and `)
     return "\\" + line if line.startswith("\\") or marker_like(line) else line
 
 
@@ -70,6 +72,8 @@ def escape_thought(text: str) -> list[str]:
 
 
 def fence_for(body: str) -> str:
+    if "```" not in body:
+        return "```"
     longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
     return "`" * max(3, longest + 1)
 

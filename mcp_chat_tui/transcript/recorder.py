@@ -118,9 +118,12 @@ class TranscriptRecorder:
     def rendered(self) -> str:
         """The whole file; exchanges before the last are rendered once and kept."""
         exchanges = self.transcript.exchanges
-        while self._cached_count < len(exchanges) - 1:
-            self._cached += render_exchange(exchanges[self._cached_count])
-            self._cached_count += 1
+        if self._cached_count < len(exchanges) - 1:
+            # joined once for all the exchanges new since the last call: adding them one by one to
+            # the string would copy it each time (a loaded 50 MB file: hours)
+            done = [render_exchange(exchange) for exchange in exchanges[self._cached_count:-1]]
+            self._cached = "".join([self._cached, *done])
+            self._cached_count = len(exchanges) - 1
         return self._cached + (render_exchange(exchanges[-1]) if exchanges else "")
 
     def reset(self, transcript: Transcript) -> None:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from mcp_chat_tui.core.paths import user_data_dir
+from mcp_chat_tui.transcript.format import TranscriptError
+from mcp_chat_tui.transcript.lock import TranscriptLock
 from mcp_chat_tui.transcript.markers import ASSISTANT, USER, unescape_line
 
 
@@ -32,14 +37,37 @@ def new_transcript_path(first_prompt: str, folder: Path | None = None, when: dat
     return path
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write to a temporary file beside ``path``, flush it to disk, then rename it over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+NEW_FILE_MODE = 0o600  # a new conversation is private; a file that exists keeps its own mode
+RETRY_INTERVAL = 2.0  # seconds between attempts while saving fails
+
+
+def write_atomically(path: Path, text: str, *, create_folder: bool = True) -> None:
+    """Write to a temporary file beside ``path``, flush it to disk, then rename it over ``path``.
+
+    A file that exists keeps its permission bits; a read-only one is never replaced
+    (``PermissionError``). ``create_folder`` False: a missing folder is an error, not made again.
+    """
+    mode = NEW_FILE_MODE
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        pass
+    else:
+        mode = stat.S_IMODE(status.st_mode)
+        if not stat.S_ISREG(status.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "not a regular file", str(path))
+        if not mode & 0o222 or not os.access(path, os.W_OK):
+            raise PermissionError(errno.EACCES, "the file is read-only", str(path))
+    if create_folder:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "its folder no longer exists", str(path.parent))
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
             file.write(text)
             file.flush()
+            os.fchmod(file.fileno(), mode)
             os.fsync(file.fileno())
         os.replace(temporary, path)
     except BaseException:
@@ -51,27 +79,85 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def read_transcript_text(path: Path) -> str:
-    with open(path, encoding="utf-8", newline="") as file:
-        return file.read()
+    """The text of a transcript; a file that is not text (not UTF-8, NUL bytes, a folder) is a
+    ``TranscriptError`` naming the line, like any other bad file."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except IsADirectoryError:
+        raise TranscriptError(path, None, "is a folder, not a transcript file") from None
+    except OSError as exc:
+        raise TranscriptError(path, None, f"cannot be read ({exc.strerror or exc})") from None
+    nul = data.find(b"\0")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if 0 <= nul < exc.start:
+            raise _not_text(path, data, nul, "a NUL byte") from None
+        raise _not_text(path, data, exc.start, f"byte 0x{data[exc.start]:02x} is not UTF-8") from None
+    if nul >= 0:
+        raise _not_text(path, data, nul, "a NUL byte")
+    return text
+
+
+def _not_text(path: Path, data: bytes, offset: int, what: str) -> TranscriptError:
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return TranscriptError(path, line, f"{what} (byte {column} of the line): a transcript is UTF-8 text; "
+                                       "save the file as UTF-8 or open another one")
+
+
+def save_problem(path: Path, error: BaseException) -> str:
+    """One line saying why ``path`` could not be saved."""
+    if isinstance(error, OSError):
+        where = error.filename if error.filename and str(error.filename) != str(path) else None
+        reason = error.strerror or str(error)
+        return f"cannot save {path}: {reason}" + (f" ({where})" if where else "")
+    return f"cannot save {path}: {error}"
 
 
 class AutoSaver:
     """Saves the newest text given to it on a background thread; older pending texts are skipped.
 
-    ``save(text)`` returns at once, so the screen never waits for the disk;
-    ``flush()`` waits until everything given so far is on disk.
+    ``save(text)`` returns at once, so the screen never waits for the disk; ``flush()`` waits
+    until everything given so far was tried. A write that fails sets ``error``, calls
+    ``on_change(error)`` from the saver's thread (and ``on_change(None)`` once saving works
+    again), and is retried every ``retry_interval`` seconds and at the next ``save``.
+    The saver holds the file's lock (``TranscriptLock``) until ``close``.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self, path: Path, *, on_change: Callable[[Exception | None], None] | None = None,
+        retry_interval: float = RETRY_INTERVAL,
+    ) -> None:
         self.path = path
         self.error: Exception | None = None
+        self.on_change = on_change
+        self.retry_interval = retry_interval
+        self._lock_handle = _lock_for_saving(path)
         self._pending: str | None = None
-        self._written = 0
+        self._retry: tuple[str, int] | None = None  # the text that failed, and its number
+        self._next_retry = 0.0
+        self._written = 0  # the number of the last text written
+        self._tried = 0  # the number of the last text tried (written or failed)
         self._given = 0
+        self._wrote_once = False
         self._closed = False
         self._lock = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="transcript-saver", daemon=True)
         self._thread.start()
+
+    @property
+    def saved(self) -> bool:
+        """Everything given so far is on disk."""
+        with self._lock:
+            return self._written >= self._given
+
+    @property
+    def problem(self) -> str | None:
+        """Why saving fails now, in one line (None while it works)."""
+        error = self.error
+        return None if error is None else save_problem(self.path, error)
 
     def save(self, text: str) -> None:
         with self._lock:
@@ -80,36 +166,76 @@ class AutoSaver:
             self._lock.notify_all()
 
     def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every text given was tried; True when all of it is on disk."""
         deadline = time.monotonic() + timeout
         with self._lock:
-            while self._written < self._given and time.monotonic() < deadline:
+            while self._tried < self._given and time.monotonic() < deadline:
                 self._lock.wait(0.05)
             return self._written >= self._given
 
-    def close(self) -> None:
-        self.flush()
+    def close(self, timeout: float = 10.0) -> bool:
+        """Save what is left (one last try after a failure), stop, release the file; True when saved."""
+        self.flush(timeout)
         with self._lock:
             self._closed = True
             self._lock.notify_all()
-        self._thread.join(timeout=5)
+        self._thread.join(timeout=timeout)
+        if self._lock_handle is not None:
+            self._lock_handle.release()
+            self._lock_handle = None
+        return self.saved
+
+    def _next_text(self) -> tuple[str, int] | None:
+        """Under the lock: the text to write next, waiting for one (None: closed, nothing to do)."""
+        while True:
+            if self._pending is not None:
+                text, self._pending = self._pending, None
+                return text, self._given
+            if self._retry is not None and (self._closed or time.monotonic() >= self._next_retry):
+                return self._retry
+            if self._closed:
+                return None
+            wait = None if self._retry is None else max(0.0, self._next_retry - time.monotonic())
+            self._lock.wait(wait)
 
     def _run(self) -> None:
         while True:
             with self._lock:
-                while not self._closed and self._pending is None:
-                    self._lock.wait()
-                if self._pending is None:
-                    return
-                text, given = self._pending, self._given
-                self._pending = None
+                job = self._next_text()
+            if job is None:
+                return
+            text, number = job
             try:
-                write_atomically(self.path, text)
-                self.error = None
-            except OSError as exc:
-                self.error = exc
+                write_atomically(self.path, text, create_folder=not self._wrote_once)
+                error: Exception | None = None
+                self._wrote_once = True
+            except Exception as exc:  # noqa: BLE001 - any failure is reported to the user, the thread lives on
+                error = exc
             with self._lock:
-                self._written = max(self._written, given)
+                changed = (error is None) != (self.error is None) or str(error) != str(self.error)
+                self.error = error
+                self._tried = max(self._tried, number)
+                if error is None:
+                    self._written = max(self._written, number)
+                    self._retry = None
+                else:
+                    self._retry = (text, number)
+                    self._next_retry = time.monotonic() + self.retry_interval
+                last_try = error is not None and self._closed and self._pending is None
                 self._lock.notify_all()
+            if changed and self.on_change is not None:
+                self.on_change(error)
+            if last_try:
+                return
+
+
+def _lock_for_saving(path: Path) -> TranscriptLock | None:
+    """The file's lock, its folder made first; a folder that cannot be made shows as a save failure later."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return TranscriptLock.acquire(path)
+    except OSError:
+        return None
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,9 @@ from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widget import Widget
+from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Footer, Input, Static
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
@@ -53,7 +54,7 @@ from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_text
-from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, ServerChanged
+from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.recording import RecordingSink
 from mcp_chat_tui.ui.records import CallRecord, CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
@@ -156,6 +157,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self.agent = Agent(engine, hub, policy, system_prompt=settings.system_prompt, max_turns=settings.max_turns)
         self.ready = asyncio.Event()
         self.fatal_error: str | None = None
+        self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
         self._queue: list[str] = []
         self._turn_running = False
         self._reply: AssistantReply | None = None
@@ -244,7 +246,13 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self.query_one(PromptInput).focus()
         self.set_interval(0.5, self.calls_table.tick_running)
         if self.recorder.transcript.exchanges:
-            await self._show_transcript(self.recorder.transcript)
+            try:
+                await self._show_transcript(self.recorder.transcript)
+            except (MountError, NoMatches):
+                if not self._shut_down:
+                    raise
+            if self._shut_down:  # left while the conversation was being shown (SIGTERM)
+                return
             self._attach_saver()
         self.start_services()
         if self.open_resume:
@@ -364,6 +372,12 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         elif progress.stage == "load":
             self.status_bar.hide_download()
             self._engine_state("loading", progress.message)
+
+    @on(SaveChanged)
+    def _save_changed(self, message: SaveChanged) -> None:
+        saver = self.recorder.saver
+        if not self._shut_down and saver is not None and saver.path == message.path:  # not a file left before
+            self._show_save_problem(message.problem)
 
     # ----- servers ---------------------------------------------------------------------------
 
@@ -700,7 +714,11 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self.status_bar.detail = "shutting down servers…"
         except Exception:  # noqa: BLE001 - the screen is already gone when the app unmounts
             pass
+        saver = self.recorder.saver
         self.recorder.close()
+        if saver is not None and not saver.saved:
+            problem = saver.problem or f"cannot save {saver.path}"
+            self.unsaved = f"{problem}: the last changes of this conversation are not saved"
         await self.hub.shutdown()
         await self.engine.close()
 

@@ -11,13 +11,18 @@ from mcp_chat_tui.transcript import (
     AutoSaver,
     Transcript,
     TranscriptError,
+    TranscriptInUse,
+    TranscriptLock,
     new_transcript_path,
     parse,
     read_transcript_text,
     recent_conversations,
+    save_problem,
     to_openai_messages,
     write_atomically,
 )
+from mcp_chat_tui.transcript.store import RETRY_INTERVAL
+from mcp_chat_tui.ui.messages import SaveChanged
 from mcp_chat_tui.ui.recording import pending_calls
 from mcp_chat_tui.ui.screens.conversations import ExportScreen, ResumeScreen
 from mcp_chat_tui.ui.transcript_view import show_transcript
@@ -27,16 +32,43 @@ class ConversationActions:
     """Transcript behaviour of ``ChatApp``: uses its ``recorder``, ``agent``, ``chat`` and tables."""
 
     def _attach_saver(self, first_prompt: str = "") -> None:
+        """Save the conversation from now on; a failure to save is shown as it happens (``SaveChanged``)."""
         if not self.autosave:
             return
         if self.transcript_file is None:
             self.transcript_file = new_transcript_path(first_prompt)
-        self.recorder.saver = AutoSaver(self.transcript_file)
+        path = self.transcript_file
+
+        def changed(error: Exception | None) -> None:  # on the saver's thread
+            self.post_message(SaveChanged(path, None if error is None else save_problem(path, error)))
+
+        try:
+            self.recorder.saver = AutoSaver(path, on_change=changed)
+        except TranscriptInUse as exc:
+            self.unsaved = str(exc)
+            self._show_save_problem(str(exc))
 
     def _detach_saver(self) -> None:
+        """Stop saving this conversation (what is left is saved first; a failure is said)."""
+        saver = self.recorder.saver
         self.recorder.close()
         self.recorder.saver = None
         self.recorder.reset(Transcript())
+        if saver is not None and not saver.saved:
+            problem = saver.problem or f"cannot save {saver.path}"
+            self.unsaved = f"{problem}: its last changes are not saved"
+            self.notify(self.unsaved, title="not saved", severity="error", timeout=15, markup=False)
+        self.status_bar.save_problem = ""  # about that conversation, which is no longer saved here
+
+    def _show_save_problem(self, problem: str | None) -> None:
+        """The status bar says while saving fails; a notification says when it starts and ends."""
+        bar = self.status_bar
+        if problem is not None and bar.save_problem != problem:
+            self.notify(f"{problem}; retrying every {RETRY_INTERVAL:.0f} s", title="conversation not saved",
+                        severity="error", timeout=15, markup=False)
+        elif problem is None and bar.save_problem:
+            self.notify("the conversation is saved again", title="saved")
+        bar.save_problem = problem or ""
 
     async def _show_transcript(self, transcript: Transcript) -> None:
         """Show a loaded conversation, give the agent its messages, and note calls left open."""
@@ -80,12 +112,26 @@ class ConversationActions:
         self.push_screen(ResumeScreen(recent_conversations()), callback=chosen)
 
     async def open_conversation(self, path: Path) -> bool:
-        """Replace the current conversation with a saved one; a bad file changes nothing."""
+        """Replace the current conversation with a saved one; a bad file, or one another
+        mcp-chat-tui has open, changes nothing."""
+        try:
+            lock = TranscriptLock.acquire(path)
+        except (OSError, TranscriptInUse) as exc:
+            problem = f"cannot open {path}: {exc.strerror}" if isinstance(exc, OSError) else str(exc)
+            self.notify(problem, title="cannot open the conversation", severity="error", timeout=10, markup=False)
+            return False
         try:
             transcript = parse(read_transcript_text(path), path)
-        except (OSError, TranscriptError) as exc:
+        except TranscriptError as exc:
+            lock.release()
             self.notify(str(exc), title="cannot open the conversation", severity="error", timeout=10)
             return False
+        try:
+            return await self._replace_conversation(path, transcript)
+        finally:
+            lock.release()  # the new saver holds it now
+
+    async def _replace_conversation(self, path: Path, transcript: Transcript) -> bool:
         self.agent.stop()
         self._detach_saver()
         await self.chat.clear()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.message import Message
 
 from mcp_chat_tui.agent.events import AgentEvent
@@ -28,3 +30,13 @@ class EngineProgress(Message):
     def __init__(self, progress: LoadProgress) -> None:
         super().__init__()
         self.progress = progress
+
+
+class SaveChanged(Message):
+    """Saving the conversation to ``path`` started to fail (``problem``: why, in one line) or works
+    again (None)."""
+
+    def __init__(self, path: Path, problem: str | None) -> None:
+        super().__init__()
+        self.path = path
+        self.problem = problem

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
-from mcp_chat_tui.ui.records import CallState
-from mcp_chat_tui.ui.widgets.chat import AssistantReply, ToolCallCard, UserMessage
+from mcp_chat_tui.ui.records import CallRecord, CallState
+from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, AssistantReply, ToolCallCard, UserMessage
 
 if TYPE_CHECKING:
     from mcp_chat_tui.ui.app import ChatApp
 
+MAX_EARLIER_CALLS_LISTED = 1000  # calls of exchanges not shown in the chat that the sidebar lists (the last)
 STATUS_STATE = {
     "done": CallState.DONE,
     "error": CallState.ERROR,
@@ -39,13 +40,27 @@ def reply_note(exchange: Exchange) -> str:
 
 
 async def show_transcript(app: ChatApp, transcript: Transcript) -> AssistantReply | None:
-    """Mount the whole conversation; returns the last reply (to continue it when calls are open)."""
+    """Show a loaded conversation: its last ``MAX_EXCHANGES_SHOWN`` exchanges in the chat, every call
+    in the sidebar; returns the last reply (to continue it when calls are open).
+
+    Exchanges before those are never mounted (a 50 MB file has some 12,000): the chat says how
+    many there are, the prompt history and the sidebar have them, the transcript keeps them."""
     chat = app.chat
+    prompt = app.query_one("#prompt")
     reply: AssistantReply | None = None
     app._pending_keys = {}
-    for exchange in transcript.exchanges:
+    hidden = max(0, len(transcript.exchanges) - MAX_EXCHANGES_SHOWN)
+    earlier = [p for exchange in transcript.exchanges[:hidden] for step in exchange.steps for p in step.proposals]
+    for exchange in transcript.exchanges[:hidden]:
+        prompt.remember(exchange.user)
+    for proposal in earlier[-MAX_EARLIER_CALLS_LISTED:]:
+        _add_proposal_record(app, proposal)
+    await chat.note_hidden(hidden)
+    for exchange in transcript.exchanges[hidden:]:
+        if app._shut_down:  # the app is leaving: stop here, the screen is being taken down
+            return None
         await chat.add_prompt(UserMessage(exchange.user))
-        app.query_one("#prompt").remember(exchange.user)
+        prompt.remember(exchange.user)
         if exchange.model is None:
             reply = None
             continue
@@ -57,12 +72,19 @@ async def show_transcript(app: ChatApp, transcript: Transcript) -> AssistantRepl
             if step.text:
                 await reply.append_text(step.text)
             for proposal in step.proposals:
-                await _show_proposal(app, reply, proposal)
-        await reply.finish(reply_note(exchange))
+                record = _add_proposal_record(app, proposal)
+                card = ToolCallCard(record, app.clock)
+                app._cards[record.key] = card
+                await reply.add_widget(card)
+        await reply.finish()
+    table = app.calls_table
+    if table.row_count:
+        table.move_cursor(row=table.row_count - 1, animate=False)
     return reply
 
 
-async def _show_proposal(app: ChatApp, reply: AssistantReply, proposal: Proposal) -> None:
+def _add_proposal_record(app: ChatApp, proposal: Proposal) -> CallRecord:
+    """The call's row in the sidebar, as the file left it."""
     result = proposal.result
     malformed = proposal.name == "malformed_tool_call"
     record = app._new_record(proposal.call_id, (result.server if result else "") or proposal.server, proposal.name,
@@ -78,9 +100,5 @@ async def _show_proposal(app: ChatApp, reply: AssistantReply, proposal: Proposal
         record.reason = "" if result.status == "done" else result.content
     else:
         app._pending_keys[proposal.call_id] = record.key
-        if proposal.interrupted:
-            record.reason = "interrupted: it may or may not have run (started in an earlier run, no result recorded)"
-    app.calls_table.add_record(record)
-    card = ToolCallCard(record, app.clock)
-    app._cards[record.key] = card
-    await reply.add_widget(card)
+    app.calls_table.add_record(record, follow=False)
+    return record

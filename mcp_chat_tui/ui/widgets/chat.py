@@ -266,8 +266,14 @@ class ChatLog(OneLayoutPass, VerticalScroll):
                 break
             if child.id != "hidden-note":
                 old.append(child)
-        self.hidden_exchanges += excess
         await self.remove_children(old)
+        await self.note_hidden(excess)
+
+    async def note_hidden(self, count: int) -> None:
+        """Say that ``count`` more earlier exchanges are not shown (never mounted, or taken away)."""
+        if count <= 0:
+            return
+        self.hidden_exchanges += count
         note = literal(f"… {self.hidden_exchanges} earlier exchange(s) not shown here; the transcript keeps them all")
         existing = self.query("#hidden-note")
         if existing:

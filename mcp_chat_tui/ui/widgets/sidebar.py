@@ -91,12 +91,14 @@ class ToolCallTable(DataTable):
                             else one_line(record.raw, 48)),
         }
 
-    def add_record(self, record: CallRecord) -> None:
+    def add_record(self, record: CallRecord, *, follow: bool = True) -> None:
+        """A row for ``record``; the cursor follows to it when it was on the last row (unless not
+        ``follow``: moving it costs a walk over every row, so a loaded file's rows move it once)."""
         self.records[record.key] = record
         cells = self._cells(record)
         at_end = self.cursor_row >= self.row_count - 1
         self.add_row(*(cells[key] for key in ("time", "tool", "state", "took", "args")), key=record.key)
-        if at_end:
+        if at_end and follow:
             self.move_cursor(row=self.row_count - 1, animate=False)
 
     def update_record(self, record: CallRecord, columns: tuple[str, ...] = ("time", "tool", "state", "took")) -> None:

@@ -1,4 +1,5 @@
-"""The status bar: model, engine state (with download progress), tokens in context, servers.
+"""The status bar: model, engine state (with download progress), tokens in context, servers, and
+"not saved" while saving the conversation fails.
 
 One widget drawing one line of text, download bar included: it is the whole first frame of
 the app, and a single widget with a few rules of CSS is what that frame can afford.
@@ -47,6 +48,7 @@ class StatusBar(Widget):
     context_tokens = reactive(0)
     servers = reactive("")
     download: reactive[tuple[int, int | None] | None] = reactive(None)
+    save_problem = reactive("")  # why the conversation is not being saved ("" while it is)
 
     def __init__(self, model: str = "", **options) -> None:
         super().__init__(**options)
@@ -65,6 +67,9 @@ class StatusBar(Widget):
             text.append(f"  ·  {self.context_tokens} tokens in context", style="dim")
         if self.servers:
             text.append_text(literal(f"  ·  {self.servers}", "dim"))
+        if self.save_problem:
+            text.append("  ·  ")
+            text.append("not saved", style="bold red")
         return text
 
     def show_download(self, done: int, total: int | None) -> None:

@@ -100,5 +100,7 @@ def _add_proposal_record(app: ChatApp, proposal: Proposal) -> CallRecord:
         record.reason = "" if result.status == "done" else result.content
     else:
         app._pending_keys[proposal.call_id] = record.key
+        if proposal.interrupted:
+            record.reason = "interrupted: it may or may not have run (started in an earlier run, no result recorded)"
     app.calls_table.add_record(record, follow=False)
     return record

@@ -76,7 +76,7 @@ async def show_transcript(app: ChatApp, transcript: Transcript) -> AssistantRepl
                 card = ToolCallCard(record, app.clock)
                 app._cards[record.key] = card
                 await reply.add_widget(card)
-        await reply.finish()
+        await reply.finish(reply_note(exchange))
     table = app.calls_table
     if table.row_count:
         table.move_cursor(row=table.row_count - 1, animate=False)

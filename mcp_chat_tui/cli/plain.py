@@ -252,10 +252,8 @@ def reporting_saver(path: Path, loop: asyncio.AbstractEventLoop) -> AutoSaver:
 
 def unsaved(recorder: TranscriptRecorder | None) -> str | None:
     """After ``recorder.close()``: why events of the conversation were not saved (None: all saved)."""
-    saver = recorder.saver if recorder is not None else None
-    if saver is None or saver.saved:
-        return None
-    return f"{saver.problem or f'cannot save {saver.path}'}: the last changes of this conversation are not saved"
+    problem = recorder.saver.unsaved if recorder is not None and recorder.saver is not None else None
+    return None if problem is None else f"{problem}: the last changes of this conversation are not saved"
 
 
 async def run_plain(
@@ -329,7 +327,7 @@ async def _converse(
             if report is not None:
                 report.transcript = str(recorder.saver.path) if recorder is not None and recorder.saver else None
                 if recorder is not None and recorder.saver is not None and not recorder.saver.flush():
-                    report.save_error = recorder.saver.problem or f"cannot save {recorder.saver.path}"
+                    report.save_error = recorder.saver.unsaved
                 return int(report.exit_code)
     finally:
         if recorder is not None:

@@ -159,6 +159,13 @@ class AutoSaver:
         error = self.error
         return None if error is None else save_problem(self.path, error)
 
+    @property
+    def unsaved(self) -> str | None:
+        """Why some of what was given is not on disk, in one line (None: all of it is saved)."""
+        if self.saved:
+            return None
+        return self.problem or f"cannot save {self.path}"
+
     def save(self, text: str) -> None:
         with self._lock:
             self._pending = text

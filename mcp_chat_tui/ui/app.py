@@ -716,8 +716,8 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             pass
         saver = self.recorder.saver
         self.recorder.close()
-        if saver is not None and not saver.saved:
-            problem = saver.problem or f"cannot save {saver.path}"
+        problem = saver.unsaved if saver is not None else None
+        if problem is not None:
             self.unsaved = f"{problem}: the last changes of this conversation are not saved"
         await self.hub.shutdown()
         await self.engine.close()

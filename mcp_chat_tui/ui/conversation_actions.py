@@ -54,8 +54,8 @@ class ConversationActions:
         self.recorder.close()
         self.recorder.saver = None
         self.recorder.reset(Transcript())
-        if saver is not None and not saver.saved:
-            problem = saver.problem or f"cannot save {saver.path}"
+        problem = saver.unsaved if saver is not None else None
+        if problem is not None:
             self.unsaved = f"{problem}: its last changes are not saved"
             self.notify(self.unsaved, title="not saved", severity="error", timeout=15, markup=False)
         self.status_bar.save_problem = ""  # about that conversation, which is no longer saved here

@@ -271,21 +271,14 @@ class Agent:
     def _unique_id(self, state: _TurnState, given: str) -> str:
         """The model's id for a call, made unique within the whole conversation (tool messages are
         matched by id): a taken ``call_N`` (or no id) becomes the next free ``call_N``, another
-        taken id gets a ``_2``, ``_3``… suffix."""
-        taken = {call["id"] for message in self.messages for call in message.get("tool_calls") or []}
-        taken |= {call.id for call in state.calls + state.malformed}
-        if given and given not in taken:
-            return given
-        if not given or _GENERATED_ID.fullmatch(given):
-            numbers = [int(m.group(1)) for m in map(_GENERATED_ID.fullmatch, map(str, taken)) if m]
-            number = max(numbers, default=0) + 1
-            while f"call_{number}" in taken:
-                number += 1
-            return f"call_{number}"
-        number = 2
-        while f"{given}_{number}" in taken:
-            number += 1
-        return f"{given}_{number}"
+        taken id gets a ``_2``, ``_3``… suffix. The conversation's ids are gathered once a turn."""
+        if state.taken_ids is None:
+            state.taken_ids = {str(call["id"]) for message in self.messages for call in message.get("tool_calls") or []}
+            state.taken_ids |= {call.id for call in state.calls + state.malformed}
+        taken = state.taken_ids
+        unique = given if given and given not in taken else _free_id(given, taken)
+        taken.add(unique)
+        return unique
 
     async def _decide_and_run(self, state: _TurnState, sink: AgentSink) -> bool:
         """Ask about each call in order, then run every allowed one concurrently; True stops the turn."""
@@ -425,6 +418,7 @@ class _TurnState:
         self.iterations = 0
         self.batch_choice = ApprovalChoice.ALLOW_PENDING
         self.batch_save = False
+        self.taken_ids: set[str] | None = None  # every call id of the conversation, once asked for
         self.reset_reply()
         self.clear_calls()
 
@@ -441,6 +435,20 @@ class _TurnState:
         self.outcomes: dict[str, CallFinished] = {}
         self.started: dict[str, float] = {}  # perf_counter at each running call's start
         self.recorded: dict[str, Recorded] = {}
+
+
+def _free_id(given: str, taken: set[str]) -> str:
+    """An id not in ``taken`` for a call whose ``given`` id is taken (or empty)."""
+    if not given or _GENERATED_ID.fullmatch(given):
+        numbers = [int(m.group(1)) for m in map(_GENERATED_ID.fullmatch, taken) if m]
+        number = max(numbers, default=0) + 1
+        while f"call_{number}" in taken:
+            number += 1
+        return f"call_{number}"
+    number = 2
+    while f"{given}_{number}" in taken:
+        number += 1
+    return f"{given}_{number}"
 
 
 def _seconds(duration: float) -> float:

@@ -114,6 +114,20 @@ def check_exit(terminal: Terminal, how: str, took: float, folder: Path) -> None:
     assert wait_until(lambda: not pids_running_in(folder), 5), "a server outlived the app"
 
 
+def end_in_phase(terminal: Terminal, how: str, folder: Path, reached, prompt: bytes | None = None) -> None:
+    """Wait until the app is in the phase under test (``reached``; after typing ``prompt`` once it is
+    ready, when given), signal it, and check it ended as it should."""
+    try:
+        if prompt is not None:
+            assert wait_until(lambda: "ready" in terminal.text(), 60), terminal.text()[-2000:]
+            terminal.press(prompt)
+        assert wait_until(reached, 30 if prompt is not None else 60), terminal.text()[-2000:]
+        took = stop_and_time(terminal, how)
+    finally:
+        terminal.close()
+    check_exit(terminal, how, took, folder)
+
+
 HOW = ["SIGTERM", "Ctrl+C"]
 
 
@@ -122,14 +136,8 @@ def test_while_a_server_is_still_starting(how, tmp_path, isolated_user_dirs):
     config = servers_json(tmp_path, "--startup-delay", "60")
     with ScriptedEndpoint([]) as endpoint:
         terminal = start_app(tmp_path, isolated_user_dirs, endpoint.url, "--mcp-config", str(config))
-        try:
-            server_started = lambda: bool(set(pids_running_in(tmp_path)) - {terminal.pid})  # noqa: E731
-            assert wait_until(lambda: "starting 1 server" in terminal.text() and server_started(), 60), \
-                terminal.text()[-2000:]
-            took = stop_and_time(terminal, how)
-        finally:
-            terminal.close()
-    check_exit(terminal, how, took, tmp_path)
+        server_started = lambda: bool(set(pids_running_in(tmp_path)) - {terminal.pid})  # noqa: E731
+        end_in_phase(terminal, how, tmp_path, lambda: "starting 1 server" in terminal.text() and server_started())
 
 
 @pytest.mark.parametrize("how", HOW)
@@ -140,12 +148,7 @@ def test_while_a_long_transcript_is_loading(how, tmp_path, isolated_user_dirs):
     with ScriptedEndpoint([]) as endpoint:
         terminal = start_app(tmp_path, isolated_user_dirs, endpoint.url, "--mcp-config", str(config),
                              "--transcript", str(path))
-        try:
-            assert wait_until(lambda: lock_path(path).exists(), 60), terminal.text()[-2000:]
-            took = stop_and_time(terminal, how)
-        finally:
-            terminal.close()
-    check_exit(terminal, how, took, tmp_path)
+        end_in_phase(terminal, how, tmp_path, lambda: lock_path(path).exists())
     assert not lock_path(path).exists()
 
 
@@ -162,12 +165,7 @@ def test_while_the_app_shows_a_loaded_conversation(how, tmp_path, isolated_user_
     with ScriptedEndpoint([]) as endpoint:
         terminal = start_app(tmp_path, isolated_user_dirs, endpoint.url, "--mcp-config", str(config),
                              "--transcript", str(path))
-        try:
-            assert wait_until(lambda: "starting" in terminal.text(), 60), terminal.text()[-2000:]
-            took = stop_and_time(terminal, how)
-        finally:
-            terminal.close()
-    check_exit(terminal, how, took, tmp_path)
+        end_in_phase(terminal, how, tmp_path, lambda: "starting" in terminal.text())
 
 
 @pytest.mark.parametrize("how", HOW)
@@ -175,14 +173,7 @@ def test_while_the_model_is_generating(how, tmp_path, isolated_user_dirs):
     config = servers_json(tmp_path)
     with StalledEndpoint() as endpoint:
         terminal = start_app(tmp_path, isolated_user_dirs, endpoint.url, "--mcp-config", str(config))
-        try:
-            assert wait_until(lambda: "ready" in terminal.text(), 60), terminal.text()[-2000:]
-            terminal.press(b"hello\r")
-            assert wait_until(lambda: "Thinking" in terminal.text(), 30), terminal.text()[-2000:]
-            took = stop_and_time(terminal, how)
-        finally:
-            terminal.close()
-    check_exit(terminal, how, took, tmp_path)
+        end_in_phase(terminal, how, tmp_path, lambda: "Thinking" in terminal.text(), prompt=b"hello\r")
 
 
 @pytest.mark.parametrize("how", HOW)
@@ -190,14 +181,7 @@ def test_while_a_tool_call_runs(how, tmp_path, isolated_user_dirs):
     config = servers_json(tmp_path)
     with ScriptedEndpoint([tool_reply("slow", {"seconds": 60}), "done"]) as endpoint:
         terminal = start_app(tmp_path, isolated_user_dirs, endpoint.url, "--mcp-config", str(config), "--yes")
-        try:
-            assert wait_until(lambda: "ready" in terminal.text(), 60), terminal.text()[-2000:]
-            terminal.press(b"take your time\r")
-            assert wait_until(lambda: "running tools" in terminal.text(), 30), terminal.text()[-2000:]
-            took = stop_and_time(terminal, how)
-        finally:
-            terminal.close()
-    check_exit(terminal, how, took, tmp_path)
+        end_in_phase(terminal, how, tmp_path, lambda: "running tools" in terminal.text(), prompt=b"take your time\r")
 
 
 def long_transcript(folder: Path) -> Path:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_chat_tui.transcript import AutoSaver, Exchange, Step, Transcript, render, write_atomically
+from mcp_chat_tui.transcript import AutoSaver, Exchange, Step, Transcript, parse, render, write_atomically
 from tests.fakes import ScriptedEngine
 from tests.helpers import wait_until
 from tests.scripted_endpoint import ScriptedEndpoint
@@ -165,17 +165,24 @@ def test_the_plain_mode_says_at_once_when_saving_fails_and_exits_1(tmp_path, iso
     assert path.read_text(encoding="utf-8") == HELLO
 
 
-async def test_the_app_shows_a_failed_save_in_the_status_bar_and_a_notification_until_it_works(tmp_path):
-    path = tmp_path / "chat.md"
+def read_only_conversation(folder: Path):
+    """A saved conversation whose file is read-only, and an app that goes on with it."""
+    path = folder / "chat.md"
     path.write_text(HELLO, encoding="utf-8")
     path.chmod(0o444)
-    from mcp_chat_tui.transcript import parse
+    return path, make_app(ScriptedEngine(["fine"]), transcript_file=path, transcript=parse(HELLO))
 
-    app = make_app(ScriptedEngine(["fine"]), transcript_file=path, transcript=parse(HELLO))
+
+async def one_more_turn(pilot, app) -> None:
+    await wait_ready(pilot, app)
+    await send(pilot, "one more")
+    await wait_turn_done(pilot, app)
+
+
+async def test_the_app_shows_a_failed_save_in_the_status_bar_and_a_notification_until_it_works(tmp_path):
+    path, app = read_only_conversation(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_ready(pilot, app)
-        await send(pilot, "one more")
-        await wait_turn_done(pilot, app)
+        await one_more_turn(pilot, app)
         await pilot.wait_for_scheduled_animations()
         assert wait_until(lambda: app.recorder.saver.error is not None, 10)
         await pilot.pause(0.1)
@@ -194,16 +201,9 @@ async def test_the_app_shows_a_failed_save_in_the_status_bar_and_a_notification_
 
 
 async def test_leaving_the_app_with_events_not_saved_is_noted_for_exit_1(tmp_path):
-    path = tmp_path / "chat.md"
-    path.write_text(HELLO, encoding="utf-8")
-    path.chmod(0o444)
-    from mcp_chat_tui.transcript import parse
-
-    app = make_app(ScriptedEngine(["fine"]), transcript_file=path, transcript=parse(HELLO))
+    path, app = read_only_conversation(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_ready(pilot, app)
-        await send(pilot, "one more")
-        await wait_turn_done(pilot, app)
+        await one_more_turn(pilot, app)
         await send(pilot, "bye")
     assert app.unsaved == f"cannot save {path}: the file is read-only: the last changes of this conversation are not saved"
     assert path.read_text(encoding="utf-8") == HELLO

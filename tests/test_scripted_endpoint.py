@@ -17,11 +17,10 @@ from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 QUESTION = [{"role": "user", "content": "what is 12 * 7?"}]
 
 
-@pytest.mark.parametrize("transport", ["httpx", "urllib"])
-async def test_the_client_reads_a_streamed_tool_call_and_the_usage(transport):
+async def test_the_client_reads_a_streamed_tool_call_and_the_usage():
     script = [tool_reply("calculator", {"expression": "12 * 7"}, content="Let me see.", call_id="c9")]
     with ScriptedEndpoint(script) as endpoint:
-        engine = OpenAIEngine(endpoint.url, "scripted", transport=transport)
+        engine = OpenAIEngine(endpoint.url, "scripted")
         await engine.load()
         events = [event async for event in engine.stream(QUESTION, tool_schemas())]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Let me see."

@@ -3,23 +3,21 @@
 Streams with SSE (``data:`` lines): ``choices[0].delta.content`` goes through the same
 tool-call recogniser as the local engine (servers often pass tool calls through as
 text), ``delta.tool_calls`` pieces are joined by index and checked when the reply ends,
-``delta.reasoning_content``/``reasoning`` becomes thinking. Uses httpx (the ``httpx2``
-the mcp SDK installs, or ``httpx``) and falls back to urllib on a thread.
+``delta.reasoning_content``/``reasoning`` becomes thinking. Speaks HTTP with ``httpx2``
+(the client the mcp SDK depends on) and reads the events with its ``EventSource``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import threading
 import time
-import urllib.error
-import urllib.request
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from mcp_chat_tui.engine.channel import ThreadChannel
+import httpx2
+
 from mcp_chat_tui.engine.events import (
     Done,
     EngineError,
@@ -30,14 +28,6 @@ from mcp_chat_tui.engine.events import (
 )
 from mcp_chat_tui.engine.messages import for_wire
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
-
-try:
-    import httpx2 as httpx
-except ImportError:  # pragma: no cover - depends on what is installed
-    try:
-        import httpx  # type: ignore[no-redef]
-    except ImportError:
-        httpx = None  # type: ignore[assignment]
 
 _CHAT_PATH = "/chat/completions"
 
@@ -55,12 +45,7 @@ class OpenAIEngine:
         temperature: float = 0.0,
         top_p: float = 1.0,
         timeout: float = 600.0,
-        transport: str = "auto",
     ) -> None:
-        if transport not in ("auto", "httpx", "urllib"):
-            raise ValueError(f"transport must be 'auto', 'httpx' or 'urllib', not {transport!r}")
-        if transport == "httpx" and httpx is None:
-            raise ValueError("transport 'httpx' asked for, but neither httpx2 nor httpx is installed")
         self.endpoint = endpoint.rstrip("/")
         self.model_name = model
         self.api_key_env = api_key_env
@@ -69,38 +54,29 @@ class OpenAIEngine:
         self.temperature = temperature
         self.top_p = top_p
         self.timeout = timeout
-        self._use_httpx = httpx is not None and transport != "urllib"
 
     @property
     def url(self) -> str:
         """The chat-completions URL: the endpoint itself if it ends in /chat/completions, else endpoint + that."""
         return self.endpoint if self.endpoint.endswith(_CHAT_PATH) else self.endpoint + _CHAT_PATH
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+    def _client(self, timeout: float) -> httpx2.AsyncClient:
+        """A client for one request, sending the API key if its variable is set."""
         key = os.environ.get(self.api_key_env)
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return headers
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout, connect=min(timeout, 15.0)))
 
     async def load(self, on_progress: Callable[[LoadProgress], None] | None = None) -> None:
         """Check that the server answers (GET .../models); raise ``EngineError`` saying what to check if not."""
         base = self.url[: -len(_CHAT_PATH)]
-        status, body = await asyncio.to_thread(self._get, base + "/models")
-        if status in (401, 403) or status >= 500:
-            raise self._http_error(status, body)
+        timeout = min(self.timeout, 15.0)
+        with self._transport_errors(timeout):
+            async with self._client(timeout) as client:
+                response = await client.get(base + "/models")
+        if response.status_code in (401, 403) or response.status_code >= 500:
+            raise self._http_error(response.status_code, response.text[:2000])
         if on_progress is not None:
             on_progress(LoadProgress("ready", 0, None, f"{self.model_name} at {self.endpoint}"))
-
-    def _get(self, url: str) -> tuple[int, str]:
-        request = urllib.request.Request(url, headers=self._headers(), method="GET")
-        try:
-            with urllib.request.urlopen(request, timeout=min(self.timeout, 15)) as response:
-                return response.status, response.read(2000).decode("utf-8", "replace")
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read(2000).decode("utf-8", "replace")
-        except (urllib.error.URLError, OSError) as exc:
-            raise self._network_error(getattr(exc, "reason", exc)) from None
 
     def stream(
         self,
@@ -131,13 +107,15 @@ class OpenAIEngine:
         started = time.perf_counter()
         first_at: float | None = None
         pieces = 0
-        finish = "stop"
+        finish: str | None = None
         usage: dict[str, Any] = {}
         calls: dict[int, dict[str, Any]] = {}
-        lines = self._lines_httpx(body) if self._use_httpx else self._lines_urllib(body)
+        events = self._event_data(body)
+        ended = False
         try:
-            async for data in _sse_data(lines):
+            async for data in events:
                 if data.strip() == "[DONE]":
+                    ended = True
                     break
                 chunk = self._decode(data)
                 if isinstance(chunk.get("usage"), dict):
@@ -158,7 +136,12 @@ class OpenAIEngine:
                     if choice.get("finish_reason"):
                         finish = choice["finish_reason"]
         finally:
-            await lines.aclose()
+            await events.aclose()
+        if not ended and finish is None:
+            raise EngineError(
+                f"the model server at {self.endpoint} ended its stream before the reply was complete "
+                "(no finish_reason and no [DONE]); its own log may say why"
+            )
 
         for event in recogniser.finish():
             yield event
@@ -198,64 +181,39 @@ class OpenAIEngine:
             raise EngineError(f"the model server at {self.endpoint} reported an error: {message}")
         return chunk
 
-    # -- transports: both yield the response body line by line ----------------------------------
+    # -- the wire -------------------------------------------------------------------------------
 
-    async def _lines_httpx(self, body: dict[str, Any]) -> AsyncIterator[str]:
-        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 15.0))
-        try:
-            async with httpx.AsyncClient(timeout=timeout) as client:
-                async with client.stream("POST", self.url, json=body, headers=self._headers()) as response:
+    async def _event_data(self, body: dict[str, Any]) -> AsyncIterator[str]:
+        """POST the request and yield the data of each server-sent event of the reply."""
+        with self._transport_errors(self.timeout):
+            async with self._client(self.timeout) as client:
+                # No size limit on one event: a tool call's arguments may arrive whole, and be large.
+                async with client.sse(self.url, method="POST", json=body, max_event_size=None) as source:
+                    response = source.response
                     if response.status_code >= 400:
-                        text = (await response.aread()).decode("utf-8", "replace")
-                        raise self._http_error(response.status_code, text)
-                    async for line in response.aiter_lines():
-                        yield line
-        except httpx.TimeoutException:
+                        await response.aread()
+                        raise self._http_error(response.status_code, response.text[:2000])
+                    async for event in source:
+                        yield event.data
+
+    @contextmanager
+    def _transport_errors(self, timeout: float) -> Iterator[None]:
+        """Turn httpx2's errors into an ``EngineError`` that says what went wrong and what to check."""
+        try:
+            yield
+        except httpx2.TimeoutException:
             raise EngineError(
-                f"the model server at {self.endpoint} did not answer within {self.timeout:g} s "
+                f"the model server at {self.endpoint} did not answer within {timeout:g} s "
                 "(check that it is not overloaded, or raise the timeout)"
             ) from None
-        except httpx.ConnectError as exc:
+        except httpx2.ConnectError as exc:
             raise self._network_error(exc) from None
-        except httpx.TransportError as exc:
+        except httpx2.SSEError as exc:
+            raise EngineError(f"the model server at {self.endpoint} did not stream its reply as events: {exc}") from None
+        except httpx2.TransportError as exc:
             raise EngineError(
                 f"the connection to the model server at {self.endpoint} broke: {type(exc).__name__}: {exc}"
             ) from None
-
-    async def _lines_urllib(self, body: dict[str, Any]) -> AsyncIterator[str]:
-        channel = ThreadChannel(asyncio.get_running_loop())
-        stop = threading.Event()
-        data = json.dumps(body).encode("utf-8")
-        end = object()
-
-        def read() -> None:
-            request = urllib.request.Request(self.url, data=data, headers=self._headers(), method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    for raw_line in response:
-                        if stop.is_set():
-                            break
-                        channel.put([raw_line.decode("utf-8", "replace").rstrip("\r\n")])
-            except urllib.error.HTTPError as exc:
-                channel.put([self._http_error(exc.code, exc.read(2000).decode("utf-8", "replace"))])
-            except TimeoutError:
-                channel.put([EngineError(f"the model server at {self.endpoint} did not answer within {self.timeout:g} s")])
-            except (urllib.error.URLError, OSError) as exc:
-                channel.put([self._network_error(getattr(exc, "reason", exc))])
-            finally:
-                channel.put([end])
-
-        threading.Thread(target=read, name="openai-engine-reader", daemon=True).start()
-        try:
-            while True:
-                for item in await channel.get():
-                    if item is end:
-                        return
-                    if isinstance(item, EngineError):
-                        raise item
-                    yield item
-        finally:
-            stop.set()
 
     # -- errors that say what to check ----------------------------------------------------------
 
@@ -276,24 +234,6 @@ class OpenAIEngine:
         else:
             hint = "the server rejected the request"
         return EngineError(f"the model server at {self.endpoint} answered HTTP {status}: {hint}. {detail}".rstrip())
-
-
-async def _sse_data(lines: AsyncIterator[str]) -> AsyncIterator[str]:
-    """The data of each server-sent event (``data:`` lines joined, dispatched at a blank line)."""
-    buffer: list[str] = []
-    async for line in lines:
-        if not line.strip():
-            if buffer:
-                yield "\n".join(buffer)
-                buffer = []
-            continue
-        if line.startswith(":"):
-            continue
-        field, _, value = line.partition(":")
-        if field == "data":
-            buffer.append(value[1:] if value.startswith(" ") else value)
-    if buffer:
-        yield "\n".join(buffer)
 
 
 def _merge_tool_call_pieces(calls: dict[int, dict[str, Any]], pieces: Any) -> None:

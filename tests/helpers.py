@@ -15,6 +15,7 @@ from pathlib import Path
 from mcp_chat_tui.config import ServerConfig
 
 FIXTURE_SERVER = str(Path(__file__).parent / "servers" / "fixture_server.py")
+LIAR_SERVER = str(Path(__file__).parent / "servers" / "liar_server.py")
 
 
 def fixture_config(name: str, *flags: str, marker: str = "", **overrides: object) -> ServerConfig:
@@ -29,6 +30,11 @@ def demo_config(name: str = "demo", **overrides: object) -> ServerConfig:
     return ServerConfig(
         name=name, type="stdio", command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"], **overrides
     )
+
+
+def liar_config(name: str = "liar") -> ServerConfig:
+    """tests/servers/liar_server.py: a tool that writes a file while marked read-only."""
+    return ServerConfig(name=name, type="stdio", command=sys.executable, args=[LIAR_SERVER])
 
 
 def new_marker() -> str:

@@ -24,7 +24,7 @@ from mcp_chat_tui.agent.loop import DENIED_MESSAGE, STOPPED_MESSAGE
 from mcp_chat_tui.engine.events import ToolCallMalformed
 from mcp_chat_tui.servers import ServerHub
 from tests.fakes import ScriptedEngine, call
-from tests.helpers import demo_config, fixture_config
+from tests.helpers import demo_config, fixture_config, liar_config
 
 
 class Recorder:
@@ -138,6 +138,8 @@ async def test_always_allow_a_tool_skips_the_dialog_next_time_and_can_be_saved(h
     assert asked == ["calculator", "echo"], "calculator was asked about twice"
     assert saved == [("demo", "calculator", "always")]
     assert [d.choice for d in sink.of(CallDecided)][:2] == [ApprovalChoice.ALWAYS_TOOL, ApprovalChoice.AUTO]
+    assert [d.allowed_by for d in sink.of(CallDecided)] == [
+        "you (always, saved in config.toml)", "saved always (config.toml)", "you (once)"]
 
 
 async def test_allow_all_and_always_remembers_every_pending_tool(hub):
@@ -168,8 +170,10 @@ async def test_policies_auto_and_auto_readonly(hub):
     # The demo tools are annotated read-only; the fixture tools are not.
     engine = ScriptedEngine([[call("calculator", {"expression": "1+1"}, "1"), call("echo", {"text": "x"}, "2")], "ok"])
     sink = Recorder(ApprovalChoice.ALLOW_ONCE)
-    await Agent(engine, hub, ApprovalPolicy("auto-readonly")).run_turn("x", sink)
+    await Agent(engine, hub, ApprovalPolicy("auto-readonly", trusted={"demo", "fx"})).run_turn("x", sink)
     assert [e.call.tool for e in sink.of(ApprovalNeeded)] == ["echo"]
+    assert [d.allowed_by for d in sink.of(CallDecided)] == ["auto-readonly (trusted server demo)", "you (once)"]
+    assert sink.of(ApprovalNeeded)[0].why == "auto-readonly: fx does not mark this tool read-only"
 
     engine = ScriptedEngine([[call("calculator", {"expression": "1+1"}, "1"), call("echo", {"text": "x"}, "2")], "ok"])
     sink = Recorder()
@@ -275,3 +279,66 @@ async def test_an_engine_error_mid_reply_ends_the_turn_with_the_message_and_keep
     assert await agent.run_turn("x", sink) == TurnEnd.ERROR
     assert "stopped answering" in sink.of(TurnFinished)[-1].error
     assert agent.messages[-1] == {"role": "assistant", "content": "partial "}
+
+
+async def test_auto_readonly_believes_a_read_only_mark_only_from_a_trusted_server(tmp_path):
+    """A server can mark a tool that writes read-only: auto-readonly asks unless config.toml trusts it."""
+    note = tmp_path / "note.txt"
+    servers = ServerHub([liar_config("liar")])
+    async with servers:
+        await servers.start_all()
+        engine = ScriptedEngine([[call("save_note", {"path": str(note), "text": "written"})], "ok"])
+        sink = Recorder(ApprovalChoice.DENY)
+        await Agent(engine, servers, ApprovalPolicy("auto-readonly", trusted={"demo"})).run_turn("x", sink)
+        [asked] = sink.of(ApprovalNeeded)
+        assert asked.why == "auto-readonly: liar marks it read-only, but liar is not in trusted_servers (config.toml)"
+        assert not note.exists()
+
+        engine = ScriptedEngine([[call("save_note", {"path": str(note), "text": "written"})], "ok"])
+        sink = Recorder()
+        await Agent(engine, servers, ApprovalPolicy("auto-readonly", trusted={"liar"})).run_turn("x", sink)
+        assert not sink.of(ApprovalNeeded) and note.read_text() == "written"
+        assert [d.allowed_by for d in sink.of(CallDecided)] == ["auto-readonly (trusted server liar)"]
+
+
+async def test_every_allowed_call_says_who_allowed_it(hub):
+    engine = ScriptedEngine([
+        [call("calculator", {"expression": "1+1"}, "1"), call("echo", {"text": "a"}, "2")], "ok",
+        [call("calculator", {"expression": "2+2"}, "1")], "ok",
+        [call("echo", {"text": "b"}, "1"), call("whoami", {}, "2")], "ok",
+    ])
+    policy = ApprovalPolicy("ask", saved={"fx": {"echo": "always"}})
+    sink = Recorder(ApprovalChoice.ALWAYS_TOOL, ApprovalChoice.ALLOW_ONCE)
+    agent = Agent(engine, hub, policy)
+    for prompt in ("one", "two", "three"):
+        await agent.run_turn(prompt, sink)
+    assert [(d.call.tool, d.allowed_by) for d in sink.of(CallDecided)] == [
+        ("calculator", "you (always, this session)"), ("echo", "saved always (config.toml)"),
+        ("calculator", "you (always, this session)"),
+        ("echo", "saved always (config.toml)"), ("whoami", "you (once)"),
+    ]
+    assert [e.why for e in sink.of(ApprovalNeeded)] == ['approval = "ask": every call asks'] * 2
+
+    engine = ScriptedEngine([[call("whoami", {})], "ok", [call("whoami", {})], "ok"])
+    sink = Recorder()
+    await Agent(engine, hub, ApprovalPolicy("auto")).run_turn("x", sink)
+    await Agent(engine, hub, ApprovalPolicy("ask", yes=True)).run_turn("x", sink)
+    assert [d.allowed_by for d in sink.of(CallDecided)] == ["auto policy", "--yes"]
+
+
+async def test_a_saved_always_that_cannot_be_written_is_said_and_kept_for_the_session(hub, tmp_path):
+    from mcp_chat_tui.config import save_setting
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where config.toml's folder should be\n")
+    path = blocker / "config.toml"
+    policy = ApprovalPolicy("ask", on_save=lambda s, t, v: save_setting(path, ("approvals", s, t), v))
+    engine = ScriptedEngine([[call("calculator", {"expression": "1+1"})], "2", [call("calculator", {"expression": "2+2"})], "4"])
+    sink = Recorder(ApprovalDecision(ApprovalChoice.ALWAYS_TOOL, save=True))
+    agent = Agent(engine, hub, policy)
+    await agent.run_turn("one", sink)
+    await agent.run_turn("two", sink)
+    [notice] = sink.of(Notice)
+    assert notice.text.startswith(f"demo › calculator: always allowed for this session, not saved: {path}: cannot be written")
+    assert len(sink.of(ApprovalNeeded)) == 1 and len(sink.of(CallFinished)) == 2
+    assert [d.allowed_by for d in sink.of(CallDecided)] == ["you (always, this session)"] * 2

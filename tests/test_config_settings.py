@@ -17,6 +17,7 @@ max_turns = 5
 tool_timeout = 30
 init_timeout = 2.5
 approval = "auto-readonly"
+trusted_servers = ["demo", "files"]
 theme = "mcp-light"
 on_server_failure = "continue"
 
@@ -62,7 +63,7 @@ def test_missing_file_gives_defaults(tmp_path):
     assert settings == Settings()
     assert (settings.system_prompt, settings.max_turns) == ("", 3)
     assert (settings.tool_timeout, settings.init_timeout) == (90, 10)
-    assert (settings.approval, settings.approvals) == ("ask", {})
+    assert (settings.approval, settings.approvals, settings.trusted_servers) == ("ask", {}, [])
     assert (settings.theme, settings.on_server_failure) == ("mcp-dark", "exit")
 
 
@@ -71,7 +72,7 @@ def test_every_setting_is_read(tmp_path):
     assert settings.system_prompt == "You are terse."
     assert settings.max_turns == 5
     assert settings.tool_timeout == 30.0 and settings.init_timeout == 2.5
-    assert settings.approval == "auto-readonly"
+    assert settings.approval == "auto-readonly" and settings.trusted_servers == ["demo", "files"]
     assert settings.approvals == {"demo": {"calculator": "always", "shell": "ask"}}
     assert settings.tool_approval("demo", "calculator") == "always"
     assert settings.tool_approval("demo", "other") is None
@@ -98,6 +99,9 @@ def test_invalid_toml_names_line_and_column(tmp_path):
         ("system_prompt = 1", "system_prompt", "valid string"),
         ('[approvals.demo]\ncalculator = "yes"', "approvals.demo.calculator", "'always' or 'ask'"),
         ('approvals = "all"', "approvals", "valid dictionary"),
+        ('trusted_servers = "demo"', "trusted_servers", "valid list"),
+        ('trusted_servers = ["demo", 1]', "trusted_servers[1]", "valid string"),
+        ('trusted_servers = [""]', "trusted_servers[0]", "at least 1 character"),
     ],
 )
 def test_wrong_values(tmp_path, text, where, expected):
@@ -131,6 +135,16 @@ def test_save_setting_keeps_everything_else(tmp_path):
     expected["approvals"]["weather"] = {"forecast": "always"}
     assert document == expected
     assert load_settings(path) == settings
+
+
+def test_save_setting_of_the_value_already_there_writes_nothing(tmp_path):
+    text = "# a comment tomli-w would drop\n" + FULL
+    path = write(tmp_path, text)
+    before = path.stat()
+    settings = save_setting(path, ("approvals", "demo", "calculator"), "always")
+    assert settings.tool_approval("demo", "calculator") == "always"
+    assert path.read_text(encoding="utf-8") == text
+    assert path.stat().st_ino == before.st_ino, "the file was replaced"
 
 
 def test_save_setting_replaces_a_top_level_value(tmp_path):

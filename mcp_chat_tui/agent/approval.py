@@ -1,71 +1,171 @@
-"""Which tool calls run without asking: the policy (ask, auto, auto-readonly) and per-tool "always"."""
+"""Which tool calls run without asking, and why: the policy (ask, auto, auto-readonly), trusted
+servers, "always" choices, this session's auto-run toggles and ``--yes``."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Literal
 
+from mcp_chat_tui.agent.events import ApprovalChoice
+from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.tools import ToolSpec
 
 PolicyMode = Literal["ask", "auto", "auto-readonly"]
+SAVED_ALWAYS = "saved always (config.toml)"
+YOU_ALWAYS = "you (always, this session)"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the policy says of a tool now: whether it ``runs`` without asking, and ``why`` (shown
+    beside the call: who allowed it, or why the dialog asks)."""
+
+    runs: bool
+    why: str
+
+
+def decision_label(choice: ApprovalChoice, *, save: bool = False) -> str:
+    """Who allowed a call the user was asked about (or a batch answer covered), in the words shown beside it."""
+    return {
+        ApprovalChoice.ALLOW_ONCE: "you (once)",
+        ApprovalChoice.ALLOW_PENDING: "you (all waiting)",
+        ApprovalChoice.ALWAYS_TOOL: "you (always, saved in config.toml)" if save else YOU_ALWAYS,
+        ApprovalChoice.ALWAYS_ALL: "you (always, all waiting)",
+    }.get(choice, "")
 
 
 class ApprovalPolicy:
-    """Decides whether a call needs the user's yes, and remembers "always allow" choices.
+    """Decides whether a call needs the user's yes, says why, and remembers "always" choices.
 
-    ``saved`` holds the per-tool choices from config.toml (``"always"`` or ``"ask"``,
-    keyed by server then tool); an explicit ``"ask"`` there overrides the mode.
-    ``on_save(server, tool, value)`` persists a change (``value`` None removes it).
+    The first rule that speaks about a tool wins:
+
+    1. this session's choice for the tool (the dialog's ``t``/``T``, the ``a`` toggle of a tool);
+    2. this session's choice for its server (``a`` in the server panel);
+    3. ``yes`` (``--yes``): every call runs;
+    4. ``saved``, config.toml's per-tool choices (``"always"`` or ``"ask"``, by server then tool);
+    5. the mode: "auto" runs every call, "auto-readonly" runs the tools a server in ``trusted``
+       marks read-only (a server's own mark is not trusted otherwise), "ask" asks.
+
+    Toggles change this session only. The one write is ``always_allow(save=True)`` (the dialog's
+    ``T``): ``on_save(server, tool, "always")``, which changes that one key of config.toml.
+    Listeners added with ``add_listener`` are called after every change (marks on screen follow).
     """
 
     def __init__(
         self,
         mode: PolicyMode = "ask",
         saved: dict[str, dict[str, str]] | None = None,
-        on_save: Callable[[str, str, str | None], None] | None = None,
+        on_save: Callable[[str, str, str], None] | None = None,
+        *,
+        trusted: Iterable[str] = (),
+        yes: bool = False,
     ) -> None:
         self.mode = mode
+        self.yes = yes
+        self.trusted = frozenset(trusted)
         self._saved = {server: dict(tools) for server, tools in (saved or {}).items()}
-        self._session: set[tuple[str, str]] = set()
-        self._session_ask: set[tuple[str, str]] = set()
+        self._tool_session: dict[tuple[str, str], bool] = {}
+        self._server_session: dict[str, bool] = {}
         self._on_save = on_save
+        self._listeners: list[Callable[[], None]] = []
+
+    def add_listener(self, listener: Callable[[], None]) -> None:
+        self._listeners.append(listener)
+
+    def _changed(self) -> None:
+        for listener in self._listeners:
+            listener()
+
+    # ----- deciding --------------------------------------------------------------------------
+
+    def verdict(self, spec: ToolSpec) -> Verdict:
+        """Whether ``spec`` runs without asking now, and which rule says so."""
+        session = self._tool_session.get((spec.server, spec.name))
+        if session is not None:
+            return Verdict(True, YOU_ALWAYS) if session else Verdict(
+                False, "you turned auto-run off for this tool (this session)")
+        server = self._server_session.get(spec.server)
+        if server is not None:
+            return Verdict(True, f"you (auto-run for server {spec.server}, this session)") if server else Verdict(
+                False, f"you turned auto-run off for server {spec.server} (this session)")
+        return self._standing_verdict(spec)
+
+    def _standing_verdict(self, spec: ToolSpec) -> Verdict:
+        """The verdict without this session's toggles: ``--yes``, config.toml, the mode."""
+        if self.yes:
+            return Verdict(True, "--yes")
+        saved = self._saved.get(spec.server, {}).get(spec.name)
+        if saved == "always":
+            return Verdict(True, SAVED_ALWAYS)
+        if saved is not None:
+            return Verdict(False, f'config.toml says "{saved}" for this tool ([approvals.{spec.server}])')
+        if self.mode == "auto":
+            return Verdict(True, "auto policy")
+        if self.mode == "auto-readonly":
+            return self._readonly_verdict(spec)
+        return Verdict(False, 'approval = "ask": every call asks')
+
+    def _readonly_verdict(self, spec: ToolSpec) -> Verdict:
+        if not spec.read_only:
+            return Verdict(False, f"auto-readonly: {spec.server} does not mark this tool read-only")
+        if spec.server not in self.trusted:
+            return Verdict(False, f"auto-readonly: {spec.server} marks it read-only, but {spec.server} is not "
+                                  "in trusted_servers (config.toml)")
+        return Verdict(True, f"auto-readonly (trusted server {spec.server})")
+
+    def runs_without_asking(self, spec: ToolSpec) -> bool:
+        return self.verdict(spec).runs
 
     def needs_approval(self, spec: ToolSpec) -> bool:
         return not self.runs_without_asking(spec)
 
-    def runs_without_asking(self, spec: ToolSpec) -> bool:
-        key = (spec.server, spec.name)
-        if key in self._session_ask:
-            return False
-        if key in self._session:
-            return True
-        saved = self._saved.get(spec.server, {}).get(spec.name)
-        if saved is not None:
-            return saved == "always"
-        return self.mode == "auto" or (self.mode == "auto-readonly" and spec.read_only)
+    def saved_choice(self, spec: ToolSpec) -> str | None:
+        """config.toml's choice for this tool, as loaded or saved since ("always", "ask"; None: none)."""
+        return self._saved.get(spec.server, {}).get(spec.name)
 
-    def always_allow(self, spec: ToolSpec, *, save: bool = False) -> None:
-        """Run this tool without asking for the rest of the session, and in later ones when ``save``."""
-        self._session.add((spec.server, spec.name))
-        self._session_ask.discard((spec.server, spec.name))
+    # ----- changing --------------------------------------------------------------------------
+
+    def always_allow(self, spec: ToolSpec, *, save: bool = False) -> str | None:
+        """Run this tool without asking for the rest of the session; with ``save`` write "always"
+        for it in config.toml too. Returns why saving failed (None: saved, or not asked to)."""
+        problem = None
         if save:
-            self._saved.setdefault(spec.server, {})[spec.name] = "always"
-            if self._on_save is not None:
-                self._on_save(spec.server, spec.name, "always")
+            try:
+                if self._on_save is not None:
+                    self._on_save(spec.server, spec.name, "always")
+                self._saved.setdefault(spec.server, {})[spec.name] = "always"
+            except UserFacingError as exc:
+                problem = f"not saved: {exc}"
+        self._set_tool(spec, True)
+        self._changed()
+        return problem
 
-    def ask_again(self, spec: ToolSpec) -> None:
-        """Ask before this tool again (also forgets a saved "always")."""
-        self._session.discard((spec.server, spec.name))
-        saved = self._saved.get(spec.server, {})
-        if saved.pop(spec.name, None) == "always" and self._on_save is not None:
-            self._on_save(spec.server, spec.name, None)
+    def toggle(self, spec: ToolSpec) -> bool:
+        """Flip auto-run for one tool, for this session (config.toml is not written); returns
+        True when it now runs without asking."""
+        wanted = not self.runs_without_asking(spec)
+        self._set_tool(spec, wanted)
+        self._changed()
+        return wanted
 
-    def toggle(self, spec: ToolSpec, *, save: bool = False) -> bool:
-        """Flip auto-run for a tool; returns True when it now runs without asking."""
-        if self.runs_without_asking(spec):
-            self.ask_again(spec)
-            if self.runs_without_asking(spec):  # still allowed by the mode: ask for this tool anyway
-                self._session_ask.add((spec.server, spec.name))
-            return False
-        self.always_allow(spec, save=save)
-        return True
+    def toggle_server(self, server: str, specs: list[ToolSpec]) -> bool:
+        """Flip auto-run for every tool of ``server``, for this session: on when any of ``specs``
+        asks, else off (then even tools config.toml says "always" for ask, until the app ends;
+        the file keeps them). Per-tool choices of this session for them are dropped. Returns
+        True when they now run without asking."""
+        wanted = not (specs and all(self.runs_without_asking(spec) for spec in specs))
+        for spec in specs:
+            self._tool_session.pop((spec.server, spec.name), None)
+        self._server_session.pop(server, None)
+        if any(self._standing_verdict(spec).runs != wanted for spec in specs):
+            self._server_session[server] = wanted
+        self._changed()
+        return wanted
+
+    def _set_tool(self, spec: ToolSpec, wanted: bool) -> None:
+        """This session's choice for one tool: kept only where the rules below it say otherwise."""
+        key = (spec.server, spec.name)
+        self._tool_session.pop(key, None)
+        if self.verdict(spec).runs != wanted:
+            self._tool_session[key] = wanted

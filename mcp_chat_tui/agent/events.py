@@ -144,12 +144,17 @@ class ApprovalNeeded:
     waiting: int
     decision: asyncio.Future[ApprovalDecision] = field(compare=False, hash=False)
     recorded: Recorded | None = None
+    why: str = ""  # why the policy asks (``Verdict.why``), shown in the dialog
 
 
 @dataclass(frozen=True)
 class CallDecided:
+    """The call's fate before it runs; ``allowed_by`` says who or which rule allowed it
+    ("you (once)", "auto policy", "--yes"…; empty for a denial)."""
+
     call: PlannedCall
     choice: ApprovalChoice
+    allowed_by: str = ""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from mcp_chat_tui.agent.approval import ApprovalPolicy
+from mcp_chat_tui.agent.approval import ApprovalPolicy, decision_label
 from mcp_chat_tui.agent.events import (
     AgentSink,
     ApprovalChoice,
@@ -292,6 +292,7 @@ class Agent:
                 if call.id not in state.outcomes:
                     approved.append(call)
                 continue
+            allowed_by = ""
             if deny_rest:
                 choice = ApprovalChoice.DENY_ALL
             elif call.spec is None:
@@ -302,21 +303,26 @@ class Agent:
             elif recorded is not None and recorded.choice in (ApprovalChoice.DENY.value, ApprovalChoice.DENY_ALL.value):
                 choice = ApprovalChoice(recorded.choice)  # a recorded no stands: it runs nothing
                 deny_rest = choice == ApprovalChoice.DENY_ALL
-            elif allow_rest or self.policy.runs_without_asking(call.spec):
-                choice = ApprovalChoice.AUTO if not allow_rest else state.batch_choice
+            elif allow_rest:
+                choice = state.batch_choice
+                allowed_by = decision_label(choice, save=state.batch_save)
+            elif (verdict := self.policy.verdict(call.spec)).runs:
+                choice, allowed_by = ApprovalChoice.AUTO, verdict.why
             else:
                 shown = recorded if recorded is not None and recorded.choice else None
-                decision = await self._ask(call, len(state.calls) - index, sink, shown)
+                decision = await self._ask(call, len(state.calls) - index, sink, shown, verdict.why)
                 choice = decision.choice
-                if choice in (ApprovalChoice.ALWAYS_TOOL, ApprovalChoice.ALWAYS_ALL):
-                    self.policy.always_allow(call.spec, save=decision.save)
+                saved = decision.save
+                if choice == ApprovalChoice.ALWAYS_TOOL:  # ALWAYS_ALL: below, with the rest of the batch
+                    saved = self._always_allow(call.spec, decision.save, sink)
+                allowed_by = decision_label(choice, save=saved)
                 if choice in (ApprovalChoice.ALLOW_PENDING, ApprovalChoice.ALWAYS_ALL):
                     allow_rest, state.batch_choice = True, choice
                     state.batch_save = decision.save
                 deny_rest = choice == ApprovalChoice.DENY_ALL
             if allow_rest and state.batch_choice == ApprovalChoice.ALWAYS_ALL and call.spec is not None:
-                self.policy.always_allow(call.spec, save=state.batch_save)
-            sink(CallDecided(call, choice))
+                self._always_allow(call.spec, state.batch_save, sink)
+            sink(CallDecided(call, choice, allowed_by))
             if choice.allows:
                 approved.append(call)
             else:
@@ -334,19 +340,28 @@ class Agent:
         if not deny_rest and call.spec is not None:
             decision = await self._ask(call, waiting, sink, recorded)
             if decision.choice.allows:  # a yes for this call only: it does not allow the calls after it
+                saved = decision.save
                 if decision.choice in (ApprovalChoice.ALWAYS_TOOL, ApprovalChoice.ALWAYS_ALL):
-                    self.policy.always_allow(call.spec, save=decision.save)
-                sink(CallDecided(call, decision.choice))
+                    saved = self._always_allow(call.spec, decision.save, sink)
+                sink(CallDecided(call, decision.choice, decision_label(decision.choice, save=saved)))
                 return False
             deny_rest = decision.choice == ApprovalChoice.DENY_ALL
         self._finish(state, sink, CallFinished(call, CallStatus.INTERRUPTED, INTERRUPTED_MESSAGE))
         return deny_rest
 
+    def _always_allow(self, spec: ToolSpec, save: bool, sink: AgentSink) -> bool:
+        """The user's "always" for a tool; a save that fails is said (the session keeps the choice).
+        Returns whether it was saved."""
+        problem = self.policy.always_allow(spec, save=save)
+        if problem is not None:
+            sink(Notice(f"{spec.server} › {spec.name}: always allowed for this session, {problem}"))
+        return save and problem is None
+
     async def _ask(
-        self, call: PlannedCall, waiting: int, sink: AgentSink, recorded: Recorded | None = None
+        self, call: PlannedCall, waiting: int, sink: AgentSink, recorded: Recorded | None = None, why: str = ""
     ) -> ApprovalDecision:
         future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
-        sink(ApprovalNeeded(call, waiting, future, recorded))
+        sink(ApprovalNeeded(call, waiting, future, recorded, why))
         try:
             return await future
         finally:

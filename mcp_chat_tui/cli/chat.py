@@ -18,9 +18,9 @@ from mcp_chat_tui.cli.check import status_table
 from mcp_chat_tui.cli.main import SIGTERM_EXIT, ask_on_terminal, exit_on_sigterm, run_until_signal
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.setup import load_configuration, make_hub
-from mcp_chat_tui.config import Settings, remove_setting, save_setting, settings_path
+from mcp_chat_tui.config import McpConfig, Settings, save_setting, settings_path
 from mcp_chat_tui.core.errors import UserFacingError
-from mcp_chat_tui.core.paths import package_path
+from mcp_chat_tui.core.paths import bundled_path, package_path
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState
 from mcp_chat_tui.transcript import Transcript, TranscriptLock, TranscriptRecorder, parse, read_transcript_text
@@ -40,17 +40,19 @@ def make_engine(args: argparse.Namespace, model: str) -> Engine:
     return MlxEngine(model)
 
 
-def make_policy(args: argparse.Namespace, settings: Settings) -> ApprovalPolicy:
+def make_policy(args: argparse.Namespace, settings: Settings, mcp_config: McpConfig) -> ApprovalPolicy:
+    """The approval policy of config.toml and ``--yes``. ``trusted_servers`` are the servers whose
+    read-only marks auto-readonly believes; the bundled mcp.json's demo server (``--demo``) is
+    trusted too: it ships with the app and its tools only read."""
     path = settings_path(args.config)
 
-    def persist(server: str, tool: str, value: str | None) -> None:
-        if value is None:
-            remove_setting(path, ("approvals", server, tool))
-        else:
-            save_setting(path, ("approvals", server, tool), value)
+    def persist(server: str, tool: str, value: str) -> None:
+        save_setting(path, ("approvals", server, tool), value)
 
-    mode = "auto" if args.yes else settings.approval
-    return ApprovalPolicy(mode, saved=settings.approvals, on_save=persist)
+    trusted = set(settings.trusted_servers)
+    if mcp_config.path == bundled_path("mcp.json"):
+        trusted |= set(mcp_config.servers)
+    return ApprovalPolicy(settings.approval, saved=settings.approvals, on_save=persist, trusted=trusted, yes=args.yes)
 
 
 def check_start(hub: ServerHub, settings: Settings, console: Console) -> None:
@@ -124,7 +126,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
                 f"{display_name(model)} · {len(hub.tools())} tools from {len(ready)} server(s){leave}", style="dim",
             ))
             console.print(Text(f"mcp.json: {mcp_config.path} ({mcp_config.source})", style="dim"))
-            agent = Agent(engine, hub, make_policy(args, settings), system_prompt=settings.system_prompt,
+            agent = Agent(engine, hub, make_policy(args, settings, mcp_config), system_prompt=settings.system_prompt,
                           max_turns=settings.max_turns)
             recorder = TranscriptRecorder(loaded or Transcript())
             report = OneShotReport(args.prompt, display_name(model)) if one_shot else None
@@ -147,7 +149,7 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
     hub = make_hub(settings, mcp_config)
     app = ChatApp(
-        engine=make_engine(args, model), hub=hub, policy=make_policy(args, settings), settings=settings,
+        engine=make_engine(args, model), hub=hub, policy=make_policy(args, settings, mcp_config), settings=settings,
         settings_file=settings_path(args.config), model_label=display_name(model),
         transcript_file=args.transcript, transcript=loaded, open_resume=args.resume, autosave=not args.no_save,
     )

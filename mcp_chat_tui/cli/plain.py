@@ -25,6 +25,7 @@ from mcp_chat_tui.agent.events import (
     ApprovalNeeded,
     AssistantText,
     AssistantThinking,
+    CallDecided,
     CallFinished,
     CallStarted,
     CallStatus,
@@ -107,6 +108,7 @@ class PlainConsole:
         self._in_thinking = False
         self._pending: list[asyncio.Task[None]] = []
         self._last_stats: Stats | None = None
+        self._allowed_by: dict[str, str] = {}  # call id -> who or which rule allowed it
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, AssistantText):
@@ -119,11 +121,16 @@ class PlainConsole:
                 self.console.print(Text("thinking: ", style="dim italic"), end="")
                 self._in_thinking = True
             self.console.print(literal(event.text, "dim italic"), end="", highlight=False)
+        elif isinstance(event, CallDecided):
+            self._allowed_by[event.call.id] = event.allowed_by
         elif isinstance(event, CallStarted):
             self._break_line()
             call = event.call
             title = Text.assemble((f"{event.started_at:%H:%M:%S} ", "dim"), ("→ ", "cyan"),
                                   (visible_controls(call.tool), "bold cyan"), (f"  [{visible_controls(call.server)}]", "dim"))
+            allowed_by = self._allowed_by.pop(call.id, "")
+            if allowed_by:
+                title.append(f"  allowed by {visible_controls(allowed_by)}", "dim")
             self.console.print(title)
             self.console.print(Text(pretty_arguments(call.arguments), style="dim"), highlight=False)
         elif isinstance(event, CallFinished):
@@ -176,6 +183,8 @@ class PlainConsole:
         parts: list = [header]
         if event.recorded is not None:
             parts.append(literal(event.recorded.describe(), "bold yellow"))
+        if event.why:
+            parts.append(literal(f"asking: {event.why}", "dim"))
         if spec is not None and spec.description:
             parts.append(literal(spec.description))
         if spec is not None and spec.destructive:

@@ -57,6 +57,7 @@ class CallReport:
 
     proposed: CallProposed | MalformedCall
     choice: str | None = None
+    allowed_by: str | None = None
     finished: CallFinished | None = None
 
     @property
@@ -77,6 +78,7 @@ class CallReport:
             call = self.proposed.call
             entry = {"id": call.id, "server": call.server or None, "tool": call.tool, "arguments": call.arguments}
         entry["choice"] = self.choice
+        entry["allowed_by"] = self.allowed_by
         entry["outcome"] = finished.status.value if finished is not None else "not run"
         ok = finished is not None and finished.status is CallStatus.DONE
         entry["result"] = finished.content_for_model if ok else None
@@ -140,6 +142,7 @@ class OneShotReport:
             self.calls[event.id] = CallReport(event)
         elif isinstance(event, CallDecided) and event.call.id in self.calls:
             self.calls[event.call.id].choice = event.choice.value
+            self.calls[event.call.id].allowed_by = event.allowed_by or None
         elif isinstance(event, CallFinished):
             self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call))).finished = event
         elif isinstance(event, GenerationStats):

@@ -5,6 +5,7 @@ Example::
     system_prompt = "You are terse."
     max_turns = 3
     approval = "ask"            # or "auto", "auto-readonly"
+    trusted_servers = ["demo"]  # whose read-only marks auto-readonly believes
 
     [approvals.demo]
     calculator = "always"
@@ -20,10 +21,10 @@ import os
 import tempfile
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from mcp_chat_tui.config._errors import from_toml_error, from_validation_error, key_path, kind_of, read_text
 from mcp_chat_tui.core.errors import ConfigError
@@ -33,13 +34,15 @@ SETTINGS_ENV_VAR = "MCP_CHAT_TUI_CONFIG"
 
 Approval = Literal["ask", "auto", "auto-readonly"]
 ToolApproval = Literal["always", "ask"]
+ServerName = Annotated[str, StringConstraints(min_length=1)]
 
 
 class Settings(BaseModel):
     """Everything ``config.toml`` may set; every field has a default, so no file means defaults.
 
-    ``approval``: "ask" before every call, "auto" runs every call, "auto-readonly" runs tools the
-    server marks read-only and asks for the rest. ``approvals[server][tool]`` overrides it per tool.
+    ``approval``: "ask" before every call, "auto" runs every call, "auto-readonly" runs the tools a
+    server named in ``trusted_servers`` marks read-only and asks for the rest (any server can mark
+    any tool read-only). ``approvals[server][tool]`` overrides it per tool.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -50,6 +53,7 @@ class Settings(BaseModel):
     init_timeout: float = Field(10.0, gt=0)
     approval: Approval = "ask"
     approvals: dict[str, dict[str, ToolApproval]] = Field(default_factory=dict)
+    trusted_servers: list[ServerName] = Field(default_factory=list)
     theme: str = "mcp-dark"
     on_server_failure: Literal["exit", "continue"] = "exit"
 
@@ -79,15 +83,19 @@ def load_settings(path: Path) -> Settings:
 def save_setting(path: Path, keys: tuple[str, ...], value: Any) -> Settings:
     """Set one key (``("approvals", "demo", "calculator")`` for a nested one) and save the file.
 
-    Every other key and table is kept; tables on the way are created. The result is checked
-    before anything is written, and written atomically (a temporary file in the same folder,
-    then ``os.replace``), so a failure leaves the old file whole. Comments are lost (tomli-w
-    does not keep them). Returns the settings now in the file.
+    The file is read again first, so every other key and table is kept as it is on disk now,
+    including entries the app did not load or use (approvals of servers not configured today);
+    tables on the way are created. A key that already holds ``value`` writes nothing. The
+    result is checked before anything is written, and written atomically (a temporary file in
+    the same folder, then ``os.replace``), so a failure leaves the old file whole. Comments are
+    lost (tomli-w does not keep them). Returns the settings now in the file.
     """
     path = Path(path)
     document = _read_document(path) if path.exists() else {}
     table = _table_for(path, document, keys, create=True)
     assert table is not None
+    if path.exists() and keys[-1] in table and table[keys[-1]] == value:
+        return _validate(path, document)
     table[keys[-1]] = value
     settings = _validate(path, document)
     _write_atomically(path, document)

@@ -21,7 +21,7 @@ Layout of one exchange::
 
 A step's proposals come first, then their results; a proposal after a result,
 or text after a proposal or result, starts the next step. The JSON after a
-proposal (when the call was proposed, when it started and on which server) and
+proposal (when the call was proposed, when it started, on which server, who allowed it) and
 after ``🤖:[model]`` (``{"end": "stopped"}``, or ``"error"`` with the message)
 is optional, so files written before it existed read as they were.
 """
@@ -122,6 +122,8 @@ def _proposal_meta(proposal: Proposal) -> str:
         meta["started"] = proposal.started_at.isoformat(timespec="seconds")
     if proposal.server:
         meta["server"] = proposal.server
+    if proposal.allowed_by:
+        meta["allowed_by"] = proposal.allowed_by
     return _meta_json(meta)
 
 
@@ -308,7 +310,7 @@ class _Reader:
         meta = self._meta(match.group(3), "❓: `{...}`") if match.group(3) else {}
         return Proposal(
             call=call, choice=choice, proposed_at=self._time(meta, "proposed"), started_at=self._time(meta, "started"),
-            server=str(meta.get("server", "")),
+            server=str(meta.get("server", "")), allowed_by=str(meta.get("allowed_by", "")),
         )
 
     def _meta(self, text: str, after: str) -> dict[str, Any]:

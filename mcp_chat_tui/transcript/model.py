@@ -35,7 +35,8 @@ class Proposal:
 
     ``proposed_at`` and ``started_at`` are wall-clock times to the second; ``started_at`` is
     written before the call goes to ``server``, so a call that started and has no result is
-    known to be interrupted (it may or may not have run).
+    known to be interrupted (it may or may not have run). ``allowed_by`` says who or which rule
+    allowed it ("you (once)", "auto policy"…; empty in files written before it was kept).
     """
 
     call: dict[str, Any]
@@ -44,6 +45,7 @@ class Proposal:
     proposed_at: datetime | None = None
     started_at: datetime | None = None
     server: str = ""
+    allowed_by: str = ""
 
     @property
     def call_id(self) -> str:

@@ -63,10 +63,10 @@ class TranscriptRecorder:
             proposal.started_at, proposal.server = _second(at), server
             self.save()
 
-    def chose(self, call_id: str, choice: str) -> None:
+    def chose(self, call_id: str, choice: str, allowed_by: str = "") -> None:
         proposal = self._find(call_id)
         if proposal is not None:
-            proposal.choice = choice
+            proposal.choice, proposal.allowed_by = choice, allowed_by
             self.save()
 
     def finished(self, result: ToolResult) -> None:

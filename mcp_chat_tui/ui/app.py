@@ -33,6 +33,7 @@ from mcp_chat_tui.agent.events import (
     ApprovalNeeded,
     AssistantText,
     AssistantThinking,
+    CallDecided,
     CallFinished,
     CallProposed,
     CallStarted,
@@ -54,7 +55,7 @@ from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_text
-from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, SaveChanged, ServerChanged
+from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.recording import RecordingSink
 from mcp_chat_tui.ui.records import CallRecord, CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
@@ -155,6 +156,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self.clock = clock or DisplayClock()
         self.theme_dirs = theme_dirs
         self.agent = Agent(engine, hub, policy, system_prompt=settings.system_prompt, max_turns=settings.max_turns)
+        policy.add_listener(lambda: self.post_message(PolicyChanged()))
         self.ready = asyncio.Event()
         self.fatal_error: str | None = None
         self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
@@ -203,9 +205,9 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
                 ),
                 Vertical(
                     Static("Tool calls", classes="pane-title"),
-                    ToolCallTable(self.clock, id="calls"),
+                    ToolCallTable(self.clock, self._record_auto_run, id="calls"),
                     Static("Servers", classes="pane-title"),
-                    ServerTable(self.clock, id="servers"),
+                    ServerTable(self.clock, self._server_auto_run, id="servers"),
                     Static(id="server-reason"),
                     id="sidebar",
                 ),
@@ -353,8 +355,10 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         how = {
             "ask": "You approve each tool call before it runs.",
             "auto": "Tool calls run without asking.",
-            "auto-readonly": "Read-only tools run without asking; the others ask first.",
+            "auto-readonly": "Read-only tools of trusted servers run without asking; the others ask first.",
         }.get(self.policy.mode, "")
+        if self.policy.yes:
+            how = "Tool calls run without asking (--yes)."
         return f"{ready} {how} Type below and press Enter; F1 lists every key."
 
     def _fatal(self, message: str) -> None:
@@ -388,6 +392,10 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     def _server_changed(self, message: ServerChanged) -> None:
         self._show_server(message.status)
 
+    @on(PolicyChanged)
+    def _policy_changed(self) -> None:
+        self._show_policy_marks()
+
     @on(DataTable.RowHighlighted, "#servers")
     def _server_highlighted(self, message: DataTable.RowHighlighted) -> None:
         self._show_server_reason(message.row_key.value)
@@ -414,8 +422,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     @on(DataTable.RowSelected, "#servers")
     def _open_server(self, message: DataTable.RowSelected) -> None:
         status = self.hub.status(message.row_key.value)
-        auto = {spec.name: self.policy.runs_without_asking(spec) for spec in status.tools}
-        self.push_screen(ServerDetailScreen(status, self.clock, auto, self.toggle_tool_auto_run))
+        self.push_screen(ServerDetailScreen(status, self.clock, self.policy.runs_without_asking, self.toggle_tool_auto_run))
 
     # ----- prompts and turns -----------------------------------------------------------------
 
@@ -515,7 +522,6 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         elif isinstance(event, CallProposed):
             spec = event.call.spec
             record = self._new_record(event.call.id, spec.server if spec else "", event.call.tool, event.call.arguments)
-            record.auto_run = spec is not None and self.policy.runs_without_asking(spec)
             record.given_id = event.call.given_id
             self._records[id(event.call)] = record
             await self._add_record(record)
@@ -524,6 +530,10 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             record.state, record.raw, record.reason = CallState.MALFORMED, event.raw, event.reason
             self._malformed[event.id] = record
             await self._add_record(record)
+        elif isinstance(event, CallDecided):
+            record = self._records.get(id(event.call))
+            if record is not None:
+                record.allowed_by = event.allowed_by
         elif isinstance(event, ApprovalNeeded):
             record = self._records.get(id(event.call))
             if record is not None:
@@ -656,7 +666,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     async def ask_approval(self, event: ApprovalNeeded) -> None:
         if event.decision.done():
             return
-        screen = ApprovalScreen(event.call, event.waiting, event.recorded)
+        screen = ApprovalScreen(event.call, event.waiting, event.recorded, event.why)
         event.decision.add_done_callback(lambda _: screen.dismiss(None) if screen.is_current else None)
         decision = await self.push_screen_wait(screen)
         if not event.decision.done():

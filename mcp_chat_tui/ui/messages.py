@@ -26,6 +26,10 @@ class ServerChanged(Message):
         self.status = status
 
 
+class PolicyChanged(Message):
+    """The approval policy changed (a toggle, an "always"): the ⚡ marks are drawn again from it."""
+
+
 class EngineProgress(Message):
     def __init__(self, progress: LoadProgress) -> None:
         super().__init__()

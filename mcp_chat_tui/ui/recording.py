@@ -48,7 +48,7 @@ class RecordingSink:
             recorder.proposed({"id": event.id, "type": "function",
                                "function": {"name": MALFORMED_NAME, "arguments": event.raw}}, datetime.now())
         elif isinstance(event, CallDecided):
-            recorder.chose(event.call.id, event.choice.value)
+            recorder.chose(event.call.id, event.choice.value, event.allowed_by)
         elif isinstance(event, CallStarted):
             recorder.started(event.call.id, event.call.server, event.started_at)
         elif isinstance(event, CallFinished):

@@ -60,7 +60,7 @@ class CallRecord:
     content_for_model: str = ""
     raw: str = ""
     reason: str = ""
-    auto_run: bool = False
+    allowed_by: str = ""  # who or which rule let it run ("you (once)", "auto policy"…), once decided
     given_id: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 

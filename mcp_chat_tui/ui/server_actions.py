@@ -8,18 +8,43 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from mcp_chat_tui.core.text import visible_controls
+from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.detail import TextScreen
 
 
 class ServerActions:
     """Server panel behaviour of ``ChatApp``: uses its ``hub``, ``policy`` and tables."""
 
+    def _tool_spec(self, server: str, tool: str) -> ToolSpec | None:
+        """The tool ``server`` offers now by that name (None: no such server or tool now)."""
+        try:
+            tools = self.hub.status(server).tools
+        except KeyError:
+            return None
+        return next((spec for spec in tools if spec.name == tool), None)
+
+    def _record_auto_run(self, record: CallRecord) -> bool:
+        """Whether the tool of a sidebar row runs without asking now (its ⚡ mark)."""
+        spec = self._tool_spec(record.server, record.tool)
+        return spec is not None and self.policy.runs_without_asking(spec)
+
+    def _server_auto_run(self, status) -> bool:
+        """Whether every tool of a server runs without asking now (its ⚡ mark)."""
+        return bool(status.tools) and all(self.policy.runs_without_asking(spec) for spec in status.tools)
+
+    def _show_policy_marks(self) -> None:
+        """After the policy changed: every ⚡ mark drawn again from it."""
+        if not self.built or self._shut_down:
+            return
+        self.calls_table.refresh_marks()
+        for status in self.hub.statuses:
+            self.servers_table.show(status)
+
     def _show_server(self, status) -> None:
         table = self.servers_table
-        table.auto_run[status.name] = bool(status.tools) and all(
-            self.policy.runs_without_asking(spec) for spec in status.tools
-        )
         table.show(status)
         if table.selected_server() == status.name:
             self._show_server_reason(status.name)
@@ -52,24 +77,27 @@ class ServerActions:
         self.push_screen(TextScreen(f"stderr of {name}", body))
 
     def toggle_server_auto_run(self, name: str) -> None:
+        """Every tool of the server runs without asking, or every one asks: for this session only
+        (config.toml is not written; its saved choices apply again next time)."""
         tools = self.hub.status(name).tools
-        turn_on = not all(self.policy.runs_without_asking(spec) for spec in tools)
-        for spec in tools:
-            if self.policy.runs_without_asking(spec) != turn_on:
-                self.policy.toggle(spec)
-        self._show_server(self.hub.status(name))
-        self.notify(f"{name}: tools {'run without asking' if turn_on else 'ask before running'}")
+        if not tools:
+            self.notify(visible_controls(f"{name}: no tools to toggle"), markup=False)
+            return
+        turn_on = self.policy.toggle_server(name, tools)
+        saved = [spec.name for spec in tools if self.policy.saved_choice(spec) == "always"]
+        kept = f"; config.toml still says always for {', '.join(saved)} (from the next run)" if saved and not turn_on else ""
+        how = "run without asking" if turn_on else "ask before running"
+        self.notify(visible_controls(f"{name}: its tools {how}, this session only{kept}"), markup=False)
 
     def toggle_tool_auto_run(self, server: str, tool: str) -> bool | None:
-        spec = next((s for s in self.hub.status(server).tools if s.name == tool), None)
+        """Flip auto-run for one tool, for this session only (config.toml is not written)."""
+        spec = self._tool_spec(server, tool)
         if spec is None:
             return None
         now_auto = self.policy.toggle(spec)
-        for record in self.calls_table.records.values():
-            if record.server == server and record.tool == tool:
-                record.auto_run = now_auto
-                self.calls_table.update_record(record, ("tool",))
-        self._show_server(self.hub.status(server))
-        self.notify(f"{server} › {tool}: {'runs without asking' if now_auto else 'asks before running'}")
+        how = "runs without asking" if now_auto else "asks before running"
+        kept = ("; config.toml still says always for it (from the next run)"
+                if not now_auto and self.policy.saved_choice(spec) == "always" else "")
+        self.notify(visible_controls(f"{server} › {tool}: {how}, this session only{kept}"), markup=False)
         return now_auto
 

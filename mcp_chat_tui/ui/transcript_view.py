@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mcp_chat_tui.agent.approval import decision_label
+from mcp_chat_tui.agent.events import ApprovalChoice
 from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
 from mcp_chat_tui.ui.records import CallRecord, CallState
 from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, AssistantReply, ToolCallCard, UserMessage
@@ -22,6 +24,17 @@ STATUS_STATE = {
     "interrupted": CallState.INTERRUPTED,
 }
 STOPPED_NOTE = "■ stopped"  # under a reply the user stopped, live and after a resume
+
+
+def allowed_by_for(proposal: Proposal) -> str:
+    """Who allowed a loaded call, as the file says; a file written before that was kept gives the
+    choice alone ("auto": some rule, not named)."""
+    if proposal.allowed_by or proposal.choice is None:
+        return proposal.allowed_by
+    if proposal.choice == ApprovalChoice.AUTO.value:
+        return "a rule (not recorded in this file)"
+    choice = ApprovalChoice(proposal.choice)
+    return decision_label(choice) if choice.allows else ""
 
 
 def call_state_for(proposal: Proposal) -> CallState:
@@ -91,6 +104,7 @@ def _add_proposal_record(app: ChatApp, proposal: Proposal) -> CallRecord:
                              {} if malformed else proposal.arguments)
     record.proposed_at, record.started_at = proposal.proposed_at, proposal.started_at
     record.state = call_state_for(proposal)
+    record.allowed_by = allowed_by_for(proposal)
     if malformed:
         record.tool = "malformed call"
         record.raw = str(proposal.call.get("function", {}).get("arguments", ""))

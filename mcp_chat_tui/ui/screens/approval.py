@@ -36,11 +36,12 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         Binding("escape", "decide('nA')", "Deny all, stop", id="approval.deny_all"),
     ]
 
-    def __init__(self, call: PlannedCall, waiting: int, recorded: Recorded | None = None) -> None:
+    def __init__(self, call: PlannedCall, waiting: int, recorded: Recorded | None = None, why: str = "") -> None:
         super().__init__()
         self.call = call
         self.waiting = waiting
         self.recorded = recorded
+        self.why = why  # why the policy asks about this call
 
     def compose(self) -> ComposeResult:
         spec = self.call.spec
@@ -53,6 +54,8 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             yield Static(title, id="approval-title")
             if self.recorded is not None:
                 yield Static(literal(self.recorded.describe()), id="approval-recorded")
+            if self.why:
+                yield Static(literal(f"asking: {self.why}"), id="approval-why")
             if self.waiting > 1:
                 yield Static(f"{self.waiting} calls waiting (this one and {self.waiting - 1} more)", id="approval-waiting")
             if spec is not None and spec.description:

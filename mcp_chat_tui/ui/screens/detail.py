@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.text import Text
@@ -12,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from mcp_chat_tui.core.text import pretty_json
+from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.servers.state import ServerStatus
 from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import CallRecord
@@ -27,6 +29,7 @@ def call_report(record: CallRecord, clock: DisplayClock) -> str:
         f"server: {record.server}",
         f"call id: {record.call_id}" + (f" (the model's id: {record.given_id})" if record.given_id else ""),
         f"state: {record.state.value}",
+        f"allowed by: {record.allowed_by or '-'}",
         f"proposed: {clock.time(record.proposed_at)}",
         f"started: {clock.time(record.started_at) if record.started_at else '-'}",
         f"duration: {clock.duration(record.duration) or '-'}",
@@ -84,11 +87,11 @@ class ServerDetailScreen(ModalScreen[None]):
         Binding("a", "toggle", "Toggle auto-run", id="server_detail.toggle"),
     ]
 
-    def __init__(self, status: ServerStatus, clock: DisplayClock, auto_run: dict[str, bool], on_toggle) -> None:
+    def __init__(self, status: ServerStatus, clock: DisplayClock, auto_run: Callable[[ToolSpec], bool], on_toggle) -> None:
         super().__init__()
         self.status = status
         self.clock = clock
-        self.auto_run = auto_run
+        self.auto_run = auto_run  # whether a tool runs without asking now (its ⚡)
         self.on_toggle = on_toggle
 
     def compose(self) -> ComposeResult:
@@ -118,7 +121,7 @@ class ServerDetailScreen(ModalScreen[None]):
                 literal(spec.name, "bold"),
                 Text(str(usage.calls if usage else 0)),
                 Text(self.clock.duration(usage.mean_seconds) if usage else "", style="dim"),
-                Text("⚡" if self.auto_run.get(spec.name) else ""),
+                Text("⚡" if self.auto_run(spec) else ""),
                 literal((spec.description or "").split("\n")[0][:80], "dim"),
                 key=spec.name,
             )
@@ -129,9 +132,9 @@ class ServerDetailScreen(ModalScreen[None]):
         if table.row_count == 0:
             return
         tool = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        now_auto = self.on_toggle(self.status.name, tool)
-        self.auto_run[tool] = now_auto
-        table.update_cell(tool, "auto", Text("⚡" if now_auto else ""))
+        self.on_toggle(self.status.name, tool)
+        for spec in self.status.tools:
+            table.update_cell(spec.name, "auto", Text("⚡" if self.auto_run(spec) else ""))
 
 
 class TextScreen(ModalScreen[None]):

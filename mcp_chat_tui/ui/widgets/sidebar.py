@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -50,8 +52,16 @@ SERVER_GLYPH = {
 }
 
 
+def never(_: object) -> bool:
+    return False
+
+
 class ToolCallTable(DataTable):
-    """One row per call, newest last; Enter opens the call, ``a`` toggles auto-run for its tool."""
+    """One row per call, newest last; Enter opens the call, ``a`` toggles auto-run for its tool.
+
+    ``auto_run(record)`` says whether the row's tool runs without asking now: the ⚡ mark is drawn
+    from it, never kept with the row; ``refresh_marks`` draws them again after the policy changed.
+    """
 
     BINDINGS = [
         *LIST_KEYS,
@@ -64,9 +74,10 @@ class ToolCallTable(DataTable):
             self.server = server
             self.tool = tool
 
-    def __init__(self, clock: DisplayClock, **kwargs) -> None:
+    def __init__(self, clock: DisplayClock, auto_run: Callable[[CallRecord], bool] = never, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
         self.clock = clock
+        self.auto_run = auto_run
         self.records: dict[str, CallRecord] = {}
 
     def on_mount(self) -> None:
@@ -78,7 +89,7 @@ class ToolCallTable(DataTable):
 
     def _cells(self, record: CallRecord) -> dict[str, Text]:
         state = Text(f"{STATE_GLYPH[record.state]} {record.state.value}", style=CALL_STATE_STYLE[record.state])
-        mark = "⚡" if record.auto_run else ""
+        mark = "⚡" if record.server and self.auto_run(record) else ""
         tool = literal(f"{record.server}›{record.tool}" if record.server else record.tool)
         if mark:
             tool.append(f" {mark}", style="yellow")
@@ -108,6 +119,11 @@ class ToolCallTable(DataTable):
         for column in columns:
             self.update_cell(record.key, column, cells[column], update_width=True)
 
+    def refresh_marks(self) -> None:
+        """Draw every row's tool cell again, its ⚡ mark from the policy as it is now."""
+        for record in self.records.values():
+            self.update_record(record, ("tool",))
+
     def tick_running(self) -> None:
         """Refresh the elapsed time of the calls still running."""
         for record in self.records.values():
@@ -127,7 +143,8 @@ class ToolCallTable(DataTable):
 
 
 class ServerTable(DataTable):
-    """One row per server: state, transport, tools, last call latency, failure reason."""
+    """One row per server: state, transport, tools, last call latency, failure reason; ⚡ when
+    ``auto_run(status)`` says all its tools run without asking now."""
 
     BINDINGS = [
         *LIST_KEYS,
@@ -142,11 +159,11 @@ class ServerTable(DataTable):
             self.action = action
             self.server = server
 
-    def __init__(self, clock: DisplayClock, **kwargs) -> None:
+    def __init__(self, clock: DisplayClock, auto_run: Callable[[ServerStatus], bool] = never, **kwargs) -> None:
         super().__init__(cursor_type="row", **kwargs)
         self.clock = clock
+        self.auto_run = auto_run
         self.statuses: dict[str, ServerStatus] = {}
-        self.auto_run: dict[str, bool] = {}
 
     def on_mount(self) -> None:
         self.add_column("state", key="state")
@@ -159,7 +176,7 @@ class ServerTable(DataTable):
     def _cells(self, status: ServerStatus) -> list[Text]:
         glyph, style = SERVER_GLYPH[status.state]
         tools = str(len(status.tools)) if status.state.usable else "-"
-        if self.auto_run.get(status.name):
+        if self.auto_run(status):
             tools += " ⚡"
         return [
             Text(f"{glyph} {status.state.value}", style=style),

@@ -85,6 +85,7 @@ def main() -> None:
     build(child_pid).run("stdio")
     while args.stubborn:  # stdin closed: a stubborn server stays anyway
         time.sleep(600)
+    os._exit(0)  # at once, as a server that ends on its stdin closing should (its child runs on)
 
 
 if __name__ == "__main__":

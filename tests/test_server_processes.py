@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -176,3 +177,23 @@ def test_a_killed_app_takes_its_stdio_servers_and_their_children_with_it(tmp_pat
     finally:
         http_process.kill()
         http_process.wait()
+
+
+def test_a_watchdog_that_died_is_replaced_and_told_about_every_server(marker):
+    """The first watchdog is killed after one server started; the next server's start starts a
+    new one, which must also know the first server: SIGKILL of the app then ends both."""
+    script = Path(__file__).parent / "apps" / "hub_with_a_new_watchdog.py"
+    app = subprocess.Popen([sys.executable, str(script), marker], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert select.select([app.stdout], [], [], 60)[0], "the app never got ready"
+        word, old, new = app.stdout.readline().split()
+        assert word == "ready" and new != old and watchdogs_of(app.pid) == [int(new)]
+        assert len(set(pids_with(marker)) - {app.pid}) == 4, "two servers and two children"
+        app.kill()
+        app.wait(10)
+    finally:
+        if app.poll() is None:
+            app.kill()
+            app.wait(10)
+    assert wait_until(lambda: not pids_with(marker), 5), "a server outlived the app"

@@ -82,7 +82,11 @@ def main() -> None:
     if args.exit_at_once:
         print("process server: exiting at once", file=sys.stderr, flush=True)
         os._exit(1)
-    build(child_pid).run("stdio")
+    try:
+        build(child_pid).run("stdio")
+    except BaseException:  # noqa: BLE001 - a broken stdout once the client is gone
+        if not args.stubborn:
+            raise
     while args.stubborn:  # stdin closed: a stubborn server stays anyway
         time.sleep(600)
     os._exit(0)  # at once, as a server that ends on its stdin closing should (its child runs on)

@@ -18,7 +18,7 @@ import pytest
 
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.servers import ServerHub, ServerState
-from mcp_chat_tui.servers.watchdog import server_watchdog
+from mcp_chat_tui.servers.watchdog import WATCHDOG_PROGRAM, server_watchdog
 from tests.fakes import ScriptedEngine
 from tests.helpers import FIXTURE_SERVER, eventually, free_port, new_marker, pids_with, start_http_server, wait_until
 from tests.test_exit_signals import StalledEndpoint
@@ -197,3 +197,18 @@ def test_a_watchdog_that_died_is_replaced_and_told_about_every_server(marker):
             app.kill()
             app.wait(10)
     assert wait_until(lambda: not pids_with(marker), 5), "a server outlived the app"
+
+
+def test_the_watchdog_never_signals_its_own_group_or_group_0():
+    """Group 0 means the sender's own group to killpg: a line naming it, or the watchdog's own
+    group, is ignored, and the watchdog ends normally at end of file."""
+    read_fd, write_fd = os.pipe()
+    watchdog = subprocess.Popen([sys.executable, "-I", "-S", str(WATCHDOG_PROGRAM), str(read_fd)],
+                                pass_fds=(read_fd,), start_new_session=True, stderr=subprocess.PIPE)
+    os.close(read_fd)
+    try:
+        os.write(write_fd, b"+0\n-0\nnot a line\n-\n+12x\n-%d\n+%d\n" % (watchdog.pid, watchdog.pid))
+    finally:
+        os.close(write_fd)
+    assert watchdog.wait(10) == 0, watchdog.stderr.read()
+    watchdog.stderr.close()

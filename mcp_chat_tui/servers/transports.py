@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from typing import IO, Any
 
 from mcp import StdioServerParameters
@@ -16,6 +18,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
+from mcp_chat_tui.servers.watchdog import server_watchdog
+
+log = logging.getLogger(__name__)
 
 # How the SDK stops a stdio server: close its stdin, wait PROCESS_TERMINATION_TIMEOUT for it to
 # exit, SIGTERM its process group, wait FORCE_KILL_TIMEOUT, SIGKILL. Its 2 s + 2 s would hold the
@@ -25,18 +30,52 @@ SERVER_EXIT_GRACE = 0.25  # seconds after stdin closes before SIGTERM
 SERVER_KILL_GRACE = 0.3  # seconds after SIGTERM before SIGKILL
 
 
-def stdio_transport(config: Any, errlog: IO[str]) -> Any:
-    """The SDK's stdio transport with the server's stderr sent to ``errlog`` (and the shorter
-    shutdown grace above: the SDK reads these module settings when it stops a server)."""
+# The SDK spawns a stdio server through this module function (in a new session, so the server's
+# pid is its process group's id) and keeps the process to itself; wrapping it is how the app learns
+# the group, to hand it to the watchdog (servers/watchdog.py).
+_sdk_spawn = getattr(sdk_stdio, "_create_platform_compatible_process", None)
+_spawned_groups: ContextVar[list[int] | None] = ContextVar("spawned_groups", default=None)
+
+
+async def _spawn_watched(*args: Any, **kwargs: Any) -> Any:
+    """The SDK's spawn, then the new process group watched (no await after the spawn: the SDK
+    relies on none happening before its task group holds the process)."""
+    process = await _sdk_spawn(*args, **kwargs)
+    groups = _spawned_groups.get()
+    if groups is not None:
+        groups.append(process.pid)
+        server_watchdog().watch(process.pid)
+    return process
+
+
+@asynccontextmanager
+async def stdio_transport(config: Any, errlog: IO[str]) -> AsyncIterator[Any]:
+    """The SDK's stdio transport with the server's stderr sent to ``errlog``, the shorter shutdown
+    grace above (the SDK reads these module settings when it stops a server), and the server's
+    process group watched from spawn to stop, so neither it nor its children outlive the app."""
     sdk_stdio.PROCESS_TERMINATION_TIMEOUT = SERVER_EXIT_GRACE
     sdk_stdio.FORCE_KILL_TIMEOUT = SERVER_KILL_GRACE
+    if _sdk_spawn is not None:
+        sdk_stdio._create_platform_compatible_process = _spawn_watched
+    else:
+        log.warning("this mcp SDK spawns servers differently: they may outlive the app if it is killed")
     params = StdioServerParameters(
         command=config.command,
         args=list(config.args),
         env=config.effective_env() or None,
         cwd=str(config.cwd) if config.cwd else None,
     )
-    return stdio_client(params, errlog=errlog)
+    groups: list[int] = []
+    token = _spawned_groups.set(groups)
+    try:
+        async with stdio_client(params, errlog=errlog) as streams:
+            _spawned_groups.reset(token)
+            yield streams
+    finally:
+        if _spawned_groups.get() is groups:
+            _spawned_groups.reset(token)
+        for pgid in groups:  # the SDK has stopped the server: what is left of its group goes now
+            server_watchdog().release(pgid)
 
 
 @asynccontextmanager

@@ -16,6 +16,8 @@ MAX_LINE_CHARS = 2000
 class StderrCapture:
     """A pipe handed to the server process as its stderr, read by a thread.
 
+    Each line passes through ``redact`` before it is written to the log or handed on.
+
     Lines reach ``on_lines`` on the event loop; ``on_closed`` runs there once
     the pipe reaches end of file, which happens when the process (and every
     child holding the pipe) has exited.
@@ -27,8 +29,10 @@ class StderrCapture:
         log_path: Path | None,
         on_lines: Callable[[list[str]], None],
         on_closed: Callable[[], None],
+        redact: Callable[[str], str] = str,
     ) -> None:
         self._loop = loop
+        self._redact = redact
         self._on_lines = on_lines
         self._on_closed = on_closed
         read_fd, write_fd = os.pipe()
@@ -64,11 +68,11 @@ class StderrCapture:
                     complete.append(pending)
                     pending = b""
                 if complete:
-                    self._deliver([line.decode("utf-8", "replace")[:MAX_LINE_CHARS] for line in complete])
+                    self._deliver([self._line(line) for line in complete])
         except (OSError, ValueError):
             pass
         if pending:
-            self._deliver([pending.decode("utf-8", "replace")[:MAX_LINE_CHARS]])
+            self._deliver([self._line(pending)])
         self._read.close()
         if self._log is not None:
             try:
@@ -76,6 +80,10 @@ class StderrCapture:
             except OSError:
                 pass
         self._call(self._on_closed)
+
+    def _line(self, raw: bytes) -> str:
+        """One line as logged and shown: secrets redacted (before the cut, so no part of one stays)."""
+        return self._redact(raw.decode("utf-8", "replace"))[:MAX_LINE_CHARS]
 
     def _deliver(self, lines: list[str]) -> None:
         if self._log is not None:

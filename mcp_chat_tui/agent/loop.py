@@ -1,7 +1,10 @@
 """One turn of the conversation as an async loop: generate, decide, call tools, generate again.
 
 The agent owns the conversation's messages (OpenAI chat shape) and reports
-everything it does to a sink. It holds no widgets and imports no UI.
+everything it does to a sink. It holds no widgets and imports no UI. What enters the
+conversation (the user's prompt, the model's text, thinking and calls, engine errors)
+passes through its ``Redactor`` first; tool results come redacted from the hub. So no
+answer to a password input reaches the model, the events, or the transcript built from them.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
     TurnStarted,
 )
+from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolSpec
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import (
@@ -98,8 +102,10 @@ class Agent:
         system_prompt: str = "",
         max_turns: int = 3,
         max_iterations: int | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         self.engine = engine
+        self.redactor = redactor if redactor is not None else Redactor()
         self.tools = tools
         self.policy = policy
         self.system_prompt = system_prompt
@@ -149,9 +155,10 @@ class Agent:
 
     async def run_turn(self, prompt: str, sink: AgentSink) -> TurnEnd:
         """Run one user turn to its end; the partial answer is kept when the user stops it."""
+        prompt = self.redactor.text(prompt)
         self.turns.append([{"role": "user", "content": prompt}])
         sink(TurnStarted(prompt))
-        state = _TurnState()
+        state = _TurnState(self.redactor)
         return await self._supervise(state, sink, self._turn(state, sink))
 
     async def continue_turn(self, pending: list[tuple[PlannedCall, Recorded]], sink: AgentSink) -> TurnEnd:
@@ -164,7 +171,7 @@ class Agent:
         run again only on the user's explicit yes, else the model is told it may
         or may not have run. Then the turn goes on as usual.
         """
-        state = _TurnState()
+        state = _TurnState(self.redactor)
         state.calls = [call for call, _ in pending]
         state.open_calls = list(state.calls)
         state.recorded = {call.id: recorded for call, recorded in pending}
@@ -187,7 +194,7 @@ class Agent:
         except EngineError as exc:
             end = TurnEnd.ERROR
             self._close_stopped(state, sink)  # keep what the reply said before the engine failed
-            sink(TurnFinished(end, state.iterations, str(exc)))
+            sink(TurnFinished(end, state.iterations, self.redactor.text(str(exc))))
             return end
         finally:
             self._running = None
@@ -236,37 +243,60 @@ class Agent:
         openai_tools = [spec.to_openai() for spec in offered] or None
         known = {spec.model_name for spec in offered}
         stream = self.engine.stream(self.prompt_messages(), openai_tools, known_tools=known)
+        redact = self.redactor
         try:
             async for event in stream:
                 if isinstance(event, TextDelta):
-                    state.text += event.text
-                    sink(AssistantText(event.text))
+                    self._show_thinking(state.thinking_stream.flush(), sink)
+                    self._show_text(state, state.text_stream.feed(event.text), sink)
                 elif isinstance(event, ThinkingDelta):
-                    sink(AssistantThinking(event.text))
+                    self._show_text(state, state.text_stream.flush(), sink)
+                    self._show_thinking(state.thinking_stream.feed(event.text), sink)
                 elif isinstance(event, ToolCallProposed):
+                    self._flush_reply(state, sink)
                     call_id = self._unique_id(state, event.id)
-                    call = PlannedCall(call_id, event.name, dict(event.arguments), self.tools.find_tool(event.name),
+                    name = redact.text(event.name)
+                    call = PlannedCall(call_id, name, redact.value(dict(event.arguments)), self.tools.find_tool(name),
                                        given_id=event.id if event.id != call_id else "")
                     state.calls.append(call)
                     sink(CallProposed(call))
                 elif isinstance(event, ToolCallMalformed):
+                    self._flush_reply(state, sink)
                     call_id = self._unique_id(state, event.id)
-                    call = PlannedCall(call_id, MALFORMED_NAME, {"raw": event.raw},
+                    raw, reason = redact.text(event.raw), redact.text(event.reason)
+                    call = PlannedCall(call_id, MALFORMED_NAME, {"raw": raw},
                                        given_id=event.id if event.id != call_id else "")
                     state.malformed.append(call)
                     state.malformed_planned.append(call)
-                    state.malformed_reasons[call.id] = malformed_content(event.reason)
-                    sink(MalformedCall(call.id, event.raw, event.reason))
+                    state.malformed_reasons[call.id] = malformed_content(reason)
+                    sink(MalformedCall(call.id, raw, reason))
                 elif isinstance(event, Throughput):
                     sink(GenerationRate(event.generated_tokens, event.tokens_per_second))
                 elif isinstance(event, Stats):
                     sink(GenerationStats(event))
                 elif isinstance(event, Done):
                     break
+            self._flush_reply(state, sink)
         finally:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+    @staticmethod
+    def _show_text(state: _TurnState, text: str, sink: AgentSink) -> None:
+        if text:
+            state.text += text
+            sink(AssistantText(text))
+
+    @staticmethod
+    def _show_thinking(text: str, sink: AgentSink) -> None:
+        if text:
+            sink(AssistantThinking(text))
+
+    def _flush_reply(self, state: _TurnState, sink: AgentSink) -> None:
+        """Report the text held back in case it began a secret (the reply, or its part, is over)."""
+        self._show_thinking(state.thinking_stream.flush(), sink)
+        self._show_text(state, state.text_stream.flush(), sink)
 
     def _unique_id(self, state: _TurnState, given: str) -> str:
         """The model's id for a call, made unique within the whole conversation (tool messages are
@@ -403,6 +433,8 @@ class Agent:
         cancelled at its server by then) with its outcome, reported and as a tool message."""
         turn = self.turns[-1]
         calls = state.calls + state.malformed
+        if not state.reply_recorded:
+            self._flush_reply(state, sink)
         if not state.reply_recorded and (state.text or calls):
             assistant: dict[str, Any] = {"role": "assistant", "content": state.text}
             if calls:
@@ -429,7 +461,8 @@ class Agent:
 class _TurnState:
     """What one turn has produced so far (kept outside the task so a stop can finish the record)."""
 
-    def __init__(self) -> None:
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
         self.iterations = 0
         self.batch_choice = ApprovalChoice.ALLOW_PENDING
         self.batch_save = False
@@ -439,6 +472,8 @@ class _TurnState:
 
     def reset_reply(self) -> None:
         self.text = ""
+        self.text_stream = self.redactor.stream()  # the reply's text and thinking, redacted as they come
+        self.thinking_stream = self.redactor.stream()
         self.reply_recorded = False
 
     def clear_calls(self) -> None:

@@ -17,7 +17,7 @@ from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.cli.check import status_table
 from mcp_chat_tui.cli.main import SIGTERM_EXIT, ask_on_terminal, exit_on_sigterm, run_until_signal
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
-from mcp_chat_tui.cli.setup import load_configuration, make_hub
+from mcp_chat_tui.cli.setup import load_configuration, make_hub, warn_short_secrets
 from mcp_chat_tui.config import McpConfig, Settings, save_setting, settings_path
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, package_path
@@ -106,6 +106,9 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
     one_shot = args.prompt is not None
     console = Console(highlight=False, stderr=one_shot)
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
+    if one_shot:  # as the conversation, the report and a failure's JSON will show it
+        args.prompt = mcp_config.redactor.text(args.prompt)
+    warn_short_secrets(mcp_config.redactor, console)
     engine = make_engine(args, model)
     hub = make_hub(settings, mcp_config)
     async with hub:
@@ -127,7 +130,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
             ))
             console.print(Text(f"mcp.json: {mcp_config.path} ({mcp_config.source})", style="dim"))
             agent = Agent(engine, hub, make_policy(args, settings, mcp_config), system_prompt=settings.system_prompt,
-                          max_turns=settings.max_turns)
+                          max_turns=settings.max_turns, redactor=hub.redactor)
             recorder = TranscriptRecorder(loaded or Transcript())
             report = OneShotReport(args.prompt, display_name(model)) if one_shot else None
             code = await run_plain(

@@ -87,11 +87,12 @@ async def run_until_signal(work: Callable[[], Awaitable[int]]) -> int:
 
 
 async def _check_servers(args) -> int:
-    from mcp_chat_tui.cli.setup import load_configuration, make_hub
+    from mcp_chat_tui.cli.setup import load_configuration, make_hub, warn_short_secrets
     from mcp_chat_tui.cli.check import check_servers
 
     console = Console()
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
+    warn_short_secrets(mcp_config.redactor, console)
     console.print(f"mcp.json: [bold]{mcp_config.path}[/] ({mcp_config.source})")
     hub = make_hub(settings, mcp_config)
     async with hub:

@@ -325,7 +325,7 @@ async def _converse(
                 if line is None:
                     console.print()
                     return 0
-                prompt = line.strip()
+                prompt = agent.redactor.text(line.strip())
                 if not prompt:
                     continue
                 if prompt.lower() in EXIT_WORDS:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from rich.console import Console
+from rich.text import Text
+
 from mcp_chat_tui.config import (
     AskInput,
     InputCache,
@@ -17,13 +20,17 @@ from mcp_chat_tui.config import (
 )
 from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.paths import bundled_path, user_log_dir
+from mcp_chat_tui.core.redact import Redactor, redact_logs
 from mcp_chat_tui.servers import ServerHub
 
 
 def load_configuration(
     args: argparse.Namespace, *, ask_input: AskInput | None = None, input_cache: InputCache | None = None
 ) -> tuple[Settings, McpConfig]:
-    """Settings from config.toml and servers from mcp.json; ``--demo`` always uses the bundled mcp.json."""
+    """Settings from config.toml and servers from mcp.json; ``--demo`` always uses the bundled mcp.json.
+
+    From here on the log file has the answers to password inputs redacted.
+    """
     if args.config is not None and not Path(args.config).expanduser().exists():
         raise ConfigError(args.config, None, "no such file (given with --config)")
     settings = load_settings(settings_path(args.config))
@@ -35,14 +42,24 @@ def load_configuration(
     mcp_config = load_mcp_config(
         path, source=source, workspace_folder=cwd, ask_input=ask_input, input_cache=input_cache
     )
+    redact_logs(mcp_config.redactor)
     return settings, mcp_config
 
 
 def make_hub(settings: Settings, mcp_config: McpConfig) -> ServerHub:
-    """A hub for every server in the file (disabled ones are listed, not started)."""
+    """A hub for every server in the file (disabled ones are listed, not started); whatever the
+    servers say comes out of it with the answers to password inputs redacted."""
     return ServerHub(
         mcp_config.servers.values(),
         init_timeout=settings.init_timeout,
         tool_timeout=settings.tool_timeout,
         log_dir=user_log_dir() / "servers",
+        redactor=mcp_config.redactor,
     )
+
+
+def warn_short_secrets(redactor: Redactor, console: Console) -> None:
+    """Say once which password answers are too short to be hidden in what servers and the model say."""
+    warning = redactor.short_warning()
+    if warning:
+        console.print(Text(warning, style="yellow"))

@@ -21,6 +21,7 @@ from mcp_chat_tui.config._errors import from_json_error, from_validation_error, 
 from mcp_chat_tui.config.mcp_models import McpConfig, ServerConfig
 from mcp_chat_tui.config.variables import AskInput, Expander, InputCache, InputSpec
 from mcp_chat_tui.core.errors import ConfigError
+from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
 
 _WHAT = 'an mcp.json file ({"servers": {...}})'
@@ -74,7 +75,9 @@ def load_mcp_config(
     expander = Expander(path, workspace_folder, by_id, cache, ask_input)
     base_dir = path.resolve().parent
     servers = {name: _expand_server(expander, *entry, base_dir) for name, entry in templates.items()}
-    return McpConfig(path=path, source=source, servers=servers, inputs=inputs)
+    config = McpConfig(path=path, source=source, servers=servers, inputs=inputs)
+    config._redactor = Redactor(expander.secrets)
+    return config
 
 
 def pending_inputs(path: Path, *, input_cache: InputCache | None = None) -> list[InputSpec]:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from mcp_chat_tui.config.envfile import read_env_file
 from mcp_chat_tui.config.variables import InputSpec
+from mcp_chat_tui.core.redact import Redactor
 
 _Text = Annotated[str, Field(strict=True)]
 _Seconds = Annotated[float, Field(strict=True, gt=0)]
@@ -99,6 +100,14 @@ class McpConfig(BaseModel):
     source: str
     servers: dict[str, ServerConfig]
     inputs: list[InputSpec] = Field(default_factory=list)
+
+    # Hides the answers to password inputs (set by ``load_mcp_config``).
+    _redactor: Redactor = PrivateAttr(default_factory=Redactor)
+
+    @property
+    def redactor(self) -> Redactor:
+        """Replaces every answer to a password input with ``[redacted: ID]``."""
+        return self._redactor
 
     def enabled(self) -> dict[str, ServerConfig]:
         """The servers to start, in file order."""

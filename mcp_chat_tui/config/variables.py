@@ -20,7 +20,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -89,6 +89,8 @@ class Expander:
     inputs: dict[str, InputSpec]
     cache: InputCache
     ask_input: AskInput | None = None
+    # Input id -> the answer of every password input expanded so far (for ``Redactor``).
+    secrets: dict[str, str] = field(default_factory=dict, repr=False)
 
     def expand(self, template: str, where: str, *, resolve_inputs: bool = True) -> tuple[str, str]:
         """``(value, display)``: display differs only where a password input was used."""
@@ -126,7 +128,10 @@ class Expander:
             spec = self._spec(argument, where)
             if not resolve_inputs:
                 return f"${{input:{spec.id}}}", False
-            return self._answer(spec, where), spec.password
+            answer = self._answer(spec, where)
+            if spec.password:
+                self.secrets[spec.id] = answer
+            return answer, spec.password
         simple = {
             "workspaceFolder": str(self.workspace_folder),
             "workspaceFolderBasename": self.workspace_folder.name,

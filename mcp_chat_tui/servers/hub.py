@@ -4,7 +4,8 @@ Each server is owned by one asyncio task that enters the SDK ``Client`` and
 stays inside it until the server is stopped, so every SDK context is opened
 and closed by the same task. Tool calls from other tasks go through that
 client. Observers hear every state change through a plain callback; this
-layer imports nothing from the UI.
+layer imports nothing from the UI. Everything a server says (results, errors, stderr, tool
+descriptions) passes through the hub's ``Redactor`` before anyone else sees it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcp_chat_tui import __version__
+from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
 from mcp_chat_tui.servers.results import convert_result
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
@@ -80,8 +82,10 @@ class ServerHub:
         tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
         log_dir: Path | None = None,
         max_result_chars: int = MAX_RESULT_CHARS,
+        redactor: Redactor | None = None,
     ) -> None:
         self.init_timeout = init_timeout
+        self.redactor = redactor if redactor is not None else Redactor()
         self.tool_timeout = tool_timeout
         self.log_dir = log_dir
         self.max_result_chars = max_result_chars
@@ -119,7 +123,7 @@ class ServerHub:
     def _set_state(self, rt: _Runtime, state: ServerState, reason: str = "") -> None:
         offers_tools_changed = rt.status.state.usable != state.usable
         rt.status.state = state
-        rt.status.reason = reason
+        rt.status.reason = self.redactor.text(reason)
         self._changed(rt, tools_changed=offers_tools_changed)
 
     @property
@@ -245,6 +249,7 @@ class ServerHub:
                 rt.status.log_path,
                 on_lines=partial(self._on_stderr, rt, generation),
                 on_closed=partial(self._on_stderr_closed, rt, generation),
+                redact=self.redactor.text,
             )
             return stdio_transport(config, rt.capture.errlog)
         rt.capture = None
@@ -264,7 +269,7 @@ class ServerHub:
         cursor: str | None = None
         for _ in range(MAX_TOOL_PAGES):
             page = await client.list_tools(cursor=cursor, cache_mode="refresh" if refresh else "use")
-            specs.extend(_tool_spec(server, tool) for tool in page.tools)
+            specs.extend(_tool_spec(server, tool, self.redactor) for tool in page.tools)
             cursor = page.next_cursor
             if not cursor:
                 break
@@ -272,15 +277,16 @@ class ServerHub:
 
     def _record_server_info(self, rt: _Runtime, client: Client) -> None:
         info = client.server_info
-        rt.status.server_name = info.name if info else ""
-        rt.status.server_version = info.version if info and info.version else ""
+        redact = self.redactor.text
+        rt.status.server_name = redact(info.name) if info else ""
+        rt.status.server_version = redact(info.version) if info and info.version else ""
         rt.status.protocol_version = client.protocol_version or ""
         capabilities = client.server_capabilities
         rt.status.capabilities = [
             name for name in ("tools", "prompts", "resources", "logging", "completions")
             if getattr(capabilities, name, None) is not None
         ]
-        rt.status.instructions = client.instructions or ""
+        rt.status.instructions = redact(client.instructions or "")
 
     # ----- notifications and stderr ----------------------------------------------------------
 
@@ -305,7 +311,7 @@ class ServerHub:
         try:
             rt.status.tools = await self._list_tools(client, rt.config.name, refresh=True)
         except Exception as exc:  # noqa: BLE001
-            rt.status.stderr_tail.append(f"[mcp-chat-tui] refreshing the tool list failed: {exc}")
+            rt.status.stderr_tail.append(self.redactor.text(f"[mcp-chat-tui] refreshing the tool list failed: {exc}"))
         self._changed(rt, tools_changed=True)
 
     async def _on_message(self, rt: _Runtime, generation: int, message: Any) -> None:
@@ -354,7 +360,8 @@ class ServerHub:
         def failed(kind: FailureKind, message: str) -> ToolCallResult:
             return ToolCallResult(
                 server=server, tool=tool, arguments=arguments, started_at=started_at,
-                duration=time.perf_counter() - clock, failure=ToolFailure(kind, message), is_error=True,
+                duration=time.perf_counter() - clock, failure=ToolFailure(kind, self.redactor.text(message)),
+                is_error=True,
             )
 
         rt = self._runtimes.get(server)
@@ -373,7 +380,7 @@ class ServerHub:
         result: ToolCallResult | None = None
         try:
             raw = await client.call_tool(tool, arguments, read_timeout_seconds=limit)
-            result = convert_result(raw, server, tool, arguments, started_at, self.max_result_chars)
+            result = convert_result(raw, server, tool, arguments, started_at, self.max_result_chars, self.redactor)
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
                 result = failed(
@@ -463,15 +470,17 @@ class ServerHub:
         await asyncio.shield(self.shutdown())
 
 
-def _tool_spec(server: str, tool: mcp_types.Tool) -> ToolSpec:
+def _tool_spec(server: str, tool: mcp_types.Tool, redactor: Redactor) -> ToolSpec:
+    """A listed tool; its description, schema and title are redacted (the model and the screen see them)."""
     annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
+    title = tool.title or annotations.get("title")
     return ToolSpec(
         server=server,
         name=tool.name,
-        description=tool.description or "",
-        input_schema=dict(tool.input_schema or {"type": "object", "properties": {}}),
+        description=redactor.text(tool.description or ""),
+        input_schema=redactor.value(dict(tool.input_schema or {"type": "object", "properties": {}})),
         annotations=annotations,
-        title=tool.title or annotations.get("title"),
+        title=redactor.text(title) if isinstance(title, str) else title,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import mcp_types
 
+from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import ToolCallResult
 
 
@@ -40,8 +41,11 @@ def convert_result(
     arguments: dict[str, Any],
     started_at: datetime,
     max_chars: int,
+    redactor: Redactor | None = None,
 ) -> ToolCallResult:
-    texts = [_block_text(block) for block in raw.content]
+    """Our result for ``raw``; secrets are redacted before the cut, so no part of one is kept."""
+    redactor = redactor if redactor is not None else Redactor()
+    texts = [redactor.text(_block_text(block)) for block in raw.content]
     full_size = sum(len(piece) for piece in texts) + max(0, len(texts) - 1)
     kept: list[str] = []
     room = max_chars
@@ -51,7 +55,7 @@ def convert_result(
         kept.append(piece[:room])
         room -= len(kept[-1]) + 1
     text = "\n".join(kept)
-    structured = raw.structured_content
+    structured = redactor.value(raw.structured_content)
     if structured is not None:
         encoded = json.dumps(structured, ensure_ascii=False, default=str)
         if len(encoded) > max_chars:

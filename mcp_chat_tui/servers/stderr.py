@@ -24,11 +24,13 @@ class LineSplitter:
     """Turns a byte stream into text lines of at most ``max_chars`` characters.
 
     Holds at most one line's first ``4 * max_chars`` bytes: the rest of a longer line is counted
-    and dropped as it arrives. Bytes that are not UTF-8 become U+FFFD.
+    and dropped as it arrives. Bytes that are not UTF-8 become U+FFFD. Each line passes through
+    ``redact`` before it is cut, so no part of a secret stays.
     """
 
-    def __init__(self, max_chars: int = MAX_LINE_CHARS) -> None:
+    def __init__(self, max_chars: int = MAX_LINE_CHARS, redact: Callable[[str], str] = str) -> None:
         self._max_chars = max_chars
+        self._redact = redact
         self._max_bytes = max_chars * 4  # a character is at most 4 bytes in UTF-8
         self._head = bytearray()
         self._dropped = 0
@@ -54,7 +56,7 @@ class LineSplitter:
 
     def _line(self) -> str:
         total = len(self._head) + self._dropped
-        text = self._head.decode("utf-8", "replace")
+        text = self._redact(self._head.decode("utf-8", "replace"))
         self._head.clear()
         self._dropped = 0
         if total > self._max_bytes or len(text) > self._max_chars:
@@ -107,6 +109,7 @@ class RotatingLog:
 class StderrCapture:
     """A pipe handed to the server process as its stderr, read by a thread.
 
+    Each line passes through ``redact`` (before it is cut) before it is logged or handed on.
     Lines reach ``on_lines`` on the event loop, at most ``tail_lines`` of the newest at a time
     (a flood faster than the loop drops the older ones from memory, never from the log file);
     ``on_closed`` runs there once the pipe reaches end of file, which happens when the process
@@ -122,8 +125,10 @@ class StderrCapture:
         *,
         tail_lines: int = STDERR_TAIL_LINES,
         log_max_bytes: int = LOG_FILE_MAX_BYTES,
+        redact: Callable[[str], str] = str,
     ) -> None:
         self._loop = loop
+        self._redact = redact
         self._on_lines = on_lines
         self._on_closed = on_closed
         self._waiting: deque[str] = deque(maxlen=tail_lines)
@@ -151,7 +156,7 @@ class StderrCapture:
             self.errlog.close()
 
     def _pump(self) -> None:
-        splitter = LineSplitter()
+        splitter = LineSplitter(redact=self._redact)
         try:
             while chunk := self._read.read(READ_CHUNK_BYTES):
                 self._deliver(splitter.feed(chunk))

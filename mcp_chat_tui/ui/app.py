@@ -155,7 +155,8 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self.model_label = model_label or engine.model_name
         self.clock = clock or DisplayClock()
         self.theme_dirs = theme_dirs
-        self.agent = Agent(engine, hub, policy, system_prompt=settings.system_prompt, max_turns=settings.max_turns)
+        self.agent = Agent(engine, hub, policy, system_prompt=settings.system_prompt, max_turns=settings.max_turns,
+                           redactor=hub.redactor)
         policy.add_listener(lambda: self.post_message(PolicyChanged()))
         self.ready = asyncio.Event()
         self.fatal_error: str | None = None
@@ -234,6 +235,8 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
 
     async def on_mount(self) -> None:
         self._report_theme_problems()
+        if short_secrets := self.agent.redactor.short_warning():
+            self.notify(short_secrets, title="secret not hidden", severity="warning", timeout=10)
         self.call_after_refresh(self._build)
 
     async def _build(self) -> None:
@@ -428,7 +431,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
 
     @on(Input.Submitted, "#prompt")
     async def _submitted(self, message: Input.Submitted) -> None:
-        prompt = message.value.strip()
+        prompt = self.agent.redactor.text(message.value.strip())  # as the conversation will keep it
         message.input.value = ""
         if not prompt:
             return

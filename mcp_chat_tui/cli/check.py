@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mcp_chat_tui.servers import ServerHub, ServerState, ServerStatus
+from mcp_chat_tui.servers import ServerHub, ServerState, ServerStatus, refused_summary
 
 STATE_STYLE = {
     ServerState.READY: "green",
@@ -41,6 +41,8 @@ def status_table(statuses: list[ServerStatus]) -> Table:
             if status.server_name:
                 version = f" {status.server_version}" if status.server_version else ""
                 details = f"[dim]{escape(status.server_name + version)}:[/] {details}"
+        if status.refused_tools:
+            details += "\n" + escape(refused_summary(status))
         tool_count = str(len(status.tools)) if status.state.usable else "-"
         table.add_row(
             escape(status.name), f"[{style}]{status.state.value}[/]", status.transport, tool_count, started, details
@@ -57,6 +59,9 @@ async def check_servers(hub: ServerHub, console: Console) -> int:
     if failed:
         console.print(f"[red]{len(failed)} of {len(statuses)} servers failed.[/] Fix the entries named above in mcp.json.")
         return 1
+    refused = sum(len(s.refused_tools) for s in statuses)
+    if refused:
+        console.print(f"[yellow]{refused} tool(s) refused[/] (named above): those servers must fix them; their other tools work.")
     ready = sum(1 for s in statuses if s.state.usable)
     console.print(f"[green]{ready} server(s) ready[/], {sum(len(s.tools) for s in statuses)} tools.")
     return 0

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from mcp_chat_tui import __version__
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
+from mcp_chat_tui.servers.listing import list_all_tools
 from mcp_chat_tui.servers.results import convert_result
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
 from mcp_chat_tui.servers.stderr import StderrCapture
@@ -172,6 +173,7 @@ class ServerHub:
         rt.status.started_at = datetime.now()
         rt.status.start_seconds = None
         rt.status.tools = []
+        rt.status.refused_tools = []
         self._set_state(rt, ServerState.STARTING)
         timeout = rt.config.init_timeout or self.init_timeout
         started = time.perf_counter()
@@ -202,7 +204,7 @@ class ServerHub:
                 if rt.capture is not None:
                     rt.capture.release_write_end()
                 rt.client = client
-                rt.status.tools = await self._list_tools(client, config.name)
+                await self._list_tools(rt, client)
                 self._record_server_info(rt, client)
                 rt.status.start_seconds = time.perf_counter() - started
                 self._set_state(rt, ServerState.READY)
@@ -259,16 +261,11 @@ class ServerHub:
 
         return http_transport(config.url, dict(config.headers), note)
 
-    async def _list_tools(self, client: Client, server: str, refresh: bool = False) -> list[ToolSpec]:
-        specs: list[ToolSpec] = []
-        cursor: str | None = None
-        for _ in range(MAX_TOOL_PAGES):
-            page = await client.list_tools(cursor=cursor, cache_mode="refresh" if refresh else "use")
-            specs.extend(_tool_spec(server, tool) for tool in page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        return specs
+    async def _list_tools(self, rt: _Runtime, client: Client, refresh: bool = False) -> None:
+        """Read every page of the tool list into the status: valid tools, and those refused with why."""
+        listing = await list_all_tools(client, refresh=refresh, max_pages=MAX_TOOL_PAGES)
+        rt.status.tools = [_tool_spec(rt.config.name, tool) for tool in listing.tools]
+        rt.status.refused_tools = listing.refused
 
     def _record_server_info(self, rt: _Runtime, client: Client) -> None:
         info = client.server_info
@@ -303,7 +300,7 @@ class ServerHub:
 
     async def _refresh_tools(self, rt: _Runtime, client: Client) -> None:
         try:
-            rt.status.tools = await self._list_tools(client, rt.config.name, refresh=True)
+            await self._list_tools(rt, client, refresh=True)
         except Exception as exc:  # noqa: BLE001
             rt.status.stderr_tail.append(f"[mcp-chat-tui] refreshing the tool list failed: {exc}")
         self._changed(rt, tools_changed=True)

@@ -9,6 +9,7 @@ from enum import Enum
 from pathlib import Path
 
 from mcp_chat_tui.core.tools import ToolSpec
+from mcp_chat_tui.servers.listing import RefusedTool
 
 STDERR_TAIL_LINES = 200
 
@@ -55,6 +56,7 @@ class ServerStatus:
     capabilities: list[str] = field(default_factory=list)
     instructions: str = ""
     tools: list[ToolSpec] = field(default_factory=list)
+    refused_tools: list[RefusedTool] = field(default_factory=list)
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
     log_path: Path | None = None
     started_at: datetime | None = None
@@ -74,3 +76,11 @@ class ServerStatus:
         """One line for logs and plain output: state and, when it failed, why."""
         text = f"{self.name}: {self.state.value}"
         return f"{text} ({self.reason})" if self.reason else text
+
+
+def refused_summary(status: ServerStatus) -> str:
+    """The tools a server listed that were refused, each with why, in one paragraph ("" when none)."""
+    if not status.refused_tools:
+        return ""
+    reasons = "; ".join(refused.describe() for refused in status.refused_tools)
+    return f"refused {len(status.refused_tools)} invalid tool(s): {reasons}"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from pathlib import Path
 
 from mcp_chat_tui.config import ServerConfig
+from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
 from mcp_chat_tui.servers import ServerHub, ServerState
 from tests.helpers import eventually
 
@@ -103,4 +106,111 @@ async def test_the_server_panel_shows_refused_tools_literally():
         shown = str(reason.render())
         assert "refused 4 invalid tool(s)" in shown
         assert "'[bold]no_schema[/]': inputSchema is missing" in shown
+
+
+# ----- names model APIs refuse --------------------------------------------------------------------
+
+MODEL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+ODD = "[bold]x[/]"
+
+
+def test_every_model_name_is_valid_unique_and_the_same_whatever_the_order():
+    names = ["[bold]x[/]", "my tool", "my.tool", "héllo", "t" * 70, "!!!", "", "my_tool", "echo", "a" * 64]
+    specs = [ToolSpec("odd", name) for name in names] + [ToolSpec("odd.2", name) for name in names]
+    exposed = {(s.server, s.name): s.model_name for s in unique_model_names(specs)}
+    assert all(MODEL_NAME.match(name) for name in exposed.values()), exposed
+    assert len(set(exposed.values())) == len(specs)
+    assert exposed == {(s.server, s.name): s.model_name for s in unique_model_names(list(reversed(specs)))}
+    assert exposed[("odd", "héllo")].startswith("hello_") and exposed[("odd", "[bold]x[/]")].startswith("bold_x_")
+    # A cleaned name never takes the place of a tool whose own name is valid, nor of another cleaned one.
+    alone = {s.name: s.model_name for s in unique_model_names([ToolSpec("odd", n) for n in ("my.tool", "my_tool", "my tool")])}
+    assert alone["my_tool"] == "my_tool" and len(set(alone.values())) == 3
+    assert {s.model_name for s in unique_model_names([ToolSpec("odd", "a" * 64)])} == {"a" * 64}
+
+
+async def model_names_of(config: ServerConfig) -> dict[str, str]:
+    """The name the model is given for each tool of one server, from a hub of this test process."""
+    hub = ServerHub([config])
+    async with hub:
+        await hub.start_all()
+        return {spec.name: spec.model_name for spec in hub.tools()}
+
+
+async def test_odd_tool_names_reach_the_model_clean_and_the_call_reaches_the_real_tool(tmp_path, isolated_user_dirs):
+    from mcp_chat_tui.transcript import parse, read_transcript_text
+    from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
+    from tests.test_oneshot import run_cli, saved_conversations
+
+    names = await model_names_of(hostile_config("odd", "--odd-names"))
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"servers": {"odd": hostile_entry("--odd-names")}}))
+    with ScriptedEndpoint([tool_reply(names[ODD], {}), "done."]) as endpoint:
+        result = run_cli("--endpoint", endpoint.url, "scripted", "--mcp-config", str(config), "-p", "go",
+                         "--yes", "--json", cwd=tmp_path, dirs=isolated_user_dirs)
+    assert result.returncode == 0, result.stderr
+    offered = [tool["function"]["name"] for tool in endpoint.requests[0]["tools"]]
+    assert all(MODEL_NAME.match(name) for name in offered), offered
+    assert sorted(offered) == sorted(names.values()) and len(set(offered)) == len(offered)
+    [call] = json.loads(result.stdout)["calls"]
+    assert (call["server"], call["tool"], call["result"]) == ("odd", ODD, f"I am {ODD}")
+    assert endpoint.requests[1]["messages"][-1]["name"] == names[ODD]
+    [saved] = saved_conversations(isolated_user_dirs)
+    [proposal] = parse(read_transcript_text(saved)).exchanges[0].steps[0].proposals
+    assert proposal.name == names[ODD] and (proposal.result.server, proposal.result.tool) == ("odd", ODD)
+    assert (proposal.server, proposal.tool) == ("odd", ODD)
+
+
+async def test_a_saved_call_under_a_cleaned_name_shows_the_real_tool_name_when_loaded(tmp_path):
+    from mcp_chat_tui.transcript import Exchange, Proposal, Step, ToolResult, Transcript, render
+    from tests.fakes import ScriptedEngine
+    from tests.ui_helpers import SIZE, make_app, wait_ready
+
+    wire = {"id": "call_1", "type": "function", "function": {"name": "bold_x_4b0ead86", "arguments": "{}"}}
+    result = ToolResult("bold_x_4b0ead86", "call_1", "done", f"I am {ODD}", "odd", 0.01, tool=ODD)
+    path = tmp_path / "done.md"
+    path.write_text(render(Transcript([Exchange("go", "scripted", [
+        Step(proposals=[Proposal(wire, "yo", result, server="odd", tool=ODD)]), Step(text="done.")])])))
+    assert parse_file(path).exchanges[0].steps[0].proposals[0].result.tool == ODD
+    app = make_app(ScriptedEngine([]), [hostile_config("odd", "--odd-names")], transcript_file=path,
+                   transcript=parse_file(path))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        [record] = app.calls_table.records.values()
+        assert str(app.calls_table.get_cell(record.key, "tool")) == f"odd›{ODD}"
+
+
+async def test_a_resumed_call_maps_back_to_the_real_tool_and_shows_its_name_literally(tmp_path):
+    from mcp_chat_tui.transcript import Exchange, Proposal, Step, Transcript, render
+    from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+    from tests.fakes import ScriptedEngine
+    from tests.ui_helpers import SIZE, make_app, wait_for, wait_turn_done
+
+    config = hostile_config("odd", "--odd-names")
+    names = await model_names_of(config)  # another run: the names must be the same in the app's run
+    wire = {"id": "call_1", "type": "function", "function": {"name": names[ODD], "arguments": "{}"}}
+    path = tmp_path / "open.md"
+    path.write_text(render(Transcript([Exchange("go", "scripted", [Step(proposals=[Proposal(wire)])])])))
+    app = make_app(ScriptedEngine(["done."]), [config], transcript_file=path, transcript=parse_file(path))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the reopened dialog")
+        assert ODD in screen_text(app.screen)
+        await pilot.press("y")
+        await wait_turn_done(pilot, app)
+        [record] = app.calls_table.records.values()
+        assert (record.server, record.tool) == ("odd", ODD)
+        assert str(app.calls_table.get_cell(record.key, "tool")) == f"odd›{ODD}"
+    assert app.hub.status("odd").usage[ODD].calls == 1
+
+
+def parse_file(path: Path):
+    from mcp_chat_tui.transcript import parse, read_transcript_text
+
+    return parse(read_transcript_text(path))
+
+
+def screen_text(screen) -> str:
+    """Every Static of a screen, as the plain text it shows."""
+    from textual.widgets import Static
+
+    return "\n".join(str(widget.render()) for widget in screen.query(Static))
 

@@ -122,6 +122,8 @@ def _proposal_meta(proposal: Proposal) -> str:
         meta["started"] = proposal.started_at.isoformat(timespec="seconds")
     if proposal.server:
         meta["server"] = proposal.server
+    if proposal.tool:
+        meta["tool"] = proposal.tool
     return _meta_json(meta)
 
 
@@ -146,6 +148,8 @@ def _render_result(result: ToolResult, out: list[str]) -> None:
     meta: dict[str, Any] = {}
     if result.server:
         meta["server"] = result.server
+    if result.tool:
+        meta["tool"] = result.tool
     if result.duration is not None:
         meta["duration"] = round(result.duration, 4)
     header = f"{RESULT} [{escape_name(result.name)}][{escape_name(result.call_id)}]"
@@ -308,7 +312,7 @@ class _Reader:
         meta = self._meta(match.group(3), "❓: `{...}`") if match.group(3) else {}
         return Proposal(
             call=call, choice=choice, proposed_at=self._time(meta, "proposed"), started_at=self._time(meta, "started"),
-            server=str(meta.get("server", "")),
+            server=str(meta.get("server", "")), tool=str(meta.get("tool", "")),
         )
 
     def _meta(self, text: str, after: str) -> dict[str, Any]:
@@ -375,6 +379,7 @@ class _Reader:
         proposal.result = ToolResult(
             name=name, call_id=call_id, status=status, content=content,
             server=str(meta.get("server", "")), duration=float(duration) if isinstance(duration, (int, float)) else None,
+            tool=str(meta.get("tool", "")),
         )
 
 

@@ -214,3 +214,41 @@ def screen_text(screen) -> str:
 
     return "\n".join(str(widget.render()) for widget in screen.query(Static))
 
+
+# ----- what is not JSON-RPC on stdout -------------------------------------------------------------
+
+STDOUT_RULE = "a stdio server must write only JSON-RPC messages to stdout (logs go to stderr)"
+
+
+async def test_bytes_that_are_not_utf8_on_stdout_are_noted_and_the_server_still_starts():
+    hub = ServerHub([hostile_config("binary", "--garbage")], init_timeout=30)
+    async with hub:
+        await hub.start_all()
+        status = hub.status("binary")
+        assert status.state == ServerState.READY, status.summary()
+        assert any("not an MCP message: '\ufffdPNG\\r'" in line for line in status.stderr_tail), list(status.stderr_tail)
+        assert (await hub.call_tool("binary", "echo", {"text": "clean"})).text == "clean"
+
+
+async def test_a_server_that_sends_only_garbage_fails_naming_what_it_sent():
+    hub = ServerHub([hostile_config("mute", "--garbage", "--then-hang"), hostile_config("banner", "--banner", "Welcome to ACME MCP\\n", "--then-hang")],
+                    init_timeout=5)
+    async with hub:
+        await hub.start_all()
+        binary, banner = hub.status("mute"), hub.status("banner")
+        assert binary.state == banner.state == ServerState.FAILED
+        assert binary.reason == (f"no answer to initialize within 5 s; instead its stdout had '\ufffdPNG\\r', "
+                                 f"which is not JSON-RPC: {STDOUT_RULE}")
+        assert "its stdout had 'Welcome to ACME MCP'" in banner.reason and STDOUT_RULE in banner.reason
+
+
+async def test_a_banner_glued_to_the_first_answer_fails_at_once_naming_the_banner():
+    # No newline after the banner: the server's first answer is lost with it, so waiting is useless.
+    hub = ServerHub([hostile_config("glued", "--banner", "\\x1b[2Jready>")], init_timeout=120)
+    async with hub:
+        await hub.start_all()
+        status = hub.status("glued")
+        assert status.state == ServerState.FAILED
+        assert status.reason == (f"its stdout had '\\x1b[2Jready>' before a JSON-RPC message on the same line, "
+                                 f"so the message was lost: {STDOUT_RULE}")
+        assert "\x1b" not in status.reason

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from mcp_chat_tui import __version__
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
 from mcp_chat_tui.servers.listing import list_all_tools
+from mcp_chat_tui.servers.noise import STDOUT_RULE, noise_excerpt, glued_before_a_message, noise_line
 from mcp_chat_tui.servers.results import convert_result
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
 from mcp_chat_tui.servers.stderr import StderrCapture
@@ -68,6 +69,8 @@ class _Runtime:
     stopping: bool = False
     init_timed_out: bool = False
     http_error: tuple[int, str] | None = None
+    stdout_noise: str = ""  # the first line on stdout that was not JSON-RPC, while starting
+    start_refused: str = ""  # why the start was given up before the init timeout
 
 
 class ServerHub:
@@ -169,6 +172,8 @@ class ServerHub:
         rt.stderr_closed = asyncio.Event()
         rt.stopping = False
         rt.init_timed_out = False
+        rt.stdout_noise = ""
+        rt.start_refused = ""
         rt.status.stderr_tail.clear()
         rt.status.started_at = datetime.now()
         rt.status.start_seconds = None
@@ -184,11 +189,14 @@ class ServerHub:
             rt.init_timed_out = True
             rt.task.cancel()
             await asyncio.wait({rt.task}, timeout=STOP_WAIT_SECONDS)
-            self._set_state(
-                rt,
-                ServerState.FAILED,
-                f"no answer to initialize within {timeout:g} s (the server hung; raise `initTimeout` if it is slow)",
-            )
+            if rt.stdout_noise:
+                reason = (f"no answer to initialize within {timeout:g} s; instead its stdout had "
+                          f"{noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC: {STDOUT_RULE}")
+            else:
+                reason = f"no answer to initialize within {timeout:g} s (the server hung; raise `initTimeout` if it is slow)"
+            self._set_state(rt, ServerState.FAILED, reason)
+        if rt.start_refused and rt.status.state == ServerState.STARTING:
+            self._set_state(rt, ServerState.FAILED, rt.start_refused)
 
     async def _own(self, rt: _Runtime, generation: int, started: float) -> None:
         """The one task that holds this server's SDK client from start to stop."""
@@ -215,7 +223,7 @@ class ServerHub:
                     await rt.stop.wait()
                     group.cancel_scope.cancel()
         except asyncio.CancelledError:
-            if not (rt.init_timed_out or rt.stopping):
+            if not (rt.init_timed_out or rt.stopping or rt.start_refused):
                 raise
         except BaseException as exc:  # noqa: BLE001 - every failure becomes a state the user sees
             if isinstance(root_cause(exc), (KeyboardInterrupt, SystemExit)):
@@ -231,6 +239,8 @@ class ServerHub:
                     self._set_state(rt, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
                 else:
                     reason = describe_start_failure(config, exc, list(rt.status.stderr_tail), rt.http_error)
+                    if rt.stdout_noise:
+                        reason += f"; its stdout had {noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC ({STDOUT_RULE})"
                     self._set_state(rt, ServerState.FAILED, reason)
         finally:
             rt.client = None
@@ -309,13 +319,29 @@ class ServerHub:
         if generation != rt.generation:
             return
         if isinstance(message, Exception):
-            rt.status.stderr_tail.append(
-                "[mcp-chat-tui] ignored output on stdout that is not an MCP message "
-                f"({type(message).__name__})"
-            )
-            self._changed(rt)
+            self._on_stdout_noise(rt, noise_line(message))
         elif isinstance(message, mcp_types.ToolListChangedNotification) and rt.client is not None:
             asyncio.get_running_loop().create_task(self._refresh_tools(rt, rt.client))
+
+    def _on_stdout_noise(self, rt: _Runtime, line: str) -> None:
+        """A line on stdout that is not JSON-RPC: noted; while starting, kept to say why a start fails.
+
+        Text glued to a message on the same line loses that message: while starting, that is
+        the answer the start waits for, so the start fails at once instead of at the timeout.
+        """
+        rt.status.stderr_tail.append(
+            f"[mcp-chat-tui] ignored output on stdout that is not an MCP message: {noise_excerpt(line)}"
+        )
+        if rt.status.state == ServerState.STARTING:
+            rt.stdout_noise = rt.stdout_noise or line
+            glued = glued_before_a_message(line)
+            if glued and not rt.start_refused and rt.task is not None:
+                rt.start_refused = (
+                    f"its stdout had {noise_excerpt(glued)} before a JSON-RPC message on the same line, "
+                    f"so the message was lost: {STDOUT_RULE}"
+                )
+                rt.task.cancel()
+        self._changed(rt)
 
     def _on_stderr(self, rt: _Runtime, generation: int, lines: list[str]) -> None:
         if generation != rt.generation:

@@ -5,14 +5,15 @@ that edits the ``tools/list`` result after that check, as a server in another la
 could send it. Flags choose the lie.
 """
 
-from __future__ import annotations
-
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.server.mcpserver import Context, MCPServer
+# The SDK is imported in build(): what a server writes first must come before its slow import. (No
+# `from __future__ import annotations`: the SDK reads the tools' annotations, Context among them.)
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context, MCPServer
 
 # Tools the SDK's client refuses as a whole result: each is (raw tool, what is wrong with it).
 BAD_TOOLS: list[dict[str, Any]] = [
@@ -56,7 +57,7 @@ def lying_tools(extra: list[dict[str, Any]], page_size: int):
     return middleware
 
 
-async def _tell_tools_changed(ctx: Context) -> None:
+async def _tell_tools_changed(ctx: "Context") -> None:
     try:  # 2026-07-28 connections hear it through subscriptions/listen
         await ctx.notify_tools_changed()
     except Exception:  # noqa: BLE001
@@ -67,7 +68,9 @@ async def _tell_tools_changed(ctx: Context) -> None:
         pass
 
 
-def build(args: argparse.Namespace) -> MCPServer:
+def build(args: argparse.Namespace) -> "MCPServer":
+    from mcp.server.mcpserver import Context, MCPServer
+
     extra: list[dict[str, Any]] = list(BAD_TOOLS) if args.bad_tools else []
     server = MCPServer(name="hostile", version="1.0", log_level="WARNING", middleware=[lying_tools(extra, args.page_size)])
 

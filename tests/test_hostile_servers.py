@@ -13,7 +13,7 @@ from mcp_chat_tui.servers import ServerHub, ServerState
 from tests.helpers import eventually
 
 HOSTILE_SERVER = str(Path(__file__).parent / "servers" / "hostile_server.py")
-VALID_TOOLS = {"echo", "whoami", "flood_changes", "grow"}
+VALID_TOOLS = {"echo", "whoami", "flood_changes", "grow", "listings_served"}
 
 
 def hostile_config(name: str, *flags: str, **overrides: object) -> ServerConfig:
@@ -90,8 +90,10 @@ def test_check_servers_lists_each_refused_tool_with_why(tmp_path, isolated_user_
 
 async def test_the_server_panel_shows_refused_tools_literally():
     from tests.fakes import ScriptedEngine
-    from tests.ui_helpers import SIZE, make_app, wait_for, wait_ready
     from textual.widgets import Static
+
+    from mcp_chat_tui.ui.screens.detail import ServerDetailScreen
+    from tests.ui_helpers import SIZE, make_app, wait_for, wait_ready
 
     app = make_app(ScriptedEngine([]), [hostile_config("liar", "--bad-tools")])
     async with app.run_test(size=SIZE) as pilot:
@@ -106,6 +108,10 @@ async def test_the_server_panel_shows_refused_tools_literally():
         shown = str(reason.render())
         assert "refused 4 invalid tool(s)" in shown
         assert "'[bold]no_schema[/]': inputSchema is missing" in shown
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ServerDetailScreen), what="the server's detail")
+        notes = str(app.screen.query_one("#server-tool-notes", Static).render())
+        assert notes.startswith("refused 4 invalid tool(s): 'string_schema': inputSchema.type")
 
 
 # ----- names model APIs refuse --------------------------------------------------------------------
@@ -237,7 +243,7 @@ async def test_a_server_that_sends_only_garbage_fails_naming_what_it_sent():
         await hub.start_all()
         binary, banner = hub.status("mute"), hub.status("banner")
         assert binary.state == banner.state == ServerState.FAILED
-        assert binary.reason == (f"no answer to initialize within 5 s; instead its stdout had '\ufffdPNG\\r', "
+        assert binary.reason == (f"no answer to initialize within 5 s; its stdout had '\ufffdPNG\\r', "
                                  f"which is not JSON-RPC: {STDOUT_RULE}")
         assert "its stdout had 'Welcome to ACME MCP'" in banner.reason and STDOUT_RULE in banner.reason
 
@@ -252,3 +258,103 @@ async def test_a_banner_glued_to_the_first_answer_fails_at_once_naming_the_banne
         assert status.reason == (f"its stdout had '\\x1b[2Jready>' before a JSON-RPC message on the same line, "
                                  f"so the message was lost: {STDOUT_RULE}")
         assert "\x1b" not in status.reason
+
+
+# ----- neighbours: markup, floods --------------------------------------------------------------------
+
+
+async def test_the_command_palette_shows_server_names_and_reasons_as_themselves():
+    from textual.command import CommandPalette
+
+    from mcp_chat_tui.config import Settings
+    from tests.fakes import ScriptedEngine
+    from tests.ui_helpers import SIZE, make_app, wait_for, wait_ready
+
+    servers = [hostile_config("odd", "--odd-names"), hostile_config("glued", "--banner", "[link=http://e]y[/link]")]
+    app = make_app(ScriptedEngine([]), servers, settings=Settings(on_server_failure="continue"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        assert app.hub.status("glued").state == ServerState.FAILED
+        for query, wanted in (("bold", f"Toggle auto-run: odd › {ODD}"), ("restart glued", "[link=http://e]y[/link]")):
+            app.action_command_palette()
+            await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
+            await pilot.press(*query)
+            await wait_for(pilot, lambda: wanted in palette_options(app.screen), what=f"{wanted!r} in the palette")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not isinstance(app.screen, CommandPalette), what="the palette to close")
+
+
+def palette_options(palette) -> str:
+    from textual.widgets import OptionList
+
+    options = palette.query_one(OptionList)
+    return "\n".join(str(options.get_option_at_index(i).prompt) for i in range(options.option_count))
+
+
+async def test_a_flood_of_tool_list_changes_is_read_a_bounded_number_of_times_and_the_last_is_kept():
+    hub = ServerHub([hostile_config("flood", "--extra-tools", "2000", "--page-size", "500")], init_timeout=60)
+    async with hub:
+        await hub.start_all()
+        assert (await hub.call_tool("flood", "flood_changes", {"count": 100})).text == "sent 100"
+        assert (await hub.call_tool("flood", "grow", {"name": "sprout"})).ok
+        assert await eventually(lambda: hub.find_tool("sprout") is not None, 60), "the last change was lost"
+        readings = int((await hub.call_tool("flood", "listings_served", {})).text)
+        # Each change is sent twice (notification and subscription): 200 readings of 5 pages each
+        # without coalescing, the last of them only after the ones before.
+        assert readings <= 5, f"the tool list was read {readings} times for one burst of changes"
+
+
+async def test_an_app_with_2000_tools_stays_responsive_through_a_flood_of_changes():
+    from tests.fakes import ScriptedEngine
+    from tests.ui_helpers import SIZE, make_app, wait_for, wait_ready
+
+    app = make_app(ScriptedEngine([]), [hostile_config("many", "--extra-tools", "2000", "--page-size", "500")])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        total = len(VALID_TOOLS) + 2000
+        assert len(app.hub.tools()) == total
+        await wait_for(pilot, lambda: str(app.servers_table.get_cell("many", "tools")).startswith(str(total)), what="the count")
+        assert (await app.hub.call_tool("many", "flood_changes", {"count": 200})).ok
+        assert (await app.hub.call_tool("many", "grow", {"name": "sprout"})).ok
+        await wait_for(pilot, lambda: app.hub.find_tool("sprout") is not None, 60, what="the last change")
+        await wait_for(pilot, lambda: str(app.servers_table.get_cell("many", "tools")).startswith(str(total + 1)),
+                       what="the new count")
+        await pilot.press("f4")
+        assert app.focused is app.servers_table
+
+
+async def test_a_tool_list_longer_than_the_pages_read_says_so():
+    from mcp_chat_tui.servers import tool_list_notes
+    from mcp_chat_tui.servers.hub import MAX_TOOL_PAGES
+
+    hub = ServerHub([hostile_config("endless", "--extra-tools", str(2 * MAX_TOOL_PAGES + 50), "--page-size", "2")])
+    async with hub:
+        await hub.start_all()
+        status = hub.status("endless")
+        assert status.state == ServerState.READY and len(status.tools) == 2 * MAX_TOOL_PAGES
+        assert tool_list_notes(status) == (
+            f"its tool list has more than {MAX_TOOL_PAGES} pages: only those were read")
+
+
+async def test_markup_and_escapes_in_a_tool_description_are_shown_as_themselves():
+    from mcp_chat_tui.agent import ApprovalPolicy
+    from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+    from mcp_chat_tui.ui.screens.detail import ServerDetailScreen
+    from tests.fakes import ScriptedEngine, call
+    from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+
+    app = make_app(ScriptedEngine([[call("whoami", {})], "ok"]), [hostile_config("marked", "--markup")],
+                   policy=ApprovalPolicy("ask"))
+    shown = "[red]red[/red] \\x1b[31mansi\\x1b[0m [link=http://evil]click[/link]"
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "who?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        assert shown in screen_text(app.screen) and "\x1b" not in screen_text(app.screen)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalScreen), what="the dialog to close")
+        await wait_turn_done(pilot, app)
+        await pilot.press("f4", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ServerDetailScreen), what="the detail")
+        table = app.screen.query_one("#server-tools")
+        assert str(table.get_cell("whoami", "description")) == shown

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mcp_chat_tui.servers import ServerHub, ServerState, ServerStatus, refused_summary
+from mcp_chat_tui.servers import ServerHub, ServerState, ServerStatus, tool_list_notes
 
 STATE_STYLE = {
     ServerState.READY: "green",
@@ -41,8 +41,8 @@ def status_table(statuses: list[ServerStatus]) -> Table:
             if status.server_name:
                 version = f" {status.server_version}" if status.server_version else ""
                 details = f"[dim]{escape(status.server_name + version)}:[/] {details}"
-        if status.refused_tools:
-            details += "\n" + escape(refused_summary(status))
+        if tool_list_notes(status):
+            details += "\n" + escape(tool_list_notes(status))
         tool_count = str(len(status.tools)) if status.state.usable else "-"
         table.add_row(
             escape(status.name), f"[{style}]{status.state.value}[/]", status.transport, tool_count, started, details

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from mcp_chat_tui import __version__
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
 from mcp_chat_tui.servers.listing import list_all_tools
-from mcp_chat_tui.servers.noise import STDOUT_RULE, noise_excerpt, glued_before_a_message, noise_line
+from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
 from mcp_chat_tui.servers.results import convert_result
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
 from mcp_chat_tui.servers.stderr import StderrCapture
@@ -48,6 +48,7 @@ DEFAULT_INIT_TIMEOUT = 10.0
 DEFAULT_TOOL_TIMEOUT = 90.0
 MAX_RESULT_CHARS = 100_000
 MAX_TOOL_PAGES = 100
+REFRESH_SETTLE_SECONDS = 0.1  # tool-list changes this close together cause one reading
 STOP_WAIT_SECONDS = 10.0
 
 Observer = Callable[[ServerStatus], None]
@@ -69,6 +70,8 @@ class _Runtime:
     stopping: bool = False
     init_timed_out: bool = False
     http_error: tuple[int, str] | None = None
+    refresh_task: asyncio.Task[None] | None = None
+    refresh_wanted: bool = False
     stdout_noise: str = ""  # the first line on stdout that was not JSON-RPC, while starting
     start_refused: str = ""  # why the start was given up before the init timeout
 
@@ -179,6 +182,7 @@ class ServerHub:
         rt.status.start_seconds = None
         rt.status.tools = []
         rt.status.refused_tools = []
+        rt.status.tool_pages_unread = False
         self._set_state(rt, ServerState.STARTING)
         timeout = rt.config.init_timeout or self.init_timeout
         started = time.perf_counter()
@@ -190,7 +194,7 @@ class ServerHub:
             rt.task.cancel()
             await asyncio.wait({rt.task}, timeout=STOP_WAIT_SECONDS)
             if rt.stdout_noise:
-                reason = (f"no answer to initialize within {timeout:g} s; instead its stdout had "
+                reason = (f"no answer to initialize within {timeout:g} s; its stdout had "
                           f"{noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC: {STDOUT_RULE}")
             else:
                 reason = f"no answer to initialize within {timeout:g} s (the server hung; raise `initTimeout` if it is slow)"
@@ -244,6 +248,8 @@ class ServerHub:
                     self._set_state(rt, ServerState.FAILED, reason)
         finally:
             rt.client = None
+            if rt.refresh_task is not None and not rt.refresh_task.done():
+                rt.refresh_task.cancel()
             if rt.capture is not None:
                 rt.capture.release_write_end()
             rt.settled.set()
@@ -276,6 +282,7 @@ class ServerHub:
         listing = await list_all_tools(client, refresh=refresh, max_pages=MAX_TOOL_PAGES)
         rt.status.tools = [_tool_spec(rt.config.name, tool) for tool in listing.tools]
         rt.status.refused_tools = listing.refused
+        rt.status.tool_pages_read, rt.status.tool_pages_unread = listing.pages_read, listing.pages_unread
 
     def _record_server_info(self, rt: _Runtime, client: Client) -> None:
         info = client.server_info
@@ -304,9 +311,23 @@ class ServerHub:
         try:
             async with client.listen(tools_list_changed=True) as subscription:
                 async for _event in subscription:
-                    await self._refresh_tools(rt, client)
+                    self._want_refresh(rt, client)
         except Exception as exc:  # noqa: BLE001 - losing the stream only loses live tool updates
             log.info("tool-change stream of %s ended: %s", rt.config.name, exc)
+
+    def _want_refresh(self, rt: _Runtime, client: Client) -> None:
+        """The tool list changed: read it again soon, one reading at a time however many changes
+        arrive (a burst within REFRESH_SETTLE_SECONDS is one reading; changes during a reading
+        cause one more after it, so the last change is never missed)."""
+        rt.refresh_wanted = True
+        if rt.refresh_task is None or rt.refresh_task.done():
+            rt.refresh_task = asyncio.get_running_loop().create_task(self._refresh_while_wanted(rt, client))
+
+    async def _refresh_while_wanted(self, rt: _Runtime, client: Client) -> None:
+        while rt.refresh_wanted and rt.client is client:
+            await asyncio.sleep(REFRESH_SETTLE_SECONDS)
+            rt.refresh_wanted = False
+            await self._refresh_tools(rt, client)
 
     async def _refresh_tools(self, rt: _Runtime, client: Client) -> None:
         try:
@@ -321,7 +342,7 @@ class ServerHub:
         if isinstance(message, Exception):
             self._on_stdout_noise(rt, noise_line(message))
         elif isinstance(message, mcp_types.ToolListChangedNotification) and rt.client is not None:
-            asyncio.get_running_loop().create_task(self._refresh_tools(rt, rt.client))
+            self._want_refresh(rt, rt.client)
 
     def _on_stdout_noise(self, rt: _Runtime, line: str) -> None:
         """A line on stdout that is not JSON-RPC: noted; while starting, kept to say why a start fails.

@@ -43,6 +43,8 @@ class ToolListing:
 
     tools: list[mcp_types.Tool] = field(default_factory=list)
     refused: list[RefusedTool] = field(default_factory=list)
+    pages_read: int = 0
+    pages_unread: bool = False  # the server had more pages than ``max_pages``
 
 
 class ToolListError(Exception):
@@ -60,8 +62,10 @@ async def list_all_tools(client: Client, *, refresh: bool, max_pages: int) -> To
             cursor = page.next_cursor
         except ValidationError:
             cursor = await _list_page_tool_by_tool(client, cursor, listing)
+        listing.pages_read += 1
         if not cursor:
             break
+    listing.pages_unread = bool(cursor)
     return listing
 
 

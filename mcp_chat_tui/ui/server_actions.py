@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from mcp_chat_tui.servers.state import refused_summary
+from mcp_chat_tui.servers.state import tool_list_notes
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.detail import TextScreen
 
@@ -32,7 +32,7 @@ class ServerActions:
         """Under the server table, the whole failure reason of the highlighted server (the row cuts it)
         and the tools it listed that were refused, each with why."""
         status = self.servers_table.statuses.get(name) if name is not None else None
-        lines = [] if status is None else [line for line in (status.reason, refused_summary(status)) if line]
+        lines = [] if status is None else [line for line in (status.reason, tool_list_notes(status)) if line]
         reason = self.query_one("#server-reason", Static)
         reason.display = bool(lines)
         reason.update(literal(f"{status.name}: " + "\n".join(lines)) if lines else "")

@@ -34,6 +34,8 @@ ODD_NAMES = [
     "my_tool",
 ]
 
+LISTINGS_SERVED = [0]  # tools/list readings from the first page answered so far
+
 MARKUP_DESCRIPTION = "[red]red[/red] \x1b[31mansi\x1b[0m [link=http://evil]click[/link]"
 
 
@@ -45,6 +47,8 @@ def lying_tools(extra: list[dict[str, Any]], page_size: int):
         result = await call_next(ctx)
         if ctx.method != "tools/list" or not isinstance(result, dict):
             return result
+        if not (ctx.params or {}).get("cursor"):
+            LISTINGS_SERVED[0] += 1
         tools = [*result.get("tools", []), *extra]
         result = {key: value for key, value in result.items() if key not in ("tools", "nextCursor")}
         if not page_size:
@@ -89,6 +93,11 @@ def build(args: argparse.Namespace) -> "MCPServer":
         for _ in range(count):
             await _tell_tools_changed(ctx)
         return f"sent {count}"
+
+    @server.tool(structured_output=False)
+    def listings_served() -> str:
+        """How many times this server has been asked for its tool list (its first page)."""
+        return str(LISTINGS_SERVED[0])
 
     @server.tool(structured_output=False)
     async def grow(name: str, ctx: Context) -> str:

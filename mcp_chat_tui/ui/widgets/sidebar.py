@@ -164,6 +164,7 @@ class ServerTable(DataTable):
         if status.refused_tools and status.state.usable:
             tools += f" +{len(status.refused_tools)}✗"
         why = status.reason or (f"{len(status.refused_tools)} tool(s) refused" if status.refused_tools else "")
+        why = why or ("tool list cut short" if status.tool_pages_unread else "")
         return [
             Text(f"{glyph} {status.state.value}", style=style),
             literal(status.name, "bold"),

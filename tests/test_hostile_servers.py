@@ -157,6 +157,7 @@ async def test_odd_tool_names_reach_the_model_clean_and_the_call_reaches_the_rea
     offered = [tool["function"]["name"] for tool in endpoint.requests[0]["tools"]]
     assert all(MODEL_NAME.match(name) for name in offered), offered
     assert sorted(offered) == sorted(names.values()) and len(set(offered)) == len(offered)
+    assert "odd: " not in result.stderr  # nothing was refused: no note
     [call] = json.loads(result.stdout)["calls"]
     assert (call["server"], call["tool"], call["result"]) == ("odd", ODD, f"I am {ODD}")
     assert endpoint.requests[1]["messages"][-1]["name"] == names[ODD]
@@ -358,3 +359,18 @@ async def test_markup_and_escapes_in_a_tool_description_are_shown_as_themselves(
         await wait_for(pilot, lambda: isinstance(app.screen, ServerDetailScreen), what="the detail")
         table = app.screen.query_one("#server-tools")
         assert str(table.get_cell("whoami", "description")) == shown
+
+
+def test_a_one_shot_run_names_the_refused_tools_on_stderr(tmp_path, isolated_user_dirs):
+    from tests.scripted_endpoint import ScriptedEndpoint
+    from tests.test_oneshot import run_cli
+
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"servers": {"liar": hostile_entry("--bad-tools")}}))
+    with ScriptedEndpoint(["fine."]) as endpoint:
+        result = run_cli("--endpoint", endpoint.url, "scripted", "--mcp-config", str(config), "-p", "hi",
+                         cwd=tmp_path, dirs=isolated_user_dirs)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "fine.\n"
+    assert "liar: refused 4 invalid tool(s): 'string_schema': inputSchema.type" in " ".join(result.stderr.split())
+    assert sorted(tool["function"]["name"] for tool in endpoint.requests[0]["tools"]) == sorted(VALID_TOOLS)

@@ -76,7 +76,7 @@ async def test_a_tool_list_change_reads_the_list_the_same_way():
 def test_check_servers_lists_each_refused_tool_with_why(tmp_path, isolated_user_dirs):
     from tests.test_cli import run_cli, write_mcp_json
 
-    config = write_mcp_json(tmp_path / "servers.json", {"liar": hostile_entry("--bad-tools")})
+    config = write_mcp_json(tmp_path / "servers.json", {"liar": hostile_entry("--bad-tools", "--odd-names")})
     result = run_cli("--check-servers", "--mcp-config", str(config), cwd=tmp_path, env_dirs=isolated_user_dirs)
     assert result.returncode == 0, result.stdout + result.stderr
     out = " ".join(result.stdout.split())
@@ -86,6 +86,7 @@ def test_check_servers_lists_each_refused_tool_with_why(tmp_path, isolated_user_
     assert "(a tool without a name): name is missing" in out
     assert "'[bold]no_schema[/]': inputSchema is missing" in out
     assert "4 tool(s) refused" in out
+    assert "\x1b" not in result.stdout and "\\x1b[2J\\x1b[31mred" in out and "[bold]x[/]" in out
 
 
 async def test_the_server_panel_shows_refused_tools_literally():

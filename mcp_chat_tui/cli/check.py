@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.servers import ServerHub, ServerState, ServerStatus, tool_list_notes
 
 STATE_STYLE = {
@@ -35,19 +36,24 @@ def status_table(statuses: list[ServerStatus]) -> Table:
             if status.start_seconds is not None:
                 started += f" ({status.start_seconds:.2f} s)"
         if status.reason:
-            details = escape(status.reason)
+            details = shown(status.reason)
         else:
-            details = escape(", ".join(spec.name for spec in status.tools))
+            details = shown(", ".join(spec.name for spec in status.tools))
             if status.server_name:
                 version = f" {status.server_version}" if status.server_version else ""
-                details = f"[dim]{escape(status.server_name + version)}:[/] {details}"
+                details = f"[dim]{shown(status.server_name + version)}:[/] {details}"
         if tool_list_notes(status):
-            details += "\n" + escape(tool_list_notes(status))
+            details += "\n" + shown(tool_list_notes(status))
         tool_count = str(len(status.tools)) if status.state.usable else "-"
         table.add_row(
-            escape(status.name), f"[{style}]{status.state.value}[/]", status.transport, tool_count, started, details
+            shown(status.name), f"[{style}]{status.state.value}[/]", status.transport, tool_count, started, details
         )
     return table
+
+
+def shown(text: str) -> str:
+    """Text from a server or a config, for a markup string: no markup, no escape sequences."""
+    return escape(visible_controls(text))
 
 
 async def check_servers(hub: ServerHub, console: Console) -> int:

@@ -32,6 +32,7 @@ ODD_NAMES = [
     "t" * 70,
     "!!!",
     "my_tool",
+    "\x1b[2J\x1b[31mred",
 ]
 
 LISTINGS_SERVED = [0]  # tools/list readings from the first page answered so far

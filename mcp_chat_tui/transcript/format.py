@@ -21,7 +21,8 @@ Layout of one exchange::
 
 A step's proposals come first, then their results; a proposal after a result,
 or text after a proposal or result, starts the next step. The JSON after a
-proposal (when the call was proposed, when it started and on which server) and
+proposal (when the call was proposed, when it started, on which server, and the
+tool's own name when the model was given another) and
 after ``🤖:[model]`` (``{"end": "stopped"}``, or ``"error"`` with the message)
 is optional, so files written before it existed read as they were.
 """

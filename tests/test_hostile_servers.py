@@ -49,6 +49,25 @@ async def test_invalid_tools_are_refused_with_why_and_the_server_keeps_its_valid
         assert (await hub.call_tool("liar", "echo", {"text": "still here"})).text == "still here"
 
 
+async def test_invalid_tools_are_refused_over_streamable_http_too():
+    from tests.helpers import free_port, start_http_server
+
+    port = free_port()
+    process = start_http_server([HOSTILE_SERVER, "--bad-tools", "--page-size", "3", "--http", str(port)], port)
+    try:
+        hub = ServerHub([ServerConfig(name="web", type="http", url=f"http://127.0.0.1:{port}/mcp")])
+        async with hub:
+            await hub.start_all()
+            status = hub.status("web")
+            assert status.state == ServerState.READY, status.summary()
+            assert {spec.name for spec in status.tools} == VALID_TOOLS
+            assert_bad_tools_refused(status.refused_tools)
+            assert (await hub.call_tool("web", "echo", {"text": "over http"})).text == "over http"
+    finally:
+        process.kill()
+        process.wait()
+
+
 async def test_invalid_tools_on_a_later_page_leave_every_page_read():
     hub = ServerHub([hostile_config("paged", "--bad-tools", "--extra-tools", "150", "--page-size", "40")])
     async with hub:

@@ -126,6 +126,7 @@ def main() -> None:
     parser.add_argument("--garbage", action="store_true", help="write bytes that are not UTF-8 to stdout first")
     parser.add_argument("--then-hang", action="store_true", help="after the banner or garbage, never answer")
     parser.add_argument("--marker", default="")
+    parser.add_argument("--http", type=int, default=0, help="serve streamable HTTP on 127.0.0.1:PORT")
     args = parser.parse_args()
     if args.garbage:
         os.write(1, b"\x89PNG\r\n\x1a\n\x00\xff\xfe binary\n")
@@ -136,7 +137,10 @@ def main() -> None:
         for _line in sys.stdin:
             pass
         return
-    build(args).run("stdio")
+    if args.http:
+        build(args).run("streamable-http", host="127.0.0.1", port=args.http)
+    else:
+        build(args).run("stdio")
 
 
 if __name__ == "__main__":

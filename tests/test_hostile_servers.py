@@ -257,6 +257,18 @@ async def test_bytes_that_are_not_utf8_on_stdout_are_noted_and_the_server_still_
         assert (await hub.call_tool("binary", "echo", {"text": "clean"})).text == "clean"
 
 
+async def test_thousands_of_lines_of_stdout_noise_are_noted_without_telling_observers_each():
+    hub = ServerHub([hostile_config("chatty", "--banner", "noise line\\n" * 3000)], init_timeout=60)
+    heard = []
+    hub.add_observer(lambda status: heard.append(status.state))
+    async with hub:
+        await hub.start_all()
+        status = hub.status("chatty")
+        assert status.state == ServerState.READY, status.summary()
+        assert list(status.stderr_tail)[-1] == "[mcp-chat-tui] ignored output on stdout that is not an MCP message: 'noise line'"
+        assert len(heard) <= 3, f"observers were told {len(heard)} times"
+
+
 async def test_a_server_that_sends_only_garbage_fails_naming_what_it_sent():
     hub = ServerHub([hostile_config("mute", "--garbage", "--then-hang"), hostile_config("banner", "--banner", "Welcome to ACME MCP\\n", "--then-hang")],
                     init_timeout=5)

@@ -345,7 +345,9 @@ class ServerHub:
             self._want_refresh(rt, rt.client)
 
     def _on_stdout_noise(self, rt: _Runtime, line: str) -> None:
-        """A line on stdout that is not JSON-RPC: noted; while starting, kept to say why a start fails.
+        """A line on stdout that is not JSON-RPC: noted in the log tail (observers are not told:
+        nothing they show changes, and a server may write thousands); while starting, kept to
+        say why a start fails.
 
         Text glued to a message on the same line loses that message: while starting, that is
         the answer the start waits for, so the start fails at once instead of at the timeout.
@@ -362,7 +364,6 @@ class ServerHub:
                     f"so the message was lost: {STDOUT_RULE}"
                 )
                 rt.task.cancel()
-        self._changed(rt)
 
     def _on_stderr(self, rt: _Runtime, generation: int, lines: list[str]) -> None:
         if generation != rt.generation:

@@ -406,3 +406,27 @@ def test_a_one_shot_run_names_the_refused_tools_on_stderr(tmp_path, isolated_use
     assert result.stdout == "fine.\n"
     assert "liar: refused 4 invalid tool(s): 'string_schema': inputSchema.type" in " ".join(result.stderr.split())
     assert sorted(tool["function"]["name"] for tool in endpoint.requests[0]["tools"]) == sorted(VALID_TOOLS)
+
+
+async def test_notices_about_a_server_show_its_reason_and_tool_names_as_themselves():
+    from textual.widgets._toast import Toast
+
+    from mcp_chat_tui.config import Settings
+    from tests.fakes import ScriptedEngine
+    from tests.ui_helpers import SIZE, make_app, wait_for, wait_ready
+
+    servers = [hostile_config("odd", "--odd-names"), hostile_config("glued", "--banner", "[link=http://e]y[/link]")]
+    app = make_app(ScriptedEngine([]), servers, settings=Settings(on_server_failure="continue"))
+
+    def toasts() -> str:
+        """Each notification as its toast draws it."""
+        return "\n".join(Toast(notification).render().plain for notification in app._notifications)
+
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        app.toggle_tool_auto_run("odd", ODD)
+        await wait_for(pilot, lambda: f"odd › {ODD}: runs without asking" in toasts(), what="the auto-run notice")
+        app.restart_server("glued")
+        await wait_for(pilot, lambda: "glued: failed its stdout had '[link=http://e]y[/link]'" in toasts(),
+                       what="the restart notice")
+        assert app.return_code is None and app._exception is None

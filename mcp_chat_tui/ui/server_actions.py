@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.servers.state import tool_list_notes
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.detail import TextScreen
@@ -44,7 +45,8 @@ class ServerActions:
         async def restart() -> None:
             status = await self.hub.restart(name)
             severity = "information" if status.state.usable else "error"
-            self.notify(f"{name}: {status.state.value} {status.reason}".strip(), severity=severity)
+            self.notify(visible_controls(f"{name}: {status.state.value} {status.reason}".strip()), severity=severity,
+                        markup=False)
 
         self.run_worker(restart(), group=f"restart-{name}")
 
@@ -73,6 +75,7 @@ class ServerActions:
                 record.auto_run = now_auto
                 self.calls_table.update_record(record, ("tool",))
         self._show_server(self.hub.status(server))
-        self.notify(f"{server} › {tool}: {'runs without asking' if now_auto else 'asks before running'}")
+        self.notify(visible_controls(f"{server} › {tool}: {'runs without asking' if now_auto else 'asks before running'}"),
+                    markup=False)
         return now_auto
 

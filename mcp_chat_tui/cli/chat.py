@@ -21,8 +21,9 @@ from mcp_chat_tui.cli.setup import load_configuration, make_hub, warn_short_secr
 from mcp_chat_tui.config import McpConfig, Settings, save_setting, settings_path
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, package_path
+from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
-from mcp_chat_tui.servers import ServerHub, ServerState
+from mcp_chat_tui.servers import ServerHub, ServerState, tool_list_notes
 from mcp_chat_tui.transcript import Transcript, TranscriptLock, TranscriptRecorder, parse, read_transcript_text
 
 
@@ -129,6 +130,9 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
                 f"{display_name(model)} · {len(hub.tools())} tools from {len(ready)} server(s){leave}", style="dim",
             ))
             console.print(Text(f"mcp.json: {mcp_config.path} ({mcp_config.source})", style="dim"))
+            for status in ready:
+                if tool_list_notes(status):
+                    console.print(Text(visible_controls(f"{status.name}: {tool_list_notes(status)}"), style="yellow"))
             agent = Agent(engine, hub, make_policy(args, settings, mcp_config), system_prompt=settings.system_prompt,
                           max_turns=settings.max_turns, redactor=hub.redactor)
             recorder = TranscriptRecorder(loaded or Transcript())

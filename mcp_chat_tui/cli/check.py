@@ -6,7 +6,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mcp_chat_tui.servers import ServerHub, ServerState, ServerStatus
+from mcp_chat_tui.core.text import visible_controls
+from mcp_chat_tui.servers import ServerHub, ServerState, ServerStatus, tool_list_notes
 
 STATE_STYLE = {
     ServerState.READY: "green",
@@ -35,17 +36,24 @@ def status_table(statuses: list[ServerStatus]) -> Table:
             if status.start_seconds is not None:
                 started += f" ({status.start_seconds:.2f} s)"
         if status.reason:
-            details = escape(status.reason)
+            details = shown(status.reason)
         else:
-            details = escape(", ".join(spec.name for spec in status.tools))
+            details = shown(", ".join(spec.name for spec in status.tools))
             if status.server_name:
                 version = f" {status.server_version}" if status.server_version else ""
-                details = f"[dim]{escape(status.server_name + version)}:[/] {details}"
+                details = f"[dim]{shown(status.server_name + version)}:[/] {details}"
+        if tool_list_notes(status):
+            details += "\n" + shown(tool_list_notes(status))
         tool_count = str(len(status.tools)) if status.state.usable else "-"
         table.add_row(
-            escape(status.name), f"[{style}]{status.state.value}[/]", status.transport, tool_count, started, details
+            shown(status.name), f"[{style}]{status.state.value}[/]", status.transport, tool_count, started, details
         )
     return table
+
+
+def shown(text: str) -> str:
+    """Text from a server or a config, for a markup string: no markup, no escape sequences."""
+    return escape(visible_controls(text))
 
 
 async def check_servers(hub: ServerHub, console: Console) -> int:
@@ -53,6 +61,9 @@ async def check_servers(hub: ServerHub, console: Console) -> int:
     with console.status("starting servers…"):
         statuses = await hub.start_all()
     console.print(status_table(statuses))
+    refused = sum(len(s.refused_tools) for s in statuses)
+    if refused:
+        console.print(f"[yellow]{refused} tool(s) refused[/] (named above): those servers must fix them; their other tools work.")
     failed = [s for s in statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
     if failed:
         console.print(f"[red]{len(failed)} of {len(statuses)} servers failed.[/] Fix the entries named above in mcp.json.")

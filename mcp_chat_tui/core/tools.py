@@ -1,19 +1,23 @@
 """What a tool is and what calling it gave, shared by the hub, the agent, the UI and transcripts.
 
 A tool is addressed as (server, tool). ``exposed_name`` is the name the model sees:
-the tool's own name, or ``server__tool`` when two servers expose the same name.
+the tool's own name, ``server__tool`` when two servers expose the same name, or a
+cleaned name with a short hash when the tool's own name is one model APIs refuse.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+import unicodedata
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import Enum
 from typing import Any
 
-_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_MODEL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_NAME_UNSAFE_RUN = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 @dataclass(frozen=True)
@@ -60,35 +64,55 @@ class ToolSpec:
 
 
 def unique_model_names(specs: list[ToolSpec]) -> list[ToolSpec]:
-    """Give every tool a model-facing name that no other tool has.
+    """Give every tool a name model APIs accept (``^[a-zA-Z0-9_-]{1,64}$``) that no other tool has.
 
-    A name only one server exposes stays as it is; a name two or more servers
-    expose becomes ``server__tool`` (characters OpenAI rejects become ``_``)
-    for each of them, so the mapping back to (server, tool) is unambiguous.
+    A valid name only one server exposes stays as it is; a valid name two or more
+    servers expose becomes ``server__tool`` for each of them. Any other name (markup,
+    spaces, dots, non-ASCII, too long, nothing left after cleaning) becomes its cleaned
+    form plus a short hash of (server, tool): the same tools get the same names in every
+    run, whatever their order, and a cleaned name never stands for another tool after
+    the tool set changes (a resumed conversation maps back or finds nothing).
     """
     counts: dict[str, int] = {}
     for spec in specs:
         counts[spec.name] = counts.get(spec.name, 0) + 1
-    taken: set[str] = set()
+    kept_as_is = {spec.name for spec in specs if counts[spec.name] == 1 and _MODEL_NAME.fullmatch(spec.name)}
+    taken: set[str] = set(kept_as_is)
     renamed: list[ToolSpec] = []
     for spec in specs:
-        if counts[spec.name] == 1:
+        if spec.name in kept_as_is:
             exposed = spec.name
         else:
-            exposed = _NAME_UNSAFE.sub("_", f"{spec.server}__{spec.name}")[:64]
-        base, n = exposed, 2
-        while exposed in taken:
-            exposed = f"{base[:60]}_{n}"
-            n += 1
-        taken.add(exposed)
-        renamed.append(_replace_exposed(spec, exposed))
+            exposed = _prefixed_or_hashed(spec, taken)
+            n = 2
+            while exposed in taken:  # only if a hash collides: never in practice, still never a duplicate
+                exposed = f"{exposed[:60]}_{n}"
+                n += 1
+            taken.add(exposed)
+        renamed.append(replace(spec, exposed_name=exposed))
     return renamed
 
 
-def _replace_exposed(spec: ToolSpec, exposed: str) -> ToolSpec:
-    from dataclasses import replace
+def _prefixed_or_hashed(spec: ToolSpec, taken: set[str]) -> str:
+    """``server__tool`` for a valid name several servers share (when that is valid and free),
+    else the cleaned name with a hash of (server, tool)."""
+    if _MODEL_NAME.fullmatch(spec.name):
+        prefixed = f"{spec.server}__{spec.name}"
+        if _MODEL_NAME.fullmatch(prefixed) and prefixed not in taken:
+            return prefixed
+        base = f"{spec.server}__{spec.name}"
+    else:
+        base = spec.name
+    digest = hashlib.sha256(f"{spec.server}\0{spec.name}".encode()).hexdigest()[:8]
+    cleaned = _clean_name(base)[: 64 - len(digest) - 1] or "tool"
+    return f"{cleaned}_{digest}"
 
-    return replace(spec, exposed_name=exposed)
+
+def _clean_name(name: str) -> str:
+    """Letters without accents, digits, ``_`` and ``-``; every other run of characters becomes one ``_``."""
+    decomposed = unicodedata.normalize("NFKD", name)
+    ascii_only = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return _NAME_UNSAFE_RUN.sub("_", ascii_only).strip("_")
 
 
 class FailureKind(str, Enum):

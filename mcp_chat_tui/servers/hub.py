@@ -31,6 +31,8 @@ from pydantic import ValidationError
 from mcp_chat_tui import __version__
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
+from mcp_chat_tui.servers.listing import list_all_tools
+from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
 from mcp_chat_tui.servers.results import convert_result
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
 from mcp_chat_tui.servers.stderr import StderrCapture
@@ -48,6 +50,7 @@ DEFAULT_INIT_TIMEOUT = 10.0
 DEFAULT_TOOL_TIMEOUT = 90.0
 MAX_RESULT_CHARS = 100_000
 MAX_TOOL_PAGES = 100
+REFRESH_SETTLE_SECONDS = 0.1  # tool-list changes this close together cause one reading
 STOP_WAIT_SECONDS = 10.0
 
 Observer = Callable[[ServerStatus], None]
@@ -69,6 +72,10 @@ class _Runtime:
     stopping: bool = False
     init_timed_out: bool = False
     http_error: tuple[int, str] | None = None
+    refresh_task: asyncio.Task[None] | None = None
+    refresh_wanted: bool = False
+    stdout_noise: str = ""  # the first line on stdout that was not JSON-RPC, while starting
+    start_refused: str = ""  # why the start was given up before the init timeout
 
 
 class ServerHub:
@@ -172,10 +179,14 @@ class ServerHub:
         rt.stderr_closed = asyncio.Event()
         rt.stopping = False
         rt.init_timed_out = False
+        rt.stdout_noise = ""
+        rt.start_refused = ""
         rt.status.stderr_tail.clear()
         rt.status.started_at = datetime.now()
         rt.status.start_seconds = None
         rt.status.tools = []
+        rt.status.refused_tools = []
+        rt.status.tool_pages_unread = False
         self._set_state(rt, ServerState.STARTING)
         timeout = rt.config.init_timeout or self.init_timeout
         started = time.perf_counter()
@@ -186,11 +197,14 @@ class ServerHub:
             rt.init_timed_out = True
             rt.task.cancel()
             await asyncio.wait({rt.task}, timeout=STOP_WAIT_SECONDS)
-            self._set_state(
-                rt,
-                ServerState.FAILED,
-                f"no answer to initialize within {timeout:g} s (the server hung; raise `initTimeout` if it is slow)",
-            )
+            if rt.stdout_noise:
+                reason = (f"no answer to initialize within {timeout:g} s; its stdout had "
+                          f"{noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC: {STDOUT_RULE}")
+            else:
+                reason = f"no answer to initialize within {timeout:g} s (the server hung; raise `initTimeout` if it is slow)"
+            self._set_state(rt, ServerState.FAILED, reason)
+        if rt.start_refused and rt.status.state == ServerState.STARTING:
+            self._set_state(rt, ServerState.FAILED, rt.start_refused)
 
     async def _own(self, rt: _Runtime, generation: int, started: float) -> None:
         """The one task that holds this server's SDK client from start to stop."""
@@ -206,7 +220,7 @@ class ServerHub:
                 if rt.capture is not None:
                     rt.capture.release_write_end()
                 rt.client = client
-                rt.status.tools = await self._list_tools(client, config.name)
+                await self._list_tools(rt, client)
                 self._record_server_info(rt, client)
                 rt.status.start_seconds = time.perf_counter() - started
                 self._set_state(rt, ServerState.READY)
@@ -217,7 +231,7 @@ class ServerHub:
                     await rt.stop.wait()
                     group.cancel_scope.cancel()
         except asyncio.CancelledError:
-            if not (rt.init_timed_out or rt.stopping):
+            if not (rt.init_timed_out or rt.stopping or rt.start_refused):
                 raise
         except BaseException as exc:  # noqa: BLE001 - every failure becomes a state the user sees
             if isinstance(root_cause(exc), (KeyboardInterrupt, SystemExit)):
@@ -233,9 +247,13 @@ class ServerHub:
                     self._set_state(rt, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
                 else:
                     reason = describe_start_failure(config, exc, list(rt.status.stderr_tail), rt.http_error)
+                    if rt.stdout_noise:
+                        reason += f"; its stdout had {noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC ({STDOUT_RULE})"
                     self._set_state(rt, ServerState.FAILED, reason)
         finally:
             rt.client = None
+            if rt.refresh_task is not None and not rt.refresh_task.done():
+                rt.refresh_task.cancel()
             if rt.capture is not None:
                 rt.capture.release_write_end()
             rt.settled.set()
@@ -264,16 +282,12 @@ class ServerHub:
 
         return http_transport(config.url, dict(config.headers), note)
 
-    async def _list_tools(self, client: Client, server: str, refresh: bool = False) -> list[ToolSpec]:
-        specs: list[ToolSpec] = []
-        cursor: str | None = None
-        for _ in range(MAX_TOOL_PAGES):
-            page = await client.list_tools(cursor=cursor, cache_mode="refresh" if refresh else "use")
-            specs.extend(_tool_spec(server, tool, self.redactor) for tool in page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        return specs
+    async def _list_tools(self, rt: _Runtime, client: Client, refresh: bool = False) -> None:
+        """Read every page of the tool list into the status: valid tools, and those refused with why."""
+        listing = await list_all_tools(client, refresh=refresh, max_pages=MAX_TOOL_PAGES)
+        rt.status.tools = [_tool_spec(rt.config.name, tool, self.redactor) for tool in listing.tools]
+        rt.status.refused_tools = listing.refused
+        rt.status.tool_pages_read, rt.status.tool_pages_unread = listing.pages_read, listing.pages_unread
 
     def _record_server_info(self, rt: _Runtime, client: Client) -> None:
         info = client.server_info
@@ -303,13 +317,27 @@ class ServerHub:
         try:
             async with client.listen(tools_list_changed=True) as subscription:
                 async for _event in subscription:
-                    await self._refresh_tools(rt, client)
+                    self._want_refresh(rt, client)
         except Exception as exc:  # noqa: BLE001 - losing the stream only loses live tool updates
             log.info("tool-change stream of %s ended: %s", rt.config.name, exc)
 
+    def _want_refresh(self, rt: _Runtime, client: Client) -> None:
+        """The tool list changed: read it again soon, one reading at a time however many changes
+        arrive (a burst within REFRESH_SETTLE_SECONDS is one reading; changes during a reading
+        cause one more after it, so the last change is never missed)."""
+        rt.refresh_wanted = True
+        if rt.refresh_task is None or rt.refresh_task.done():
+            rt.refresh_task = asyncio.get_running_loop().create_task(self._refresh_while_wanted(rt, client))
+
+    async def _refresh_while_wanted(self, rt: _Runtime, client: Client) -> None:
+        while rt.refresh_wanted and rt.client is client:
+            await asyncio.sleep(REFRESH_SETTLE_SECONDS)
+            rt.refresh_wanted = False
+            await self._refresh_tools(rt, client)
+
     async def _refresh_tools(self, rt: _Runtime, client: Client) -> None:
         try:
-            rt.status.tools = await self._list_tools(client, rt.config.name, refresh=True)
+            await self._list_tools(rt, client, refresh=True)
         except Exception as exc:  # noqa: BLE001
             rt.status.stderr_tail.append(self.redactor.text(f"[mcp-chat-tui] refreshing the tool list failed: {exc}"))
         self._changed(rt, tools_changed=True)
@@ -318,13 +346,30 @@ class ServerHub:
         if generation != rt.generation:
             return
         if isinstance(message, Exception):
-            rt.status.stderr_tail.append(
-                "[mcp-chat-tui] ignored output on stdout that is not an MCP message "
-                f"({type(message).__name__})"
-            )
-            self._changed(rt)
+            self._on_stdout_noise(rt, noise_line(message))
         elif isinstance(message, mcp_types.ToolListChangedNotification) and rt.client is not None:
-            asyncio.get_running_loop().create_task(self._refresh_tools(rt, rt.client))
+            self._want_refresh(rt, rt.client)
+
+    def _on_stdout_noise(self, rt: _Runtime, line: str) -> None:
+        """A line on stdout that is not JSON-RPC: noted in the log tail (observers are not told:
+        nothing they show changes, and a server may write thousands); while starting, kept to
+        say why a start fails.
+
+        Text glued to a message on the same line loses that message: while starting, that is
+        the answer the start waits for, so the start fails at once instead of at the timeout.
+        """
+        rt.status.stderr_tail.append(
+            f"[mcp-chat-tui] ignored output on stdout that is not an MCP message: {noise_excerpt(line)}"
+        )
+        if rt.status.state == ServerState.STARTING:
+            rt.stdout_noise = rt.stdout_noise or line
+            glued = glued_before_a_message(line)
+            if glued and not rt.start_refused and rt.task is not None:
+                rt.start_refused = (
+                    f"its stdout had {noise_excerpt(glued)} before a JSON-RPC message on the same line, "
+                    f"so the message was lost: {STDOUT_RULE}"
+                )
+                rt.task.cancel()
 
     def _on_stderr(self, rt: _Runtime, generation: int, lines: list[str]) -> None:
         if generation != rt.generation:

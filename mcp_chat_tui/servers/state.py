@@ -9,6 +9,7 @@ from enum import Enum
 from pathlib import Path
 
 from mcp_chat_tui.core.tools import ToolSpec
+from mcp_chat_tui.servers.listing import RefusedTool
 
 STDERR_TAIL_LINES = 200
 
@@ -55,6 +56,9 @@ class ServerStatus:
     capabilities: list[str] = field(default_factory=list)
     instructions: str = ""
     tools: list[ToolSpec] = field(default_factory=list)
+    refused_tools: list[RefusedTool] = field(default_factory=list)
+    tool_pages_read: int = 0
+    tool_pages_unread: bool = False  # the list had more pages than the hub reads
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
     log_path: Path | None = None
     started_at: datetime | None = None
@@ -74,3 +78,15 @@ class ServerStatus:
         """One line for logs and plain output: state and, when it failed, why."""
         text = f"{self.name}: {self.state.value}"
         return f"{text} ({self.reason})" if self.reason else text
+
+
+def tool_list_notes(status: ServerStatus) -> str:
+    """What was wrong with a server's tool list: each refused tool with why, and whether the
+    list was cut short, in one paragraph ("" when nothing was)."""
+    notes = []
+    if status.refused_tools:
+        reasons = "; ".join(refused.describe() for refused in status.refused_tools)
+        notes.append(f"refused {len(status.refused_tools)} invalid tool(s): {reasons}")
+    if status.tool_pages_unread:
+        notes.append(f"its tool list has more than {status.tool_pages_read} pages: only those were read")
+    return "\n".join(notes)

@@ -64,6 +64,9 @@ async def stdio_transport(config: Any, errlog: IO[str]) -> AsyncIterator[Any]:
         args=list(config.args),
         env=config.effective_env() or None,
         cwd=str(config.cwd) if config.cwd else None,
+        # Bytes that are not UTF-8 become U+FFFD: the line is then reported as not JSON-RPC. With
+        # "strict" the SDK's reader dies on them and waits for stdout to end, so the start hangs.
+        encoding_error_handler="replace",
     )
     groups: list[int] = []
     token = _spawned_groups.set(groups)

@@ -21,7 +21,8 @@ Layout of one exchange::
 
 A step's proposals come first, then their results; a proposal after a result,
 or text after a proposal or result, starts the next step. The JSON after a
-proposal (when the call was proposed, when it started, on which server, who allowed it) and
+proposal (when the call was proposed, when it started, on which server, who allowed it, and
+the tool's own name when the model was given another) and
 after ``🤖:[model]`` (``{"end": "stopped"}``, or ``"error"`` with the message)
 is optional, so files written before it existed read as they were.
 """
@@ -124,6 +125,8 @@ def _proposal_meta(proposal: Proposal) -> str:
         meta["server"] = proposal.server
     if proposal.allowed_by:
         meta["allowed_by"] = proposal.allowed_by
+    if proposal.tool:
+        meta["tool"] = proposal.tool
     return _meta_json(meta)
 
 
@@ -148,6 +151,8 @@ def _render_result(result: ToolResult, out: list[str]) -> None:
     meta: dict[str, Any] = {}
     if result.server:
         meta["server"] = result.server
+    if result.tool:
+        meta["tool"] = result.tool
     if result.duration is not None:
         meta["duration"] = round(result.duration, 4)
     header = f"{RESULT} [{escape_name(result.name)}][{escape_name(result.call_id)}]"
@@ -311,6 +316,7 @@ class _Reader:
         return Proposal(
             call=call, choice=choice, proposed_at=self._time(meta, "proposed"), started_at=self._time(meta, "started"),
             server=str(meta.get("server", "")), allowed_by=str(meta.get("allowed_by", "")),
+            tool=str(meta.get("tool", "")),
         )
 
     def _meta(self, text: str, after: str) -> dict[str, Any]:
@@ -377,6 +383,7 @@ class _Reader:
         proposal.result = ToolResult(
             name=name, call_id=call_id, status=status, content=content,
             server=str(meta.get("server", "")), duration=float(duration) if isinstance(duration, (int, float)) else None,
+            tool=str(meta.get("tool", "")),
         )
 
 

@@ -27,6 +27,7 @@ class ToolResult:
     content: str = ""
     server: str = ""
     duration: float | None = None
+    tool: str = ""  # the tool's own name at ``server``, when the model was given another (``name``)
 
 
 @dataclass
@@ -46,6 +47,7 @@ class Proposal:
     started_at: datetime | None = None
     server: str = ""
     allowed_by: str = ""
+    tool: str = ""  # the tool's own name at ``server``, when the model was given another
 
     @property
     def call_id(self) -> str:
@@ -53,7 +55,13 @@ class Proposal:
 
     @property
     def name(self) -> str:
+        """The name the model called the tool by."""
         return str(self.call.get("function", {}).get("name", ""))
+
+    @property
+    def tool_name(self) -> str:
+        """The tool's own name, as far as the file knows it (the model's name when they are the same)."""
+        return (self.result.tool if self.result else "") or self.tool or self.name
 
     @property
     def arguments(self) -> dict[str, Any]:

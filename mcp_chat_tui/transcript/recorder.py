@@ -56,11 +56,12 @@ class TranscriptRecorder:
         step.proposals.append(Proposal(call=call, proposed_at=_second(at)))
         self.save()
 
-    def started(self, call_id: str, server: str, at: datetime) -> None:
-        """The call goes to ``server`` now; ``persisted()`` waits until the file says so."""
+    def started(self, call_id: str, server: str, at: datetime, tool: str = "") -> None:
+        """The call goes to ``server`` now (as ``tool`` when the model named it otherwise);
+        ``persisted()`` waits until the file says so."""
         proposal = self._find(call_id)
         if proposal is not None:
-            proposal.started_at, proposal.server = _second(at), server
+            proposal.started_at, proposal.server, proposal.tool = _second(at), server, tool
             self.save()
 
     def chose(self, call_id: str, choice: str, allowed_by: str = "") -> None:

@@ -53,7 +53,7 @@ from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState
 from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
-from mcp_chat_tui.ui.format import DisplayClock
+from mcp_chat_tui.ui.format import DisplayClock, palette_text
 from mcp_chat_tui.ui.help import help_text
 from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.recording import RecordingSink
@@ -745,13 +745,14 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
                             self.action_export)
         yield SystemCommand("Resume a conversation", "Open a saved conversation", self.action_resume)
         yield SystemCommand("Hide or show the sidebar", "Tool calls and servers", self.action_toggle_sidebar)
+        # The palette reads titles and help as markup: names and reasons from servers are escaped.
         for status in self.hub.statuses:
-            yield SystemCommand(f"Restart server {status.name}", status.summary(),
+            yield SystemCommand(palette_text(f"Restart server {status.name}"), palette_text(status.summary()),
                                 lambda name=status.name: self.restart_server(name))
         for spec in self.hub.tools():
             state = "runs without asking" if self.policy.runs_without_asking(spec) else "asks first"
             yield SystemCommand(
-                f"Toggle auto-run: {spec.server} › {spec.name}", f"now {state}",
+                palette_text(f"Toggle auto-run: {spec.server} › {spec.name}"), f"now {state}",
                 lambda s=spec: self.toggle_tool_auto_run(s.server, s.name), discover=False,
             )
         for name in sorted(self.available_themes):

@@ -86,6 +86,9 @@ class ConversationActions:
         for call, _ in pending:
             record = self.calls_table.records.get(self._pending_keys.get(call.id, ""))
             if record is not None:
+                if call.spec is not None:  # the file names the call as the model did; show the real tool
+                    record.server, record.tool = call.server, call.tool
+                    self._update(record)
                 self._records[id(call)] = record
         await self.agent.continue_turn(pending, self._sink)
 

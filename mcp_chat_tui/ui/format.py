@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from rich.text import Text
+from textual.markup import escape
 
 from mcp_chat_tui.core.text import visible_controls
 
@@ -42,3 +43,8 @@ class FrozenClock(DisplayClock):
 def literal(value: object, style: str = "") -> Text:
     """Text from a server or the model, shown as itself: no markup, no escape sequences."""
     return Text(visible_controls(str(value)), style=style)
+
+
+def palette_text(value: object) -> str:
+    """Text from a server for a place that reads markup (the command palette), escaped to show as itself."""
+    return escape(visible_controls(str(value)))

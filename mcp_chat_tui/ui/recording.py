@@ -50,11 +50,12 @@ class RecordingSink:
         elif isinstance(event, CallDecided):
             recorder.chose(event.call.id, event.choice.value, event.allowed_by)
         elif isinstance(event, CallStarted):
-            recorder.started(event.call.id, event.call.server, event.started_at)
+            recorder.started(event.call.id, event.call.server, event.started_at, real_tool_name(event.call))
         elif isinstance(event, CallFinished):
             recorder.finished(ToolResult(
                 name=event.call.model_name, call_id=event.call.id, status=event.status.value,
                 content=event.content_for_model, server=event.call.server, duration=event.duration,
+                tool=real_tool_name(event.call),
             ))
         elif isinstance(event, TurnFinished):
             if event.end is TurnEnd.STOPPED:
@@ -83,3 +84,8 @@ def tee(*sinks):
             sink(event)
 
     return both
+
+
+def real_tool_name(call: PlannedCall) -> str:
+    """The tool's own name, for the file, when the model was given another name for it ("" otherwise)."""
+    return call.tool if call.spec is not None and call.tool != call.model_name else ""

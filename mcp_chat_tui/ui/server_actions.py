@@ -10,6 +10,7 @@ from textual.widgets import Static
 
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.core.tools import ToolSpec
+from mcp_chat_tui.servers.state import tool_list_notes
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.detail import TextScreen
@@ -53,11 +54,13 @@ class ServerActions:
 
 
     def _show_server_reason(self, name: str | None) -> None:
-        """Under the server table, the whole failure reason of the highlighted server (the row cuts it)."""
+        """Under the server table, the whole failure reason of the highlighted server (the row cuts it)
+        and the tools it listed that were refused, each with why."""
         status = self.servers_table.statuses.get(name) if name is not None else None
+        lines = [] if status is None else [line for line in (status.reason, tool_list_notes(status)) if line]
         reason = self.query_one("#server-reason", Static)
-        reason.display = bool(status is not None and status.reason)
-        reason.update(literal(f"{status.name}: {status.reason}") if reason.display else "")
+        reason.display = bool(lines)
+        reason.update(literal(f"{status.name}: " + "\n".join(lines)) if lines else "")
 
 
     def restart_server(self, name: str) -> None:
@@ -66,7 +69,8 @@ class ServerActions:
         async def restart() -> None:
             status = await self.hub.restart(name)
             severity = "information" if status.state.usable else "error"
-            self.notify(f"{name}: {status.state.value} {status.reason}".strip(), severity=severity)
+            self.notify(visible_controls(f"{name}: {status.state.value} {status.reason}".strip()), severity=severity,
+                        markup=False)
 
         self.run_worker(restart(), group=f"restart-{name}")
 

@@ -100,7 +100,7 @@ def _add_proposal_record(app: ChatApp, proposal: Proposal) -> CallRecord:
     """The call's row in the sidebar, as the file left it."""
     result = proposal.result
     malformed = proposal.name == "malformed_tool_call"
-    record = app._new_record(proposal.call_id, (result.server if result else "") or proposal.server, proposal.name,
+    record = app._new_record(proposal.call_id, (result.server if result else "") or proposal.server, proposal.tool_name,
                              {} if malformed else proposal.arguments)
     record.proposed_at, record.started_at = proposal.proposed_at, proposal.started_at
     record.state = call_state_for(proposal)

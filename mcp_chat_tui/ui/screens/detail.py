@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static
 
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.core.tools import ToolSpec
-from mcp_chat_tui.servers.state import ServerStatus
+from mcp_chat_tui.servers.state import ServerStatus, tool_list_notes
 from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.widgets.sidebar import ListTable
@@ -105,6 +105,8 @@ class ServerDetailScreen(ModalScreen[None]):
             yield Static(title, classes="detail-title")
             if status.reason:
                 yield Static(literal(status.reason, "bold red"))
+            if tool_list_notes(status):
+                yield Static(literal(tool_list_notes(status), "red"), id="server-tool-notes")
             yield ListTable(id="server-tools")
             yield Static("[b]a[/] toggle auto-run  [b]esc[/] close", classes="detail-keys")
 

@@ -178,13 +178,17 @@ class ServerTable(DataTable):
         tools = str(len(status.tools)) if status.state.usable else "-"
         if self.auto_run(status):
             tools += " ⚡"
+        if status.refused_tools and status.state.usable:
+            tools += f" +{len(status.refused_tools)}✗"
+        why = status.reason or (f"{len(status.refused_tools)} tool(s) refused" if status.refused_tools else "")
+        why = why or ("tool list cut short" if status.tool_pages_unread else "")
         return [
             Text(f"{glyph} {status.state.value}", style=style),
             literal(status.name, "bold"),
             Text(status.transport, style="dim"),
             Text(tools),
             Text(self.clock.duration(status.last_latency), style="dim"),
-            literal(one_line(status.reason, 60), "red" if status.reason else ""),
+            literal(one_line(why, 60), "red" if why else ""),
         ]
 
     def show(self, status: ServerStatus) -> None:

@@ -53,7 +53,7 @@ from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState
 from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
-from mcp_chat_tui.ui.format import DisplayClock, palette_text
+from mcp_chat_tui.ui.format import DisplayClock, counted, palette_text
 from mcp_chat_tui.ui.help import help_text
 from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.recording import RecordingSink
@@ -160,6 +160,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         policy.add_listener(lambda: self.post_message(PolicyChanged()))
         self.ready = asyncio.Event()
         self.fatal_error: str | None = None
+        self._model_loading = False  # between start-up's start and the model being loaded
         self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
         self._queue: list[str] = []
         self._turn_running = False
@@ -244,7 +245,6 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         preload_styles(self, chat_widget_classes())  # parsed with the panes' styles, not mid-reply
         await self.mount_all(self._layout())
         self.built = True
-        self.status_bar.engine_state = "loading"
         self.hub.add_observer(self._on_server_change)
         for status in self.hub.statuses:
             self._show_server(status)
@@ -311,8 +311,8 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     @work(exclusive=True, group="startup")
     async def start_services(self) -> None:
         """Load the model and start the servers together, showing progress; a failure is fatal."""
-        count = sum(1 for s in self.hub.statuses if s.state != ServerState.DISABLED)
-        self.status_bar.detail = f"loading the model, starting {count} server(s)…"
+        self._model_loading = True
+        self._show_start_up()
         load = asyncio.ensure_future(self.engine.load(lambda p: self.post_message(EngineProgress(p))))
         servers = asyncio.ensure_future(self.hub.start_all())
         try:
@@ -325,13 +325,16 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             servers.cancel()
             self._fatal(f"cannot load model {self.model_label!r}: {exc}")
             return
+        self._model_loading = False
+        self._show_start_up()
         await servers
         failed = [s for s in self.hub.statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
         if failed and self.settings.on_server_failure == "exit":
             reasons = "\n".join(f"• {s.name}: {s.reason}" for s in failed)
             self._fatal(
                 f"MCP server(s) failed to start:\n{reasons}\n\nFix mcp.json, or set "
-                'on_server_failure = "continue" in config.toml to chat without them.'
+                'on_server_failure = "continue" in config.toml to chat without them.',
+                state=(f"{counted(len(failed), 'server')} failed to start", ""),
             )
             return
         if failed:
@@ -346,15 +349,24 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self._turn_running = True
             self.run_turns()
 
+    def _show_start_up(self) -> None:
+        """What start-up still waits for, from the model's and the servers' state now:
+        "loading the model; starting 2 servers…", then "starting 1 server…"."""
+        if self.ready.is_set() or self.fatal_error is not None or self.status_bar.download is not None:
+            return
+        starting = sum(1 for s in self.hub.statuses if s.state is ServerState.STARTING)
+        servers = f"{counted(starting, 'server')}…"
+        if self._model_loading:
+            self._engine_state("loading", f"the model; starting {servers}" if starting else "the model…")
+        elif starting:
+            self._engine_state("starting", servers)
+
     def _welcome_text(self) -> str:
         """The first line of an empty chat: what is ready, and how tool calls will be handled."""
         tools = self.hub.tools()
         servers = {spec.server for spec in tools}
 
-        def count(n: int, noun: str) -> str:
-            return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-        ready = f"{self.model_label} is ready with {count(len(tools), 'tool')} from {count(len(servers), 'server')}."
+        ready = f"{self.model_label} is ready with {counted(len(tools), 'tool')} from {counted(len(servers), 'server')}."
         how = {
             "ask": "You approve each tool call before it runs.",
             "auto": "Tool calls run without asking.",
@@ -364,9 +376,11 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             how = "Tool calls run without asking (--yes)."
         return f"{ready} {how} Type below and press Enter; F1 lists every key."
 
-    def _fatal(self, message: str) -> None:
+    def _fatal(self, message: str, state: tuple[str, str] = ("failed", "to load the model")) -> None:
+        """End the app with ``message`` on the fatal screen; ``state`` is what the status bar says
+        failed (the model, unless a server is named)."""
         self.fatal_error = message
-        self._engine_state("failed")
+        self._engine_state(*state)
         self.push_screen(FatalScreen(message), callback=lambda _: self.action_quit(return_code=1))
 
     @on(EngineProgress)
@@ -378,7 +392,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self._engine_state("downloading", f"{progress.bytes_done / 1e6:.1f}{total}")
         elif progress.stage == "load":
             self.status_bar.hide_download()
-            self._engine_state("loading", progress.message)
+            self._show_start_up()
 
     @on(SaveChanged)
     def _save_changed(self, message: SaveChanged) -> None:
@@ -394,6 +408,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     @on(ServerChanged)
     def _server_changed(self, message: ServerChanged) -> None:
         self._show_server(message.status)
+        self._show_start_up()
 
     @on(PolicyChanged)
     def _policy_changed(self) -> None:
@@ -443,6 +458,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self._attach_saver(first_prompt=prompt)
         await self.chat.add_prompt(UserMessage(prompt))
         self._queue.append(prompt)
+        self.status_bar.waiting = len(self._queue)
         if not self._turn_running:
             self._turn_running = True
             self.run_turns()
@@ -455,10 +471,9 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
                     await self.ready.wait()
                     await self._continue_pending()
                 while self._queue:
+                    await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
                     prompt = self._queue.pop(0)
-                    if not self.ready.is_set():
-                        self.status_bar.detail = "your message waits for the model…"
-                        await self.ready.wait()
+                    self.status_bar.waiting = len(self._queue)
                     await self._open_reply()
                     await self._wait_until_drawn()
                     await self.agent.run_turn(prompt, self._sink)
@@ -696,7 +711,13 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             prompt.insert_text_at_cursor(message.text)
 
     def action_toggle_sidebar(self) -> None:
+        """Hide or show the sidebar. Hiding it takes the focus out of it to the prompt first, so
+        its keys (``a``, ``r``, ``l``, Enter) never act unseen and typing goes to the prompt
+        (Textual would hand the focus to a sibling table, hidden with it). From the command palette too, whose screen is on top."""
         sidebar = self.query_one("#sidebar")
+        screen = sidebar.screen  # not the command palette's, when asked from there
+        if sidebar.display and screen.focused is not None and sidebar in screen.focused.ancestors:
+            screen.set_focus(self.query_one(PromptInput))
         sidebar.display = not sidebar.display
 
     def action_help(self) -> None:
@@ -724,7 +745,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self._shut_down = True
         self.collector.release()
         try:
-            self.status_bar.detail = "shutting down servers…"
+            self._engine_state("shutting down", "the servers…")
         except Exception:  # noqa: BLE001 - the screen is already gone when the app unmounts
             pass
         saver = self.recorder.saver

@@ -1,0 +1,195 @@
+"""What the full-screen app shows is true: keys never act on a hidden pane, the status bar reads
+as English in every phase, key names are written as a person writes them.
+
+The real app with the real demo server (and a fixture server that never answers, where start-up
+must be held), a scripted model; driven with Pilot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from textual.command import CommandList, CommandPalette
+from textual.widgets import Input
+
+from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.config import Settings
+from mcp_chat_tui.engine.events import LoadProgress, TextDelta, Throughput
+from mcp_chat_tui.servers import ServerState
+from mcp_chat_tui.ui.records import CallState
+from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from mcp_chat_tui.ui.widgets.prompt import PromptInput
+from tests.fakes import ScriptedEngine, call
+from tests.helpers import demo_config, fixture_config
+from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+
+PANE_LETTERS = ["a", "t", "T", "r", "l", "j", "k", "y", "n", "c", "q"]
+
+
+def auto_run_tools(app) -> set[str]:
+    return {spec.name for spec in app.hub.tools() if app.policy.runs_without_asking(spec)}
+
+
+async def one_approved_call(pilot, app) -> None:
+    """A finished calculator call, so the calls table has a row ``a`` would act on."""
+    await wait_ready(pilot, app)
+    await send(pilot, "calc")
+    await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+    await pilot.press("y")
+    await wait_turn_done(pilot, app)
+
+
+async def press_letters(pilot) -> None:
+    await pilot.press(*PANE_LETTERS)
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("pane_key", ["f3", "f4"])
+async def test_hiding_the_sidebar_takes_the_focus_to_the_prompt_and_its_keys_do_nothing(pane_key):
+    app = make_app(ScriptedEngine([[call("calculator", {"expression": "1+1"})], "2"]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await one_approved_call(pilot, app)
+        await pilot.press(pane_key)
+        assert app.focused in (app.calls_table, app.servers_table)
+        await pilot.press("ctrl+b")
+        assert not app.query_one("#sidebar").display
+        prompt = app.query_one(PromptInput)
+        assert app.focused is prompt
+        await press_letters(pilot)
+        assert prompt.value == "".join(PANE_LETTERS)  # typing went to the prompt…
+        assert auto_run_tools(app) == set()  # …and no tool was switched to auto-run unseen
+        assert app.hub.status("demo").restarts == 0
+        assert app.screen is app.screen_stack[0]  # no log or detail screen opened
+        await pilot.press("ctrl+b")  # shown again, the focus stays where the typing went
+        assert app.query_one("#sidebar").display and app.focused is prompt
+
+
+async def test_hiding_the_sidebar_from_the_command_palette_takes_the_focus_to_the_prompt():
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.press("f4", "ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
+        app.screen.query_one(Input).value = "Hide or show the sidebar"
+        await wait_for(pilot, lambda: app.screen.query_one(CommandList).option_count > 0, what="the palette's match")
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: app.screen is app.screen_stack[0] and not app.query_one("#sidebar").display,
+                       what="the sidebar hidden")
+        await press_letters(pilot)
+        assert app.query_one(PromptInput).value == "".join(PANE_LETTERS)
+        assert auto_run_tools(app) == set() and app.hub.status("demo").restarts == 0
+
+
+async def test_with_a_call_running_and_the_sidebar_hidden_letters_go_to_the_prompt():
+    app = make_app(ScriptedEngine([[call("sleep", {"seconds": 30})], "slept"]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "sleep")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: [r.state for r in app.calls_table.records.values()] == [CallState.RUNNING],
+                       what="the call running")
+        await pilot.press("f3", "ctrl+b")
+        await press_letters(pilot)
+        assert app.query_one(PromptInput).value == "".join(PANE_LETTERS)
+        assert auto_run_tools(app) == set()
+        assert app._turn_running  # the letters stopped nothing
+        await pilot.press("escape")
+        await wait_turn_done(pilot, app)
+
+
+async def test_with_the_approval_dialog_open_the_pane_keys_do_not_act_behind_it():
+    app = make_app(ScriptedEngine([[call("calculator", {"expression": "1+1"})], "2"]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "calc")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        main = app.screen_stack[0]
+        await pilot.press("f3", "f4", "ctrl+b", "f2")
+        assert isinstance(app.screen, ApprovalScreen)
+        assert app.query_one("#sidebar").display
+        assert isinstance(main.focused, PromptInput)
+        await pilot.press("y")
+        await wait_turn_done(pilot, app)
+        assert app.focused is app.query_one(PromptInput)
+        assert auto_run_tools(app) == set()
+
+
+class GatedEngine(ScriptedEngine):
+    """A scripted model whose loading lasts until the test lets it finish."""
+
+    def __init__(self, replies: list, **options) -> None:
+        super().__init__(replies, **options)
+        self.loaded = asyncio.Event()
+
+    async def load(self, on_progress=None) -> None:
+        if on_progress is not None:
+            on_progress(LoadProgress("load", 0, 1, "loading scripted"))
+        await self.loaded.wait()
+        if on_progress is not None:
+            on_progress(LoadProgress("load", 1, 1, "loaded scripted"))
+
+
+def status_line(app) -> str:
+    return str(app.status_bar.render())
+
+
+async def wait_status(pilot, app, wanted: str) -> None:
+    await wait_for(pilot, lambda: status_line(app) == wanted, what=f"status {wanted!r} (now {status_line(app)!r})")
+
+
+async def test_the_status_bar_reads_as_english_through_start_up_and_a_turn():
+    """Each phase and what the status bar says in it, the whole line."""
+    engine = GatedEngine([[TextDelta("counting "), Throughput(12, 42.5), call("sleep", {"seconds": 0.5})], "done"],
+                         delay=0.3)
+    mute = fixture_config("mute", "--never-answer", init_timeout=6)
+    app = make_app(engine, [demo_config(), mute], settings=Settings(on_server_failure="continue"))
+    phases = [
+        ("model loading, a server starting", "scripted  ·  loading the model; starting 1 server…  ·  1/2 servers · 6 tools"),
+        ("a message typed meanwhile", "scripted  ·  loading the model; starting 1 server…  ·  1 message waiting  ·  1/2 servers · 6 tools"),
+        ("the model loaded, a server starting", "scripted  ·  starting 1 server…  ·  1 message waiting  ·  1/2 servers · 6 tools"),
+        ("generating", "scripted  ·  generating 42.5 tok/s  ·  1/2 servers · 6 tools"),
+        ("a call awaiting approval", "scripted  ·  awaiting approval  ·  13 tokens in context  ·  1/2 servers · 6 tools"),
+        ("a call running", "scripted  ·  running tools  ·  13 tokens in context  ·  1/2 servers · 6 tools"),
+        ("ready", "scripted  ·  ready  ·  11 tokens in context  ·  1/2 servers · 6 tools"),
+        ("leaving", "scripted  ·  shutting down the servers…  ·  11 tokens in context  ·  0/2 servers · 0 tools"),
+    ]
+    expected = dict(phases)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.hub.status("demo").state is ServerState.READY, what="the demo server")
+        await wait_status(pilot, app, expected["model loading, a server starting"])
+        app.query_one(PromptInput).value = "count"
+        await pilot.press("enter")
+        await wait_status(pilot, app, expected["a message typed meanwhile"])
+        engine.loaded.set()
+        await wait_status(pilot, app, expected["the model loaded, a server starting"])
+        await wait_for(pilot, lambda: app.hub.status("mute").state is ServerState.FAILED, 15, "the mute server to fail")
+        await wait_status(pilot, app, expected["generating"])
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        await wait_status(pilot, app, expected["a call awaiting approval"])
+        await pilot.press("y")
+        await wait_status(pilot, app, expected["a call running"])
+        await wait_turn_done(pilot, app)
+        await wait_status(pilot, app, expected["ready"])
+        await app.shutdown()
+        assert status_line(app) == expected["leaving"]
+
+
+async def test_a_server_that_fails_at_start_up_is_not_shown_as_the_model_failing():
+    app = make_app(ScriptedEngine([]), [demo_config(), fixture_config("broken", "--exit-during-init")])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        assert app.fatal_error and "broken" in app.fatal_error
+        assert status_line(app) == "scripted  ·  1 server failed to start  ·  1/2 servers · 6 tools"
+
+
+async def test_a_model_that_fails_to_load_is_named_as_what_failed():
+    class Broken(ScriptedEngine):
+        async def load(self, on_progress=None) -> None:
+            raise RuntimeError("no weights")
+
+    app = make_app(Broken([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        assert status_line(app).startswith("scripted  ·  failed to load the model")

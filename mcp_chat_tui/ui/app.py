@@ -55,6 +55,7 @@ from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
 from mcp_chat_tui.ui.format import DisplayClock, counted, palette_text
 from mcp_chat_tui.ui.help import help_text
+from mcp_chat_tui.ui.keys import binding_keys
 from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.recording import RecordingSink
 from mcp_chat_tui.ui.records import CallRecord, CallState
@@ -122,7 +123,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         Binding("ctrl+c", "quit(130)", "Quit", priority=True, id="app.quit"),
         Binding("escape", "stop", "Stop reply", id="app.stop"),
         Binding("f1", "help", "Keys", id="app.help"),
-        Binding("question_mark", "help", "Keys", show=False, id="app.help_question"),
+        Binding("question_mark", "help", "Keys (outside the prompt)", show=False, id="app.help_question"),
         Binding("f2", "focus_pane('chat')", "Chat", id="app.focus_chat"),
         Binding("f3", "focus_pane('calls')", "Calls", id="app.focus_calls"),
         Binding("f4", "focus_pane('servers')", "Servers", id="app.focus_servers"),
@@ -269,6 +270,10 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         if action == "focus_pane" and self.built:
             return self.focused is None or self.focused.id != parameters[0]  # a pane's id is its name
         return self.built or action in ("quit", "help", "command_palette")
+
+    def get_key_display(self, binding: Binding) -> str:
+        """The footer writes keys as the F1 screen and the README do: ``Ctrl+B``, ``Esc``, ``F1``."""
+        return binding_keys(binding)
 
     def _register_themes(self) -> None:
         """Register the theme files and choose the saved theme, before the CSS is first parsed.

@@ -123,7 +123,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         Binding("ctrl+c", "quit(130)", "Quit", priority=True, id="app.quit"),
         Binding("escape", "stop", "Stop reply", id="app.stop"),
         Binding("f1", "help", "Keys", id="app.help"),
-        Binding("question_mark", "help", "Keys (outside the prompt)", show=False, id="app.help_question"),
+        Binding("question_mark", "help('?')", "Keys (outside the prompt)", show=False, id="app.help_question"),
         Binding("f2", "focus_pane('chat')", "Chat", id="app.focus_chat"),
         Binding("f3", "focus_pane('calls')", "Calls", id="app.focus_calls"),
         Binding("f4", "focus_pane('servers')", "Servers", id="app.focus_servers"),
@@ -183,6 +183,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self._resume_pending: list[Proposal] = []
         self._pending_keys: dict[str, str] = {}
         self.built = False
+        self._typed_early = ""  # printable keys that came before the prompt
         self._theme_problems: list[str] = []
         self._register_themes()
 
@@ -244,12 +245,14 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     async def _build(self) -> None:
         """The panes, after the first frame; then the model and the servers start."""
         preload_styles(self, chat_widget_classes())  # parsed with the panes' styles, not mid-reply
-        await self.mount_all(self._layout())
+        # Into the app's own screen, whatever is on top of it by now (F1, the palette).
+        await self.screen_stack[0].mount_all(self._layout())
         self.built = True
         self.hub.add_observer(self._on_server_change)
         for status in self.hub.statuses:
             self._show_server(status)
-        self.query_one(PromptInput).focus()
+        prompt = self.query_one(PromptInput)
+        prompt.focus()
         self.set_interval(0.5, self.calls_table.tick_running)
         if self.recorder.transcript.exchanges:
             try:
@@ -260,16 +263,39 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             if self._shut_down:  # left while the conversation was being shown (SIGTERM)
                 return
             self._attach_saver()
+        await self._take_early_typing(prompt)  # after the conversation it continues
         self.start_services()
         if self.open_resume:
             self.action_resume()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Until the panes are built (one frame), only leaving and the key list work. The keys of
-        the panes (F2-F5) are offered, in the footer too, for the panes the focus is not in."""
+        """Until the panes are built (one frame), only leaving, F1 and the palette work (``?`` is
+        then typed, as the prompt will take it). The keys of the panes (F2-F5) are offered, in the
+        footer too, for the panes the focus is not in."""
         if action == "focus_pane" and self.built:
             return self.focused is None or self.focused.id != parameters[0]  # a pane's id is its name
-        return self.built or action in ("quit", "help", "command_palette")
+        return self.built or action in ("quit", "command_palette") or (action == "help" and not parameters)
+
+    def on_key(self, event: events.Key) -> None:
+        """Text typed before the prompt exists (keys sent as the app starts) is kept for it, Enter too."""
+        if self.built:
+            return
+        if event.key in ("enter", "ctrl+j"):  # Enter pressed before the terminal was set up comes as Ctrl+J
+            self._typed_early += "\n"
+        elif event.is_printable and event.character:
+            self._typed_early += event.character
+        else:
+            return
+        event.stop()
+
+    async def _take_early_typing(self, prompt: PromptInput) -> None:
+        """Give the prompt what was typed before it existed: each line ended with Enter is sent."""
+        *sent, draft = self._typed_early.split("\n")
+        self._typed_early = ""
+        for line in sent:
+            await self._send(line)
+        prompt.value = draft
+        prompt.cursor_position = len(draft)
 
     def get_key_display(self, binding: Binding) -> str:
         """The footer writes keys as the F1 screen and the README do: ``Ctrl+B``, ``Esc``, ``F1``."""
@@ -451,8 +477,12 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
 
     @on(Input.Submitted, "#prompt")
     async def _submitted(self, message: Input.Submitted) -> None:
-        prompt = self.agent.redactor.text(message.value.strip())  # as the conversation will keep it
         message.input.value = ""
+        await self._send(message.value)
+
+    async def _send(self, text: str) -> None:
+        """Send a prompt (or leave, for ``bye`` and ``quit``); it waits for the turn before it."""
+        prompt = self.agent.redactor.text(text.strip())  # as the conversation will keep it
         if not prompt:
             return
         if prompt.lower() in EXIT_WORDS:
@@ -725,7 +755,8 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             screen.set_focus(self.query_one(PromptInput))
         sidebar.display = not sidebar.display
 
-    def action_help(self) -> None:
+    def action_help(self, key: str = "") -> None:
+        """The F1 screen (``key`` is ``?`` when that key asked for it)."""
         self.push_screen(TextScreen("Keys", help_text()))
 
     async def action_clear_chat(self) -> None:

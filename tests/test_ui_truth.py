@@ -8,6 +8,8 @@ must be held), a scripted model; driven with Pilot.
 from __future__ import annotations
 
 import asyncio
+import re
+from pathlib import Path
 
 import pytest
 from textual.command import CommandList, CommandPalette
@@ -193,3 +195,186 @@ async def test_a_model_that_fails_to_load_is_named_as_what_failed():
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         assert status_line(app).startswith("scripted  ·  failed to load the model")
+
+
+LONG_SERVER = "fixture-server-with-a-long-name-" + "n" * 170
+
+
+def long_cells_app():
+    """The demo server and a server with a long name offering a tool with a 200-character name; both
+    called with long arguments, without asking."""
+    servers = [demo_config(), fixture_config(LONG_SERVER, "--long-tool-name", "200")]
+    return make_app(ScriptedEngine([]), servers, policy=ApprovalPolicy("auto"))
+
+
+async def call_long_cells(pilot) -> None:
+    app = pilot.app
+    await wait_ready(pilot, app)
+    for field in app.query(Input):
+        field.cursor_blink = False
+    long_tool = next(spec for spec in app.hub.tools() if spec.name.startswith("long_"))
+    app.engine.replies += [[call("calculator", {"expression": " + ".join(["1"] * 100)}),
+                            call(long_tool.model_name, {"text": "y" * 300}, "call_2")], "done"]
+    await send(pilot, "go")
+    await wait_turn_done(pilot, app)
+    await pilot.pause()
+
+
+def visible_end(table, column_key: str) -> int:
+    """The screen column (in the table) where ``column_key`` ends."""
+    end = 0
+    for column in table.ordered_columns:
+        end += column.get_render_width(table)
+        if column.key.value == column_key:
+            return end
+    raise KeyError(column_key)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 16), (140, 40)])
+async def test_the_sidebar_cuts_long_names_with_an_ellipsis_and_keeps_the_state_whole(size):
+    app = long_cells_app()
+    async with app.run_test(size=size) as pilot:
+        await call_long_cells(pilot)
+        calls, servers = app.calls_table, app.servers_table
+        for table, state_column, names in ((calls, "state", ("call-1", "call-2")), (servers, "state", ("demo", LONG_SERVER))):
+            assert visible_end(table, state_column) <= table.scrollable_content_region.width, table.id
+        for key in ("call-1", "call-2"):
+            state = str(calls.get_cell(key, "state"))
+            assert state == "✓ done"
+            tool = calls.get_cell(key, "tool")
+            assert tool.plain.endswith("⚡") and tool.cell_len <= calls.name_width
+        long_tool = str(calls.get_cell("call-2", "tool"))
+        assert "…" in long_tool and long_tool.startswith("long")
+        long_server = str(servers.get_cell(LONG_SERVER, "server"))
+        assert long_server.endswith("…") and LONG_SERVER.startswith(long_server[:-1])
+        assert str(servers.get_cell(LONG_SERVER, "state")) == "● ready"
+
+
+async def test_a_wider_terminal_shows_more_of_a_cut_name():
+    app = long_cells_app()
+    async with app.run_test(size=(60, 16)) as pilot:
+        await call_long_cells(pilot)
+        narrow = str(app.servers_table.get_cell(LONG_SERVER, "server"))
+        await pilot.resize_terminal(140, 40)
+        await wait_for(pilot, lambda: len(str(app.servers_table.get_cell(LONG_SERVER, "server"))) > len(narrow),
+                       what="the name cut to the wider pane")
+        assert str(app.calls_table.get_cell("call-1", "tool")) == "demo›calculator ⚡"
+
+
+TEXTUAL_NAMES = re.compile(r"question_mark|escape|ctrl\+|shift\+|\benter\b|\btab\b|\bf\d\b")
+
+
+async def test_f1_and_the_footer_write_keys_as_a_person_does():
+    from textual.widgets._footer import FooterKey
+
+    from mcp_chat_tui.ui.screens.detail import TextScreen
+
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        footer_keys = {key.key_display for key in app.screen.query(FooterKey)}
+        assert {"Ctrl+C", "Esc", "F1", "F2", "Ctrl+B", "Ctrl+P"} <= footer_keys, footer_keys
+        assert not any(TEXTUAL_NAMES.search(key) for key in footer_keys), footer_keys
+        await pilot.press("f1")
+        assert isinstance(app.screen, TextScreen)
+        body = app.screen.body.plain
+        key_column = [line[2:20].strip() for line in body.splitlines() if line.startswith("  ")]
+        for written in ("?", "Esc", "Ctrl+B", "Ctrl+C", "Ctrl+P", "Enter", "Tab", "Shift+Tab", "F1", "Up", "s, Esc", "Esc, q"):
+            assert written in key_column, written
+        assert not any(TEXTUAL_NAMES.search(keys) for keys in key_column), key_column
+
+
+def test_key_names_are_written_as_on_the_keyboard():
+    from mcp_chat_tui.ui.keys import key_name
+
+    assert [key_name(k) for k in ("question_mark", "escape", "ctrl+b", "enter", "tab", "shift+tab", "f1", "T", "a",
+                                  "up", "pagedown", "space", "plus")] == \
+        ["?", "Esc", "Ctrl+B", "Enter", "Tab", "Shift+Tab", "F1", "T", "a", "Up", "PgDn", "Space", "+"]
+
+
+async def test_s_in_the_approval_dialog_denies_every_waiting_call_and_stops_the_turn():
+    engine = ScriptedEngine([[call("calculator", {"expression": "1+1"}, "c1"), call("current_time", {}, "c2")],
+                             "never said"])
+    app = make_app(engine)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "two calls")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        await pilot.press("s")
+        await wait_turn_done(pilot, app)
+        assert [r.state for r in app.calls_table.records.values()] == [CallState.DENIED, CallState.DENIED]
+        assert engine.replies == ["never said"], "the model must not be asked again"
+        assert app.screen is app.screen_stack[0]
+
+
+def declared_bindings():
+    """Every Binding the app's classes declare: (class name, binding)."""
+    from textual.binding import Binding
+
+    from mcp_chat_tui.ui.app import ChatApp
+    from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+    from mcp_chat_tui.ui.screens.conversations import ExportScreen, ResumeScreen
+    from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
+    from mcp_chat_tui.ui.widgets.sidebar import ListTable, ServerTable, ToolCallTable
+
+    classes = [ChatApp, PromptInput, ToolCallTable, ServerTable, ListTable, ApprovalScreen, CallDetailScreen,
+               ServerDetailScreen, TextScreen, ResumeScreen, ExportScreen]
+    return [(cls.__name__, b) for cls in classes for b in cls.__dict__.get("BINDINGS", []) if isinstance(b, Binding)]
+
+
+def test_every_binding_has_an_id_and_a_description():
+    bindings = declared_bindings()
+    assert len(bindings) > 20
+    for owner, binding in bindings:
+        assert binding.id and binding.description, f"{owner}: {binding.key}"
+    distinct = {id(binding): binding for _, binding in bindings}.values()  # the list keys are shared by three tables
+    ids = [binding.id for binding in distinct]
+    assert len(ids) == len(set(ids))
+
+
+def test_every_key_the_readme_names_for_the_approval_dialog_is_bound():
+    """The README's approval table against the dialog's bindings, both ways."""
+    from mcp_chat_tui.ui.keys import key_name
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("Before a tool runs you are asked", 1)[1].split("\n## ", 1)[0]
+    documented = set()
+    for row in re.findall(r"^\| (.+?) \| .+? \|$", section, flags=re.M)[2:]:
+        documented |= {k.strip().strip("`") for k in row.split("/")}
+    bound = {key_name(k.strip()) for b in ApprovalScreen.BINDINGS for k in b.key.split(",")}
+    assert documented == bound
+
+
+async def test_keys_typed_before_the_panes_exist_go_to_the_prompt(monkeypatch):
+    """Keys sent as the app starts (typed at once after the command) arrive before the prompt is
+    built: the text and its Enter reach the prompt, and ``?`` is typed, not taken for the key list."""
+    from mcp_chat_tui.ui.app import ChatApp
+
+    monkeypatch.setattr(ChatApp, "on_mount", lambda self: None)  # the panes come when the test says
+    app = make_app(ScriptedEngine(["hello"]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("h", "i", "question_mark", "enter", "n", "e", "x", "t")
+        assert not app.built and app.screen is app.screen_stack[0]
+        app.call_later(app._build)
+        await wait_for(pilot, lambda: app.built, what="the panes")
+        await wait_turn_done(pilot, app)
+        assert app.query_one(PromptInput).value == "next"
+        assert [m["content"] for m in app.agent.messages if m["role"] == "user"] == ["hi?"]
+        assert app.screen is app.screen_stack[0]
+
+
+async def test_f1_before_the_panes_exist_shows_the_keys_and_the_panes_are_built_behind_it(monkeypatch):
+    from mcp_chat_tui.ui.app import ChatApp
+    from mcp_chat_tui.ui.screens.detail import TextScreen
+
+    monkeypatch.setattr(ChatApp, "on_mount", lambda self: None)
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f1")
+        assert isinstance(app.screen, TextScreen)
+        app.call_later(app._build)
+        await wait_ready(pilot, app)
+        assert app.fatal_error is None
+        await pilot.press("escape")
+        assert app.screen is app.screen_stack[0] and app.focused is app.query_one(PromptInput)
+        assert app.servers_table.statuses["demo"].state is ServerState.READY

@@ -378,3 +378,44 @@ async def test_f1_before_the_panes_exist_shows_the_keys_and_the_panes_are_built_
         await pilot.press("escape")
         assert app.screen is app.screen_stack[0] and app.focused is app.query_one(PromptInput)
         assert app.servers_table.statuses["demo"].state is ServerState.READY
+
+
+def send_burst(app, keys: list[tuple[str, str | None]]) -> None:
+    """Keys as a terminal delivers them when typed fast or pasted: all queued before the first is
+    handled (Pilot's press waits for each key to be handled)."""
+    from textual import events
+
+    for key, character in keys:
+        event = events.Key(key, character)
+        app._driver.send_message(event)
+
+
+@pytest.mark.parametrize("pane_key", ["f3", "f4"])
+async def test_a_pane_key_and_ctrl_b_sent_together_still_leave_no_key_acting_on_the_hidden_pane(pane_key):
+    app = make_app(ScriptedEngine([[call("calculator", {"expression": "1+1"})], "2"]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await one_approved_call(pilot, app)
+        send_burst(app, [(pane_key, None), ("ctrl+b", "\x02"), ("a", "a"), ("r", "r"), ("l", "l")])
+        prompt = app.query_one(PromptInput)
+        await wait_for(pilot, lambda: prompt.value == "arl", what=f"the letters in the prompt (it has {prompt.value!r})")
+        await pilot.pause(0.2)
+        assert not app.query_one("#sidebar").display and app.focused is prompt
+        assert auto_run_tools(app) == set() and app.hub.status("demo").restarts == 0
+        assert app.screen is app.screen_stack[0]
+
+
+@pytest.mark.parametrize("table_id", ["calls", "servers"])
+async def test_a_key_that_reaches_a_hidden_table_does_nothing(table_id):
+    """Should the focus be on a table as the sidebar is hidden (keys already on their way), its
+    keys do not act."""
+    app = make_app(ScriptedEngine([[call("calculator", {"expression": "1+1"})], "2"]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await one_approved_call(pilot, app)
+        table = app.query_one(f"#{table_id}")
+        table.focus()
+        await pilot.pause()
+        app.query_one("#sidebar").display = False  # hidden with the focus left in it
+        send_burst(app, [("a", "a"), ("r", "r"), ("l", "l"), ("enter", "\r")])
+        await pilot.pause(0.3)
+        assert auto_run_tools(app) == set() and app.hub.status("demo").restarts == 0
+        assert app.screen is app.screen_stack[0]

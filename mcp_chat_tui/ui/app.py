@@ -732,9 +732,22 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self.notify("stopped")
 
     def action_focus_pane(self, pane: str) -> None:
+        """F2-F5. The focus moves now, not after the keys already waiting (``focus()`` defers it):
+        a Ctrl+B right behind F3 must find the focus in the sidebar to take it out."""
         if pane in ("calls", "servers") and not self.query_one("#sidebar").display:
             self.action_toggle_sidebar()
-        self.query_one(f"#{pane}").focus()
+        widget = self.query_one(f"#{pane}")
+        widget.screen.set_focus(widget)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Focus that lands in the hidden sidebar anyway (Textual hands the focus of a hidden
+        widget to a sibling hidden with it) goes to the prompt."""
+        try:
+            sidebar = self.query_one("#sidebar")
+        except NoMatches:  # not built yet, or being taken down
+            return
+        if not sidebar.display and sidebar in event.widget.ancestors:
+            sidebar.screen.set_focus(self.query_one(PromptInput))
 
     @on(ChatLog.Typed)
     def _typed_in_chat(self, message: ChatLog.Typed) -> None:

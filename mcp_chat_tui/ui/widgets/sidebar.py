@@ -11,6 +11,7 @@ from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import DataTable
 
 from mcp_chat_tui.core.text import arguments_summary, one_line
@@ -82,6 +83,10 @@ class FittedTable(DataTable):
 
     def recut(self) -> None:
         """Show every row again with the names cut to ``name_width``."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No key acts on the table while it is hidden (keys on their way as the sidebar was hidden)."""
+        return all(node.display for node in self.ancestors_with_self if isinstance(node, Widget))
 
 
 CALL_STATE_STYLE = {

@@ -185,7 +185,7 @@ async def test_esc_cancels_a_running_call_at_the_server_and_it_ends_cancelled_ev
         await pilot.press("escape")
         await wait_turn_done(pilot, app)
         assert record.state is CallState.CANCELLED and record.duration is not None and record.duration > 0
-        assert "■ cancelled" in str(app.calls_table.get_row(record.key)[2])
+        assert "■ cancelled" in str(app.calls_table.get_cell(record.key, "state"))
         assert "cancelled" in str(app._cards[record.key].render())
         assert "state: cancelled" in call_report(record, app.clock)
         await wait_for(pilot, lambda: Path(str(ledger) + ".cancelled").exists(), what="the server to hear the cancel")
@@ -207,8 +207,8 @@ async def test_esc_cancels_a_running_call_at_the_server_and_it_ends_cancelled_ev
         [record] = resumed.calls_table.records.values()
         assert record.state is CallState.CANCELLED and record.server == "ledger"
         assert record.duration == result.duration and record.started_at == proposal.started_at
-        row = [str(cell) for cell in resumed.calls_table.get_row(record.key)]
-        assert row[0] == proposal.started_at.strftime("%H:%M:%S") and "ledger" in row[1]
+        cell = lambda column: str(resumed.calls_table.get_cell(record.key, column))
+        assert cell("time") == proposal.started_at.strftime("%H:%M:%S") and "ledger" in cell("tool")
         assert "■ stopped" in chat_text(resumed)
     assert lines(ledger) == ["paid"]
 
@@ -347,7 +347,7 @@ async def test_a_resumed_conversation_shows_each_call_as_it_was_shown_live(tmp_p
         shown = {r.call_id: ([str(c) for c in resumed.calls_table.get_row(r.key)], str(resumed._cards[r.key].render()))
                  for r in resumed.calls_table.records.values()}
     assert shown == live
-    assert live["call_1"][0][2] == "✓ done" and live["call_2"][0][2] == "⊘ denied" and "ledger" in live["call_2"][0][1]
+    assert live["call_1"][0][1] == "✓ done" and live["call_2"][0][1] == "⊘ denied" and "ledger" in live["call_2"][0][0]
     assert not ledger.exists()
 
 

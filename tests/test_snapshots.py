@@ -107,3 +107,28 @@ def test_server_panel_with_a_failed_server(snap_compare):
                        what="the failed row selected")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_sidebar_with_long_cells_at_80x24(snap_compare):
+    """A 200-character tool name on a server with a long name, long arguments: the names are cut with
+    an ellipsis and the state column shows whole."""
+    from tests.test_ui_truth import call_long_cells, long_cells_app
+
+    assert snap_compare(long_cells_app(), terminal_size=(80, 24), run_before=call_long_cells)
+
+
+def test_approval_dialog_at_60x16_with_long_arguments(snap_compare):
+    """On a small terminal the dialog's body scrolls and its title and keys stay on screen."""
+    engine = ScriptedEngine([[call("web_search", {"query": "the history of " + "very long words " * 30,
+                                                  "max_results": 5})], "nothing"])
+
+    async def run_before(pilot) -> None:
+        app = pilot.app
+        await start(pilot)
+        await send(pilot, "search")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#approval-keys")
+                       and any(r.state.value == "awaiting approval" for r in app.calls_table.records.values()),
+                       what="the approval dialog")
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(engine), terminal_size=(60, 16), run_before=run_before)

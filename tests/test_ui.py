@@ -160,7 +160,7 @@ async def test_auto_run_toggle_from_the_sidebar_marks_the_tool():
         await pilot.press("f3", "a")
         spec = app.hub.find_tool("calculator")
         assert app.policy.runs_without_asking(spec)
-        assert "⚡" in str(app.calls_table.get_row("call-1")[1])
+        assert "⚡" in str(app.calls_table.get_cell("call-1", "tool"))
         await send(pilot, "two")
         await wait_turn_done(pilot, app)
         assert [r.state for r in app.calls_table.records.values()] == [CallState.DONE, CallState.DONE]

@@ -37,14 +37,13 @@ async def test_arguments_and_results_render_literally_everywhere():
         await wait_ready(pilot, app)
         await send(pilot, "echo it")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="dialog")
-        arguments = app.screen.query_one("#approval-arguments Static", Static)
+        arguments = app.screen.query_one("#approval-arguments", Static)
         assert_literal(arguments.render())
         svg_has_no_escape(app)
         await pilot.press("y")
         await wait_turn_done(pilot, app)
 
-        row = app.calls_table.get_row("call-1")
-        arguments_cell = row[4]
+        arguments_cell = app.calls_table.get_cell("call-1", "args")
         assert "[bold red]x[/]" in arguments_cell.plain and "\x1b" not in arguments_cell.plain
         assert app.calls_table.records["call-1"].result.text == PAYLOAD, "the result itself is kept intact"
 

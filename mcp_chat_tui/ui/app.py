@@ -53,8 +53,9 @@ from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState
 from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
-from mcp_chat_tui.ui.format import DisplayClock, palette_text
+from mcp_chat_tui.ui.format import DisplayClock, counted, palette_text
 from mcp_chat_tui.ui.help import help_text
+from mcp_chat_tui.ui.keys import binding_keys
 from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.recording import RecordingSink
 from mcp_chat_tui.ui.records import CallRecord, CallState
@@ -122,7 +123,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         Binding("ctrl+c", "quit(130)", "Quit", priority=True, id="app.quit"),
         Binding("escape", "stop", "Stop reply", id="app.stop"),
         Binding("f1", "help", "Keys", id="app.help"),
-        Binding("question_mark", "help", "Keys", show=False, id="app.help_question"),
+        Binding("question_mark", "help('?')", "Keys (outside the prompt)", show=False, id="app.help_question"),
         Binding("f2", "focus_pane('chat')", "Chat", id="app.focus_chat"),
         Binding("f3", "focus_pane('calls')", "Calls", id="app.focus_calls"),
         Binding("f4", "focus_pane('servers')", "Servers", id="app.focus_servers"),
@@ -160,6 +161,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         policy.add_listener(lambda: self.post_message(PolicyChanged()))
         self.ready = asyncio.Event()
         self.fatal_error: str | None = None
+        self._model_loading = False  # between start-up's start and the model being loaded
         self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
         self._queue: list[str] = []
         self._turn_running = False
@@ -181,6 +183,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self._resume_pending: list[Proposal] = []
         self._pending_keys: dict[str, str] = {}
         self.built = False
+        self._typed_early = ""  # printable keys that came before the prompt
         self._theme_problems: list[str] = []
         self._register_themes()
 
@@ -242,13 +245,14 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     async def _build(self) -> None:
         """The panes, after the first frame; then the model and the servers start."""
         preload_styles(self, chat_widget_classes())  # parsed with the panes' styles, not mid-reply
-        await self.mount_all(self._layout())
+        # Into the app's own screen, whatever is on top of it by now (F1, the palette).
+        await self.screen_stack[0].mount_all(self._layout())
         self.built = True
-        self.status_bar.engine_state = "loading"
         self.hub.add_observer(self._on_server_change)
         for status in self.hub.statuses:
             self._show_server(status)
-        self.query_one(PromptInput).focus()
+        prompt = self.query_one(PromptInput)
+        prompt.focus()
         self.set_interval(0.5, self.calls_table.tick_running)
         if self.recorder.transcript.exchanges:
             try:
@@ -259,16 +263,43 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             if self._shut_down:  # left while the conversation was being shown (SIGTERM)
                 return
             self._attach_saver()
+        await self._take_early_typing(prompt)  # after the conversation it continues
         self.start_services()
         if self.open_resume:
             self.action_resume()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Until the panes are built (one frame), only leaving and the key list work. The keys of
-        the panes (F2-F5) are offered, in the footer too, for the panes the focus is not in."""
+        """Until the panes are built (one frame), only leaving, F1 and the palette work (``?`` is
+        then typed, as the prompt will take it). The keys of the panes (F2-F5) are offered, in the
+        footer too, for the panes the focus is not in."""
         if action == "focus_pane" and self.built:
             return self.focused is None or self.focused.id != parameters[0]  # a pane's id is its name
-        return self.built or action in ("quit", "help", "command_palette")
+        return self.built or action in ("quit", "command_palette") or (action == "help" and not parameters)
+
+    def on_key(self, event: events.Key) -> None:
+        """Text typed before the prompt exists (keys sent as the app starts) is kept for it, Enter too."""
+        if self.built:
+            return
+        if event.key in ("enter", "ctrl+j"):  # Enter pressed before the terminal was set up comes as Ctrl+J
+            self._typed_early += "\n"
+        elif event.is_printable and event.character:
+            self._typed_early += event.character
+        else:
+            return
+        event.stop()
+
+    async def _take_early_typing(self, prompt: PromptInput) -> None:
+        """Give the prompt what was typed before it existed: each line ended with Enter is sent."""
+        *sent, draft = self._typed_early.split("\n")
+        self._typed_early = ""
+        for line in sent:
+            await self._send(line)
+        prompt.value = draft
+        prompt.cursor_position = len(draft)
+
+    def get_key_display(self, binding: Binding) -> str:
+        """The footer writes keys as the F1 screen and the README do: ``Ctrl+B``, ``Esc``, ``F1``."""
+        return binding_keys(binding)
 
     def _register_themes(self) -> None:
         """Register the theme files and choose the saved theme, before the CSS is first parsed.
@@ -311,8 +342,8 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     @work(exclusive=True, group="startup")
     async def start_services(self) -> None:
         """Load the model and start the servers together, showing progress; a failure is fatal."""
-        count = sum(1 for s in self.hub.statuses if s.state != ServerState.DISABLED)
-        self.status_bar.detail = f"loading the model, starting {count} server(s)…"
+        self._model_loading = True
+        self._show_start_up()
         load = asyncio.ensure_future(self.engine.load(lambda p: self.post_message(EngineProgress(p))))
         servers = asyncio.ensure_future(self.hub.start_all())
         try:
@@ -325,13 +356,16 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             servers.cancel()
             self._fatal(f"cannot load model {self.model_label!r}: {exc}")
             return
+        self._model_loading = False
+        self._show_start_up()
         await servers
         failed = [s for s in self.hub.statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
         if failed and self.settings.on_server_failure == "exit":
             reasons = "\n".join(f"• {s.name}: {s.reason}" for s in failed)
             self._fatal(
                 f"MCP server(s) failed to start:\n{reasons}\n\nFix mcp.json, or set "
-                'on_server_failure = "continue" in config.toml to chat without them.'
+                'on_server_failure = "continue" in config.toml to chat without them.',
+                state=(f"{counted(len(failed), 'server')} failed to start", ""),
             )
             return
         if failed:
@@ -346,15 +380,24 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self._turn_running = True
             self.run_turns()
 
+    def _show_start_up(self) -> None:
+        """What start-up still waits for, from the model's and the servers' state now:
+        "loading the model; starting 2 servers…", then "starting 1 server…"."""
+        if self.ready.is_set() or self.fatal_error is not None or self.status_bar.download is not None:
+            return
+        starting = sum(1 for s in self.hub.statuses if s.state is ServerState.STARTING)
+        servers = f"{counted(starting, 'server')}…"
+        if self._model_loading:
+            self._engine_state("loading", f"the model; starting {servers}" if starting else "the model…")
+        elif starting:
+            self._engine_state("starting", servers)
+
     def _welcome_text(self) -> str:
         """The first line of an empty chat: what is ready, and how tool calls will be handled."""
         tools = self.hub.tools()
         servers = {spec.server for spec in tools}
 
-        def count(n: int, noun: str) -> str:
-            return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-        ready = f"{self.model_label} is ready with {count(len(tools), 'tool')} from {count(len(servers), 'server')}."
+        ready = f"{self.model_label} is ready with {counted(len(tools), 'tool')} from {counted(len(servers), 'server')}."
         how = {
             "ask": "You approve each tool call before it runs.",
             "auto": "Tool calls run without asking.",
@@ -364,9 +407,11 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             how = "Tool calls run without asking (--yes)."
         return f"{ready} {how} Type below and press Enter; F1 lists every key."
 
-    def _fatal(self, message: str) -> None:
+    def _fatal(self, message: str, state: tuple[str, str] = ("failed", "to load the model")) -> None:
+        """End the app with ``message`` on the fatal screen; ``state`` is what the status bar says
+        failed (the model, unless a server is named)."""
         self.fatal_error = message
-        self._engine_state("failed")
+        self._engine_state(*state)
         self.push_screen(FatalScreen(message), callback=lambda _: self.action_quit(return_code=1))
 
     @on(EngineProgress)
@@ -378,7 +423,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self._engine_state("downloading", f"{progress.bytes_done / 1e6:.1f}{total}")
         elif progress.stage == "load":
             self.status_bar.hide_download()
-            self._engine_state("loading", progress.message)
+            self._show_start_up()
 
     @on(SaveChanged)
     def _save_changed(self, message: SaveChanged) -> None:
@@ -394,6 +439,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     @on(ServerChanged)
     def _server_changed(self, message: ServerChanged) -> None:
         self._show_server(message.status)
+        self._show_start_up()
 
     @on(PolicyChanged)
     def _policy_changed(self) -> None:
@@ -431,8 +477,12 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
 
     @on(Input.Submitted, "#prompt")
     async def _submitted(self, message: Input.Submitted) -> None:
-        prompt = self.agent.redactor.text(message.value.strip())  # as the conversation will keep it
         message.input.value = ""
+        await self._send(message.value)
+
+    async def _send(self, text: str) -> None:
+        """Send a prompt (or leave, for ``bye`` and ``quit``); it waits for the turn before it."""
+        prompt = self.agent.redactor.text(text.strip())  # as the conversation will keep it
         if not prompt:
             return
         if prompt.lower() in EXIT_WORDS:
@@ -443,6 +493,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self._attach_saver(first_prompt=prompt)
         await self.chat.add_prompt(UserMessage(prompt))
         self._queue.append(prompt)
+        self.status_bar.waiting = len(self._queue)
         if not self._turn_running:
             self._turn_running = True
             self.run_turns()
@@ -455,10 +506,9 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
                     await self.ready.wait()
                     await self._continue_pending()
                 while self._queue:
+                    await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
                     prompt = self._queue.pop(0)
-                    if not self.ready.is_set():
-                        self.status_bar.detail = "your message waits for the model…"
-                        await self.ready.wait()
+                    self.status_bar.waiting = len(self._queue)
                     await self._open_reply()
                     await self._wait_until_drawn()
                     await self.agent.run_turn(prompt, self._sink)
@@ -682,9 +732,22 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             self.notify("stopped")
 
     def action_focus_pane(self, pane: str) -> None:
+        """F2-F5. The focus moves now, not after the keys already waiting (``focus()`` defers it):
+        a Ctrl+B right behind F3 must find the focus in the sidebar to take it out."""
         if pane in ("calls", "servers") and not self.query_one("#sidebar").display:
             self.action_toggle_sidebar()
-        self.query_one(f"#{pane}").focus()
+        widget = self.query_one(f"#{pane}")
+        widget.screen.set_focus(widget)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Focus that lands in the hidden sidebar anyway (Textual hands the focus of a hidden
+        widget to a sibling hidden with it) goes to the prompt."""
+        try:
+            sidebar = self.query_one("#sidebar")
+        except NoMatches:  # not built yet, or being taken down
+            return
+        if not sidebar.display and sidebar in event.widget.ancestors:
+            sidebar.screen.set_focus(self.query_one(PromptInput))
 
     @on(ChatLog.Typed)
     def _typed_in_chat(self, message: ChatLog.Typed) -> None:
@@ -696,10 +759,17 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
             prompt.insert_text_at_cursor(message.text)
 
     def action_toggle_sidebar(self) -> None:
+        """Hide or show the sidebar. Hiding it takes the focus out of it to the prompt first, so
+        its keys (``a``, ``r``, ``l``, Enter) never act unseen and typing goes to the prompt
+        (Textual would hand the focus to a sibling table, hidden with it). From the command palette too, whose screen is on top."""
         sidebar = self.query_one("#sidebar")
+        screen = sidebar.screen  # not the command palette's, when asked from there
+        if sidebar.display and screen.focused is not None and sidebar in screen.focused.ancestors:
+            screen.set_focus(self.query_one(PromptInput))
         sidebar.display = not sidebar.display
 
-    def action_help(self) -> None:
+    def action_help(self, key: str = "") -> None:
+        """The F1 screen (``key`` is ``?`` when that key asked for it)."""
         self.push_screen(TextScreen("Keys", help_text()))
 
     async def action_clear_chat(self) -> None:
@@ -724,7 +794,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self._shut_down = True
         self.collector.release()
         try:
-            self.status_bar.detail = "shutting down servers…"
+            self._engine_state("shutting down", "the servers…")
         except Exception:  # noqa: BLE001 - the screen is already gone when the app unmounts
             pass
         saver = self.recorder.saver

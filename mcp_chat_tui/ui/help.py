@@ -5,11 +5,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 
+from mcp_chat_tui.ui.keys import binding_keys
+
 
 def _section(title: str, bindings: list[Binding]) -> Text:
     text = Text(f"{title}\n", style="bold")
     for binding in bindings:
-        keys = ", ".join(key.strip() for key in binding.key.split(","))
+        keys = binding_keys(binding)
         text.append(f"  {keys:<18}", style="bold cyan")
         text.append(f"{binding.description}\n")
     return text
@@ -25,14 +27,14 @@ def help_text() -> Text:
     extra = [
         Binding("tab", "", "Next pane"),
         Binding("shift+tab", "", "Previous pane"),
-        Binding("ctrl+p", "", "Command palette: restart a server, auto-run, theme, clear, sidebar"),
+        Binding("ctrl+p", "", "Command palette: restart a server, auto-run, theme, export, resume, clear, sidebar"),
         Binding("enter", "", "Send the prompt / open the selected row"),
     ]
     text = Text()
     for title, bindings in (
         ("Everywhere", [*ChatApp.BINDINGS, *extra]),
         ("Prompt", PromptInput.BINDINGS),
-        ("Chat", [Binding("letters, paste", "", "Go to the prompt (typing writes the next prompt)")]),
+        ("Chat", [Binding("a", "", "Go to the prompt (typing writes the next prompt)", key_display="letters, paste")]),
         ("Tool calls", ToolCallTable.BINDINGS),
         ("Servers", ServerTable.BINDINGS),
         ("Approval dialog", ApprovalScreen.BINDINGS),

@@ -11,7 +11,7 @@ from textual.widgets import Static
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.servers.state import tool_list_notes
-from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.format import counted, literal
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.detail import TextScreen
 
@@ -50,7 +50,7 @@ class ServerActions:
         if table.selected_server() == status.name:
             self._show_server_reason(status.name)
         ready = sum(1 for s in self.hub.statuses if s.state.usable)
-        self.status_bar.servers = f"{ready}/{len(self.hub.statuses)} servers · {len(self.hub.tools())} tools"
+        self.status_bar.servers = f"{ready}/{len(self.hub.statuses)} servers · {counted(len(self.hub.tools()), 'tool')}"
 
 
     def _show_server_reason(self, name: str | None) -> None:

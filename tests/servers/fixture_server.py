@@ -72,6 +72,9 @@ def build(args: argparse.Namespace) -> MCPServer:
 
     for index in range(args.extra_tools):
         server.add_tool(lambda index=index: str(index), name=f"extra_{index}", description=f"extra tool {index}")
+    if args.long_tool_name:
+        name = "long_" + "n" * (args.long_tool_name - 5)
+        server.add_tool(lambda text="": f"long: {text}", name=name, description="a tool whose name is long")
     return server
 
 
@@ -102,6 +105,7 @@ def main() -> None:
     parser.add_argument("--never-answer", action="store_true")
     parser.add_argument("--stdout-noise", action="store_true")
     parser.add_argument("--extra-tools", type=int, default=0)
+    parser.add_argument("--long-tool-name", type=int, default=0, help="offer a tool whose name has this many characters")
     parser.add_argument("--http", type=int, default=0)
     parser.add_argument("--require-token", default="", help="with --http: answer 401 unless 'Authorization: Bearer TOKEN'")
     args = parser.parse_args()

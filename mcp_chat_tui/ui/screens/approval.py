@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -23,6 +23,13 @@ ANNOTATION_NAMES = {
 }
 
 
+KEY_HINT = (
+    "[b]y[/] once  [b]a[/] all waiting  [b]n[/] deny\n"
+    "[b]t[/] always  [b]T[/] always, saved\n"
+    "[b]s[/] or [b]Esc[/] deny all and stop"
+)
+
+
 class ApprovalScreen(ModalScreen[ApprovalDecision]):
     """Asks before one tool call runs. Every text from the server or model is shown literally."""
 
@@ -33,7 +40,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         Binding("t", "decide('yO')", "Always (session)", id="approval.always"),
         Binding("T", "decide('yO', True)", "Always (saved)", id="approval.always_saved"),
         Binding("n", "decide('n')", "Deny", id="approval.deny"),
-        Binding("escape", "decide('nA')", "Deny all, stop", id="approval.deny_all"),
+        Binding("s,escape", "decide('nA')", "Deny all, stop", id="approval.deny_all"),
     ]
 
     def __init__(self, call: PlannedCall, waiting: int, recorded: Recorded | None = None, why: str = "") -> None:
@@ -44,35 +51,38 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         self.why = why  # why the policy asks about this call
 
     def compose(self) -> ComposeResult:
+        # Everything about the call scrolls between the title and the keys, which are docked:
+        # they show however long the arguments and however small the terminal.
+        with VerticalScroll(id="approval-dialog"):
+            yield Static(self._title(), id="approval-title")
+            yield Static(KEY_HINT, id="approval-keys")
+            yield from self._body()
+
+    def _title(self) -> Text:
+        title = Text("Run ", style="bold")
+        title.append_text(literal(self.call.tool, "bold"))
+        title.append(" on ", style="bold")
+        title.append_text(literal(self.call.server or "?", "bold"))
+        title.append("?", style="bold")
+        return title
+
+    def _body(self) -> ComposeResult:
         spec = self.call.spec
-        with Vertical(id="approval-dialog"):
-            title = Text("Run ", style="bold")
-            title.append_text(literal(self.call.tool, "bold"))
-            title.append(" on ", style="bold")
-            title.append_text(literal(self.call.server or "?", "bold"))
-            title.append("?", style="bold")
-            yield Static(title, id="approval-title")
-            if self.recorded is not None:
-                yield Static(literal(self.recorded.describe()), id="approval-recorded")
-            if self.why:
-                yield Static(literal(f"asking: {self.why}"), id="approval-why")
-            if self.waiting > 1:
-                yield Static(f"{self.waiting} calls waiting (this one and {self.waiting - 1} more)", id="approval-waiting")
-            if spec is not None and spec.description:
-                yield Static(literal(spec.description), id="approval-description")
-            if spec is not None:
-                marks = [name for key, name in ANNOTATION_NAMES.items() if spec.annotations.get(key)]
-                if spec.destructive:
-                    yield Static("⚠ the server marks this tool destructive", id="approval-destructive")
-                if marks:
-                    yield Static(literal("annotations: " + ", ".join(marks)), id="approval-annotations")
-            with VerticalScroll(id="approval-arguments"):
-                yield Static(literal(pretty_json(self.call.arguments)))
-            yield Static(
-                "[b]y[/] once  [b]a[/] all waiting  [b]t[/] always  [b]T[/] always, saved  [b]n[/] deny  "
-                "[b]esc[/] deny all and stop",
-                id="approval-keys",
-            )
+        if self.recorded is not None:
+            yield Static(literal(self.recorded.describe()), id="approval-recorded")
+        if self.why:
+            yield Static(literal(f"asking: {self.why}"), id="approval-why")
+        if self.waiting > 1:
+            yield Static(f"{self.waiting} calls waiting (this one and {self.waiting - 1} more)", id="approval-waiting")
+        if spec is not None and spec.description:
+            yield Static(literal(spec.description), id="approval-description")
+        if spec is not None:
+            marks = [name for key, name in ANNOTATION_NAMES.items() if spec.annotations.get(key)]
+            if spec.destructive:
+                yield Static("⚠ the server marks this tool destructive", id="approval-destructive")
+            if marks:
+                yield Static(literal("annotations: " + ", ".join(marks)), id="approval-annotations")
+        yield Static(literal(pretty_json(self.call.arguments)), id="approval-arguments")
 
     def action_decide(self, choice: str, save: bool = False) -> None:
         self.dismiss(ApprovalDecision(ApprovalChoice(choice), save=save))

@@ -38,7 +38,7 @@ class ResumeScreen(ModalScreen[Path | None]):
             if not self.conversations:
                 yield Static("No saved conversations yet.")
             yield ListTable(id="conversations")
-            yield Static("[b]enter[/] open  [b]esc[/] close", classes="detail-keys")
+            yield Static("[b]Enter[/] open  [b]Esc[/] or [b]q[/] close", classes="detail-keys")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -73,7 +73,7 @@ class ExportScreen(ModalScreen[Path | None]):
         with Vertical(classes="detail-box small-box"):
             yield Static("Export the transcript to:", classes="detail-title")
             yield Input(str(self.suggestion), id="export-path")
-            yield Static("[b]enter[/] export  [b]esc[/] cancel", classes="detail-keys")
+            yield Static("[b]Enter[/] export  [b]Esc[/] cancel", classes="detail-keys")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

@@ -71,7 +71,7 @@ class CallDetailScreen(ModalScreen[None]):
             yield Static(title, classes="detail-title")
             with VerticalScroll(classes="detail-body"):
                 yield Static(literal(call_report(self.record, self.clock)))
-            yield Static("[b]c[/] copy  [b]esc[/] close", classes="detail-keys")
+            yield Static("[b]c[/] copy  [b]Esc[/] or [b]q[/] close", classes="detail-keys")
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(call_report(self.record, self.clock))
@@ -108,7 +108,7 @@ class ServerDetailScreen(ModalScreen[None]):
             if tool_list_notes(status):
                 yield Static(literal(tool_list_notes(status), "red"), id="server-tool-notes")
             yield ListTable(id="server-tools")
-            yield Static("[b]a[/] toggle auto-run  [b]esc[/] close", classes="detail-keys")
+            yield Static("[b]a[/] toggle auto-run  [b]Esc[/] or [b]q[/] close", classes="detail-keys")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -155,4 +155,4 @@ class TextScreen(ModalScreen[None]):
             yield Static(literal(self.title_text, "bold"), classes="detail-title")
             with VerticalScroll(classes="detail-body"):
                 yield Static(self.body if isinstance(self.body, Text) else literal(self.body))
-            yield Static("[b]esc[/] close", classes="detail-keys")
+            yield Static("[b]Esc[/] or [b]q[/] close", classes="detail-keys")

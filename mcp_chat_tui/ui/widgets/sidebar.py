@@ -1,12 +1,17 @@
-"""The sidebar: a live list of every tool call, and the state of every server."""
+"""The sidebar: a live list of every tool call, and the state of every server.
+
+The state column of each table shows whole at any width the sidebar takes (80 or 60 columns of
+terminal included); the name before it (tool, server) is cut with an ellipsis to what is left."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from rich.text import Text
+from textual import events
 from textual.binding import Binding
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import DataTable
 
 from mcp_chat_tui.core.text import arguments_summary, one_line
@@ -27,6 +32,62 @@ class ListTable(DataTable):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", **kwargs)
+
+MIN_CUT_WIDTH = 6  # a cut name keeps at least this many columns (a few letters and the ellipsis)
+MAX_NAME_WIDTH = 28  # a tool or server name takes at most this many columns, on a wide sidebar too
+CALL_STATE_LABEL = {CallState.AWAITING: "awaiting"}  # the dialog says the rest; the row must fit
+
+
+def cut(text: Text, width: int) -> Text:
+    """``text`` in at most ``width`` columns, ending with an ellipsis when cut."""
+    if text.cell_len <= width:
+        return text
+    text = text.copy()
+    text.truncate(width, overflow="ellipsis")
+    return text
+
+
+def tool_label(server: str, tool: str, width: int) -> Text:
+    """``server›tool`` in ``width`` columns: a long server name is cut first, then left out (the
+    card in the chat and the detail screen name it), so the tool's own name shows."""
+    tool_text = literal(tool)
+    if not server:
+        return cut(tool_text, width)
+    whole = literal(f"{server}›{tool}")
+    if whole.cell_len <= width:
+        return whole
+    server_room = width - tool_text.cell_len - 1
+    if server_room >= 4:
+        label = cut(literal(server), server_room)
+        label.append_text(literal(f"›{tool}"))
+        return label
+    return cut(tool_text, width)
+
+
+class FittedTable(DataTable):
+    """A row-cursor table whose ``name_column`` is cut to what the pane's width leaves once the
+    columns before it and its state column (``whole_width`` columns, padding included) are whole."""
+
+    whole_width = 0
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="row", **kwargs)
+        self.name_width = MAX_NAME_WIDTH
+
+    def on_resize(self, event: events.Resize) -> None:
+        room = event.size.width - self.styles.scrollbar_size_vertical - self.whole_width - 2 * self.cell_padding
+        width = max(MIN_CUT_WIDTH, min(MAX_NAME_WIDTH, room))
+        if width != self.name_width:
+            self.name_width = width
+            self.recut()
+
+    def recut(self) -> None:
+        """Show every row again with the names cut to ``name_width``."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No key acts on the table while it is hidden (keys on their way as the sidebar was hidden)."""
+        return all(node.display for node in self.ancestors_with_self if isinstance(node, Widget))
+
 
 CALL_STATE_STYLE = {
     CallState.DONE: "green",
@@ -56,12 +117,23 @@ def never(_: object) -> bool:
     return False
 
 
-class ToolCallTable(DataTable):
+def call_state_label(state: CallState) -> str:
+    return f"{STATE_GLYPH[state]} {CALL_STATE_LABEL.get(state, state.value)}"
+
+
+COLUMNS = ("tool", "state", "took", "time", "args")  # the order the calls table shows them in
+COLUMN_LABELS = {"args": "arguments"}
+
+
+class ToolCallTable(FittedTable):
     """One row per call, newest last; Enter opens the call, ``a`` toggles auto-run for its tool.
+    The tool comes first, cut to fit, then its state, whole.
 
     ``auto_run(record)`` says whether the row's tool runs without asking now: the ⚡ mark is drawn
     from it, never kept with the row; ``refresh_marks`` draws them again after the policy changed.
     """
+
+    whole_width = max(len(call_state_label(state)) for state in CallState) + 2  # the state column
 
     BINDINGS = [
         *LIST_KEYS,
@@ -75,24 +147,21 @@ class ToolCallTable(DataTable):
             self.tool = tool
 
     def __init__(self, clock: DisplayClock, auto_run: Callable[[CallRecord], bool] = never, **kwargs) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
+        super().__init__(zebra_stripes=False, **kwargs)
         self.clock = clock
         self.auto_run = auto_run
         self.records: dict[str, CallRecord] = {}
 
     def on_mount(self) -> None:
-        self.add_column("time", key="time")
-        self.add_column("tool", key="tool")
-        self.add_column("state", key="state")
-        self.add_column("took", key="took")
-        self.add_column("arguments", key="args")
+        for key in COLUMNS:
+            self.add_column(COLUMN_LABELS.get(key, key), key=key)
 
     def _cells(self, record: CallRecord) -> dict[str, Text]:
-        state = Text(f"{STATE_GLYPH[record.state]} {record.state.value}", style=CALL_STATE_STYLE[record.state])
-        mark = "⚡" if record.server and self.auto_run(record) else ""
-        tool = literal(f"{record.server}›{record.tool}" if record.server else record.tool)
+        state = Text(call_state_label(record.state), style=CALL_STATE_STYLE[record.state])
+        mark = " ⚡" if record.server and self.auto_run(record) else ""
+        tool = tool_label(record.server, record.tool, self.name_width - Text(mark).cell_len)
         if mark:
-            tool.append(f" {mark}", style="yellow")
+            tool.append(mark, style="yellow")
         return {
             "time": Text(self.clock.time(record.started_at or record.proposed_at), style="dim"),
             "tool": tool,
@@ -108,7 +177,7 @@ class ToolCallTable(DataTable):
         self.records[record.key] = record
         cells = self._cells(record)
         at_end = self.cursor_row >= self.row_count - 1
-        self.add_row(*(cells[key] for key in ("time", "tool", "state", "took", "args")), key=record.key)
+        self.add_row(*(cells[key] for key in COLUMNS), key=record.key)
         if at_end and follow:
             self.move_cursor(row=self.row_count - 1, animate=False)
 
@@ -121,6 +190,9 @@ class ToolCallTable(DataTable):
 
     def refresh_marks(self) -> None:
         """Draw every row's tool cell again, its ⚡ mark from the policy as it is now."""
+        self.recut()
+
+    def recut(self) -> None:
         for record in self.records.values():
             self.update_record(record, ("tool",))
 
@@ -142,9 +214,11 @@ class ToolCallTable(DataTable):
             self.post_message(self.ToggleAutoRun(record.server, record.tool))
 
 
-class ServerTable(DataTable):
-    """One row per server: state, transport, tools, last call latency, failure reason; ⚡ when
-    ``auto_run(status)`` says all its tools run without asking now."""
+class ServerTable(FittedTable):
+    """One row per server: state, name (cut to fit), transport, tools, last call latency, failure
+    reason; ⚡ when ``auto_run(status)`` says all its tools run without asking now."""
+
+    whole_width = max(len(f"{glyph} {state.value}") for state, (glyph, _) in SERVER_GLYPH.items()) + 2
 
     BINDINGS = [
         *LIST_KEYS,
@@ -160,7 +234,7 @@ class ServerTable(DataTable):
             self.server = server
 
     def __init__(self, clock: DisplayClock, auto_run: Callable[[ServerStatus], bool] = never, **kwargs) -> None:
-        super().__init__(cursor_type="row", **kwargs)
+        super().__init__(**kwargs)
         self.clock = clock
         self.auto_run = auto_run
         self.statuses: dict[str, ServerStatus] = {}
@@ -184,7 +258,7 @@ class ServerTable(DataTable):
         why = why or ("tool list cut short" if status.tool_pages_unread else "")
         return [
             Text(f"{glyph} {status.state.value}", style=style),
-            literal(status.name, "bold"),
+            cut(literal(status.name, "bold"), self.name_width),
             Text(status.transport, style="dim"),
             Text(tools),
             Text(self.clock.duration(status.last_latency), style="dim"),
@@ -199,6 +273,10 @@ class ServerTable(DataTable):
                 self.update_cell(status.name, key, cell, update_width=True)
         else:
             self.add_row(*cells, key=status.name)
+
+    def recut(self) -> None:
+        for status in list(self.statuses.values()):
+            self.show(status)
 
     def selected_server(self) -> str | None:
         if self.row_count == 0:

@@ -1,5 +1,8 @@
-"""The status bar: model, engine state (with download progress), tokens in context, servers, and
-"not saved" while saving the conversation fails.
+"""The status bar: model, engine state (with download progress), messages waiting, tokens in
+context, servers, and "not saved" while saving the conversation fails.
+
+The state and its detail are read as one phrase ("loading the model; starting 1 server…",
+"generating 12.3 tok/s"): the detail never repeats the state's verb.
 
 One widget drawing one line of text, download bar included: it is the whole first frame of
 the app, and a single widget with a few rules of CSS is what that frame can afford.
@@ -11,10 +14,10 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.format import counted, literal
 
 BAR_WIDTH = 24
-STATE_COLOUR = {"ready": "green", "generating": "cyan", "failed": "red"}
+STATE_COLOUR = {"ready": "green", "generating": "cyan"}  # a state that says "failed" is red, others yellow
 
 
 def download_bar(done: int, total: int | None, width: int = BAR_WIDTH) -> Text:
@@ -49,6 +52,7 @@ class StatusBar(Widget):
     servers = reactive("")
     download: reactive[tuple[int, int | None] | None] = reactive(None)
     save_problem = reactive("")  # why the conversation is not being saved ("" while it is)
+    waiting = reactive(0)  # prompts sent that wait for the model (start-up, or the turn before them)
 
     def __init__(self, model: str = "", **options) -> None:
         super().__init__(**options)
@@ -57,12 +61,15 @@ class StatusBar(Widget):
     def render(self) -> Text:
         text = literal(self.model or "no model", "bold")
         text.append("  ·  ")
-        text.append(self.engine_state, style=STATE_COLOUR.get(self.engine_state, "yellow"))
+        failed = "failed" in self.engine_state
+        text.append(self.engine_state, style=STATE_COLOUR.get(self.engine_state, "red" if failed else "yellow"))
         if self.download is not None:
             text.append(" ")
             text.append_text(download_bar(*self.download))
         if self.detail:
             text.append_text(literal(f" {self.detail}", "dim"))
+        if self.waiting:
+            text.append(f"  ·  {counted(self.waiting, 'message')} waiting", style="yellow")
         if self.context_tokens:
             text.append(f"  ·  {self.context_tokens} tokens in context", style="dim")
         if self.servers:

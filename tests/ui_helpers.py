@@ -42,8 +42,19 @@ async def send(pilot, text: str) -> None:
 
 
 async def wait_turn_done(pilot, app: ChatApp, timeout: float = 30.0) -> None:
-    await pilot.pause(0.1)
-    await wait_for(pilot, lambda: not app._turn_running and app._reply is None, timeout, "the turn to finish")
+    """Wait until every prompt sent (and every call a resumed file left open) has had its whole turn:
+    taken from the prompt line, given to the agent, answered, and its reply closed."""
+    from mcp_chat_tui.ui.widgets.chat import UserMessage
+
+    prompt_line = app.query_one("#prompt")
+
+    def done() -> bool:
+        asked = sum(1 for message in app.agent.messages if message["role"] == "user")
+        shown = len(app.chat.query(UserMessage))
+        idle = not app._queue and not app._resume_pending and not app._turn_running and app._reply is None
+        return idle and not prompt_line.value and asked >= shown
+
+    await wait_for(pilot, done, timeout, "the turn to finish")
 
 
 def chat_text(app: ChatApp) -> str:

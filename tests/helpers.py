@@ -145,15 +145,21 @@ def pids_running_in(folder: Path) -> list[int]:
     return found
 
 
-async def eventually(predicate, timeout: float = 10.0, interval: float = 0.05) -> bool:
-    """``wait_until`` for async tests: lets the event loop run while waiting."""
+async def eventually(predicate, timeout: float = 10.0, interval: float = 0.05, *, pause=None) -> bool:
+    """``wait_until`` for async tests: lets the event loop run while waiting.
+
+    Args:
+        pause: the coroutine function that waits ``interval`` between two looks (``asyncio.sleep``;
+            a Pilot's ``pause`` also lets the app's screen catch up).
+    """
     import asyncio
 
+    pause = pause or asyncio.sleep
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
             return True
-        await asyncio.sleep(interval)
+        await pause(interval)
     return predicate()
 
 

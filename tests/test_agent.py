@@ -11,6 +11,7 @@ from mcp_chat_tui.agent.events import (
     ApprovalChoice,
     ApprovalDecision,
     ApprovalNeeded,
+    AssistantText,
     CallDecided,
     CallFinished,
     CallStarted,
@@ -24,7 +25,7 @@ from mcp_chat_tui.agent.loop import DENIED_MESSAGE, STOPPED_MESSAGE
 from mcp_chat_tui.engine.events import ToolCallMalformed
 from mcp_chat_tui.servers import ServerHub
 from tests.fakes import ScriptedEngine, call
-from tests.helpers import demo_config, fixture_config, liar_config
+from tests.helpers import demo_config, eventually, fixture_config, liar_config
 
 
 class Recorder:
@@ -208,7 +209,8 @@ async def test_stopping_keeps_the_partial_answer(hub):
     agent = Agent(engine, hub, ApprovalPolicy("ask"))
     sink = Recorder()
     task = asyncio.create_task(agent.run_turn("count", sink))
-    await asyncio.sleep(0.35)
+    assert await eventually(lambda: "".join(e.text for e in sink.of(AssistantText)).startswith("one two"), 10), \
+        "the first two words never arrived"
     assert agent.stop()
     assert await task == TurnEnd.STOPPED
     partial = agent.messages[-1]
@@ -224,10 +226,7 @@ async def test_stopping_during_a_tool_call_cancels_it_and_records_it(hub):
     agent = Agent(engine, hub, ApprovalPolicy("auto"))
     sink = Recorder()
     task = asyncio.create_task(agent.run_turn("nap", sink))
-    for _ in range(100):
-        if sink.of(CallStarted):
-            break
-        await asyncio.sleep(0.05)
+    assert await eventually(lambda: sink.of(CallStarted), 10), "the call never started"
     agent.stop()
     assert await asyncio.wait_for(task, 5) == TurnEnd.STOPPED
     assert agent.messages[-1] == {"role": "tool", "tool_call_id": "call_1", "name": "sleep", "content": STOPPED_MESSAGE}

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -112,7 +111,7 @@ def test_bad_config_toml_is_one_clear_message_and_exit_2(case, tmp_path, isolate
 @pytest.mark.parametrize("signum, exit_code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_signal_to_the_app_leaves_no_server_process(signum, exit_code, tmp_path, isolated_user_dirs):
     marker = new_marker()
-    fast = fixture_entry("fast", "--marker", marker)
+    fast = fixture_entry("fast", "--marker", marker, "--say-ready")
     slow = fixture_entry("slow", "--marker", marker, "--startup-delay", "60")
     slow["initTimeout"] = 120
     config = write_mcp_json(tmp_path / "servers.json", {"fast": fast, "slow": slow})
@@ -125,7 +124,9 @@ def test_signal_to_the_app_leaves_no_server_process(signum, exit_code, tmp_path,
     )
     try:
         assert wait_until(lambda: len(pids_with(marker)) == 2, 30), "servers did not start"
-        time.sleep(1.5)  # let the fast one finish its handshake
+        fast_log = isolated_user_dirs / "log" / "servers" / "fast.log"
+        assert wait_until(lambda: fast_log.exists() and "fixture fast ready" in fast_log.read_text(), 30), \
+            "the fast server never finished its handshake"
         app.send_signal(signum)
         app.wait(timeout=30)
     finally:

@@ -21,6 +21,11 @@ from tests.helpers import (
 )
 
 
+def slow_call_running(hub: ServerHub, server: str) -> bool:
+    """The fixture server said on stderr that its ``slow`` tool is running."""
+    return any(line.endswith(": slow call started") for line in hub.status(server).stderr_tail)
+
+
 async def test_stdio_and_http_servers_start_together_and_answer(tmp_path):
     port = free_port()
     http_process = start_http_server(["-m", "mcp_chat_tui.demo.server", "--http", str(port)], port)
@@ -159,7 +164,7 @@ async def test_cancelling_a_call_leaves_the_server_usable():
     async with hub:
         await hub.start_all()
         task = asyncio.create_task(hub.call_tool("s", "slow", {"seconds": 30}))
-        await asyncio.sleep(0.5)
+        assert await eventually(lambda: slow_call_running(hub, "s"), 20), "the slow call never started on the server"
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -208,12 +213,8 @@ async def test_tool_list_changed_refreshes_that_servers_tools():
         assert hub.find_tool("sprout") is None
         result = await hub.call_tool("grower", "add_tool", {"name": "sprout"})
         assert result.ok, result.for_model()
-        for _ in range(100):
-            if hub.find_tool("sprout") is not None:
-                break
-            await asyncio.sleep(0.05)
-        spec = hub.find_tool("sprout")
-        assert spec is not None and spec.server == "grower"
+        assert await eventually(lambda: hub.find_tool("sprout") is not None, 10), "the new tool never reached the hub"
+        assert hub.find_tool("sprout").server == "grower"
         assert (await hub.call_model_tool("sprout")).text == "I am sprout"
         assert any("sprout" in names for names in heard)
 
@@ -255,7 +256,7 @@ async def test_no_server_process_outlives_shutdown():
         await hub.start_all()
         assert len(pids_with(marker)) == 3
         pending = asyncio.create_task(hub.call_tool("s0", "slow", {"seconds": 60}))
-        await asyncio.sleep(0.3)
+        assert await eventually(lambda: slow_call_running(hub, "s0"), 20), "the slow call never started on the server"
     assert [s.state for s in hub.statuses] == [ServerState.STOPPED] * 3
     assert not pids_with(marker)
     result = await pending

@@ -25,6 +25,7 @@ from mcp_chat_tui.engine.events import (
 from mcp_chat_tui.engine.messages import for_template
 from mcp_chat_tui.engine.mlx_engine import LOAD_WINDOW, MlxEngine, ThreadLoad, available_cores
 from tests.fakes import FakeHubDownload
+from tests.helpers import eventually
 from tests.models import build_tiny_model, tool_schemas
 
 DEMO_MODEL = Path(__file__).resolve().parents[1] / "mcp_chat_tui" / "demo" / "model"
@@ -330,8 +331,7 @@ async def test_stop_during_prefill_keeps_the_cache_consistent(tiny_model):
     try:
         long_question = [{"role": "user", "content": "tell me about the weather today " * 40}]
         task = asyncio.create_task(collect(engine.stream(long_question)))
-        while not engine.busy:
-            await asyncio.sleep(0.001)
+        assert await eventually(lambda: engine.busy, 30, 0.001), "the MLX thread never started the prefill"
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -431,8 +431,8 @@ async def test_download_reports_byte_progress(tiny_model, tmp_path, monkeypatch)
     reports: list[LoadProgress] = []
     engine = MlxEngine("someone/tiny-model", max_tokens=3)
     await engine.load(reports.append)
-    await asyncio.sleep(0)
     try:
+        assert await eventually(lambda: reports and reports[-1].stage == "ready", 10), "the load never reported ready"
         assert calls["repo_id"] == "someone/tiny-model" and "model*.safetensors" in calls["allow_patterns"]
         downloads = [r for r in reports if r.stage == "download"]
         total = sum(p.stat().st_size for p in tiny_model.iterdir() if p.is_file())

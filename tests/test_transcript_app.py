@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from mcp_chat_tui.transcript import (
@@ -118,9 +117,7 @@ def test_sigkill_mid_turn_loses_nothing_before_the_kill(tmp_path, isolated_user_
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     try:
-        assert wait_until(lambda: path.exists() and "❓:[auto]" in path.read_text(encoding="utf-8"), 60), \
-            "the call was never recorded"
-        time.sleep(0.5)  # the sleep tool is running now
+        assert wait_until(lambda: started_calls(path), 60), "the call was never recorded as started"
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(10)
     finally:
@@ -133,7 +130,15 @@ def test_sigkill_mid_turn_loses_nothing_before_the_kill(tmp_path, isolated_user_
     assert step.text == "Let me wait as you asked, one moment please. "
     [proposal] = step.proposals
     assert proposal.name == "sleep" and proposal.arguments == {"seconds": 60} and proposal.choice == "auto"
-    assert proposal.result is None
+    assert proposal.result is None and proposal.interrupted
+
+
+def started_calls(path: Path) -> list[Proposal]:
+    """The calls the transcript file records as sent to their server (the file is replaced whole)."""
+    if not path.exists():
+        return []
+    saved = parse(read_transcript_text(path), path)
+    return [p for e in saved.exchanges for step in e.steps for p in step.proposals if p.started_at is not None]
 
 
 def test_a_bad_transcript_stops_the_cli_with_the_line_and_is_not_overwritten(tmp_path, isolated_user_dirs):
@@ -208,13 +213,14 @@ async def test_export_writes_the_transcript_where_asked_and_reports_a_bad_path(t
         target = tmp_path / "copy.md"
         blocker = tmp_path / "a-file"
         blocker.write_text("not a folder")
-        for destination in (blocker / "copy.md", target):
+        for destination, notice in ((blocker / "copy.md", "cannot write"), (target, "transcript exported to")):
             app.action_export()
             await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen) and app.screen.query("#export-path"),
                            what="the export dialog")
             app.screen.query_one("#export-path").value = str(destination)
             await pilot.press("enter")
-            await pilot.pause(0.2)
+            await wait_for(pilot, lambda: any(notice in str(n.message) for n in app._notifications),
+                           what=f"the notice {notice!r}")
         messages = [str(n.message) for n in app._notifications]
         assert any("cannot write" in m and "a-file" in m for m in messages), messages
         assert any("transcript exported to" in m for m in messages)

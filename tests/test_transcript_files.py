@@ -127,7 +127,7 @@ def test_a_folder_given_as_the_transcript_is_one_line_and_exit_2(tmp_path, isola
 async def test_the_palette_does_not_open_a_conversation_another_instance_holds(tmp_path):
     from mcp_chat_tui.transcript import Exchange, Step, Transcript, render
     from tests.fakes import ScriptedEngine
-    from tests.ui_helpers import SIZE, make_app, wait_ready
+    from tests.ui_helpers import SIZE, make_app, wait_for, wait_ready
 
     path = tmp_path / "theirs.md"
     text = render(Transcript([Exchange("their question", "m", [Step(text="their answer")])]))
@@ -138,9 +138,9 @@ async def test_the_palette_does_not_open_a_conversation_another_instance_holds(t
         async with app.run_test(size=SIZE) as pilot:
             await wait_ready(pilot, app)
             assert await app.open_conversation(path) is False
-            await pilot.pause(0.1)
-            notes = [str(n.message) for n in app._notifications]
-            assert any(f"is open in another mcp-chat-tui (process {holder.pid})" in note for note in notes), notes
+            held = f"is open in another mcp-chat-tui (process {holder.pid})"
+            await wait_for(pilot, lambda: any(held in str(n.message) for n in app._notifications),
+                           what=f"the notice that the file {held}")
             assert app.recorder.transcript.exchanges == [] and app.transcript_file is None
     finally:
         holder.kill()

@@ -18,7 +18,7 @@ from tests.fakes import ScriptedEngine
 from tests.helpers import wait_until
 from tests.scripted_endpoint import ScriptedEndpoint
 from tests.test_oneshot import demo_servers, run_cli
-from tests.ui_helpers import SIZE, make_app, send, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
 
 HELLO = render(Transcript([Exchange("hello", "m", [Step(text="hi there")])]))
 
@@ -183,19 +183,13 @@ async def test_the_app_shows_a_failed_save_in_the_status_bar_and_a_notification_
     path, app = read_only_conversation(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await one_more_turn(pilot, app)
-        await pilot.wait_for_scheduled_animations()
-        assert wait_until(lambda: app.recorder.saver.error is not None, 10)
-        await pilot.pause(0.1)
+        retrying = f"cannot save {path}: the file is read-only; retrying every 2 s"
+        await wait_for(pilot, lambda: app.status_bar.save_problem and any(retrying in n.message for n in app._notifications),
+                       what="the failed save in the status bar and a notification")
         assert app.status_bar.save_problem == f"cannot save {path}: the file is read-only"
         assert "not saved" in str(app.status_bar.render())
-        notes = [n.message for n in app._notifications]
-        assert any(f"cannot save {path}: the file is read-only; retrying every 2 s" in note for note in notes), notes
         path.chmod(0o644)
-        for _ in range(100):  # the saver retries every 2 s
-            await pilot.pause(0.1)
-            if not app.status_bar.save_problem:
-                break
-        assert app.status_bar.save_problem == ""
+        await wait_for(pilot, lambda: not app.status_bar.save_problem, 20, "the retried save (every 2 s) to clear the problem")
         assert "one more" in path.read_text(encoding="utf-8")
     assert app.unsaved is None
 

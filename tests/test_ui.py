@@ -242,7 +242,7 @@ async def test_themes_bad_file_is_reported_and_skipped_and_choice_is_saved(tmp_p
         assert app.theme == "mcp-dark"
         assert any("broken.toml" in str(n.message) for n in app._notifications)
         app.theme = "mcp-light"
-        await pilot.pause(0.1)
+        await wait_for(pilot, lambda: load_settings(config).theme == "mcp-light", what="the theme saved to config.toml")
     saved = load_settings(config)
     assert saved.theme == "mcp-light" and saved.max_turns == 5
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from mcp_chat_tui.agent import ApprovalPolicy
@@ -10,7 +9,7 @@ from mcp_chat_tui.config import Settings
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.ui.app import ChatApp
 from mcp_chat_tui.ui.format import FrozenClock
-from tests.helpers import demo_config
+from tests.helpers import demo_config, eventually
 
 SIZE = (140, 40)
 
@@ -25,11 +24,9 @@ def make_app(engine, servers=None, *, policy=None, settings=None, settings_file:
 
 
 async def wait_for(pilot, predicate, timeout: float = 20.0, what: str = "condition") -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.05)
+    """``eventually`` with the app's screen kept up to date; fails naming ``what`` did not happen."""
+    if not await eventually(predicate, timeout, pause=pilot.pause):
+        raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 async def wait_ready(pilot, app: ChatApp) -> None:
@@ -45,8 +42,19 @@ async def send(pilot, text: str) -> None:
 
 
 async def wait_turn_done(pilot, app: ChatApp, timeout: float = 30.0) -> None:
-    await pilot.pause(0.1)
-    await wait_for(pilot, lambda: not app._turn_running and app._reply is None, timeout, "the turn to finish")
+    """Wait until every prompt sent (and every call a resumed file left open) has had its whole turn:
+    taken from the prompt line, given to the agent, answered, and its reply closed."""
+    from mcp_chat_tui.ui.widgets.chat import UserMessage
+
+    prompt_line = app.query_one("#prompt")
+
+    def done() -> bool:
+        asked = sum(1 for message in app.agent.messages if message["role"] == "user")
+        shown = len(app.chat.query(UserMessage))
+        idle = not app._queue and not app._resume_pending and not app._turn_running and app._reply is None
+        return idle and not prompt_line.value and asked >= shown
+
+    await wait_for(pilot, done, timeout, "the turn to finish")
 
 
 def chat_text(app: ChatApp) -> str:

@@ -37,7 +37,8 @@ def build(args: argparse.Namespace) -> MCPServer:
 
     @server.tool(structured_output=False)
     async def slow(seconds: float) -> str:
-        """Sleep, then answer."""
+        """Sleep, then answer (saying on stderr that it started, for tests that act mid-call)."""
+        print(f"fixture {args.label}: slow call started", file=sys.stderr, flush=True)
         await asyncio.sleep(seconds)
         return f"slept {seconds}"
 
@@ -75,7 +76,21 @@ def build(args: argparse.Namespace) -> MCPServer:
     if args.long_tool_name:
         name = "long_" + "n" * (args.long_tool_name - 5)
         server.add_tool(lambda text="": f"long: {text}", name=name, description="a tool whose name is long")
+    if args.say_ready:
+        say_when_listed(server, args.label)
     return server
+
+
+def say_when_listed(server: MCPServer, label: str) -> None:
+    """Print ``fixture LABEL ready`` on stderr when the client lists the tools: the handshake is over."""
+    list_tools = server.list_tools
+
+    async def list_tools_and_say_so():
+        tools = await list_tools()
+        print(f"fixture {label} ready", file=sys.stderr, flush=True)
+        return tools
+
+    server.list_tools = list_tools_and_say_so
 
 
 def serve_with_token(server: MCPServer, port: int, token: str) -> None:
@@ -104,6 +119,7 @@ def main() -> None:
     parser.add_argument("--exit-during-init", action="store_true")
     parser.add_argument("--never-answer", action="store_true")
     parser.add_argument("--stdout-noise", action="store_true")
+    parser.add_argument("--say-ready", action="store_true", help="print 'fixture LABEL ready' once the tools are listed")
     parser.add_argument("--extra-tools", type=int, default=0)
     parser.add_argument("--long-tool-name", type=int, default=0, help="offer a tool whose name has this many characters")
     parser.add_argument("--http", type=int, default=0)

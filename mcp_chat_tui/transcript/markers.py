@@ -1,6 +1,6 @@
 """Parley's line markers and the quoting that lets any text live between them.
 
-Quoting, as documented in the README:
+Quoting, as documented in docs/transcript-format.md:
 - A line of message text that begins with something marker-like (a symbol or
   emoji followed by ``:``) or with a backslash is written with one more
   backslash in front; reading removes it. So a user can type "💬: hi" and it

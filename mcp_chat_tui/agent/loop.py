@@ -13,7 +13,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -113,7 +113,7 @@ class Agent:
         self.max_iterations = max_iterations
         self.turns: list[list[dict[str, Any]]] = []
         self._told_no_tools = False
-        self._running: asyncio.Task[Any] | None = None
+        self._running: asyncio.Task[TurnEnd] | None = None
         self.checkpoint: Callable[[], Awaitable[None]] | None = None
 
     # ----- the prompt ------------------------------------------------------------------------
@@ -178,7 +178,9 @@ class Agent:
         state.reply_recorded = True
         return await self._supervise(state, sink, self._turn(state, sink, resume=True))
 
-    async def _supervise(self, state: _TurnState, sink: AgentSink, work: Any) -> TurnEnd:
+    async def _supervise(
+        self, state: _TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]
+    ) -> TurnEnd:
         self._running = asyncio.ensure_future(work)
         try:
             end = await asyncio.shield(self._running)

@@ -74,7 +74,8 @@ class ServerConfig(BaseModel):
         return dict(self._shown("headers"))
 
     def display_url(self) -> str | None:
-        return self._shown("url")
+        url: str | None = self._shown("url")
+        return url
 
     def display_command_line(self) -> str:
         """The command and its arguments as one shell-quoted line, safe to show."""

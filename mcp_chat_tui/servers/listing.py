@@ -17,6 +17,7 @@ from typing import Any
 
 import mcp_types
 from mcp import Client
+from mcp.shared.dispatcher import CallOptions
 from mcp_types.methods import validate_server_result
 from pydantic import ValidationError
 
@@ -102,7 +103,7 @@ async def _raw_tools_page(client: Client, cursor: str | None) -> dict[str, Any]:
     session = client.session
     request = mcp_types.ListToolsRequest(params=mcp_types.PaginatedRequestParams(cursor=cursor))
     data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    options: dict[str, Any] = {}
+    options: CallOptions = {}
     session._stamp(data, options)  # noqa: SLF001
     timeout = session._session_read_timeout_seconds  # noqa: SLF001
     if timeout is not None:

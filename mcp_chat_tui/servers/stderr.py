@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import IO
+from typing import TextIO
 
 from mcp_chat_tui.servers.state import STDERR_TAIL_LINES
 
@@ -136,7 +136,7 @@ class StderrCapture:
         self._hand_over_due = False
         read_fd, write_fd = os.pipe()
         self._read = os.fdopen(read_fd, "rb", buffering=0)
-        self.errlog: IO[str] = os.fdopen(write_fd, "w")
+        self.errlog: TextIO = os.fdopen(write_fd, "w")
         self._log: RotatingLog | None = None
         if log_path is not None:
             try:

@@ -7,7 +7,7 @@ import shutil
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
-from typing import IO, Any
+from typing import Any, TextIO
 
 from mcp import StdioServerParameters
 from mcp.client import stdio as sdk_stdio
@@ -40,7 +40,9 @@ _spawned_groups: ContextVar[list[int] | None] = ContextVar("spawned_groups", def
 async def _spawn_watched(*args: Any, **kwargs: Any) -> Any:
     """The SDK's spawn, then the new process group watched (no await after the spawn: the SDK
     relies on none happening before its task group holds the process)."""
-    process = await _sdk_spawn(*args, **kwargs)
+    spawn = _sdk_spawn
+    assert spawn is not None  # stdio_transport installs this wrapper only where the SDK has the spawn
+    process = await spawn(*args, **kwargs)
     groups = _spawned_groups.get()
     if groups is not None:
         groups.append(process.pid)
@@ -49,7 +51,7 @@ async def _spawn_watched(*args: Any, **kwargs: Any) -> Any:
 
 
 @asynccontextmanager
-async def stdio_transport(config: Any, errlog: IO[str]) -> AsyncIterator[Any]:
+async def stdio_transport(config: Any, errlog: TextIO) -> AsyncIterator[Any]:
     """The SDK's stdio transport with the server's stderr sent to ``errlog``, the shorter shutdown
     grace above (the SDK reads these module settings when it stops a server), and the server's
     process group watched from spawn to stop, so neither it nor its children outlive the app."""

@@ -52,20 +52,27 @@ class ServerWatchdog:
 
     def _send(self, line: str) -> None:
         for _attempt in range(2):  # once more with a new watchdog if this one died
-            fresh = self._write_fd is None
-            if fresh and not self._start():
-                return
+            write_fd = self._write_fd
+            fresh = write_fd is None
+            if write_fd is None:
+                write_fd = self._start()
+                if write_fd is None:
+                    return
             replay = "".join(f"+{pgid}\n" for pgid in self.watched_groups) if fresh else ""
             try:
-                os.write(self._write_fd, f"{replay}{line}\n".encode())
+                os.write(write_fd, f"{replay}{line}\n".encode())
                 return
             except OSError:
                 self._forget_process()
 
-    def _start(self) -> bool:
-        """Start the watchdog; False if it cannot run here."""
+    def _start(self) -> int | None:
+        """Start the watchdog.
+
+        Returns:
+            The write end of its pipe, or None if it cannot run here.
+        """
         if self._failed_to_start or sys.platform == "win32":  # Windows: the SDK's job objects do this
-            return False
+            return None
         read_fd, write_fd = os.pipe()  # not inherited by servers (PEP 446): only the app holds write_fd
         try:
             self._process = subprocess.Popen(
@@ -77,11 +84,11 @@ class ServerWatchdog:
             os.close(write_fd)
             self._failed_to_start = True
             log.warning("cannot start the server watchdog (%s): servers may outlive the app if it is killed", exc)
-            return False
+            return None
         finally:
             os.close(read_fd)
         self._write_fd = write_fd
-        return True
+        return write_fd
 
     def _forget_process(self) -> None:
         if self._write_fd is not None:

@@ -72,7 +72,7 @@ def conversation(turns: int) -> Transcript:
 def time_save(turns: int, folder: Path, repeats: int = 5) -> float:
     transcript = conversation(turns)
     samples = []
-    for attempt in range(repeats):
+    for _attempt in range(repeats):
         started = time.perf_counter()
         write_atomically(folder / f"save-{turns}.md", render(transcript))
         samples.append(time.perf_counter() - started)

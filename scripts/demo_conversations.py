@@ -14,16 +14,16 @@ import os
 import random
 import sys
 import types
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import available_timezones
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+import mcp_chat_tui.demo.server as demo  # noqa: E402
 from mcp_chat_tui.agent.loop import DENIED_MESSAGE  # noqa: E402
 from mcp_chat_tui.core.tools import ToolSpec  # noqa: E402
-import mcp_chat_tui.demo.server as demo  # noqa: E402
 
 GREETING = ("Hello! I am the tiny demo model of mcp-chat-tui. I can use the demo tools: "
             "calculator, current_time, convert_units, web_search, read_file and sleep.")
@@ -54,7 +54,7 @@ def demo_tools_openai() -> list[dict]:
 class _Clock:
     """Stands in for ``datetime`` in the demo server so ``current_time`` reports chosen moments."""
 
-    moment = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    moment = datetime(2025, 1, 1, tzinfo=UTC)
 
     @classmethod
     def now(cls, tz=None):
@@ -279,7 +279,7 @@ class Conversations:
             return [{"role": "user", "content": self.rng.choice(asks)},
                     {"role": "assistant", "content": self.rng.choice(replies)}]
         user, name, arguments, answer = getattr(self, kind)()
-        moment = datetime(2024, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=self.rng.randrange(3 * 365 * 24 * 60))
+        moment = datetime(2024, 1, 1, tzinfo=UTC) + timedelta(minutes=self.rng.randrange(3 * 365 * 24 * 60))
         if self.denials and self.denials.random() < DENIAL_SHARE:
             # the user said no in the approval dialog: the model is told so, as the agent tells it
             result = DENIED_MESSAGE

@@ -187,7 +187,7 @@ async def make_screenshots() -> None:
         (args.out / name).unlink(missing_ok=True)
     label = "scripted" if args.scripted else ("demo model" if args.model == DEMO_MODEL else args.model.name)
     replies = await conversation(make_engine(args.scripted, args.model), args.out, label)
-    for prompt, reply in zip(PROMPTS, replies):
+    for prompt, reply in zip(PROMPTS, replies, strict=False):
         print(f"{prompt!r} -> {reply!r}")
     await failed_server(make_engine(args.scripted, args.model), args.out, label)
 

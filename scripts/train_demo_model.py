@@ -88,10 +88,11 @@ from demo_conversations import (  # noqa: E402
     TOOL_KINDS,
     Conversations,
     ToolRunner,
-    demo_zones,
     demo_tools_openai,
+    demo_zones,
     make_conversations,
 )
+
 from mcp_chat_tui.agent.loop import DENIED_MESSAGE  # noqa: E402
 
 IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"

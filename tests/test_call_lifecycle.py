@@ -207,7 +207,8 @@ async def test_esc_cancels_a_running_call_at_the_server_and_it_ends_cancelled_ev
         [record] = resumed.calls_table.records.values()
         assert record.state is CallState.CANCELLED and record.server == "ledger"
         assert record.duration == result.duration and record.started_at == proposal.started_at
-        cell = lambda column: str(resumed.calls_table.get_cell(record.key, column))
+        def cell(column):
+            return str(resumed.calls_table.get_cell(record.key, column))
         assert cell("time") == proposal.started_at.strftime("%H:%M:%S") and "ledger" in cell("tool")
         assert "■ stopped" in chat_text(resumed)
     assert lines(ledger) == ["paid"]

@@ -11,7 +11,6 @@ from mcp_chat_tui.config import InputCache, InputSpec, pending_inputs
 from mcp_chat_tui.core.errors import ConfigError
 from tests.test_config_mcp_json import SECRET, error_of, load, write
 
-
 # --- variables --------------------------------------------------------------------------------
 
 

@@ -109,10 +109,10 @@ def test_check_servers_lists_each_refused_tool_with_why(tmp_path, isolated_user_
 
 
 async def test_the_server_panel_shows_refused_tools_literally():
-    from tests.fakes import ScriptedEngine
     from textual.widgets import Static
 
     from mcp_chat_tui.ui.screens.detail import ServerDetailScreen
+    from tests.fakes import ScriptedEngine
     from tests.ui_helpers import SIZE, make_app, wait_for, wait_ready
 
     app = make_app(ScriptedEngine([]), [hostile_config("liar", "--bad-tools")])

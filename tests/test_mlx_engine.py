@@ -128,7 +128,7 @@ async def test_text_arrives_as_it_is_made_and_what_piled_up_arrives_as_one_piece
     assert stats.generated_tokens == 60
     # what was written while nobody read is taken in one batch: its tokens make one piece of
     # text (split only where another event, such as a rate report, came between them)
-    assert not any(isinstance(a, TextDelta) and isinstance(b, TextDelta) for a, b in zip(rest, rest[1:])), rest
+    assert not any(isinstance(a, TextDelta) and isinstance(b, TextDelta) for a, b in zip(rest, rest[1:], strict=False)), rest
     assert len(pieces) < 10, [p.text for p in pieces]
 
 

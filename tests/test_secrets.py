@@ -22,7 +22,7 @@ from tests.fakes import ScriptedEngine, call
 from tests.helpers import FIXTURE_SERVER, free_port, start_http_server
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_oneshot import run_cli
-from tests.ui_helpers import SIZE, chat_text, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, chat_text, send, wait_ready, wait_turn_done
 
 SECRET_SERVER = str(Path(__file__).parent / "servers" / "secret_server.py")
 # Two words, so a model streaming it word by word sends it in two pieces.
@@ -217,7 +217,7 @@ def test_streamed_text_is_redacted_exactly_as_the_whole_text_even_with_overlappi
             at = rng.randint(0, len(text))
             text = text[:at] + value + text[at:]
         cuts = sorted(rng.sample(range(len(text) + 1), rng.randint(0, min(len(text) + 1, 8))))
-        pieces = [text[start:end] for start, end in zip([0, *cuts], [*cuts, len(text)])]
+        pieces = [text[start:end] for start, end in zip([0, *cuts], [*cuts, len(text)], strict=False)]
         stream = redactor.stream()
         shown = "".join(stream.feed(piece) for piece in pieces) + stream.flush()
         assert shown == redactor.text(text), (secrets, pieces)

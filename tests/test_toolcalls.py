@@ -345,7 +345,7 @@ _texts = st.lists(_alphabet, max_size=40).map("".join)
 @given(text=st.one_of(st.text(max_size=80), _texts), cuts=st.lists(st.integers(0, 80), max_size=6))
 def test_never_raises_and_chunking_does_not_matter(text, cuts):
     bounds = sorted({c for c in cuts if c <= len(text)} | {0, len(text)})
-    chunks = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    chunks = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
     whole = run(text)
     assert run(text, chunks)[:3] == whole[:3]
     for event in whole[3]:
@@ -358,6 +358,6 @@ def test_text_without_markers_comes_out_unchanged(text, cuts):
     if any(m in text for m in MARKERS) or text.lstrip().startswith("{"):
         return
     bounds = sorted({c for c in cuts if c <= len(text)} | {0, len(text)})
-    chunks = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    chunks = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
     visible, thinking, calls, _ = run(text, chunks)
     assert (visible, thinking, calls) == (text, "", [])

@@ -19,7 +19,15 @@ from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
-from mcp_chat_tui.ui.widgets.chat import MAX_PACE, MAX_SHARE, MODEL_SLOWDOWN, PACE, DrawingBudget, drawing_cost, drawing_share
+from mcp_chat_tui.ui.widgets.chat import (
+    MAX_PACE,
+    MAX_SHARE,
+    MODEL_SLOWDOWN,
+    PACE,
+    DrawingBudget,
+    drawing_cost,
+    drawing_share,
+)
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config, new_marker, pids_with, wait_until
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
@@ -188,7 +196,8 @@ async def test_typing_in_the_chat_pane_writes_the_prompt():
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         prompt = app.query_one(PromptInput)
-        offered = lambda: {b.binding.key for b in app.screen.active_bindings.values() if b.enabled and b.binding.show}
+        def offered():
+            return {b.binding.key for b in app.screen.active_bindings.values() if b.enabled and b.binding.show}
         # The keys of the other panes are offered, not that of the pane with the focus.
         assert {"f2", "f3", "f4"} <= offered() and "f5" not in offered()
         await pilot.press("f2")
@@ -706,7 +715,7 @@ class GatedEngine(ScriptedEngine):
         self.go = asyncio.Event()
 
     async def stream(self, messages, tools=None, *, known_tools=None):
-        for index, part in enumerate(self.parts):
+        for _index, part in enumerate(self.parts):
             for start in range(0, len(part), 7):
                 await asyncio.sleep(0.002)
                 yield TextDelta(part[start:start + 7])

@@ -32,7 +32,8 @@ async def test_approve_runs_the_tool_and_the_answer_streams_in():
         await wait_turn_done(pilot, app)
         [record] = app.calls_table.records.values()
         assert record.state is CallState.DONE and record.duration is not None and record.duration > 0
-        cell = lambda column: str(app.calls_table.get_cell(record.key, column))
+        def cell(column):
+            return str(app.calls_table.get_cell(record.key, column))
         assert "done" in cell("state") and cell("took").endswith(("ms", "s"))
         assert mentions(app.agent.messages[-1]["content"], "84"), app.agent.messages[-1]["content"]
         assert mentions(chat_text(app), "84")

@@ -236,7 +236,7 @@ async def test_the_sidebar_cuts_long_names_with_an_ellipsis_and_keeps_the_state_
     async with app.run_test(size=size) as pilot:
         await call_long_cells(pilot)
         calls, servers = app.calls_table, app.servers_table
-        for table, state_column, names in ((calls, "state", ("call-1", "call-2")), (servers, "state", ("demo", LONG_SERVER))):
+        for table, state_column, _names in ((calls, "state", ("call-1", "call-2")), (servers, "state", ("demo", LONG_SERVER))):
             assert visible_end(table, state_column) <= table.scrollable_content_region.width, table.id
         for key in ("call-1", "call-2"):
             state = str(calls.get_cell(key, "state"))

@@ -8,10 +8,11 @@ sink's owner resolves with an ``ApprovalDecision``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import Any, Callable, Union
+from typing import Any
 
 from mcp_chat_tui.core.tools import ToolCallResult, ToolSpec
 from mcp_chat_tui.engine.events import Stats
@@ -202,8 +203,8 @@ class TurnFinished:
     error: str = ""
 
 
-AgentEvent = Union[
-    TurnStarted, AssistantText, AssistantThinking, CallProposed, MalformedCall, ApprovalNeeded, CallDecided,
-    CallStarted, CallFinished, GenerationRate, GenerationStats, Notice, TurnFinished,
-]
+AgentEvent = (
+    TurnStarted | AssistantText | AssistantThinking | CallProposed | MalformedCall | ApprovalNeeded | CallDecided
+    | CallStarted | CallFinished | GenerationRate | GenerationStats | Notice | TurnFinished
+)
 AgentSink = Callable[[AgentEvent], None]

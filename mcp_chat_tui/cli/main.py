@@ -15,6 +15,7 @@ from mcp_chat_tui.cli.terminal import ask_on_terminal, exit_on_sigterm, run_unti
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import user_log_dir
 
+
 def setup_logging() -> Path | None:
     """Send library logs (the SDK's included) to a file, never over the screen."""
     root = logging.getLogger()
@@ -34,8 +35,8 @@ def setup_logging() -> Path | None:
 
 
 async def _check_servers(args) -> int:
-    from mcp_chat_tui.cli.setup import load_configuration, make_hub, warn_short_secrets
     from mcp_chat_tui.cli.check import check_servers
+    from mcp_chat_tui.cli.setup import load_configuration, make_hub, warn_short_secrets
 
     console = Console()
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)

@@ -21,8 +21,8 @@ from mcp_chat_tui.config._errors import from_json_error, from_validation_error, 
 from mcp_chat_tui.config.mcp_models import McpConfig, ServerConfig
 from mcp_chat_tui.config.variables import AskInput, Expander, InputCache, InputSpec
 from mcp_chat_tui.core.errors import ConfigError
-from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
+from mcp_chat_tui.core.redact import Redactor
 
 _WHAT = 'an mcp.json file ({"servers": {...}})'
 

@@ -8,7 +8,7 @@ yields; ``LoadProgress`` only goes to the ``on_progress`` callback of ``load``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from mcp_chat_tui.core.errors import UserFacingError
 
@@ -85,7 +85,7 @@ class LoadProgress:
     message: str = ""
 
 
-EngineEvent = Union[TextDelta, ThinkingDelta, ToolCallProposed, ToolCallMalformed, Throughput, Stats, Done]
+EngineEvent = TextDelta | ThinkingDelta | ToolCallProposed | ToolCallMalformed | Throughput | Stats | Done
 
 
 class EngineError(UserFacingError):

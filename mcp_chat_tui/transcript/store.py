@@ -258,7 +258,7 @@ def describe(path: Path) -> SavedConversation:
     first_question, model = "", ""
     try:
         with open(path, encoding="utf-8", errors="replace") as file:
-            for _, line in zip(range(400), file):
+            for _, line in zip(range(400), file, strict=False):
                 line = line.rstrip("\n")
                 if not first_question and line.startswith(USER):
                     first_question = unescape_line(line[len(USER):].strip())

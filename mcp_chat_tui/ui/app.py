@@ -41,10 +41,12 @@ from mcp_chat_tui.agent.events import (
     GenerationRate,
     GenerationStats,
     MalformedCall,
-    Notice as NoticeEvent,
     TurnEnd,
     TurnFinished,
     TurnStarted,
+)
+from mcp_chat_tui.agent.events import (
+    Notice as NoticeEvent,
 )
 from mcp_chat_tui.config import Settings, save_setting
 from mcp_chat_tui.core.collector import IdleCollector
@@ -66,7 +68,15 @@ from mcp_chat_tui.ui.server_actions import ServerActions
 from mcp_chat_tui.ui.styles import preload_styles
 from mcp_chat_tui.ui.themes import load_themes
 from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE
-from mcp_chat_tui.ui.widgets.chat import AssistantReply, ChatLog, Notice, ToolCallCard, UserMessage, chat_widget_classes, drawing_cost
+from mcp_chat_tui.ui.widgets.chat import (
+    AssistantReply,
+    ChatLog,
+    Notice,
+    ToolCallCard,
+    UserMessage,
+    chat_widget_classes,
+    drawing_cost,
+)
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
@@ -641,7 +651,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         try:
             for _ in range(2):
                 await asyncio.wait_for(self.chat.wait_for_refresh(), OPENING_WAIT)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass  # a screen that does not draw (the app closing) does not hold the turn back
 
     @property

@@ -14,15 +14,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, MarkdownViewer, Static, Tree
-from textual.widgets import _collapsible, _markdown
+from textual.widgets import Collapsible, Markdown, MarkdownViewer, Static, Tree, _collapsible, _markdown
 from textual.widgets.markdown import MarkdownStream, MarkdownTableOfContents
 
 from mcp_chat_tui.core.text import one_line, visible_controls
 from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import STATE_GLYPH, CallRecord, CallState
 from mcp_chat_tui.ui.styles import widget_classes
-
 
 MAX_EXCHANGES_SHOWN = 15
 SEAL_AFTER = 2000  # characters of streamed Markdown after which a segment closes at the next paragraph break

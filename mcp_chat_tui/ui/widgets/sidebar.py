@@ -269,7 +269,7 @@ class ServerTable(FittedTable):
         self.statuses[status.name] = status
         cells = self._cells(status)
         if status.name in self.rows:
-            for key, cell in zip(("state", "server", "transport", "tools", "latency", "reason"), cells):
+            for key, cell in zip(("state", "server", "transport", "tools", "latency", "reason"), cells, strict=False):
                 self.update_cell(status.name, key, cell, update_width=True)
         else:
             self.add_row(*cells, key=status.name)

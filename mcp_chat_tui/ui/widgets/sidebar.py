@@ -121,13 +121,33 @@ def call_state_label(state: CallState) -> str:
     return f"{STATE_GLYPH[state]} {CALL_STATE_LABEL.get(state, state.value)}"
 
 
-COLUMNS = ("tool", "state", "took", "time", "args")  # the order the calls table shows them in
+COLUMNS = ("tool", "state", "took", "by", "time", "args")  # the order the calls table shows them in
 COLUMN_LABELS = {"args": "arguments"}
+ALLOWED_BY_SHORT = (  # the start of a record's ``allowed_by`` and its short form in the "by" column, first match wins
+    ("you (once)", "you"),
+    ("you (all waiting)", "you·all"),
+    ("you (always, saved", "you·saved"),
+    ("you (always", "you·always"),
+    ("you (auto-run for server", "you·server"),
+    ("saved always", "saved"),
+    ("auto policy", "auto"),
+    ("auto-readonly", "trusted"),
+    ("--yes", "--yes"),
+    ("a rule", "rule"),
+)
+
+
+def allowed_by_short(allowed_by: str) -> str:
+    """Who let a call run, in a few columns (the detail screen says it in full); empty when nothing did."""
+    for start, short in ALLOWED_BY_SHORT:
+        if allowed_by.startswith(start):
+            return short
+    return one_line(allowed_by, 10)
 
 
 class ToolCallTable(FittedTable):
     """One row per call, newest last; Enter opens the call, ``a`` toggles auto-run for its tool.
-    The tool comes first, cut to fit, then its state, whole.
+    The tool comes first, cut to fit, then its state, whole; "by" says who let it run, in short.
 
     ``auto_run(record)`` says whether the row's tool runs without asking now: the ⚡ mark is drawn
     from it, never kept with the row; ``refresh_marks`` draws them again after the policy changed.
@@ -167,6 +187,7 @@ class ToolCallTable(FittedTable):
             "tool": tool,
             "state": state,
             "took": Text(self.clock.duration(record.elapsed()), style="dim"),
+            "by": literal(allowed_by_short(record.allowed_by), "dim"),
             "args": literal(arguments_summary(record.arguments, 48) if record.state is not CallState.MALFORMED
                             else one_line(record.raw, 48)),
         }
@@ -181,7 +202,7 @@ class ToolCallTable(FittedTable):
         if at_end and follow:
             self.move_cursor(row=self.row_count - 1, animate=False)
 
-    def update_record(self, record: CallRecord, columns: tuple[str, ...] = ("time", "tool", "state", "took")) -> None:
+    def update_record(self, record: CallRecord, columns: tuple[str, ...] = ("time", "tool", "state", "took", "by")) -> None:
         if record.key not in self.records:
             return
         cells = self._cells(record)

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from collections.abc import Iterable
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +35,6 @@ from mcp_chat_tui.agent.events import (
     CallFinished,
     CallProposed,
     CallStarted,
-    CallStatus,
     GenerationRate,
     GenerationStats,
     MalformedCall,
@@ -54,13 +51,14 @@ from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState
 from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
+from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
 from mcp_chat_tui.ui.format import DisplayClock, counted, palette_text
 from mcp_chat_tui.ui.help import help_text
-from mcp_chat_tui.ui.keys import binding_keys
+from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
 from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.recording import RecordingSink
-from mcp_chat_tui.ui.records import CallRecord, CallState
+from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
@@ -72,7 +70,6 @@ from mcp_chat_tui.ui.widgets.chat import (
     AssistantReply,
     ChatLog,
     Notice,
-    ToolCallCard,
     UserMessage,
     chat_widget_classes,
     drawing_cost,
@@ -86,15 +83,6 @@ COLLECT_AFTER = 1.0  # seconds idle after a turn before the cycle collector runs
 OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its prompt to be drawn
 SWITCH_INTERVAL = 0.001  # seconds: how often Python switches threads while a local model generates
 DEFAULT_THEME = "mcp-dark"
-FINISHED_STATE = {
-    CallStatus.DONE: CallState.DONE,
-    CallStatus.ERROR: CallState.ERROR,
-    CallStatus.TIMEOUT: CallState.TIMEOUT,
-    CallStatus.DENIED: CallState.DENIED,
-    CallStatus.MALFORMED: CallState.MALFORMED,
-    CallStatus.CANCELLED: CallState.CANCELLED,
-    CallStatus.INTERRUPTED: CallState.INTERRUPTED,
-}
 
 
 @contextmanager
@@ -129,17 +117,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
 
     TITLE = "mcp-chat-tui"
-    BINDINGS = [
-        Binding("ctrl+c", "quit(130)", "Quit", priority=True, id="app.quit"),
-        Binding("escape", "stop", "Stop reply", id="app.stop"),
-        Binding("f1", "help", "Keys", id="app.help"),
-        Binding("question_mark", "help('?')", "Keys (outside the prompt)", show=False, id="app.help_question"),
-        Binding("f2", "focus_pane('chat')", "Chat", id="app.focus_chat"),
-        Binding("f3", "focus_pane('calls')", "Calls", id="app.focus_calls"),
-        Binding("f4", "focus_pane('servers')", "Servers", id="app.focus_servers"),
-        Binding("f5", "focus_pane('prompt')", "Prompt", id="app.focus_prompt"),
-        Binding("ctrl+b", "toggle_sidebar", "Sidebar", id="app.sidebar"),
-    ]
+    BINDINGS = APP_BINDINGS
 
     def __init__(
         self,
@@ -178,10 +156,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self._reply: AssistantReply | None = None
         self._queued_text: AgentEventPosted | None = None  # the text message not yet handled
         self._agent_messages = 0  # agent events posted and not yet handled to the end
-        self._records: dict[int, CallRecord] = {}
-        self._malformed: dict[str, CallRecord] = {}
-        self._cards: dict[str, ToolCallCard] = {}
-        self._call_count = 0
+        self.call_store = CallStore(self.clock, lambda: self.calls_table)
         self._shut_down = False
         self.collector = IdleCollector()
         self.autosave = autosave
@@ -191,7 +166,6 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self._recording = RecordingSink(self.recorder, self.model_label)
         self.agent.checkpoint = self.recorder.persisted  # a call's start is on disk before it goes out
         self._resume_pending: list[Proposal] = []
-        self._pending_keys: dict[str, str] = {}
         self.built = False
         self._typed_early = ""  # printable keys that came before the prompt
         self._theme_problems: list[str] = []
@@ -583,36 +557,21 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
                 await self._open_reply()
             self._reply.count_from_now()
         elif isinstance(event, CallProposed):
-            spec = event.call.spec
-            record = self._new_record(event.call.id, spec.server if spec else "", event.call.tool, event.call.arguments)
-            record.given_id = event.call.given_id
-            self._records[id(event.call)] = record
-            await self._add_record(record)
+            await self._add_record(self.call_store.proposed(event.call))
         elif isinstance(event, MalformedCall):
-            record = self._new_record(event.id, "", "malformed call", {})
-            record.state, record.raw, record.reason = CallState.MALFORMED, event.raw, event.reason
-            self._malformed[event.id] = record
-            await self._add_record(record)
+            await self._add_record(self.call_store.malformed_call(event))
         elif isinstance(event, CallDecided):
-            record = self._records.get(id(event.call))
-            if record is not None:
-                record.allowed_by = event.allowed_by
+            self.call_store.decided(event.call, event.allowed_by)
         elif isinstance(event, ApprovalNeeded):
-            record = self._records.get(id(event.call))
-            if record is not None:
-                self._update(record, state=CallState.AWAITING)
+            self.call_store.awaiting(event.call)
             self._engine_state("awaiting approval")
             self.ask_approval(event)
         elif isinstance(event, CallStarted):
-            record = self._records.get(id(event.call))
-            if record is not None:
-                record.started_at = event.started_at
-                record.started_clock = time.perf_counter()
-                self._update(record, state=CallState.RUNNING)
+            self.call_store.started(event)
             self._engine_state("running tools")
         elif isinstance(event, CallFinished):
-            self._call_finished(event)
-            if not self._records:  # the last call of the reply: the model reads the results next
+            self.call_store.finished(event)
+            if not self.call_store.open:  # the last call of the reply: the model reads the results next
                 self._engine_state("generating")
         elif isinstance(event, GenerationRate):
             self._engine_state("generating", f"{event.tokens_per_second:.1f} tok/s")
@@ -673,45 +632,12 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self.status_bar.engine_state = state
         self.status_bar.detail = detail
 
-    def _new_record(self, call_id: str, server: str, tool: str, arguments: dict) -> CallRecord:
-        self._call_count += 1
-        return CallRecord(
-            key=f"call-{self._call_count}", call_id=call_id, server=server, tool=tool,
-            arguments=dict(arguments), proposed_at=datetime.now(),
-        )
-
     async def _add_record(self, record: CallRecord) -> None:
-        self.calls_table.add_record(record)
-        card = ToolCallCard(record, self.clock)
-        self._cards[record.key] = card
+        card = self.call_store.add(record)
         if self._reply is not None:
             await self._reply.add_widget(card)
         else:
             await self.chat.mount(card)
-
-    def _update(self, record: CallRecord, *, state: CallState | None = None) -> None:
-        if state is not None:
-            record.state = state
-        self.calls_table.update_record(record)
-        card = self._cards.get(record.key)
-        if card is not None:
-            card.refresh_card()
-
-    def _call_finished(self, event: CallFinished) -> None:
-        if event.status is CallStatus.MALFORMED:
-            record = self._malformed.pop(event.call.id, None)
-            if record is not None:
-                record.content_for_model = event.content_for_model
-            return
-        record = self._records.pop(id(event.call), None)
-        if record is None:
-            return
-        record.duration = event.duration
-        record.result = event.result
-        record.content_for_model = event.content_for_model
-        if event.result is None:
-            record.reason = event.content_for_model
-        self._update(record, state=FINISHED_STATE[event.status])
 
     async def _turn_finished(self, event: TurnFinished) -> None:
         note = ""

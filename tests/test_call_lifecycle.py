@@ -186,7 +186,7 @@ async def test_esc_cancels_a_running_call_at_the_server_and_it_ends_cancelled_ev
         await wait_turn_done(pilot, app)
         assert record.state is CallState.CANCELLED and record.duration is not None and record.duration > 0
         assert "■ cancelled" in str(app.calls_table.get_cell(record.key, "state"))
-        assert "cancelled" in str(app._cards[record.key].render())
+        assert "cancelled" in str(app.call_store.cards[record.key].render())
         assert "state: cancelled" in call_report(record, app.clock)
         await wait_for(pilot, lambda: Path(str(ledger) + ".cancelled").exists(), what="the server to hear the cancel")
         status = app.hub.status("ledger")
@@ -339,13 +339,13 @@ async def test_a_resumed_conversation_shows_each_call_as_it_was_shown_live(tmp_p
             await pilot.press(key)
             await pilot.pause()
         await wait_turn_done(pilot, app)
-        live = {r.call_id: ([str(c) for c in app.calls_table.get_row(r.key)], str(app._cards[r.key].render()))
+        live = {r.call_id: ([str(c) for c in app.calls_table.get_row(r.key)], str(app.call_store.cards[r.key].render()))
                 for r in app.calls_table.records.values()}
     resumed = make_app(ScriptedEngine([]), [ledger_config()], transcript_file=path,
                        transcript=parse(read_transcript_text(path)), frozen=False)
     async with resumed.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, resumed)
-        shown = {r.call_id: ([str(c) for c in resumed.calls_table.get_row(r.key)], str(resumed._cards[r.key].render()))
+        shown = {r.call_id: ([str(c) for c in resumed.calls_table.get_row(r.key)], str(resumed.call_store.cards[r.key].render()))
                  for r in resumed.calls_table.records.values()}
     assert shown == live
     assert live["call_1"][0][1] == "✓ done" and live["call_2"][0][1] == "⊘ denied" and "ledger" in live["call_2"][0][0]

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from collections.abc import Iterable
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
@@ -27,74 +24,32 @@ from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Footer, Input, Static
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
-from mcp_chat_tui.agent.events import (
-    ApprovalChoice,
-    ApprovalDecision,
-    ApprovalNeeded,
-    AssistantText,
-    AssistantThinking,
-    CallDecided,
-    CallFinished,
-    CallProposed,
-    CallStarted,
-    CallStatus,
-    GenerationRate,
-    GenerationStats,
-    MalformedCall,
-    TurnEnd,
-    TurnFinished,
-    TurnStarted,
-)
-from mcp_chat_tui.agent.events import (
-    Notice as NoticeEvent,
-)
-from mcp_chat_tui.config import Settings, save_setting
+from mcp_chat_tui.config import Settings
 from mcp_chat_tui.core.collector import IdleCollector
-from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.engine.base import Engine
-from mcp_chat_tui.servers import ServerHub, ServerState
+from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
+from mcp_chat_tui.ui.agent_events import AgentEventView
+from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
-from mcp_chat_tui.ui.format import DisplayClock, counted, palette_text
+from mcp_chat_tui.ui.format import DisplayClock, palette_text
 from mcp_chat_tui.ui.help import help_text
-from mcp_chat_tui.ui.keys import binding_keys
+from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
 from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.recording import RecordingSink
-from mcp_chat_tui.ui.records import CallRecord, CallState
-from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
-from mcp_chat_tui.ui.screens.fatal import FatalScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
+from mcp_chat_tui.ui.startup import StartUp
 from mcp_chat_tui.ui.styles import preload_styles
-from mcp_chat_tui.ui.themes import load_themes
-from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE
-from mcp_chat_tui.ui.widgets.chat import (
-    AssistantReply,
-    ChatLog,
-    Notice,
-    ToolCallCard,
-    UserMessage,
-    chat_widget_classes,
-    drawing_cost,
-)
+from mcp_chat_tui.ui.themes import ThemeSettings
+from mcp_chat_tui.ui.widgets.chat import AssistantReply, ChatLog, UserMessage, chat_widget_classes
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
 
 EXIT_WORDS = {"bye", "quit"}
 COLLECT_AFTER = 1.0  # seconds idle after a turn before the cycle collector runs (``IdleCollector``)
-OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its prompt to be drawn
 SWITCH_INTERVAL = 0.001  # seconds: how often Python switches threads while a local model generates
-DEFAULT_THEME = "mcp-dark"
-FINISHED_STATE = {
-    CallStatus.DONE: CallState.DONE,
-    CallStatus.ERROR: CallState.ERROR,
-    CallStatus.TIMEOUT: CallState.TIMEOUT,
-    CallStatus.DENIED: CallState.DENIED,
-    CallStatus.MALFORMED: CallState.MALFORMED,
-    CallStatus.CANCELLED: CallState.CANCELLED,
-    CallStatus.INTERRUPTED: CallState.INTERRUPTED,
-}
 
 
 @contextmanager
@@ -125,21 +80,11 @@ class Workspace(Horizontal):
     DEFAULT_CSS = Path(__file__).with_name("app.tcss").read_text(encoding="utf-8")
 
 
-class ChatApp(ServerActions, ConversationActions, App[int]):
+class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, ConversationActions, App[int]):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
 
     TITLE = "mcp-chat-tui"
-    BINDINGS = [
-        Binding("ctrl+c", "quit(130)", "Quit", priority=True, id="app.quit"),
-        Binding("escape", "stop", "Stop reply", id="app.stop"),
-        Binding("f1", "help", "Keys", id="app.help"),
-        Binding("question_mark", "help('?')", "Keys (outside the prompt)", show=False, id="app.help_question"),
-        Binding("f2", "focus_pane('chat')", "Chat", id="app.focus_chat"),
-        Binding("f3", "focus_pane('calls')", "Calls", id="app.focus_calls"),
-        Binding("f4", "focus_pane('servers')", "Servers", id="app.focus_servers"),
-        Binding("f5", "focus_pane('prompt')", "Prompt", id="app.focus_prompt"),
-        Binding("ctrl+b", "toggle_sidebar", "Sidebar", id="app.sidebar"),
-    ]
+    BINDINGS = APP_BINDINGS
 
     def __init__(
         self,
@@ -178,10 +123,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self._reply: AssistantReply | None = None
         self._queued_text: AgentEventPosted | None = None  # the text message not yet handled
         self._agent_messages = 0  # agent events posted and not yet handled to the end
-        self._records: dict[int, CallRecord] = {}
-        self._malformed: dict[str, CallRecord] = {}
-        self._cards: dict[str, ToolCallCard] = {}
-        self._call_count = 0
+        self.call_store = CallStore(self.clock, lambda: self.calls_table)
         self._shut_down = False
         self.collector = IdleCollector()
         self.autosave = autosave
@@ -191,7 +133,6 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         self._recording = RecordingSink(self.recorder, self.model_label)
         self.agent.checkpoint = self.recorder.persisted  # a call's start is on disk before it goes out
         self._resume_pending: list[Proposal] = []
-        self._pending_keys: dict[str, str] = {}
         self.built = False
         self._typed_early = ""  # printable keys that came before the prompt
         self._theme_problems: list[str] = []
@@ -311,118 +252,7 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         """The footer writes keys as the F1 screen and the README do: ``Ctrl+B``, ``Esc``, ``F1``."""
         return binding_keys(binding)
 
-    def _register_themes(self) -> None:
-        """Register the theme files and choose the saved theme, before the CSS is first parsed.
-
-        Set without its watcher: Textual applies the app's theme once at start-up anyway, so
-        choosing it here costs nothing, where setting it once mounted would parse every style
-        sheet again before the first frame."""
-        themes, self._theme_problems = load_themes(self.theme_dirs)
-        for theme in themes:
-            self.register_theme(theme)
-        wanted = self.settings.theme
-        if wanted not in self.available_themes:
-            if wanted != DEFAULT_THEME:
-                self._theme_problems.append(f"theme {wanted!r} not found; using {DEFAULT_THEME}")
-            wanted = DEFAULT_THEME
-        if wanted in self.available_themes:
-            # what the theme's watcher does, minus its second pass over every style sheet
-            self.set_reactive(App.theme, wanted)
-            theme = self.current_theme
-            self.stylesheet.set_variables(self.get_css_variables())
-            classes = {name: False for name in self.classes if name.startswith("-theme-")}
-            classes.update({f"-theme-{theme.name}": True, "-dark-mode": theme.dark, "-light-mode": not theme.dark})
-            self.update_classes(classes, update=False)
-            self._refresh_truecolor_filter(self.ansi_theme)
-
-    def _report_theme_problems(self) -> None:
-        for problem in self._theme_problems:
-            self.notify(problem, title="theme skipped", severity="warning", timeout=8)
-        self.theme_changed_signal.subscribe(self, self._save_theme)
-
-    def _save_theme(self, theme: Any) -> None:
-        if self.settings_file is not None and theme.name != self.settings.theme:
-            try:
-                self.settings = save_setting(self.settings_file, ("theme",), theme.name)
-            except UserFacingError as exc:
-                self.notify(str(exc), title="theme not saved", severity="error")
-
     # ----- start-up --------------------------------------------------------------------------
-
-    @work(exclusive=True, group="startup")
-    async def start_services(self) -> None:
-        """Load the model and start the servers together, showing progress; a failure is fatal."""
-        self._model_loading = True
-        self._show_start_up()
-        load = asyncio.ensure_future(self.engine.load(lambda p: self.post_message(EngineProgress(p))))
-        servers = asyncio.ensure_future(self.hub.start_all())
-        try:
-            await load
-        except UserFacingError as exc:
-            servers.cancel()
-            self._fatal(str(exc))
-            return
-        except Exception as exc:  # noqa: BLE001 - any load failure is fatal and shown, not raised
-            servers.cancel()
-            self._fatal(f"cannot load model {self.model_label!r}: {exc}")
-            return
-        self._model_loading = False
-        self._show_start_up()
-        await servers
-        failed = [s for s in self.hub.statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
-        if failed and self.settings.on_server_failure == "exit":
-            reasons = "\n".join(f"• {s.name}: {s.reason}" for s in failed)
-            self._fatal(
-                f"MCP server(s) failed to start:\n{reasons}\n\nFix mcp.json, or set "
-                'on_server_failure = "continue" in config.toml to chat without them.',
-                state=(f"{counted(len(failed), 'server')} failed to start", ""),
-            )
-            return
-        if failed:
-            await self.chat.mount(Notice(f"continuing without: {', '.join(s.name for s in failed)}", error=True))
-        if not self.chat.query(UserMessage):
-            await self.chat.mount(Notice(self._welcome_text(), muted=True), before=0)
-        self._engine_state("ready")
-        self.status_bar.hide_download()
-        self.collector.settle()  # start-up's objects (libraries, model, tokenizer) set aside
-        self.ready.set()
-        if self._resume_pending and not self._turn_running:
-            self._turn_running = True
-            self.run_turns()
-
-    def _show_start_up(self) -> None:
-        """What start-up still waits for, from the model's and the servers' state now:
-        "loading the model; starting 2 servers…", then "starting 1 server…"."""
-        if self.ready.is_set() or self.fatal_error is not None or self.status_bar.download is not None:
-            return
-        starting = sum(1 for s in self.hub.statuses if s.state is ServerState.STARTING)
-        servers = f"{counted(starting, 'server')}…"
-        if self._model_loading:
-            self._engine_state("loading", f"the model; starting {servers}" if starting else "the model…")
-        elif starting:
-            self._engine_state("starting", servers)
-
-    def _welcome_text(self) -> str:
-        """The first line of an empty chat: what is ready, and how tool calls will be handled."""
-        tools = self.hub.tools()
-        servers = {spec.server for spec in tools}
-
-        ready = f"{self.model_label} is ready with {counted(len(tools), 'tool')} from {counted(len(servers), 'server')}."
-        how = {
-            "ask": "You approve each tool call before it runs.",
-            "auto": "Tool calls run without asking.",
-            "auto-readonly": "Read-only tools of trusted servers run without asking; the others ask first.",
-        }.get(self.policy.mode, "")
-        if self.policy.yes:
-            how = "Tool calls run without asking (--yes)."
-        return f"{ready} {how} Type below and press Enter; F1 lists every key."
-
-    def _fatal(self, message: str, state: tuple[str, str] = ("failed", "to load the model")) -> None:
-        """End the app with ``message`` on the fatal screen; ``state`` is what the status bar says
-        failed (the model, unless a server is named)."""
-        self.fatal_error = message
-        self._engine_state(*state)
-        self.push_screen(FatalScreen(message), callback=lambda _: self.action_quit(return_code=1))
 
     @on(EngineProgress)
     def _engine_progress(self, message: EngineProgress) -> None:
@@ -537,26 +367,6 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         if not self._turn_running and not self._shut_down:
             self.collector.settle()
 
-    def _sink(self, event) -> None:
-        self._recording(event)
-        if isinstance(event, AssistantText):
-            if self._agent_messages == 0 and self._reply is not None and not self._shut_down:
-                # Nothing from the agent waits to be shown before it: text that only extends the
-                # reply's open part goes straight into its stream, without a message through the
-                # app's queue (a fast model sends a batch of text ten times a second).
-                if self._reply.append_text_now(event.text):
-                    return
-            queued = self._queued_text
-            if queued is not None:
-                # The text posted last is still waiting in the queue: it takes this text along, so a
-                # fast model costs one chat update per batch of tokens, not one per token.
-                queued.more_text.append(event.text)
-                return
-        message = AgentEventPosted(event)
-        self._queued_text = message if isinstance(event, AssistantText) else None
-        self._agent_messages += 1
-        self.post_message(message)
-
     @on(AgentEventPosted)
     async def _agent_event(self, message: AgentEventPosted) -> None:
         try:
@@ -564,176 +374,10 @@ class ChatApp(ServerActions, ConversationActions, App[int]):
         finally:
             self._agent_messages -= 1
 
-    async def _show_agent_event(self, message: AgentEventPosted) -> None:
-        event = message.event
-        if message is self._queued_text:
-            self._queued_text = None
-        if self._shut_down:
-            # Leaving mid-turn: the stopped turn's last events arrive as the screen is taken
-            # down, and drawing them would fail. The transcript has them (``_sink``).
-            return
-        if isinstance(event, AssistantText):
-            if self._reply is not None:
-                await self._reply.append_text("".join([event.text, *message.more_text]))
-        elif isinstance(event, AssistantThinking):
-            if self._reply is not None:
-                await self._reply.append_thinking(event.text)
-        elif isinstance(event, TurnStarted):
-            if self._reply is None:  # not opened before the turn (the chat was cleared meanwhile)
-                await self._open_reply()
-            self._reply.count_from_now()
-        elif isinstance(event, CallProposed):
-            spec = event.call.spec
-            record = self._new_record(event.call.id, spec.server if spec else "", event.call.tool, event.call.arguments)
-            record.given_id = event.call.given_id
-            self._records[id(event.call)] = record
-            await self._add_record(record)
-        elif isinstance(event, MalformedCall):
-            record = self._new_record(event.id, "", "malformed call", {})
-            record.state, record.raw, record.reason = CallState.MALFORMED, event.raw, event.reason
-            self._malformed[event.id] = record
-            await self._add_record(record)
-        elif isinstance(event, CallDecided):
-            record = self._records.get(id(event.call))
-            if record is not None:
-                record.allowed_by = event.allowed_by
-        elif isinstance(event, ApprovalNeeded):
-            record = self._records.get(id(event.call))
-            if record is not None:
-                self._update(record, state=CallState.AWAITING)
-            self._engine_state("awaiting approval")
-            self.ask_approval(event)
-        elif isinstance(event, CallStarted):
-            record = self._records.get(id(event.call))
-            if record is not None:
-                record.started_at = event.started_at
-                record.started_clock = time.perf_counter()
-                self._update(record, state=CallState.RUNNING)
-            self._engine_state("running tools")
-        elif isinstance(event, CallFinished):
-            self._call_finished(event)
-            if not self._records:  # the last call of the reply: the model reads the results next
-                self._engine_state("generating")
-        elif isinstance(event, GenerationRate):
-            self._engine_state("generating", f"{event.tokens_per_second:.1f} tok/s")
-        elif isinstance(event, GenerationStats):
-            stats = event.stats
-            self.status_bar.context_tokens = stats.prompt_tokens + stats.generated_tokens
-            self.status_bar.detail = f"{stats.tokens_per_second:.1f} tok/s"
-        elif isinstance(event, NoticeEvent):
-            target = self._reply if self._reply is not None else None
-            notice = Notice(event.text)
-            if target is not None:
-                await target.add_widget(notice)
-            else:
-                await self.chat.mount(notice)
-        elif isinstance(event, TurnFinished):
-            await self._turn_finished(event)
-
-    async def _open_reply(self) -> None:
-        """Keep the prompt's cursor still until the turn ends, say the model is generating, and
-        mount the coming reply (its header line and the widget its first text streams into): all
-        before the frame ``_wait_until_drawn`` waits for, so none of them is drawn beside the model."""
-        self.query_one(PromptInput).hold_cursor(True)
-        self._engine_state("generating")
-        self._reply = AssistantReply(self.model_label, self._model_cost)
-        await self.chat.mount(self._reply)
-
-    async def _wait_until_drawn(self) -> None:
-        """Wait until the screen has been drawn with what changed so far (the prompt just sent,
-        the reply's header and first text widget, the status bar).
-
-        A turn starts after that frame rather than beside it: drawing it takes the app's thread
-        10-20 ms, which would be taken from a model generating on a CPU (``drawing_cost``), and
-        the model would start that much later anyway. Twice: laying out
-        the screen can ask for one more frame (the prompt input, cleared of the text just sent,
-        measures itself again and repaints), and the second wait is over at once when it does not."""
-        try:
-            for _ in range(2):
-                await asyncio.wait_for(self.chat.wait_for_refresh(), OPENING_WAIT)
-        except TimeoutError:
-            pass  # a screen that does not draw (the app closing) does not hold the turn back
-
-    @property
-    def _thread_load(self) -> Any:
-        """How busy generating keeps this process (``Engine``'s optional ``thread_load``): None
-        for a model that does not run in it."""
-        return getattr(self.engine, "thread_load", None)
-
-    def _model_cost(self) -> float:
-        """What each second of this thread's CPU costs the model while it generates, from how busy
-        generating keeps the process (``_thread_load``; ``drawing_cost``)."""
-        load = self._thread_load
-        if load is None:
-            return 0.0
-        return drawing_cost(load.share, getattr(load, "spare_cores", 0.0))
-
     def _engine_state(self, state: str, detail: str = "") -> None:
         """What the status bar says the engine or the turn is doing, with the detail that goes with it."""
         self.status_bar.engine_state = state
         self.status_bar.detail = detail
-
-    def _new_record(self, call_id: str, server: str, tool: str, arguments: dict) -> CallRecord:
-        self._call_count += 1
-        return CallRecord(
-            key=f"call-{self._call_count}", call_id=call_id, server=server, tool=tool,
-            arguments=dict(arguments), proposed_at=datetime.now(),
-        )
-
-    async def _add_record(self, record: CallRecord) -> None:
-        self.calls_table.add_record(record)
-        card = ToolCallCard(record, self.clock)
-        self._cards[record.key] = card
-        if self._reply is not None:
-            await self._reply.add_widget(card)
-        else:
-            await self.chat.mount(card)
-
-    def _update(self, record: CallRecord, *, state: CallState | None = None) -> None:
-        if state is not None:
-            record.state = state
-        self.calls_table.update_record(record)
-        card = self._cards.get(record.key)
-        if card is not None:
-            card.refresh_card()
-
-    def _call_finished(self, event: CallFinished) -> None:
-        if event.status is CallStatus.MALFORMED:
-            record = self._malformed.pop(event.call.id, None)
-            if record is not None:
-                record.content_for_model = event.content_for_model
-            return
-        record = self._records.pop(id(event.call), None)
-        if record is None:
-            return
-        record.duration = event.duration
-        record.result = event.result
-        record.content_for_model = event.content_for_model
-        if event.result is None:
-            record.reason = event.content_for_model
-        self._update(record, state=FINISHED_STATE[event.status])
-
-    async def _turn_finished(self, event: TurnFinished) -> None:
-        note = ""
-        if event.end is TurnEnd.STOPPED:
-            note = STOPPED_NOTE
-        elif event.error:
-            note = f"error: {event.error}"
-        if self._reply is not None:
-            await self._reply.finish(note)
-        self._reply = None
-        self._engine_state("ready")
-        self.query_one(PromptInput).hold_cursor(False)
-
-    @work(group="approvals")
-    async def ask_approval(self, event: ApprovalNeeded) -> None:
-        if event.decision.done():
-            return
-        screen = ApprovalScreen(event.call, event.waiting, event.recorded, event.why)
-        event.decision.add_done_callback(lambda _: screen.dismiss(None) if screen.is_current else None)
-        decision = await self.push_screen_wait(screen)
-        if not event.decision.done():
-            event.decision.set_result(decision or ApprovalDecision(ApprovalChoice.DENY_ALL))
 
     # ----- actions ---------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from mcp_chat_tui.ui.messages import SaveChanged
 from mcp_chat_tui.ui.recording import pending_calls
 from mcp_chat_tui.ui.screens.conversations import ExportScreen, ResumeScreen
 from mcp_chat_tui.ui.transcript_view import show_transcript
+from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
 
 class ConversationActions:
@@ -72,7 +73,10 @@ class ConversationActions:
 
     async def _show_transcript(self, transcript: Transcript) -> None:
         """Show a loaded conversation, give the agent its messages, and note calls left open."""
-        self._reply = await show_transcript(self, transcript)
+        self._reply = await show_transcript(
+            transcript, chat=self.chat, prompt=self.query_one(PromptInput), calls=self.call_store,
+            leaving=lambda: self._shut_down,
+        )
         self.agent.load_messages(to_openai_messages(transcript))
         self._resume_pending = transcript.pending_proposals()
         if self._reply is not None and not self._resume_pending:
@@ -84,12 +88,7 @@ class ConversationActions:
         pending = pending_calls(self._resume_pending, self.hub.find_tool)
         self._resume_pending = []
         for call, _ in pending:
-            record = self.calls_table.records.get(self._pending_keys.get(call.id, ""))
-            if record is not None:
-                if call.spec is not None:  # the file names the call as the model did; show the real tool
-                    record.server, record.tool = call.server, call.tool
-                    self._update(record)
-                self._records[id(call)] = record
+            self.call_store.resumed(call)
         await self.agent.continue_turn(pending, self._sink)
 
     def action_export(self) -> None:
@@ -140,7 +139,7 @@ class ConversationActions:
         await self.chat.clear()
         self.calls_table.clear()
         self.calls_table.records.clear()
-        self._records.clear()
+        self.call_store.open.clear()
         self.recorder.reset(transcript)
         self.transcript_file = path
         self._attach_saver()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 
-from mcp_chat_tui.ui.keys import binding_keys
+from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
 
 
 def _section(title: str, bindings: list[Binding]) -> Text:
@@ -18,7 +18,6 @@ def _section(title: str, bindings: list[Binding]) -> Text:
 
 
 def help_text() -> Text:
-    from mcp_chat_tui.ui.app import ChatApp
     from mcp_chat_tui.ui.screens.approval import ApprovalScreen
     from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen
     from mcp_chat_tui.ui.widgets.prompt import PromptInput
@@ -32,7 +31,7 @@ def help_text() -> Text:
     ]
     text = Text()
     for title, bindings in (
-        ("Everywhere", [*ChatApp.BINDINGS, *extra]),
+        ("Everywhere", [*APP_BINDINGS, *extra]),
         ("Prompt", PromptInput.BINDINGS),
         ("Chat", [Binding("a", "", "Go to the prompt (typing writes the next prompt)", key_display="letters, paste")]),
         ("Tool calls", ToolCallTable.BINDINGS),

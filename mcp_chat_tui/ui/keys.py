@@ -8,6 +8,17 @@ import re
 from textual.binding import Binding
 from textual.keys import format_key
 
+APP_BINDINGS = [  # the app's own keys, everywhere (``ChatApp.BINDINGS``; the F1 screen lists them)
+    Binding("ctrl+c", "quit(130)", "Quit", priority=True, id="app.quit"),
+    Binding("escape", "stop", "Stop reply", id="app.stop"),
+    Binding("f1", "help", "Keys", id="app.help"),
+    Binding("question_mark", "help('?')", "Keys (outside the prompt)", show=False, id="app.help_question"),
+    Binding("f2", "focus_pane('chat')", "Chat", id="app.focus_chat"),
+    Binding("f3", "focus_pane('calls')", "Calls", id="app.focus_calls"),
+    Binding("f4", "focus_pane('servers')", "Servers", id="app.focus_servers"),
+    Binding("f5", "focus_pane('prompt')", "Prompt", id="app.focus_prompt"),
+    Binding("ctrl+b", "toggle_sidebar", "Sidebar", id="app.sidebar"),
+]
 NAMED_KEYS = {
     "escape": "Esc", "enter": "Enter", "tab": "Tab", "space": "Space", "backspace": "Backspace",
     "delete": "Del", "insert": "Ins", "home": "Home", "end": "End", "pageup": "PgUp", "pagedown": "PgDn",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from textual.message import Message
@@ -18,6 +19,12 @@ class AgentEventPosted(Message):
         super().__init__()
         self.event = event
         self.more_text: list[str] = []  # text that arrived while this text event was queued
+
+    def whole_event(self) -> AgentEvent:
+        """The event, with the text that came while it was queued (``more_text``) after its own."""
+        if not self.more_text:
+            return self.event
+        return replace(self.event, text="".join([self.event.text, *self.more_text]))
 
 
 class ServerChanged(Message):

@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from textual.app import App
 from textual.theme import Theme
 
+from mcp_chat_tui.config import save_setting
+from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
+
+DEFAULT_THEME = "mcp-dark"
 
 
 class ThemeFile(BaseModel):
@@ -65,3 +71,44 @@ def load_themes(dirs: list[Path] | None = None) -> tuple[list[Theme], list[str]]
                 continue
             themes.append(theme)
     return themes, problems
+
+
+class ThemeSettings:
+    """The theme part of ``ChatApp`` (mixed into it): the theme files, the saved choice, and
+    saving a new one; uses its ``settings``, ``settings_file`` and ``theme_dirs``."""
+
+    def _register_themes(self) -> None:
+        """Register the theme files and choose the saved theme, before the CSS is first parsed.
+
+        Set without its watcher: Textual applies the app's theme once at start-up anyway, so
+        choosing it here costs nothing, where setting it once mounted would parse every style
+        sheet again before the first frame."""
+        themes, self._theme_problems = load_themes(self.theme_dirs)
+        for theme in themes:
+            self.register_theme(theme)
+        wanted = self.settings.theme
+        if wanted not in self.available_themes:
+            if wanted != DEFAULT_THEME:
+                self._theme_problems.append(f"theme {wanted!r} not found; using {DEFAULT_THEME}")
+            wanted = DEFAULT_THEME
+        if wanted in self.available_themes:
+            # what the theme's watcher does, minus its second pass over every style sheet
+            self.set_reactive(App.theme, wanted)
+            theme = self.current_theme
+            self.stylesheet.set_variables(self.get_css_variables())
+            classes = {name: False for name in self.classes if name.startswith("-theme-")}
+            classes.update({f"-theme-{theme.name}": True, "-dark-mode": theme.dark, "-light-mode": not theme.dark})
+            self.update_classes(classes, update=False)
+            self._refresh_truecolor_filter(self.ansi_theme)
+
+    def _report_theme_problems(self) -> None:
+        for problem in self._theme_problems:
+            self.notify(problem, title="theme skipped", severity="warning", timeout=8)
+        self.theme_changed_signal.subscribe(self, self._save_theme)
+
+    def _save_theme(self, theme: Any) -> None:
+        if self.settings_file is not None and theme.name != self.settings.theme:
+            try:
+                self.settings = save_setting(self.settings_file, ("theme",), theme.name)
+            except UserFacingError as exc:
+                self.notify(str(exc), title="theme not saved", severity="error")

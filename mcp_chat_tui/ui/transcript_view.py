@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from mcp_chat_tui.agent.approval import decision_label
 from mcp_chat_tui.agent.events import ApprovalChoice
 from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
+from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.records import CallRecord, CallState
-from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, AssistantReply, ToolCallCard, UserMessage
-
-if TYPE_CHECKING:
-    from mcp_chat_tui.ui.app import ChatApp
+from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, AssistantReply, ChatLog, UserMessage
+from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
 MAX_EARLIER_CALLS_LISTED = 1000  # calls of exchanges not shown in the chat that the sidebar lists (the last)
 STATUS_STATE = {
@@ -52,25 +51,29 @@ def reply_note(exchange: Exchange) -> str:
     return STOPPED_NOTE if exchange.end == "stopped" else ""
 
 
-async def show_transcript(app: ChatApp, transcript: Transcript) -> AssistantReply | None:
+async def show_transcript(
+    transcript: Transcript, *, chat: ChatLog, prompt: PromptInput, calls: CallStore, leaving: Callable[[], bool],
+) -> AssistantReply | None:
     """Show a loaded conversation: its last ``MAX_EXCHANGES_SHOWN`` exchanges in the chat, every call
     in the sidebar; returns the last reply (to continue it when calls are open).
 
     Exchanges before those are never mounted (a 50 MB file has some 12,000): the chat says how
-    many there are, the prompt history and the sidebar have them, the transcript keeps them."""
-    chat = app.chat
-    prompt = app.query_one("#prompt")
+    many there are, the prompt history and the sidebar have them, the transcript keeps them.
+
+    Args:
+        leaving: whether the app is leaving (showing stops then).
+    """
     reply: AssistantReply | None = None
-    app._pending_keys = {}
+    calls.pending_keys = {}
     hidden = max(0, len(transcript.exchanges) - MAX_EXCHANGES_SHOWN)
     earlier = [p for exchange in transcript.exchanges[:hidden] for step in exchange.steps for p in step.proposals]
     for exchange in transcript.exchanges[:hidden]:
         prompt.remember(exchange.user)
     for proposal in earlier[-MAX_EARLIER_CALLS_LISTED:]:
-        _add_proposal_record(app, proposal)
+        _add_proposal_record(calls, proposal)
     await chat.note_hidden(hidden)
     for exchange in transcript.exchanges[hidden:]:
-        if app._shut_down:  # the app is leaving: stop here, the screen is being taken down
+        if leaving():  # the app is leaving: stop here, the screen is being taken down
             return None
         await chat.add_prompt(UserMessage(exchange.user))
         prompt.remember(exchange.user)
@@ -85,22 +88,20 @@ async def show_transcript(app: ChatApp, transcript: Transcript) -> AssistantRepl
             if step.text:
                 await reply.append_text(step.text)
             for proposal in step.proposals:
-                record = _add_proposal_record(app, proposal)
-                card = ToolCallCard(record, app.clock)
-                app._cards[record.key] = card
-                await reply.add_widget(card)
+                record = _add_proposal_record(calls, proposal)
+                await reply.add_widget(calls.card_for(record))
         await reply.finish(reply_note(exchange))
-    table = app.calls_table
+    table = calls.table
     if table.row_count:
         table.move_cursor(row=table.row_count - 1, animate=False)
     return reply
 
 
-def _add_proposal_record(app: ChatApp, proposal: Proposal) -> CallRecord:
+def _add_proposal_record(calls: CallStore, proposal: Proposal) -> CallRecord:
     """The call's row in the sidebar, as the file left it."""
     result = proposal.result
     malformed = proposal.name == "malformed_tool_call"
-    record = app._new_record(proposal.call_id, (result.server if result else "") or proposal.server, proposal.tool_name,
+    record = calls.new_record(proposal.call_id, (result.server if result else "") or proposal.server, proposal.tool_name,
                              {} if malformed else proposal.arguments)
     record.proposed_at, record.started_at = proposal.proposed_at, proposal.started_at
     record.state = call_state_for(proposal)
@@ -113,8 +114,8 @@ def _add_proposal_record(app: ChatApp, proposal: Proposal) -> CallRecord:
         record.content_for_model = result.content
         record.reason = "" if result.status == "done" else result.content
     else:
-        app._pending_keys[proposal.call_id] = record.key
+        calls.pending_keys[proposal.call_id] = record.key
         if proposal.interrupted:
             record.reason = "interrupted: it may or may not have run (started in an earlier run, no result recorded)"
-    app.calls_table.add_record(record, follow=False)
+    calls.table.add_record(record, follow=False)
     return record

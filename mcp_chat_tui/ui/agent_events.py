@@ -1,0 +1,217 @@
+"""What the app does with the agent's events: each event type has its handler (``EVENT_HANDLERS``).
+
+A part of ``ChatApp`` (mixed into it), kept apart so each file reads in one go. The events come
+in order through one Textual message, ``AgentEventPosted``; text that only extends the open
+part of the reply skips the queue (``_sink``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from textual import work
+
+from mcp_chat_tui.agent.events import (
+    AgentEvent,
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalNeeded,
+    AssistantText,
+    AssistantThinking,
+    CallDecided,
+    CallFinished,
+    CallProposed,
+    CallStarted,
+    GenerationRate,
+    GenerationStats,
+    MalformedCall,
+    TurnEnd,
+    TurnFinished,
+    TurnStarted,
+)
+from mcp_chat_tui.agent.events import (
+    Notice as NoticeEvent,
+)
+from mcp_chat_tui.ui.messages import AgentEventPosted
+from mcp_chat_tui.ui.records import CallRecord
+from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE
+from mcp_chat_tui.ui.widgets.chat import AssistantReply, Notice, drawing_cost
+from mcp_chat_tui.ui.widgets.prompt import PromptInput
+
+OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its prompt to be drawn
+
+
+class AgentEventView:
+    """The agent's events shown in the chat, the sidebar and the status bar: uses ``ChatApp``'s
+    ``_reply``, ``call_store``, ``chat``, ``status_bar`` and ``_engine_state``."""
+
+    def _sink(self, event: AgentEvent) -> None:
+        self._recording(event)
+        if isinstance(event, AssistantText):
+            if self._agent_messages == 0 and self._reply is not None and not self._shut_down:
+                # Nothing from the agent waits to be shown before it: text that only extends the
+                # reply's open part goes straight into its stream, without a message through the
+                # app's queue (a fast model sends a batch of text ten times a second).
+                if self._reply.append_text_now(event.text):
+                    return
+            queued = self._queued_text
+            if queued is not None:
+                # The text posted last is still waiting in the queue: it takes this text along, so a
+                # fast model costs one chat update per batch of tokens, not one per token.
+                queued.more_text.append(event.text)
+                return
+        message = AgentEventPosted(event)
+        self._queued_text = message if isinstance(event, AssistantText) else None
+        self._agent_messages += 1
+        self.post_message(message)
+
+    async def _show_agent_event(self, message: AgentEventPosted) -> None:
+        """Show one event with its type's handler."""
+        if message is self._queued_text:
+            self._queued_text = None
+        if self._shut_down:
+            # Leaving mid-turn: the stopped turn's last events arrive as the screen is taken
+            # down, and drawing them would fail. The transcript has them (``_sink``).
+            return
+        handler = EVENT_HANDLERS.get(type(message.event))
+        if handler is not None:
+            await handler(self, message.whole_event())
+
+    async def _show_text(self, event: AssistantText) -> None:
+        if self._reply is not None:
+            await self._reply.append_text(event.text)
+
+    async def _show_thinking(self, event: AssistantThinking) -> None:
+        if self._reply is not None:
+            await self._reply.append_thinking(event.text)
+
+    async def _show_turn_started(self, event: TurnStarted) -> None:
+        if self._reply is None:  # not opened before the turn (the chat was cleared meanwhile)
+            await self._open_reply()
+        self._reply.count_from_now()
+
+    async def _show_call_proposed(self, event: CallProposed) -> None:
+        await self._add_record(self.call_store.proposed(event.call))
+
+    async def _show_malformed_call(self, event: MalformedCall) -> None:
+        await self._add_record(self.call_store.malformed_call(event))
+
+    async def _show_call_decided(self, event: CallDecided) -> None:
+        self.call_store.decided(event.call, event.allowed_by)
+
+    async def _show_approval_needed(self, event: ApprovalNeeded) -> None:
+        self.call_store.awaiting(event.call)
+        self._engine_state("awaiting approval")
+        self.ask_approval(event)
+
+    async def _show_call_started(self, event: CallStarted) -> None:
+        self.call_store.started(event)
+        self._engine_state("running tools")
+
+    async def _show_call_finished(self, event: CallFinished) -> None:
+        self.call_store.finished(event)
+        if not self.call_store.open:  # the last call of the reply: the model reads the results next
+            self._engine_state("generating")
+
+    async def _show_generation_rate(self, event: GenerationRate) -> None:
+        self._engine_state("generating", f"{event.tokens_per_second:.1f} tok/s")
+
+    async def _show_generation_stats(self, event: GenerationStats) -> None:
+        stats = event.stats
+        self.status_bar.context_tokens = stats.prompt_tokens + stats.generated_tokens
+        self.status_bar.detail = f"{stats.tokens_per_second:.1f} tok/s"
+
+    async def _show_notice(self, event: NoticeEvent) -> None:
+        notice = Notice(event.text)
+        if self._reply is not None:
+            await self._reply.add_widget(notice)
+        else:
+            await self.chat.mount(notice)
+
+    async def _turn_finished(self, event: TurnFinished) -> None:
+        note = ""
+        if event.end is TurnEnd.STOPPED:
+            note = STOPPED_NOTE
+        elif event.error:
+            note = f"error: {event.error}"
+        if self._reply is not None:
+            await self._reply.finish(note)
+        self._reply = None
+        self._engine_state("ready")
+        self.query_one(PromptInput).hold_cursor(False)
+
+    async def _open_reply(self) -> None:
+        """Keep the prompt's cursor still until the turn ends, say the model is generating, and
+        mount the coming reply (its header line and the widget its first text streams into): all
+        before the frame ``_wait_until_drawn`` waits for, so none of them is drawn beside the model."""
+        self.query_one(PromptInput).hold_cursor(True)
+        self._engine_state("generating")
+        self._reply = AssistantReply(self.model_label, self._model_cost)
+        await self.chat.mount(self._reply)
+
+    async def _wait_until_drawn(self) -> None:
+        """Wait until the screen has been drawn with what changed so far (the prompt just sent,
+        the reply's header and first text widget, the status bar).
+
+        A turn starts after that frame rather than beside it: drawing it takes the app's thread
+        10-20 ms, which would be taken from a model generating on a CPU (``drawing_cost``), and
+        the model would start that much later anyway. Twice: laying out
+        the screen can ask for one more frame (the prompt input, cleared of the text just sent,
+        measures itself again and repaints), and the second wait is over at once when it does not."""
+        try:
+            for _ in range(2):
+                await asyncio.wait_for(self.chat.wait_for_refresh(), OPENING_WAIT)
+        except TimeoutError:
+            pass  # a screen that does not draw (the app closing) does not hold the turn back
+
+    @property
+    def _thread_load(self) -> Any:
+        """How busy generating keeps this process (``Engine``'s optional ``thread_load``): None
+        for a model that does not run in it."""
+        return getattr(self.engine, "thread_load", None)
+
+    def _model_cost(self) -> float:
+        """What each second of this thread's CPU costs the model while it generates, from how busy
+        generating keeps the process (``_thread_load``; ``drawing_cost``)."""
+        load = self._thread_load
+        if load is None:
+            return 0.0
+        return drawing_cost(load.share, getattr(load, "spare_cores", 0.0))
+
+    async def _add_record(self, record: CallRecord) -> None:
+        card = self.call_store.add(record)
+        if self._reply is not None:
+            await self._reply.add_widget(card)
+        else:
+            await self.chat.mount(card)
+
+    @work(group="approvals")
+    async def ask_approval(self, event: ApprovalNeeded) -> None:
+        if event.decision.done():
+            return
+        screen = ApprovalScreen(event.call, event.waiting, event.recorded, event.why)
+        event.decision.add_done_callback(lambda _: screen.dismiss(None) if screen.is_current else None)
+        decision = await self.push_screen_wait(screen)
+        if not event.decision.done():
+            event.decision.set_result(decision or ApprovalDecision(ApprovalChoice.DENY_ALL))
+
+
+Handler = Callable[[AgentEventView, Any], Awaitable[None]]
+EVENT_HANDLERS: dict[type, Handler] = {
+    AssistantText: AgentEventView._show_text,
+    AssistantThinking: AgentEventView._show_thinking,
+    TurnStarted: AgentEventView._show_turn_started,
+    CallProposed: AgentEventView._show_call_proposed,
+    MalformedCall: AgentEventView._show_malformed_call,
+    CallDecided: AgentEventView._show_call_decided,
+    ApprovalNeeded: AgentEventView._show_approval_needed,
+    CallStarted: AgentEventView._show_call_started,
+    CallFinished: AgentEventView._show_call_finished,
+    GenerationRate: AgentEventView._show_generation_rate,
+    GenerationStats: AgentEventView._show_generation_stats,
+    NoticeEvent: AgentEventView._show_notice,
+    TurnFinished: AgentEventView._turn_finished,
+}

@@ -1,0 +1,128 @@
+"""The tool calls of the conversation as the UI keeps them: a record each, its card in the chat,
+and which of the agent's calls each open record belongs to."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime
+
+from mcp_chat_tui.agent.events import CallFinished, CallStarted, CallStatus, MalformedCall, PlannedCall
+from mcp_chat_tui.ui.format import DisplayClock
+from mcp_chat_tui.ui.records import CallRecord, CallState
+from mcp_chat_tui.ui.widgets.chat import ToolCallCard
+from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
+
+FINISHED_STATE = {
+    CallStatus.DONE: CallState.DONE,
+    CallStatus.ERROR: CallState.ERROR,
+    CallStatus.TIMEOUT: CallState.TIMEOUT,
+    CallStatus.DENIED: CallState.DENIED,
+    CallStatus.MALFORMED: CallState.MALFORMED,
+    CallStatus.CANCELLED: CallState.CANCELLED,
+    CallStatus.INTERRUPTED: CallState.INTERRUPTED,
+}
+
+
+class CallStore:
+    """Makes and changes the call records; the sidebar's table lists them and each change is
+    drawn in its row and its card.
+
+    Args:
+        clock: how the cards write times.
+        table: the sidebar's calls table (asked for each time: it is mounted after the app starts).
+    """
+
+    def __init__(self, clock: DisplayClock, table: Callable[[], ToolCallTable]) -> None:
+        self.clock = clock
+        self._table = table
+        self._count = 0
+        self.open: dict[int, CallRecord] = {}  # the agent's calls not finished yet, by ``id(call)``
+        self.malformed: dict[str, CallRecord] = {}  # by call id, until the model is told
+        self.cards: dict[str, ToolCallCard] = {}  # by record key
+        self.pending_keys: dict[str, str] = {}  # a loaded call left without a result: call id -> record key
+
+    @property
+    def table(self) -> ToolCallTable:
+        return self._table()
+
+    def new_record(self, call_id: str, server: str, tool: str, arguments: dict) -> CallRecord:
+        self._count += 1
+        return CallRecord(
+            key=f"call-{self._count}", call_id=call_id, server=server, tool=tool,
+            arguments=dict(arguments), proposed_at=datetime.now(),
+        )
+
+    def add(self, record: CallRecord, *, follow: bool = True) -> ToolCallCard:
+        """List ``record`` in the sidebar (``follow``: its cursor moves to it) and make its card."""
+        self.table.add_record(record, follow=follow)
+        return self.card_for(record)
+
+    def card_for(self, record: CallRecord) -> ToolCallCard:
+        card = ToolCallCard(record, self.clock)
+        self.cards[record.key] = card
+        return card
+
+    def update(self, record: CallRecord, *, state: CallState | None = None) -> None:
+        """Draw ``record`` again in its row and its card, in ``state`` when given."""
+        if state is not None:
+            record.state = state
+        self.table.update_record(record)
+        card = self.cards.get(record.key)
+        if card is not None:
+            card.refresh_card()
+
+    def proposed(self, call: PlannedCall) -> CallRecord:
+        record = self.new_record(call.id, call.spec.server if call.spec else "", call.tool, call.arguments)
+        record.given_id = call.given_id
+        self.open[id(call)] = record
+        return record
+
+    def malformed_call(self, event: MalformedCall) -> CallRecord:
+        record = self.new_record(event.id, "", "malformed call", {})
+        record.state, record.raw, record.reason = CallState.MALFORMED, event.raw, event.reason
+        self.malformed[event.id] = record
+        return record
+
+    def decided(self, call: PlannedCall, allowed_by: str) -> None:
+        record = self.open.get(id(call))
+        if record is not None:
+            record.allowed_by = allowed_by
+
+    def awaiting(self, call: PlannedCall) -> None:
+        record = self.open.get(id(call))
+        if record is not None:
+            self.update(record, state=CallState.AWAITING)
+
+    def started(self, event: CallStarted) -> None:
+        record = self.open.get(id(event.call))
+        if record is not None:
+            record.started_at = event.started_at
+            record.started_clock = time.perf_counter()
+            self.update(record, state=CallState.RUNNING)
+
+    def finished(self, event: CallFinished) -> None:
+        if event.status is CallStatus.MALFORMED:
+            record = self.malformed.pop(event.call.id, None)
+            if record is not None:
+                record.content_for_model = event.content_for_model
+            return
+        record = self.open.pop(id(event.call), None)
+        if record is None:
+            return
+        record.duration = event.duration
+        record.result = event.result
+        record.content_for_model = event.content_for_model
+        if event.result is None:
+            record.reason = event.content_for_model
+        self.update(record, state=FINISHED_STATE[event.status])
+
+    def resumed(self, call: PlannedCall) -> None:
+        """A call the loaded file left open goes on as ``call``: its record follows it."""
+        record = self.table.records.get(self.pending_keys.get(call.id, ""))
+        if record is None:
+            return
+        if call.spec is not None:  # the file names the call as the model did; show the real tool
+            record.server, record.tool = call.server, call.tool
+            self.update(record)
+        self.open[id(call)] = record

@@ -1,0 +1,97 @@
+"""Start-up: the model loads and the servers start together, the status bar says what is still
+awaited, and a failure ends the app on the fatal screen.
+
+A part of ``ChatApp`` (mixed into it), kept apart so each file reads in one go.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual import work
+
+from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.servers import ServerState
+from mcp_chat_tui.ui.format import counted
+from mcp_chat_tui.ui.messages import EngineProgress
+from mcp_chat_tui.ui.screens.fatal import FatalScreen
+from mcp_chat_tui.ui.widgets.chat import Notice, UserMessage
+
+
+class StartUp:
+    """Start-up of ``ChatApp``: uses its ``engine``, ``hub``, ``chat``, ``status_bar`` and ``ready``."""
+
+    @work(exclusive=True, group="startup")
+    async def start_services(self) -> None:
+        """Load the model and start the servers together, showing progress; a failure is fatal."""
+        self._model_loading = True
+        self._show_start_up()
+        load = asyncio.ensure_future(self.engine.load(lambda p: self.post_message(EngineProgress(p))))
+        servers = asyncio.ensure_future(self.hub.start_all())
+        try:
+            await load
+        except UserFacingError as exc:
+            servers.cancel()
+            self._fatal(str(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - any load failure is fatal and shown, not raised
+            servers.cancel()
+            self._fatal(f"cannot load model {self.model_label!r}: {exc}")
+            return
+        self._model_loading = False
+        self._show_start_up()
+        await servers
+        failed = [s for s in self.hub.statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
+        if failed and self.settings.on_server_failure == "exit":
+            reasons = "\n".join(f"• {s.name}: {s.reason}" for s in failed)
+            self._fatal(
+                f"MCP server(s) failed to start:\n{reasons}\n\nFix mcp.json, or set "
+                'on_server_failure = "continue" in config.toml to chat without them.',
+                state=(f"{counted(len(failed), 'server')} failed to start", ""),
+            )
+            return
+        if failed:
+            await self.chat.mount(Notice(f"continuing without: {', '.join(s.name for s in failed)}", error=True))
+        if not self.chat.query(UserMessage):
+            await self.chat.mount(Notice(self._welcome_text(), muted=True), before=0)
+        self._engine_state("ready")
+        self.status_bar.hide_download()
+        self.collector.settle()  # start-up's objects (libraries, model, tokenizer) set aside
+        self.ready.set()
+        if self._resume_pending and not self._turn_running:
+            self._turn_running = True
+            self.run_turns()
+
+    def _show_start_up(self) -> None:
+        """What start-up still waits for, from the model's and the servers' state now:
+        "loading the model; starting 2 servers…", then "starting 1 server…"."""
+        if self.ready.is_set() or self.fatal_error is not None or self.status_bar.download is not None:
+            return
+        starting = sum(1 for s in self.hub.statuses if s.state is ServerState.STARTING)
+        servers = f"{counted(starting, 'server')}…"
+        if self._model_loading:
+            self._engine_state("loading", f"the model; starting {servers}" if starting else "the model…")
+        elif starting:
+            self._engine_state("starting", servers)
+
+    def _welcome_text(self) -> str:
+        """The first line of an empty chat: what is ready, and how tool calls will be handled."""
+        tools = self.hub.tools()
+        servers = {spec.server for spec in tools}
+
+        ready = f"{self.model_label} is ready with {counted(len(tools), 'tool')} from {counted(len(servers), 'server')}."
+        how = {
+            "ask": "You approve each tool call before it runs.",
+            "auto": "Tool calls run without asking.",
+            "auto-readonly": "Read-only tools of trusted servers run without asking; the others ask first.",
+        }.get(self.policy.mode, "")
+        if self.policy.yes:
+            how = "Tool calls run without asking (--yes)."
+        return f"{ready} {how} Type below and press Enter; F1 lists every key."
+
+    def _fatal(self, message: str, state: tuple[str, str] = ("failed", "to load the model")) -> None:
+        """End the app with ``message`` on the fatal screen; ``state`` is what the status bar says
+        failed (the model, unless a server is named)."""
+        self.fatal_error = message
+        self._engine_state(*state)
+        self.push_screen(FatalScreen(message), callback=lambda _: self.action_quit(return_code=1))

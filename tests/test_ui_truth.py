@@ -98,7 +98,7 @@ async def test_with_a_call_running_and_the_sidebar_hidden_letters_go_to_the_prom
         assert auto_run_tools(app) == set()
         assert app._turn_running  # the letters stopped nothing
         await pilot.press("escape")
-        await wait_turn_done(pilot, app)
+        await wait_turn_done(pilot, app, left_in_prompt="".join(PANE_LETTERS))
 
 
 async def test_with_the_approval_dialog_open_the_pane_keys_do_not_act_behind_it():
@@ -357,7 +357,7 @@ async def test_keys_typed_before_the_panes_exist_go_to_the_prompt(monkeypatch):
         assert not app.built and app.screen is app.screen_stack[0]
         app.call_later(app._build)
         await wait_for(pilot, lambda: app.built, what="the panes")
-        await wait_turn_done(pilot, app)
+        await wait_turn_done(pilot, app, left_in_prompt="next")
         assert app.query_one(PromptInput).value == "next"
         assert [m["content"] for m in app.agent.messages if m["role"] == "user"] == ["hi?"]
         assert app.screen is app.screen_stack[0]

@@ -41,9 +41,10 @@ async def send(pilot, text: str) -> None:
     await pilot.press("enter")
 
 
-async def wait_turn_done(pilot, app: ChatApp, timeout: float = 30.0) -> None:
+async def wait_turn_done(pilot, app: ChatApp, timeout: float = 30.0, *, left_in_prompt: str = "") -> None:
     """Wait until every prompt sent (and every call a resumed file left open) has had its whole turn:
-    taken from the prompt line, given to the agent, answered, and its reply closed."""
+    taken from the prompt line (which then holds only ``left_in_prompt``, text typed and not sent),
+    given to the agent, answered, and its reply closed."""
     from mcp_chat_tui.ui.widgets.chat import UserMessage
 
     prompt_line = app.query_one("#prompt")
@@ -52,7 +53,7 @@ async def wait_turn_done(pilot, app: ChatApp, timeout: float = 30.0) -> None:
         asked = sum(1 for message in app.agent.messages if message["role"] == "user")
         shown = len(app.chat.query(UserMessage))
         idle = not app._queue and not app._resume_pending and not app._turn_running and app._reply is None
-        return idle and not prompt_line.value and asked >= shown
+        return idle and prompt_line.value == left_in_prompt and asked >= shown
 
     await wait_for(pilot, done, timeout, "the turn to finish")
 

@@ -71,8 +71,9 @@ def stream_generate_plain(model, tokenizer, prompt: list[int], max_tokens: int, 
     from mlx_lm.generate import stream_generate
     from mlx_lm.sample_utils import make_sampler
 
-    return stream_generate(model, tokenizer, prompt, max_tokens=max_tokens, sampler=make_sampler(temp=0.0),
-                           prompt_cache=cache)
+    return stream_generate(
+        model, tokenizer, prompt, max_tokens=max_tokens, sampler=make_sampler(temp=0.0), prompt_cache=cache
+    )
 
 
 async def demo_tools() -> list[dict]:
@@ -170,10 +171,23 @@ async def tool_loop_prefill(name: str, tools: list[dict], steps: int = 6) -> tup
             call_id = f"call_{step + 1}"
             expression = f"{12 + step} * 7"
             messages = messages + [
-                {"role": "assistant", "content": "", "tool_calls": [{"id": call_id, "type": "function", "function": {
-                    "name": "calculator", "arguments": json.dumps({"expression": expression})}}]},
-                {"role": "tool", "tool_call_id": call_id, "name": "calculator",
-                 "content": f"{expression} = {(12 + step) * 7}"},
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": "calculator", "arguments": json.dumps({"expression": expression})},
+                        }
+                    ],
+                },
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "name": "calculator",
+                    "content": f"{expression} = {(12 + step) * 7}",
+                },
             ]
     finally:
         await engine.close()
@@ -196,8 +210,10 @@ async def main() -> None:
             print(f"{kind} replies with {count} tokens to the story prompt: decode rates use {decode_kind}")
         print(f"decode model: {decode_name} ({decode_kind}); tool loop model: {name} ({kind})")
         ratio, raw_tps, engine_tps = await tps_ratio(decode_name, args.runs, args.tokens)
-        print(f"generation: raw stream_generate {raw_tps:.1f} tok/s, through MlxEngine {engine_tps:.1f} tok/s "
-              f"(medians of {max(1, args.runs // 2) * 2} alternating runs each, {args.tokens} tokens per run)")
+        print(
+            f"generation: raw stream_generate {raw_tps:.1f} tok/s, through MlxEngine {engine_tps:.1f} tok/s "
+            f"(medians of {max(1, args.runs // 2) * 2} alternating runs each, {args.tokens} tokens per run)"
+        )
         fraction, steps = await tool_loop_prefill(name, await demo_tools())
         for i, s in enumerate(steps, 1):
             print(f"tool loop step {i}: prompt {s.prompt_tokens} tokens, prefilled {s.prefilled_tokens}")

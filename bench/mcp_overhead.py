@@ -82,12 +82,25 @@ async def main() -> None:
     one = statistics.median([await time_to_ready(1, 1.0) for _ in range(3)])
     eight = statistics.median([await time_to_ready(8, 1.0) for _ in range(3)])
     print(f"time to ready: 1 server {one:.3f} s, 8 servers {eight:.3f} s")
-    print(json.dumps({"hub_call_ms": round(hub_median * 1000, 4), "raw_call_ms": round(raw_median * 1000, 4),
-                      "startup_1_s": round(one, 4), "startup_8_s": round(eight, 4)}))
-    print(json.dumps({
-        "call_overhead_ratio": round(hub_median / raw_median, 4),
-        "startup_8_vs_1_ratio": round(eight / one, 4),
-    }))
+    print(
+        json.dumps(
+            {
+                "hub_call_ms": round(hub_median * 1000, 4),
+                "raw_call_ms": round(raw_median * 1000, 4),
+                "startup_1_s": round(one, 4),
+                "startup_8_s": round(eight, 4),
+            }
+        )
+    )
+    print(
+        json.dumps(
+            {
+                "call_overhead_ratio": round(hub_median / raw_median, 4),
+                "startup_8_vs_1_ratio": round(eight / one, 4),
+            }
+        )
+    )
+
 
 if __name__ == "__main__":
     asyncio.run(main())

@@ -25,8 +25,11 @@ def reply(message_id, result=None, error=None):
 def main():
     delay = float(sys.argv[sys.argv.index("--delay") + 1]) if "--delay" in sys.argv else 0.0
     time.sleep(delay)
-    tool = {"name": "echo", "description": "Echo the text.",
-            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
+    tool = {
+        "name": "echo",
+        "description": "Echo the text.",
+        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+    }
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -36,8 +39,14 @@ def main():
             continue
         if method == "initialize":
             version = message["params"].get("protocolVersion", "2025-06-18")
-            reply(message_id, {"protocolVersion": version, "capabilities": {"tools": {}},
-                               "serverInfo": {"name": "tiny", "version": "1"}})
+            reply(
+                message_id,
+                {
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "tiny", "version": "1"},
+                },
+            )
         elif method == "tools/list":
             reply(message_id, {"tools": [tool]})
         elif method == "tools/call":

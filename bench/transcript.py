@@ -56,16 +56,29 @@ HISTORY_TURNS = 20
 def conversation(turns: int) -> Transcript:
     exchanges = []
     for index in range(turns):
-        call = {"id": "call_1", "type": "function",
-                "function": {"name": "web_search", "arguments": json.dumps({"query": f"topic {index}"})}}
-        result = ToolResult("web_search", "call_1", "done",
-                            f"- Result {index} (https://example.org/{index}): some text about topic {index}. " * 5,
-                            "demo", 0.01)
-        exchanges.append(Exchange(
-            user=f"question number {index}: what do you know about topic {index}?", model="demo model",
-            steps=[Step(text="Let me search.", proposals=[Proposal(call, "yo", result)]),
-                   Step(text=f"Here is what I found about topic {index}:\n\n- one\n- two\n\n```\ncode {index}\n```")],
-        ))
+        call = {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "web_search", "arguments": json.dumps({"query": f"topic {index}"})},
+        }
+        result = ToolResult(
+            "web_search",
+            "call_1",
+            "done",
+            f"- Result {index} (https://example.org/{index}): some text about topic {index}. " * 5,
+            "demo",
+            0.01,
+        )
+        exchanges.append(
+            Exchange(
+                user=f"question number {index}: what do you know about topic {index}?",
+                model="demo model",
+                steps=[
+                    Step(text="Let me search.", proposals=[Proposal(call, "yo", result)]),
+                    Step(text=f"Here is what I found about topic {index}:\n\n- one\n- two\n\n```\ncode {index}\n```"),
+                ],
+            )
+        )
     return Transcript(exchanges)
 
 
@@ -114,8 +127,15 @@ async def longest_pause(autosave: bool, folder: Path, run: int) -> float:
     words = [TextDelta(f"word{index} ") for index in range(STREAM_TOKENS)]
     engine = ScriptedEngine([words], delay=0.001)
     demo = ServerConfig(name="demo", type="stdio", command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"])
-    app = ChatApp(engine=engine, hub=ServerHub([demo]), policy=ApprovalPolicy("ask"), settings=Settings(),
-                  transcript_file=path, transcript=history, autosave=autosave)
+    app = ChatApp(
+        engine=engine,
+        hub=ServerHub([demo]),
+        policy=ApprovalPolicy("ask"),
+        settings=Settings(),
+        transcript_file=path,
+        transcript=history,
+        autosave=autosave,
+    )
     worst = 0.0
     async with app.run_test(size=(120, 40)) as pilot:
         while not app.ready.is_set():
@@ -140,7 +160,9 @@ async def longest_pause(autosave: bool, folder: Path, run: int) -> float:
         streaming = False
         await watcher
     if autosave:
-        assert f"word{STREAM_TOKENS - 1}" in path.read_text(encoding="utf-8"), "autosave did not save the streamed reply"
+        assert f"word{STREAM_TOKENS - 1}" in path.read_text(encoding="utf-8"), (
+            "autosave did not save the streamed reply"
+        )
     return worst
 
 
@@ -157,25 +179,33 @@ def main() -> None:
         folder = Path(temporary)
         save = {turns: time_save(turns, folder) for turns in (10, 100, 1000)}
         load_per_turn = time_load(1000, folder)
-        print(f"save: 10 turns {save[10]:.2f} ms, 100 turns {save[100]:.2f} ms, 1000 turns {save[1000]:.2f} ms "
-              f"(1000/100 = {save[1000] / save[100]:.1f}x for 10x the turns)")
+        print(
+            f"save: 10 turns {save[10]:.2f} ms, 100 turns {save[100]:.2f} ms, 1000 turns {save[1000]:.2f} ms "
+            f"(1000/100 = {save[1000] / save[100]:.1f}x for 10x the turns)"
+        )
         print(f"load: {load_per_turn:.3f} ms per turn")
         open_1k, open_10k = time_open(1000, folder), time_open(10_000, folder)
         size_10k = (folder / "open-10000.md").stat().st_size / 1e6
-        print(f"open: 1,000 exchanges {open_1k:.3f} s, 10,000 exchanges ({size_10k:.1f} MB) {open_10k:.3f} s "
-              f"(10,000/1,000 = {open_10k / open_1k:.1f}x for 10x the exchanges)")
+        print(
+            f"open: 1,000 exchanges {open_1k:.3f} s, 10,000 exchanges ({size_10k:.1f} MB) {open_10k:.3f} s "
+            f"(10,000/1,000 = {open_10k / open_1k:.1f}x for 10x the exchanges)"
+        )
         on, off = asyncio.run(stall_ratio(folder))
         print(f"longest event-loop pause while streaming: autosave on {on * 1000:.1f} ms, off {off * 1000:.1f} ms")
-    print(json.dumps({
-        "save_ms_10": round(save[10], 3),
-        "save_ms_100": round(save[100], 3),
-        "save_ms_1000": round(save[1000], 3),
-        "load_ms_per_turn": round(load_per_turn, 4),
-        "stall_autosave_ratio": round(on / off, 3),
-        "load_s_1k": round(open_1k, 4),
-        "load_s_10k": round(open_10k, 4),
-        "load_10k_vs_1k_ratio": round(open_10k / open_1k, 2),
-    }))
+    print(
+        json.dumps(
+            {
+                "save_ms_10": round(save[10], 3),
+                "save_ms_100": round(save[100], 3),
+                "save_ms_1000": round(save[1000], 3),
+                "load_ms_per_turn": round(load_per_turn, 4),
+                "stall_autosave_ratio": round(on / off, 3),
+                "load_s_1k": round(open_1k, 4),
+                "load_s_10k": round(open_10k, 4),
+                "load_10k_vs_1k_ratio": round(open_10k / open_1k, 2),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

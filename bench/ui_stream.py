@@ -84,9 +84,14 @@ def demo_shape() -> dict:
     if not config_file.exists():
         return dict(DEMO_SHAPE)
     config = json.loads(config_file.read_text())
-    return {"hidden_size": config["hidden_size"], "layers": config["num_hidden_layers"],
-            "heads": config["num_attention_heads"], "kv_heads": config["num_key_value_heads"],
-            "intermediate_size": config["intermediate_size"], "vocab_size": min(config["vocab_size"], 2000)}
+    return {
+        "hidden_size": config["hidden_size"],
+        "layers": config["num_hidden_layers"],
+        "heads": config["num_attention_heads"],
+        "kv_heads": config["num_key_value_heads"],
+        "intermediate_size": config["intermediate_size"],
+        "vocab_size": min(config["vocab_size"], 2000),
+    }
 
 
 async def engine_run(model: str, max_tokens: int) -> tuple[int, float]:
@@ -145,8 +150,13 @@ async def app_run(model: str, max_tokens: int) -> tuple[int, float]:
     """Generated tokens and seconds for one reply streamed into a headless ChatApp."""
     from mcp_chat_tui.engine.mlx_engine import MlxEngine
 
-    app = TimedChatApp(engine=MlxEngine(model, max_tokens=max_tokens), hub=ServerHub([]),
-                       policy=ApprovalPolicy("ask"), settings=Settings(), clock=FrozenClock())
+    app = TimedChatApp(
+        engine=MlxEngine(model, max_tokens=max_tokens),
+        hub=ServerHub([]),
+        policy=ApprovalPolicy("ask"),
+        settings=Settings(),
+        clock=FrozenClock(),
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.ready.is_set() or app.fatal_error is not None, "the model")
         if app.fatal_error:
@@ -195,15 +205,21 @@ async def streaming_ratio(runs: int, max_tokens: int, scratch: Path) -> float:
         engine_rates.append(tokens / seconds)
         ratios.append(app_rates[-1] / statistics.mean(engine_rates[-2:]))
     ratio = statistics.median(ratios)
-    print(f"   engine alone: median {statistics.median(engine_rates):.0f} tok/s  "
-          f"({', '.join(f'{r:.0f}' for r in engine_rates)})")
-    print(f"   in the app:   median {statistics.median(app_rates):.0f} tok/s  "
-          f"({', '.join(f'{r:.0f}' for r in app_rates)})")
+    print(
+        f"   engine alone: median {statistics.median(engine_rates):.0f} tok/s  "
+        f"({', '.join(f'{r:.0f}' for r in engine_rates)})"
+    )
+    print(
+        f"   in the app:   median {statistics.median(app_rates):.0f} tok/s  "
+        f"({', '.join(f'{r:.0f}' for r in app_rates)})"
+    )
     quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratio, ratio, ratio]
     print(f"   app/engines around it: {', '.join(f'{r:.2f}' for r in ratios)}")
     low, high = median_interval(ratios)
-    print(f"   median {ratio:.3f}, quartiles {quartiles[0]:.3f} to {quartiles[2]:.3f}, 95% interval of the median "
-          f"{low:.3f} to {high:.3f}  (target >= 0.95)")
+    print(
+        f"   median {ratio:.3f}, quartiles {quartiles[0]:.3f} to {quartiles[2]:.3f}, 95% interval of the median "
+        f"{low:.3f} to {high:.3f}  (target >= 0.95)"
+    )
     return ratio
 
 
@@ -220,9 +236,11 @@ def median_interval(values: list[float], resamples: int = 4000, seed: int = 0) -
 
 # ----- 2. a very long reply ------------------------------------------------------------------
 
-WORDS = ("the a model server tool call result stream token cache prompt reply window layer value "
-         "function table screen widget message event queue thread loop answer question time zone "
-         "number list file path search page index record state error retry start stop ready").split()
+WORDS = (
+    "the a model server tool call result stream token cache prompt reply window layer value "
+    "function table screen widget message event queue thread loop answer question time zone "
+    "number list file path search page index record state error retry start stop ready"
+).split()
 
 
 def markdown_tokens(count: int, seed: int = 4) -> list[str]:
@@ -267,12 +285,12 @@ def long_reply_blocks(total: int) -> list[list[str]]:
     last paragraph break within ``total - BLOCK`` tokens, then its first ``BLOCK`` tokens again."""
     tokens = markdown_tokens(total)
     end, text = 0, ""
-    for index, token in enumerate(tokens[:total - BLOCK]):
+    for index, token in enumerate(tokens[: total - BLOCK]):
         text = (text + token)[-2:]
         if text == "\n\n":
             end = index + 1
     body = tokens[:end]
-    return [body[start:start + BLOCK] for start in range(0, len(body), BLOCK)] + [tokens[:BLOCK]]
+    return [body[start : start + BLOCK] for start in range(0, len(body), BLOCK)] + [tokens[:BLOCK]]
 
 
 async def post_reply(app: ChatApp, pilot, blocks: list[list[str]], times: list[float] | None = None) -> None:
@@ -328,19 +346,28 @@ async def _append_ratio(total: int, runs: int) -> float:
 
     blocks = long_reply_blocks(total)
     ratios = []
-    print(f"2. a {sum(map(len, blocks))}-token Markdown reply in blocks of {BLOCK} appends (the last the same as"
-          f" the first), after a {BLOCK}-token warm-up reply")
+    print(
+        f"2. a {sum(map(len, blocks))}-token Markdown reply in blocks of {BLOCK} appends (the last the same as"
+        f" the first), after a {BLOCK}-token warm-up reply"
+    )
     for _ in range(runs):
-        app = ChatApp(engine=ScriptedEngine([]), hub=ServerHub([]), policy=ApprovalPolicy("ask"),
-                      settings=Settings(), clock=FrozenClock())
+        app = ChatApp(
+            engine=ScriptedEngine([]),
+            hub=ServerHub([]),
+            policy=ApprovalPolicy("ask"),
+            settings=Settings(),
+            clock=FrozenClock(),
+        )
         times: list[float] = []
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, app.ready.is_set, "start-up")
             await post_reply(app, pilot, [markdown_tokens(BLOCK, seed=1)])  # first-use costs: Markdown CSS, parser
             await post_reply(app, pilot, blocks, times)
         ratios.append(times[-1] / times[0])
-        print("   block ms: " + " ".join(f"{t * 1000:.0f}" for t in times)
-              + f"  -> last/first {ratios[-1]:.3f}", flush=True)
+        print(
+            "   block ms: " + " ".join(f"{t * 1000:.0f}" for t in times) + f"  -> last/first {ratios[-1]:.3f}",
+            flush=True,
+        )
     ratio = statistics.median(ratios)
     print(f"   median last/first {ratio:.3f}  (target <= 1.5)")
     return ratio
@@ -375,8 +402,13 @@ async def first_frame(make) -> tuple[float, float]:
 def make_chat_app() -> ChatApp:
     from tests.fakes import ScriptedEngine
 
-    return ChatApp(engine=ScriptedEngine([]), hub=ServerHub([]), policy=ApprovalPolicy("ask"),
-                   settings=Settings(), clock=FrozenClock())
+    return ChatApp(
+        engine=ScriptedEngine([]),
+        hub=ServerHub([]),
+        policy=ApprovalPolicy("ask"),
+        settings=Settings(),
+        clock=FrozenClock(),
+    )
 
 
 async def first_frame_ratio(starts: int) -> float:
@@ -393,10 +425,14 @@ async def first_frame_ratio(starts: int) -> float:
                 chat.append(frame)
                 built.append(whole)
     m, c, b = statistics.median(minimal), statistics.median(chat), statistics.median(built)
-    print(f"3. first frame, {starts} starts each, alternating: minimal app {m * 1000:.0f} ms, "
-          f"ChatApp {c * 1000:.0f} ms, ratio {c / m:.3f}  (target <= 1.5)")
-    print(f"   (ChatApp's first frame is its status bar: model and 'starting'; every pane is mounted "
-          f"{b * 1000:.0f} ms after it is constructed, {b / m:.2f}x the minimal app's first frame)")
+    print(
+        f"3. first frame, {starts} starts each, alternating: minimal app {m * 1000:.0f} ms, "
+        f"ChatApp {c * 1000:.0f} ms, ratio {c / m:.3f}  (target <= 1.5)"
+    )
+    print(
+        f"   (ChatApp's first frame is its status bar: model and 'starting'; every pane is mounted "
+        f"{b * 1000:.0f} ms after it is constructed, {b / m:.2f}x the minimal app's first frame)"
+    )
     return c / m
 
 
@@ -415,8 +451,11 @@ async def main() -> None:
     with tempfile.TemporaryDirectory(prefix="mct-ui-bench-") as scratch:
         for kind in ("CONFIG", "DATA", "LOG"):
             os.environ[f"MCP_CHAT_TUI_{kind}_DIR"] = str(Path(scratch) / kind.lower())
-        figures = {"ui_vs_engine_tps_ratio": None, "append_last_vs_first_ratio": None,
-                   "first_frame_vs_minimal_ratio": None}
+        figures = {
+            "ui_vs_engine_tps_ratio": None,
+            "append_last_vs_first_ratio": None,
+            "first_frame_vs_minimal_ratio": None,
+        }
         if args.only in (None, "stream"):
             figures["ui_vs_engine_tps_ratio"] = round(await streaming_ratio(args.runs, args.tokens, Path(scratch)), 3)
         if args.only in (None, "append"):

@@ -25,8 +25,10 @@ import mcp_chat_tui.demo.server as demo  # noqa: E402
 from mcp_chat_tui.agent.loop import DENIED_MESSAGE  # noqa: E402
 from mcp_chat_tui.core.tools import ToolSpec  # noqa: E402
 
-GREETING = ("Hello! I am the tiny demo model of mcp-chat-tui. I can use the demo tools: "
-            "calculator, current_time, convert_units, web_search, read_file and sleep.")
+GREETING = (
+    "Hello! I am the tiny demo model of mcp-chat-tui. I can use the demo tools: "
+    "calculator, current_time, convert_units, web_search, read_file and sleep."
+)
 
 
 # --------------------------------------------------------------------------- tools
@@ -35,15 +37,20 @@ GREETING = ("Hello! I am the tiny demo model of mcp-chat-tui. I can use the demo
 async def _list_demo_tools() -> list[ToolSpec]:
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"],
-                                   cwd=str(REPO_ROOT))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"], cwd=str(REPO_ROOT))
     async with Client(params) as client:
         tools = (await client.list_tools()).tools
-    return [ToolSpec(server="demo", name=t.name, description=t.description or "",
-                     input_schema=t.input_schema,
-                     annotations=t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else {},
-                     title=t.title)
-            for t in tools]
+    return [
+        ToolSpec(
+            server="demo",
+            name=t.name,
+            description=t.description or "",
+            input_schema=t.input_schema,
+            annotations=t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else {},
+            title=t.title,
+        )
+        for t in tools
+    ]
 
 
 def demo_tools_openai() -> list[dict]:
@@ -97,8 +104,9 @@ ZONE_PREFIXES = ("Africa", "America", "Asia", "Australia", "Europe", "Pacific", 
 
 
 def demo_zones() -> list[str]:
-    return sorted(z for z in available_timezones()
-                  if z.count("/") == 1 and z.split("/")[0] in ZONE_PREFIXES and "GMT" not in z)
+    return sorted(
+        z for z in available_timezones() if z.count("/") == 1 and z.split("/")[0] in ZONE_PREFIXES and "GMT" not in z
+    )
 
 
 UNITS = {
@@ -110,34 +118,137 @@ UNITS = {
 }
 
 SEARCH_TOPICS = [
-    "the speed of light", "speed of light", "MLX", "MLX framework", "Model Context Protocol", "MCP",
-    "Textual", "Tokyo", "Tokyo travel", "Paris weather", "weather in Paris", "Python", "Python programming",
-    "Rust", "Rust language", "Mount Everest", "Everest height", "coffee roasting", "how coffee is roasted",
-    "planets", "solar system", "marathon distance", "marathon", "language models", "large language models",
-    "chess champions", "world chess champions", "sourdough bread", "sourdough", "Linux kernel", "Linux",
-    "bees", "pollination", "Great Wall of China", "the Great Wall", "stock market", "stocks",
-    "moon landing", "Apollo 11", "light speed", "tool calling", "Apple silicon", "cherry blossoms",
+    "the speed of light",
+    "speed of light",
+    "MLX",
+    "MLX framework",
+    "Model Context Protocol",
+    "MCP",
+    "Textual",
+    "Tokyo",
+    "Tokyo travel",
+    "Paris weather",
+    "weather in Paris",
+    "Python",
+    "Python programming",
+    "Rust",
+    "Rust language",
+    "Mount Everest",
+    "Everest height",
+    "coffee roasting",
+    "how coffee is roasted",
+    "planets",
+    "solar system",
+    "marathon distance",
+    "marathon",
+    "language models",
+    "large language models",
+    "chess champions",
+    "world chess champions",
+    "sourdough bread",
+    "sourdough",
+    "Linux kernel",
+    "Linux",
+    "bees",
+    "pollination",
+    "Great Wall of China",
+    "the Great Wall",
+    "stock market",
+    "stocks",
+    "moon landing",
+    "Apollo 11",
+    "light speed",
+    "tool calling",
+    "Apple silicon",
+    "cherry blossoms",
 ]
-SEARCH_WORDS = ["history", "jazz", "football", "volcano", "piano", "ocean", "tea", "guitar", "desert",
-                "robots", "origami", "tango", "whales", "pizza", "cycling", "tennis", "poetry", "glaciers",
-                "dinosaurs", "vikings", "opera", "sushi", "kites", "owls", "castles", "comets", "rainbows",
-                "yoga", "cheese", "trains", "bridges", "deserts", "jungle", "wolves", "cactus", "ballet"]
-FILE_STEMS = ["notes", "todo", "readme", "plan", "ideas", "log", "draft", "list", "report", "config",
-              "summary", "journal", "shopping", "recipe", "agenda", "memo", "data", "tasks", "hello", "story"]
+SEARCH_WORDS = [
+    "history",
+    "jazz",
+    "football",
+    "volcano",
+    "piano",
+    "ocean",
+    "tea",
+    "guitar",
+    "desert",
+    "robots",
+    "origami",
+    "tango",
+    "whales",
+    "pizza",
+    "cycling",
+    "tennis",
+    "poetry",
+    "glaciers",
+    "dinosaurs",
+    "vikings",
+    "opera",
+    "sushi",
+    "kites",
+    "owls",
+    "castles",
+    "comets",
+    "rainbows",
+    "yoga",
+    "cheese",
+    "trains",
+    "bridges",
+    "deserts",
+    "jungle",
+    "wolves",
+    "cactus",
+    "ballet",
+]
+FILE_STEMS = [
+    "notes",
+    "todo",
+    "readme",
+    "plan",
+    "ideas",
+    "log",
+    "draft",
+    "list",
+    "report",
+    "config",
+    "summary",
+    "journal",
+    "shopping",
+    "recipe",
+    "agenda",
+    "memo",
+    "data",
+    "tasks",
+    "hello",
+    "story",
+]
 FILE_EXTS = [".txt", ".md", ".txt", ".csv", ".log", ".toml", ".json", ".py"]
-FILE_LINES = ["buy milk", "call Anna", "fix the login bug", "meeting at 10", "water the plants",
-              "ship version 2", "read a book", "pay rent", "book a train", "clean the desk",
-              "learn MLX", "try the demo", "walk the dog", "send the report", "backup the laptop"]
+FILE_LINES = [
+    "buy milk",
+    "call Anna",
+    "fix the login bug",
+    "meeting at 10",
+    "water the plants",
+    "ship version 2",
+    "read a book",
+    "pay rent",
+    "book a train",
+    "clean the desk",
+    "learn MLX",
+    "try the demo",
+    "walk the dog",
+    "send the report",
+    "backup the laptop",
+]
 
 CHAT = [
-    (["hello", "hi", "hey", "hello!", "hi there", "hey there", "good morning", "good evening", "hello there"],
-     [GREETING]),
-    (["who are you?", "what are you?", "what can you do?", "help", "what tools do you have?"],
-     [GREETING]),
-    (["thanks", "thank you", "thanks!", "thank you!", "great, thanks"],
-     ["You're welcome!"]),
-    (["bye", "goodbye", "see you"],
-     ["Goodbye!"]),
+    (
+        ["hello", "hi", "hey", "hello!", "hi there", "hey there", "good morning", "good evening", "hello there"],
+        [GREETING],
+    ),
+    (["who are you?", "what are you?", "what can you do?", "help", "what tools do you have?"], [GREETING]),
+    (["thanks", "thank you", "thanks!", "thank you!", "great, thanks"], ["You're welcome!"]),
+    (["bye", "goodbye", "see you"], ["Goodbye!"]),
 ]
 
 
@@ -159,8 +270,15 @@ def _fmt(value: int | float) -> str:
 class Conversations:
     """Makes conversations for one split: train or held-out (new cities, queries, numbers seen by chance)."""
 
-    def __init__(self, rng: random.Random, run_tool: ToolRunner, zones: list[str], topics: list[str],
-                 words: list[str], denials: random.Random | None = None):
+    def __init__(
+        self,
+        rng: random.Random,
+        run_tool: ToolRunner,
+        zones: list[str],
+        topics: list[str],
+        words: list[str],
+        denials: random.Random | None = None,
+    ):
         self.rng, self.run_tool, self.zones, self.topics, self.words = rng, run_tool, zones, topics, words
         self.denials = denials  # draws which calls the user denies (None: none are), apart from rng
 
@@ -183,29 +301,56 @@ class Conversations:
             expression = f"sqrt({rng.randint(1, 999)})"
         else:
             expression = f"{_fmt(a)} / 0"
-        phrase = rng.choice(["what is {e}?", "what is {e}", "calculate {e}", "how much is {e}", "how much is {e}?",
-                             "compute {e}", "what's {e}?", "{e} = ?", "can you work out {e}?", "evaluate {e}",
-                             "please calculate {e}", "what does {e} make?", "{e}?", "solve {e}"])
+        phrase = rng.choice(
+            [
+                "what is {e}?",
+                "what is {e}",
+                "calculate {e}",
+                "how much is {e}",
+                "how much is {e}?",
+                "compute {e}",
+                "what's {e}?",
+                "{e} = ?",
+                "can you work out {e}?",
+                "evaluate {e}",
+                "please calculate {e}",
+                "what does {e} make?",
+                "{e}?",
+                "solve {e}",
+            ]
+        )
 
         def answer(result: str) -> str:
             if result.startswith("Error: "):
                 return f"I could not calculate that: {result[7:]}."
             return f"{result}."
+
         return phrase.format(e=expression), "calculator", {"expression": expression}, answer
 
     def current_time(self):
         rng = self.rng
         zone = rng.choice(self.zones)
         place = zone if rng.random() < 0.3 else zone.split("/")[1].replace("_", " ")
-        phrase = rng.choice(["what time is it in {p}?", "current time in {p}", "what's the time in {p}?",
-                             "time in {p}", "what time is it in {p}", "tell me the time in {p}",
-                             "what is the time in {p} right now?", "current time in {p}?", "clock in {p}?"])
+        phrase = rng.choice(
+            [
+                "what time is it in {p}?",
+                "current time in {p}",
+                "what's the time in {p}?",
+                "time in {p}",
+                "what time is it in {p}",
+                "tell me the time in {p}",
+                "what is the time in {p} right now?",
+                "current time in {p}?",
+                "clock in {p}?",
+            ]
+        )
 
         def answer(result: str) -> str:
             if result.startswith("Error: "):
                 return f"I could not get the time: {result[7:]}."
             day, clock, _, key = result.split(" ")[:4]
             return f"It is {clock} on {day} in {key}."
+
         return phrase.format(p=place), "current_time", {"timezone": place}, answer
 
     def convert_units(self):
@@ -213,15 +358,25 @@ class Conversations:
         dimension = rng.choice(list(UNITS))
         source, target = rng.sample(UNITS[dimension], 2)
         value = _num(rng)
-        phrase = rng.choice(["convert {v} {a} to {b}", "how many {b} is {v} {a}?", "{v} {a} in {b}?",
-                             "what is {v} {a} in {b}?", "convert {v} {a} into {b}", "{v} {a} to {b}",
-                             "how many {b} are {v} {a}?", "please convert {v} {a} to {b}"])
+        phrase = rng.choice(
+            [
+                "convert {v} {a} to {b}",
+                "how many {b} is {v} {a}?",
+                "{v} {a} in {b}?",
+                "what is {v} {a} in {b}?",
+                "convert {v} {a} into {b}",
+                "{v} {a} to {b}",
+                "how many {b} are {v} {a}?",
+                "please convert {v} {a} to {b}",
+            ]
+        )
 
         def answer(result: str) -> str:
             if result.startswith("Error: "):
                 return f"I could not convert that: {result[7:]}."
             left, right = result.split(" = ")
             return f"{left} is {right}."
+
         arguments = {"value": value, "from_unit": source, "to_unit": target}
         return phrase.format(v=_fmt(value), a=source, b=target), "convert_units", arguments, answer
 
@@ -231,9 +386,19 @@ class Conversations:
             query = rng.choice(self.topics)
         else:
             query = " ".join(rng.sample(self.words, rng.choice([1, 2])))
-        phrase = rng.choice(["search the web for {q}", "look up {q}", "search for {q}", "find {q} on the web",
-                             "web search {q}", "search the web for {q}", "can you look up {q}?",
-                             "find information about {q}", "google {q}"])
+        phrase = rng.choice(
+            [
+                "search the web for {q}",
+                "look up {q}",
+                "search for {q}",
+                "find {q} on the web",
+                "web search {q}",
+                "search the web for {q}",
+                "can you look up {q}?",
+                "find information about {q}",
+                "google {q}",
+            ]
+        )
 
         def answer(result: str) -> str:
             if result.startswith("No results for"):
@@ -243,6 +408,7 @@ class Conversations:
             snippet = rest.split("): ", 1)[1]
             sentence = snippet.split(". ")[0].rstrip(".")
             return f'From "{title}": {sentence}.'
+
         return phrase.format(q=query), "web_search", {"query": query}, answer
 
     def read_file(self):
@@ -253,31 +419,53 @@ class Conversations:
             (self.run_tool.workdir / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
         else:
             (self.run_tool.workdir / path).unlink(missing_ok=True)
-        phrase = rng.choice(["read the file {f}", "read {f}", "show me {f}", "what's in {f}?", "open {f}",
-                             "cat {f}", "read the file {f} please", "what does {f} say?"])
+        phrase = rng.choice(
+            [
+                "read the file {f}",
+                "read {f}",
+                "show me {f}",
+                "what's in {f}?",
+                "open {f}",
+                "cat {f}",
+                "read the file {f} please",
+                "what does {f} say?",
+            ]
+        )
 
         def answer(result: str) -> str:
             if result.startswith("Error: "):
                 return f"I could not read {path}: {result[7:]}."
             return f"{path} says:\n{result.rstrip()}"
+
         return phrase.format(f=path), "read_file", {"path": path}, answer
 
     def sleep(self):
         rng = self.rng
         seconds = rng.choice([1, 2, 3, 5, 10, 0.5, 1.5, 4, 30, 60, rng.randint(1, 120)])
-        phrase = rng.choice(["wait {s} seconds", "sleep for {s} seconds", "pause for {s} seconds",
-                             "wait {s} seconds please", "sleep {s} seconds", "take a {s} second break"])
+        phrase = rng.choice(
+            [
+                "wait {s} seconds",
+                "sleep for {s} seconds",
+                "pause for {s} seconds",
+                "wait {s} seconds please",
+                "sleep {s} seconds",
+                "take a {s} second break",
+            ]
+        )
 
         def answer(result: str) -> str:
             return f"Done: I waited {_fmt(seconds)} seconds."
+
         return phrase.format(s=_fmt(seconds)), "sleep", {"seconds": seconds}, answer
 
     def turn(self, kind: str) -> list[dict]:
         """One finished turn: the user's message and everything the assistant and the tools add."""
         if kind == "chat":
             asks, replies = self.rng.choice(CHAT)
-            return [{"role": "user", "content": self.rng.choice(asks)},
-                    {"role": "assistant", "content": self.rng.choice(replies)}]
+            return [
+                {"role": "user", "content": self.rng.choice(asks)},
+                {"role": "assistant", "content": self.rng.choice(replies)},
+            ]
         user, name, arguments, answer = getattr(self, kind)()
         moment = datetime(2024, 1, 1, tzinfo=UTC) + timedelta(minutes=self.rng.randrange(3 * 365 * 24 * 60))
         if self.denials and self.denials.random() < DENIAL_SHARE:
@@ -290,8 +478,13 @@ class Conversations:
         call_arguments = json.dumps(arguments) if self.rng.random() < 0.5 else arguments  # both shapes
         return [
             {"role": "user", "content": user},
-            {"role": "assistant", "content": "", "tool_calls": [
-                {"id": call_id, "type": "function", "function": {"name": name, "arguments": call_arguments}}]},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": call_id, "type": "function", "function": {"name": name, "arguments": call_arguments}}
+                ],
+            },
             {"role": "tool", "tool_call_id": call_id, "name": name, "content": result},
             {"role": "assistant", "content": answer(result)},
         ]

@@ -62,14 +62,17 @@ def make_engine(scripted: bool, model: Path):
         sys.path.insert(0, str(REPO_ROOT))
         from tests.fakes import ScriptedEngine, call
 
-        return ScriptedEngine([
-            [call("calculator", {"expression": "12 * 7"}, "call_1")],
-            "12 * 7 = 84",
-            [call("current_time", {"timezone": "Asia/Tokyo"}, "call_2")],
-            "It is 21:04 in Tokyo.",
-            [call("web_search", {"query": "MLX"}, "call_3")],
-            "MLX is an array framework for machine learning on Apple silicon.",
-        ], delay=0.01)
+        return ScriptedEngine(
+            [
+                [call("calculator", {"expression": "12 * 7"}, "call_1")],
+                "12 * 7 = 84",
+                [call("current_time", {"timezone": "Asia/Tokyo"}, "call_2")],
+                "It is 21:04 in Tokyo.",
+                [call("web_search", {"query": "MLX"}, "call_3")],
+                "MLX is an array framework for machine learning on Apple silicon.",
+            ],
+            delay=0.01,
+        )
     from mcp_chat_tui.engine.mlx_engine import MlxEngine
 
     if not (model / "model.safetensors").exists():
@@ -78,8 +81,9 @@ def make_engine(scripted: bool, model: Path):
 
 
 def make_app(engine, servers: list[ServerConfig], settings: Settings, label: str) -> ChatApp:
-    return ChatApp(engine=engine, hub=ServerHub(servers), policy=ApprovalPolicy("ask"), settings=settings,
-                   model_label=label)
+    return ChatApp(
+        engine=engine, hub=ServerHub(servers), policy=ApprovalPolicy("ask"), settings=settings, model_label=label
+    )
 
 
 async def wait_for(pilot, predicate: Callable[[], bool], what: str) -> None:
@@ -131,8 +135,11 @@ async def conversation(engine, out: Path, label: str) -> list[str]:
         for prompt in PROMPTS:
             await send(pilot, app, prompt)
             while True:
-                await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) or turn_done(app),
-                               f"an approval or the answer to {prompt!r}")
+                await wait_for(
+                    pilot,
+                    lambda: isinstance(app.screen, ApprovalScreen) or turn_done(app),
+                    f"an approval or the answer to {prompt!r}",
+                )
                 if not isinstance(app.screen, ApprovalScreen):
                     break
                 if not (out / "approval.svg").exists():
@@ -163,8 +170,11 @@ async def failed_server(engine, out: Path, label: str) -> None:
         await pilot.press("f4")
         names = list(app.servers_table.statuses)
         app.servers_table.move_cursor(row=names.index(missing.name), animate=False)
-        await wait_for(pilot, lambda: app.focused is app.servers_table
-                       and app.servers_table.selected_server() == missing.name, "the failed row selected")
+        await wait_for(
+            pilot,
+            lambda: app.focused is app.servers_table and app.servers_table.selected_server() == missing.name,
+            "the failed row selected",
+        )
         await settle(pilot)
         save(app, out, "server-failed.svg")
 

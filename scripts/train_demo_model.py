@@ -152,10 +152,10 @@ CHAT_TEMPLATE = r"""{%- macro text(content) -%}
 {%- endfor -%}
 {%- if add_generation_prompt -%}{{- '<|im_start|>assistant\n' -}}{%- endif -%}"""
 
-QWEN2_PRETOKENIZE_REGEX = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"""
-                           r""" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
-
-
+QWEN2_PRETOKENIZE_REGEX = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"""
+    r""" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
 
 
 # --------------------------------------------------------------------------- tokenizer and model files
@@ -182,31 +182,41 @@ def train_tokenizer(texts: list[str], vocab_size: int, added: list[str] = ()):
     # Words, single digits and runs of other characters are separate pieces, and a word is the same
     # token after a space, a quote or a slash, so copying "Tokyo" or "12 * 7" from the request into
     # the JSON arguments is copying the same tokens.
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(r"\p{L}+|\p{N}|[^\p{L}\p{N}]+"), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(r"\p{L}+|\p{N}|[^\p{L}\p{N}]+"), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     tokenizer.decoder = decoders.ByteLevel()
     special = [PAD, IM_START, IM_END]
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=special,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tokenizer.train_from_iterator(texts, trainer)
     # Saved with exactly the normalizer and pre-tokenizer that transformers' Qwen2Tokenizer imposes on
     # every qwen2 model (transformers 5 ignores the file's own), so all loaders encode alike. The merges
     # learned above never join a word to what precedes it, so words still copy token for token.
     tokenizer.normalizer = normalizers.NFC()
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(QWEN2_PRETOKENIZE_REGEX), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(QWEN2_PRETOKENIZE_REGEX), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
     from tokenizers import AddedToken
+
     tokenizer.add_tokens([AddedToken(CALL_START, normalized=False), AddedToken(CALL_END, normalized=False)])
     tokenizer.add_tokens([AddedToken(text, normalized=False) for text in added])
     return tokenizer
 
 
-def build_tokenizer(conversations: list[list[dict]], tools: list[dict], vocab_size: int, out: Path,
-                    added: list[str] = ()):
+def build_tokenizer(
+    conversations: list[list[dict]], tools: list[dict], vocab_size: int, out: Path, added: list[str] = ()
+):
     """Train the BPE on the rendered conversations (so the tools block compresses), write it, load it back.
 
     A first tokenizer trained on the message texts only serves to render the template.
@@ -218,8 +228,9 @@ def build_tokenizer(conversations: list[list[dict]], tools: list[dict], vocab_si
             text = text.replace(marker, "\n")
         return text
 
-    contents = [json.dumps(m.get("tool_calls"), ensure_ascii=False) + str(m["content"])
-                for c in conversations for m in c]
+    contents = [
+        json.dumps(m.get("tool_calls"), ensure_ascii=False) + str(m["content"]) for c in conversations for m in c
+    ]
     first = train_tokenizer(contents + [json.dumps(tools)], vocab_size)
     write_tokenizer(first, out)
     write_config(out, first)
@@ -304,8 +315,9 @@ def model_config(vocab_size: int, eos_id: int, pad_id: int) -> dict:
 # --------------------------------------------------------------------------- examples
 
 
-def examples_of(tokenizer, conversation: list[dict], tools: list[dict],
-                copy_weight: float = 1.0) -> list[tuple[list[int], int, list[float]]]:
+def examples_of(
+    tokenizer, conversation: list[dict], tools: list[dict], copy_weight: float = 1.0
+) -> list[tuple[list[int], int, list[float]]]:
     """One example per assistant message: (prompt tokens + completion tokens, prompt length, weights).
 
     The weights are one per completion token: ``copy_weight`` for a word, digit or operator that also
@@ -320,13 +332,14 @@ def examples_of(tokenizer, conversation: list[dict], tools: list[dict],
     for i, message in enumerate(conversation):
         if message["role"] != "assistant":
             continue
-        prompt = tokenizer.apply_chat_template(conversation[:i], tools=tools, add_generation_prompt=True,
-                                               tokenize=False)
+        prompt = tokenizer.apply_chat_template(
+            conversation[:i], tools=tools, add_generation_prompt=True, tokenize=False
+        )
         full = tokenizer.apply_chat_template(conversation[: i + 1], tools=tools, tokenize=False)
         assert full.startswith(prompt), (prompt, full)
-        completion = full[len(prompt):]
+        completion = full[len(prompt) :]
         assert completion.endswith(IM_END + "\n"), completion
-        completion = completion[: -1]
+        completion = completion[:-1]
         prompt_ids = tokenizer.encode(prompt, add_special_tokens=False)
         completion_ids = tokenizer.encode(completion, add_special_tokens=False)
         source = set(tokenizer.encode(str(conversation[i - 1].get("content") or ""), add_special_tokens=False))
@@ -390,7 +403,9 @@ def _init_weights(init: Path, tokenizer_path: Path, config: dict) -> dict:
     return weights
 
 
-def train(args, tokenizer_path: Path, examples: list[tuple[list[int], int, list[float]]], prefix: list[int], config: dict):
+def train(
+    args, tokenizer_path: Path, examples: list[tuple[list[int], int, list[float]]], prefix: list[int], config: dict
+):
     import mlx.core as mx
     import mlx.nn as nn
     import mlx.optimizers as optim
@@ -430,8 +445,8 @@ def train(args, tokenizer_path: Path, examples: list[tuple[list[int], int, list[
         window = args.batch_size * 16
         batches = []
         for start in range(0, len(shuffled), window):
-            chunk = sorted(shuffled[start: start + window], key=lambda r: len(r[0]))
-            batches += [chunk[i: i + args.batch_size] for i in range(0, len(chunk), args.batch_size)]
+            chunk = sorted(shuffled[start : start + window], key=lambda r: len(r[0]))
+            batches += [chunk[i : i + args.batch_size] for i in range(0, len(chunk), args.batch_size)]
         rng.shuffle(batches)
         return batches
 
@@ -458,7 +473,8 @@ def train(args, tokenizer_path: Path, examples: list[tuple[list[int], int, list[
     warmup = max(1, min(100, args.steps // 10))
     schedule = optim.join_schedules(
         [optim.linear_schedule(1e-5, args.lr, warmup), optim.cosine_decay(args.lr, args.steps - warmup, args.lr / 20)],
-        [warmup])
+        [warmup],
+    )
     optimizer = optim.AdamW(learning_rate=schedule, weight_decay=0.01)
     loss_and_grad = nn.value_and_grad(model, loss_fn)
 
@@ -557,9 +573,11 @@ def evaluate(out: Path, tools: list[dict], maker: Conversations, per_kind: int) 
         if kind == "chat":
             print(f"  {kind:14s} no tool call {calls_ok}/{per_kind}, exact reply {answers_ok}/{per_kind}")
         else:
-            print(f"  {kind:14s} tool call (name + exact arguments) {calls_ok}/{per_kind} = {calls_ok / per_kind:.0%};"
-                  f" answer uses the result {answers_use}/{per_kind} = {answers_use / per_kind:.0%};"
-                  f" answer exact {answers_ok}/{per_kind}")
+            print(
+                f"  {kind:14s} tool call (name + exact arguments) {calls_ok}/{per_kind} = {calls_ok / per_kind:.0%};"
+                f" answer uses the result {answers_use}/{per_kind} = {answers_use / per_kind:.0%};"
+                f" answer exact {answers_ok}/{per_kind}"
+            )
         for line in failures:
             print(line)
     denied_ok = 0
@@ -595,40 +613,72 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description="Train the tiny demo model of mcp-chat-tui (a toy for trying the app and for tests).",
         epilog="Training is about 10x faster with OpenBLAS on Linux: apt-get install libopenblas0-pthread, then run "
-               "with LD_PRELOAD=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 (not required).",
+        "with LD_PRELOAD=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 (not required).",
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="model folder to write (default: %(default)s)")
     parser.add_argument("--steps", type=int, default=1600, help="training steps (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="random seed for data, tokenizer and weights")
     parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--max-suffix", type=int, default=330,
-                        help="skip examples longer than this after the shared tools block (keeps random batches cheap)")
+    parser.add_argument(
+        "--max-suffix",
+        type=int,
+        default=330,
+        help="skip examples longer than this after the shared tools block (keeps random batches cheap)",
+    )
     parser.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (default: %(default)s)")
     parser.add_argument("--conversations", type=int, default=8000, help="synthetic training conversations")
-    parser.add_argument("--more-conversations", type=int, default=0,
-                        help="further conversations, for training only (the tokenizer is learned from the first ones)")
-    parser.add_argument("--data-seed", type=int,
-                        help="seed for the --more-conversations (default: go on from --seed's data), so a continued "
-                             "run can draw data no earlier run has seen")
-    parser.add_argument("--number-tokens", action=argparse.BooleanOptionalAction, default=True,
-                        help="give two- and three-digit numbers tokens of their own (with --init from a model "
-                             "without them, each starts as the mean of its digits; default: on)")
-    parser.add_argument("--operator-tokens", action=argparse.BooleanOptionalAction, default=True,
-                        help="give ' + ', ' - ', ' * ', ' / ' and ' = ' (spaces included) tokens of their own "
-                             "(default: on)")
-    parser.add_argument("--keep-tokenizer", action="store_true",
-                        help="use the tokenizer of --init (or of --out) as it is instead of learning one")
-    parser.add_argument("--denials", action=argparse.BooleanOptionalAction, default=True,
-                        help=f"let the user deny {DENIAL_SHARE * 100:.0f}%% of the calls, and answer that it was "
-                             "denied (default: on)")
+    parser.add_argument(
+        "--more-conversations",
+        type=int,
+        default=0,
+        help="further conversations, for training only (the tokenizer is learned from the first ones)",
+    )
+    parser.add_argument(
+        "--data-seed",
+        type=int,
+        help="seed for the --more-conversations (default: go on from --seed's data), so a continued "
+        "run can draw data no earlier run has seen",
+    )
+    parser.add_argument(
+        "--number-tokens",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="give two- and three-digit numbers tokens of their own (with --init from a model "
+        "without them, each starts as the mean of its digits; default: on)",
+    )
+    parser.add_argument(
+        "--operator-tokens",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="give ' + ', ' - ', ' * ', ' / ' and ' = ' (spaces included) tokens of their own (default: on)",
+    )
+    parser.add_argument(
+        "--keep-tokenizer",
+        action="store_true",
+        help="use the tokenizer of --init (or of --out) as it is instead of learning one",
+    )
+    parser.add_argument(
+        "--denials",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help=f"let the user deny {DENIAL_SHARE * 100:.0f}%% of the calls, and answer that it was denied (default: on)",
+    )
     parser.add_argument("--vocab-size", type=int, default=2048)
     parser.add_argument("--eval-per-kind", type=int, default=20, help="held-out requests per kind to evaluate")
     parser.add_argument("--init", type=Path, help="start from the weights of this model folder instead of random ones")
-    parser.add_argument("--copy-weight", type=float, default=4.0,
-                        help="loss weight of completion tokens copied from the message answered (default: %(default)s)")
-    parser.add_argument("--prompt-weight", type=float, default=0.25,
-                        help="loss weight of the tokens of the prompt after the tools block (user messages, "
-                             "tool results): next-token practice, copying in particular (default: %(default)s)")
+    parser.add_argument(
+        "--copy-weight",
+        type=float,
+        default=4.0,
+        help="loss weight of completion tokens copied from the message answered (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--prompt-weight",
+        type=float,
+        default=0.25,
+        help="loss weight of the tokens of the prompt after the tools block (user messages, "
+        "tool results): next-token practice, copying in particular (default: %(default)s)",
+    )
     parser.add_argument("--eval-only", action="store_true", help="only evaluate the model already in --out")
     args = parser.parse_args(argv)
     out = args.out.resolve()
@@ -646,9 +696,14 @@ def main(argv: list[str] | None = None) -> None:
         if not args.eval_only:
             rng = random.Random(args.seed)
             denials = random.Random(args.seed + 7) if args.denials else None
-            maker = Conversations(rng, run_tool, [z for z in zones if z not in held_zones],
-                                  [t for t in SEARCH_TOPICS if t not in held_topics],
-                                  [w for w in SEARCH_WORDS if w not in held_words], denials)
+            maker = Conversations(
+                rng,
+                run_tool,
+                [z for z in zones if z not in held_zones],
+                [t for t in SEARCH_TOPICS if t not in held_topics],
+                [w for w in SEARCH_WORDS if w not in held_words],
+                denials,
+            )
             conversations = make_conversations(maker, args.conversations)
             added = whole_tokens(args.number_tokens, args.operator_tokens)
             if args.keep_tokenizer:
@@ -660,20 +715,24 @@ def main(argv: list[str] | None = None) -> None:
             if args.data_seed is not None:
                 maker.rng = random.Random(args.data_seed)
             conversations += make_conversations(maker, args.more_conversations)
-            prefix_text = wrapper.apply_chat_template([{"role": "user", "content": "x"}], tools=tools,
-                                                      tokenize=False).split(IM_START + "user")[0]
+            prefix_text = wrapper.apply_chat_template(
+                [{"role": "user", "content": "x"}], tools=tools, tokenize=False
+            ).split(IM_START + "user")[0]
             prefix = wrapper.encode(prefix_text, add_special_tokens=False)
             examples = [e for c in conversations for e in examples_of(wrapper, c, tools, args.copy_weight)]
             lengths = sorted(len(ids) for ids, _, _ in examples)
-            print(f"vocab {len(wrapper)} tokens; tools block {len(prefix)} tokens;"
-                  f" {len(examples)} examples, length median {lengths[len(lengths) // 2]} max {lengths[-1]}",
-                  flush=True)
+            print(
+                f"vocab {len(wrapper)} tokens; tools block {len(prefix)} tokens;"
+                f" {len(examples)} examples, length median {lengths[len(lengths) // 2]} max {lengths[-1]}",
+                flush=True,
+            )
             config = write_config(out, tokenizer)
             assert config["vocab_size"] == len(wrapper)
             train(args, out, examples, prefix, config)
 
-        held = Conversations(random.Random(args.seed + 1000), run_tool, sorted(held_zones), sorted(held_topics),
-                             sorted(held_words))
+        held = Conversations(
+            random.Random(args.seed + 1000), run_tool, sorted(held_zones), sorted(held_topics), sorted(held_words)
+        )
         evaluate(out, tools, held, args.eval_per_kind)
     size = sum(f.stat().st_size for f in out.iterdir() if f.is_file())
     print(f"\nmodel folder {out}: {size / 1e6:.2f} MB")

@@ -85,7 +85,7 @@ class FakeHubDownload:
                 data = path.read_bytes()
                 with open(self.target / path.name, "wb") as out:
                     for start in range(0, len(data), 65536):
-                        piece = data[start:start + 65536]
+                        piece = data[start : start + 65536]
                         out.write(piece)
                         transfer.update(len(piece) // 2)
                         written.update(len(piece))

@@ -75,7 +75,9 @@ def free_port() -> int:
 def start_http_server(module_args: list[str], port: int) -> subprocess.Popen:
     """Start an HTTP MCP server on 127.0.0.1:port and wait until it accepts connections."""
     process = subprocess.Popen(
-        [sys.executable, *module_args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [sys.executable, *module_args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
@@ -99,9 +101,22 @@ def mlx_lm_server(model: Path, log_path: Path):
     port = free_port()
     log = log_path.open("w+")
     process = subprocess.Popen(
-        [sys.executable, "-m", "mlx_lm.server", "--model", str(model), "--host", "127.0.0.1",
-         "--port", str(port), "--log-level", "WARNING"],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "mlx_lm.server",
+            "--model",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "WARNING",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     try:

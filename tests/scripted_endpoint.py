@@ -49,14 +49,20 @@ def tool_reply(name: str, arguments: dict, *, content: str = "", call_id: str = 
 def _normalise(reply: str | dict) -> dict:
     if isinstance(reply, str):
         return {"content": reply, "tool_calls": []}
-    return {"content": reply.get("content") or "", "tool_calls": reply.get("tool_calls") or [],
-            "usage": reply.get("usage")}
+    return {
+        "content": reply.get("content") or "",
+        "tool_calls": reply.get("tool_calls") or [],
+        "usage": reply.get("usage"),
+    }
 
 
 def _wire_calls(reply: dict) -> list[dict]:
     return [
-        {"id": call.get("id") or f"call_{index + 1}", "type": "function",
-         "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}
+        {
+            "id": call.get("id") or f"call_{index + 1}",
+            "type": "function",
+            "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
+        }
         for index, call in enumerate(reply["tool_calls"])
     ]
 
@@ -72,8 +78,12 @@ def stream_chunks(reply: dict, include_usage: bool) -> list[dict]:
     """The SSE chunks of one reply, in the order an OpenAI-compatible server sends them."""
 
     def chunk(delta: dict, finish: str | None = None) -> dict:
-        return {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": MODEL_ID,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return {
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion.chunk",
+            "model": MODEL_ID,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
 
     words = reply["content"].split(" ")
     content_pieces = [word + " " for word in words[:-1]] + [words[-1]] if reply["content"] else []
@@ -82,15 +92,34 @@ def stream_chunks(reply: dict, include_usage: bool) -> list[dict]:
     for index, call in enumerate(_wire_calls(reply)):
         arguments = call["function"]["arguments"]
         half = len(arguments) // 2
-        chunks.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                              "function": {"name": call["function"]["name"], "arguments": ""}}]}))
+        chunks.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["function"]["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
         for part in (arguments[:half], arguments[half:]):
             chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]}))
     chunks.append(chunk({}, "tool_calls" if reply["tool_calls"] else "stop"))
     if include_usage:
         pieces = len(content_pieces) + 3 * len(reply["tool_calls"])
-        chunks.append({"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": MODEL_ID,
-                       "choices": [], "usage": _usage(reply, pieces)})
+        chunks.append(
+            {
+                "id": "chatcmpl-scripted",
+                "object": "chat.completion.chunk",
+                "model": MODEL_ID,
+                "choices": [],
+                "usage": _usage(reply, pieces),
+            }
+        )
     return chunks
 
 
@@ -99,10 +128,13 @@ def whole_completion(reply: dict) -> dict:
     message: dict[str, Any] = {"role": "assistant", "content": reply["content"] or None}
     if reply["tool_calls"]:
         message["tool_calls"] = _wire_calls(reply)
-    return {"id": "chatcmpl-scripted", "object": "chat.completion", "model": MODEL_ID,
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if reply["tool_calls"] else "stop"}],
-            "usage": _usage(reply, len(reply["content"].split()) + 3 * len(reply["tool_calls"]))}
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "model": MODEL_ID,
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if reply["tool_calls"] else "stop"}],
+        "usage": _usage(reply, len(reply["content"].split()) + 3 * len(reply["tool_calls"])),
+    }
 
 
 class ScriptedEndpoint:
@@ -195,8 +227,10 @@ class ScriptedEndpoint:
 
 def main(script_file: str) -> None:
     with open(script_file, encoding="utf-8") as handle:
-        script = [failure(r["status"], r.get("body", "")) if isinstance(r, dict) and "status" in r else r
-                  for r in json.load(handle)]
+        script = [
+            failure(r["status"], r.get("body", "")) if isinstance(r, dict) and "status" in r else r
+            for r in json.load(handle)
+        ]
     with ScriptedEndpoint(script) as endpoint:
         print(endpoint.url, flush=True)
         threading.Event().wait()

@@ -67,7 +67,10 @@ async def test_a_whole_turn_asks_runs_the_tool_and_feeds_the_result_back(hub):
     [finished] = sink.of(CallFinished)
     assert finished.status == CallStatus.DONE and finished.result.text == "12 * 7 = 84"
     second_prompt = engine.prompts[1]
-    assert second_prompt[1]["tool_calls"][0]["function"] == {"name": "calculator", "arguments": '{"expression": "12 * 7"}'}
+    assert second_prompt[1]["tool_calls"][0]["function"] == {
+        "name": "calculator",
+        "arguments": '{"expression": "12 * 7"}',
+    }
     assert tool_messages(second_prompt) == [
         {"role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": "12 * 7 = 84"}
     ]
@@ -76,15 +79,17 @@ async def test_a_whole_turn_asks_runs_the_tool_and_feeds_the_result_back(hub):
 
 
 async def test_denied_failed_timed_out_and_malformed_calls_all_reach_the_model(hub):
-    engine = ScriptedEngine([
+    engine = ScriptedEngine(
         [
-            call("echo", {"text": "no"}, "call_1"),
-            call("calculator", {"expression": "1/0"}, "call_2"),
-            call("slow", {"seconds": 30}, "call_3"),
-            ToolCallMalformed("call_4", '<tool_call>{"name": "calc', "cut-off JSON"),
-        ],
-        "Sorry.",
-    ])
+            [
+                call("echo", {"text": "no"}, "call_1"),
+                call("calculator", {"expression": "1/0"}, "call_2"),
+                call("slow", {"seconds": 30}, "call_3"),
+                ToolCallMalformed("call_4", '<tool_call>{"name": "calc', "cut-off JSON"),
+            ],
+            "Sorry.",
+        ]
+    )
     agent = Agent(engine, hub, ApprovalPolicy("ask"))
     sink = Recorder(ApprovalChoice.DENY, ApprovalChoice.ALLOW_ONCE, ApprovalChoice.ALLOW_ONCE)
     await agent.run_turn("try things", sink)
@@ -94,8 +99,12 @@ async def test_denied_failed_timed_out_and_malformed_calls_all_reach_the_model(h
     assert by_id["call_3"].startswith("Error (timeout)") and "within 1 s" in by_id["call_3"]
     assert "cut-off JSON" in by_id["call_4"]
     statuses = {e.call.id: e.status for e in sink.of(CallFinished)}
-    assert statuses == {"call_1": CallStatus.DENIED, "call_2": CallStatus.ERROR,
-                        "call_3": CallStatus.TIMEOUT, "call_4": CallStatus.MALFORMED}
+    assert statuses == {
+        "call_1": CallStatus.DENIED,
+        "call_2": CallStatus.ERROR,
+        "call_3": CallStatus.TIMEOUT,
+        "call_4": CallStatus.MALFORMED,
+    }
     assert sink.of(MalformedCall)[0].raw.startswith("<tool_call>")
     # Tool messages follow the order of the proposals.
     assert [m["tool_call_id"] for m in tool_messages(engine.prompts[1])] == ["call_1", "call_2", "call_3", "call_4"]
@@ -125,11 +134,16 @@ async def test_allowed_calls_run_concurrently(hub):
 async def test_always_allow_a_tool_skips_the_dialog_next_time_and_can_be_saved(hub):
     saved = []
     policy = ApprovalPolicy("ask", on_save=lambda server, tool, value: saved.append((server, tool, value)))
-    engine = ScriptedEngine([
-        [call("calculator", {"expression": "1+1"})], "2",
-        [call("calculator", {"expression": "2+2"})], "4",
-        [call("echo", {"text": "hi"})], "hi",
-    ])
+    engine = ScriptedEngine(
+        [
+            [call("calculator", {"expression": "1+1"})],
+            "2",
+            [call("calculator", {"expression": "2+2"})],
+            "4",
+            [call("echo", {"text": "hi"})],
+            "hi",
+        ]
+    )
     agent = Agent(engine, hub, policy)
     sink = Recorder(ApprovalDecision(ApprovalChoice.ALWAYS_TOOL, save=True), ApprovalChoice.ALLOW_ONCE)
     await agent.run_turn("one", sink)
@@ -140,14 +154,21 @@ async def test_always_allow_a_tool_skips_the_dialog_next_time_and_can_be_saved(h
     assert saved == [("demo", "calculator", "always")]
     assert [d.choice for d in sink.of(CallDecided)][:2] == [ApprovalChoice.ALWAYS_TOOL, ApprovalChoice.AUTO]
     assert [d.allowed_by for d in sink.of(CallDecided)] == [
-        "you (always, saved in config.toml)", "saved always (config.toml)", "you (once)"]
+        "you (always, saved in config.toml)",
+        "saved always (config.toml)",
+        "you (once)",
+    ]
 
 
 async def test_allow_all_and_always_remembers_every_pending_tool(hub):
-    engine = ScriptedEngine([
-        [call("echo", {"text": "a"}, "1"), call("whoami", {}, "2")], "ok",
-        [call("whoami", {}, "1"), call("echo", {"text": "b"}, "2")], "ok",
-    ])
+    engine = ScriptedEngine(
+        [
+            [call("echo", {"text": "a"}, "1"), call("whoami", {}, "2")],
+            "ok",
+            [call("whoami", {}, "1"), call("echo", {"text": "b"}, "2")],
+            "ok",
+        ]
+    )
     agent = Agent(engine, hub, ApprovalPolicy("ask"))
     sink = Recorder(ApprovalChoice.ALWAYS_ALL)
     await agent.run_turn("one", sink)
@@ -209,8 +230,9 @@ async def test_stopping_keeps_the_partial_answer(hub):
     agent = Agent(engine, hub, ApprovalPolicy("ask"))
     sink = Recorder()
     task = asyncio.create_task(agent.run_turn("count", sink))
-    assert await eventually(lambda: "".join(e.text for e in sink.of(AssistantText)).startswith("one two"), 10), \
+    assert await eventually(lambda: "".join(e.text for e in sink.of(AssistantText)).startswith("one two"), 10), (
         "the first two words never arrived"
+    )
     assert agent.stop()
     assert await task == TurnEnd.STOPPED
     partial = agent.messages[-1]
@@ -301,20 +323,27 @@ async def test_auto_readonly_believes_a_read_only_mark_only_from_a_trusted_serve
 
 
 async def test_every_allowed_call_says_who_allowed_it(hub):
-    engine = ScriptedEngine([
-        [call("calculator", {"expression": "1+1"}, "1"), call("echo", {"text": "a"}, "2")], "ok",
-        [call("calculator", {"expression": "2+2"}, "1")], "ok",
-        [call("echo", {"text": "b"}, "1"), call("whoami", {}, "2")], "ok",
-    ])
+    engine = ScriptedEngine(
+        [
+            [call("calculator", {"expression": "1+1"}, "1"), call("echo", {"text": "a"}, "2")],
+            "ok",
+            [call("calculator", {"expression": "2+2"}, "1")],
+            "ok",
+            [call("echo", {"text": "b"}, "1"), call("whoami", {}, "2")],
+            "ok",
+        ]
+    )
     policy = ApprovalPolicy("ask", saved={"fx": {"echo": "always"}})
     sink = Recorder(ApprovalChoice.ALWAYS_TOOL, ApprovalChoice.ALLOW_ONCE)
     agent = Agent(engine, hub, policy)
     for prompt in ("one", "two", "three"):
         await agent.run_turn(prompt, sink)
     assert [(d.call.tool, d.allowed_by) for d in sink.of(CallDecided)] == [
-        ("calculator", "you (always, this session)"), ("echo", "saved always (config.toml)"),
         ("calculator", "you (always, this session)"),
-        ("echo", "saved always (config.toml)"), ("whoami", "you (once)"),
+        ("echo", "saved always (config.toml)"),
+        ("calculator", "you (always, this session)"),
+        ("echo", "saved always (config.toml)"),
+        ("whoami", "you (once)"),
     ]
     assert [e.why for e in sink.of(ApprovalNeeded)] == ['approval = "ask": every call asks'] * 2
 
@@ -332,12 +361,16 @@ async def test_a_saved_always_that_cannot_be_written_is_said_and_kept_for_the_se
     blocker.write_text("a file where config.toml's folder should be\n")
     path = blocker / "config.toml"
     policy = ApprovalPolicy("ask", on_save=lambda s, t, v: save_setting(path, ("approvals", s, t), v))
-    engine = ScriptedEngine([[call("calculator", {"expression": "1+1"})], "2", [call("calculator", {"expression": "2+2"})], "4"])
+    engine = ScriptedEngine(
+        [[call("calculator", {"expression": "1+1"})], "2", [call("calculator", {"expression": "2+2"})], "4"]
+    )
     sink = Recorder(ApprovalDecision(ApprovalChoice.ALWAYS_TOOL, save=True))
     agent = Agent(engine, hub, policy)
     await agent.run_turn("one", sink)
     await agent.run_turn("two", sink)
     [notice] = sink.of(Notice)
-    assert notice.text.startswith(f"demo › calculator: always allowed for this session, not saved: {path}: cannot be written")
+    assert notice.text.startswith(
+        f"demo › calculator: always allowed for this session, not saved: {path}: cannot be written"
+    )
     assert len(sink.of(ApprovalNeeded)) == 1 and len(sink.of(CallFinished)) == 2
     assert [d.allowed_by for d in sink.of(CallDecided)] == ["you (always, this session)"] * 2

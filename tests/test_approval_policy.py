@@ -50,7 +50,9 @@ def test_a_tool_toggle_is_for_this_session_and_writes_nothing():
 
 def test_a_server_toggle_on_then_off_writes_nothing_and_keeps_saved_choices():
     log: list = []
-    policy = ApprovalPolicy("ask", saved={"demo": {"calculator": "always"}, "ghost": {"x": "always"}}, on_save=saving(log))
+    policy = ApprovalPolicy(
+        "ask", saved={"demo": {"calculator": "always"}, "ghost": {"x": "always"}}, on_save=saving(log)
+    )
     policy.toggle(CLOCK)  # a per-tool choice of this session: the server toggle replaces it
     assert policy.toggle_server("demo", DEMO) is True
     assert all(policy.runs_without_asking(spec) for spec in DEMO)

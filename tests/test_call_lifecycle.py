@@ -56,18 +56,28 @@ def lines(path: Path) -> list[str]:
 # ----- killed mid-call ---------------------------------------------------------------------------
 
 
-def test_a_call_killed_mid_run_is_never_run_again_and_the_model_is_told_it_was_interrupted(tmp_path, isolated_user_dirs):
+def test_a_call_killed_mid_run_is_never_run_again_and_the_model_is_told_it_was_interrupted(
+    tmp_path, isolated_user_dirs
+):
     ledger, gate, chat = tmp_path / "ledger.txt", tmp_path / "gate", tmp_path / "chat.md"
     marker = new_marker()
     servers = tmp_path / "servers.json"
-    servers.write_text(json.dumps({"servers": {"ledger": {"command": sys.executable, "args": [LEDGER_SERVER, marker]}}}))
+    servers.write_text(
+        json.dumps({"servers": {"ledger": {"command": sys.executable, "args": [LEDGER_SERVER, marker]}}})
+    )
     base = [*CLI, "--endpoint", "{url}", "scripted", "--mcp-config", str(servers), "--transcript", str(chat), "--yes"]
     arguments = {"path": str(ledger), "line": "paid", "gate": str(gate)}
     with ScriptedEndpoint([tool_reply("append", arguments)]) as endpoint:
         command = [endpoint.url if part == "{url}" else part for part in base]
-        process = subprocess.Popen([*command, "-p", "pay once"], cwd=tmp_path, env=cli_env(isolated_user_dirs),
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            [*command, "-p", "pay once"],
+            cwd=tmp_path,
+            env=cli_env(isolated_user_dirs),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             assert wait_until(lambda: lines(ledger) == ["paid"], 60), "the tool never ran"
             os.killpg(process.pid, signal.SIGKILL)  # the call is held open: the kill lands mid-call
@@ -82,9 +92,15 @@ def test_a_call_killed_mid_run_is_never_run_again_and_the_model_is_told_it_was_i
 
     with ScriptedEndpoint(["I cannot tell whether it ran.", "It may or may not have been paid."]) as endpoint:
         command = [endpoint.url if part == "{url}" else part for part in base]
-        resumed = subprocess.run([*command, "-p", "so, was it paid?", "--json"], cwd=tmp_path,
-                                 env=cli_env(isolated_user_dirs), capture_output=True, text=True, timeout=120,
-                                 stdin=subprocess.DEVNULL)
+        resumed = subprocess.run(
+            [*command, "-p", "so, was it paid?", "--json"],
+            cwd=tmp_path,
+            env=cli_env(isolated_user_dirs),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
     gate.touch()
     assert lines(ledger) == ["paid"], "the interrupted call ran again on resume"
     assert resumed.returncode == 3, resumed.stderr
@@ -108,8 +124,13 @@ async def test_the_app_shows_an_interrupted_call_and_runs_it_again_only_on_an_ex
         ledger, path = tmp_path / f"ledger-{key}.txt", tmp_path / f"chat-{key}.md"
         path.write_text(render(interrupted_transcript(ledger)), encoding="utf-8")
         engine = ScriptedEngine(["Noted."])
-        app = make_app(engine, [ledger_config()], policy=ApprovalPolicy("auto"), transcript_file=path,
-                       transcript=parse(path.read_text(encoding="utf-8")))
+        app = make_app(
+            engine,
+            [ledger_config()],
+            policy=ApprovalPolicy("auto"),
+            transcript_file=path,
+            transcript=parse(path.read_text(encoding="utf-8")),
+        )
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.built and app.calls_table.records, what="the loaded conversation")
             [record] = app.calls_table.records.values()
@@ -125,8 +146,12 @@ async def test_the_app_shows_an_interrupted_call_and_runs_it_again_only_on_an_ex
         saved = parse(read_transcript_text(path)).exchanges[0].steps[0].proposals[0]
         if key == "n":
             assert saved.result.status == "interrupted"
-            assert {"role": "tool", "tool_call_id": "call_1", "name": "append",
-                    "content": INTERRUPTED_MESSAGE} in engine.prompts[0]
+            assert {
+                "role": "tool",
+                "tool_call_id": "call_1",
+                "name": "append",
+                "content": INTERRUPTED_MESSAGE,
+            } in engine.prompts[0]
         else:
             assert saved.result.status == "done" and saved.choice == "yo" and saved.started_at is not None
 
@@ -141,9 +166,13 @@ async def test_a_call_the_file_approved_but_never_started_asks_again_showing_the
     from mcp_chat_tui.transcript import ToolResult
 
     earlier.result = ToolResult("append", "call_0", "done", "appended 'paid'", "ledger", 0.01)
-    approved = Transcript([Exchange("pay", "scripted", [earlier_step, Step(proposals=[Proposal(append_call(ledger), "yo")])])])
+    approved = Transcript(
+        [Exchange("pay", "scripted", [earlier_step, Step(proposals=[Proposal(append_call(ledger), "yo")])])]
+    )
     path.write_text(render(approved), encoding="utf-8")
-    app = make_app(ScriptedEngine(["Paid."]), [ledger_config()], transcript_file=path, transcript=parse(path.read_text()))
+    app = make_app(
+        ScriptedEngine(["Paid."]), [ledger_config()], transcript_file=path, transcript=parse(path.read_text())
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the question")
         assert not ledger.exists(), "the file's yes ran the tool"
@@ -158,8 +187,13 @@ async def test_yes_confirms_a_call_the_file_approved(tmp_path):
     ledger, path = tmp_path / "ledger.txt", tmp_path / "approved.md"
     approved = Transcript([Exchange("pay", "scripted", [Step(proposals=[Proposal(append_call(ledger), "yo")])])])
     path.write_text(render(approved), encoding="utf-8")
-    app = make_app(ScriptedEngine(["Paid."]), [ledger_config()], policy=ApprovalPolicy("auto"),
-                   transcript_file=path, transcript=parse(path.read_text()))
+    app = make_app(
+        ScriptedEngine(["Paid."]),
+        [ledger_config()],
+        policy=ApprovalPolicy("auto"),
+        transcript_file=path,
+        transcript=parse(path.read_text()),
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await wait_for(pilot, lambda: lines(ledger) == ["paid"], what="the call")
@@ -191,8 +225,12 @@ async def test_esc_cancels_a_running_call_at_the_server_and_it_ends_cancelled_ev
         await wait_for(pilot, lambda: Path(str(ledger) + ".cancelled").exists(), what="the server to hear the cancel")
         status = app.hub.status("ledger")
         assert status.state.value == "ready" and status.calls_in_flight == 0, "the server is left busy"
-        assert app.agent.messages[-1] == {"role": "tool", "tool_call_id": "call_1", "name": "append",
-                                          "content": STOPPED_MESSAGE}
+        assert app.agent.messages[-1] == {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "name": "append",
+            "content": STOPPED_MESSAGE,
+        }
     gate.touch()
     assert engine.replies == ["never asked for"]
     saved = parse(read_transcript_text(path))
@@ -207,8 +245,10 @@ async def test_esc_cancels_a_running_call_at_the_server_and_it_ends_cancelled_ev
         [record] = resumed.calls_table.records.values()
         assert record.state is CallState.CANCELLED and record.server == "ledger"
         assert record.duration == result.duration and record.started_at == proposal.started_at
+
         def cell(column):
             return str(resumed.calls_table.get_cell(record.key, column))
+
         assert cell("time") == proposal.started_at.strftime("%H:%M:%S") and "ledger" in cell("tool")
         assert "■ stopped" in chat_text(resumed)
     assert lines(ledger) == ["paid"]
@@ -220,11 +260,13 @@ async def test_esc_cancels_a_running_call_at_the_server_and_it_ends_cancelled_ev
 async def test_call_ids_are_unique_within_a_conversation_and_across_a_resume(tmp_path):
     ledger, path = tmp_path / "ledger.txt", tmp_path / "chat.md"
     arguments = {"path": str(ledger), "line": "x"}
-    engine = ScriptedEngine([
-        [call("append", arguments), call("append", arguments), call("append", arguments, "mine")],
-        [call("append", arguments), call("append", arguments, "mine")],
-        "done",
-    ])
+    engine = ScriptedEngine(
+        [
+            [call("append", arguments), call("append", arguments), call("append", arguments, "mine")],
+            [call("append", arguments), call("append", arguments, "mine")],
+            "done",
+        ]
+    )
     app = make_app(engine, [ledger_config()], policy=ApprovalPolicy("auto"), transcript_file=path)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -237,8 +279,13 @@ async def test_call_ids_are_unique_within_a_conversation_and_across_a_resume(tmp
     assert len(lines(ledger)) == 5
 
     engine = ScriptedEngine([[call("append", arguments)], "done"])
-    resumed = make_app(engine, [ledger_config()], policy=ApprovalPolicy("auto"), transcript_file=path,
-                       transcript=parse(read_transcript_text(path)))
+    resumed = make_app(
+        engine,
+        [ledger_config()],
+        policy=ApprovalPolicy("auto"),
+        transcript_file=path,
+        transcript=parse(read_transcript_text(path)),
+    )
     async with resumed.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, resumed)
         await send(pilot, "again")
@@ -255,8 +302,21 @@ def test_plain_asks_before_running_an_interrupted_call_again(tmp_path, isolated_
     servers = tmp_path / "servers.json"
     servers.write_text(json.dumps({"servers": {"ledger": {"command": sys.executable, "args": [LEDGER_SERVER]}}}))
     with ScriptedEndpoint(["Paid now."]) as endpoint:
-        terminal = Terminal([*CLI, "--endpoint", endpoint.url, "scripted", "--mcp-config", str(servers),
-                             "--transcript", str(path), "--plain"], tmp_path, dict(cli_env(isolated_user_dirs), TERM="dumb"))
+        terminal = Terminal(
+            [
+                *CLI,
+                "--endpoint",
+                endpoint.url,
+                "scripted",
+                "--mcp-config",
+                str(servers),
+                "--transcript",
+                str(path),
+                "--plain",
+            ],
+            tmp_path,
+            dict(cli_env(isolated_user_dirs), TERM="dumb"),
+        )
         try:
             assert wait_until(lambda: "all and stop:" in terminal.text(), 60), terminal.text()
             assert "interrupted: it may or may not have run" in terminal.text() and not ledger.exists()
@@ -328,9 +388,13 @@ async def test_a_calls_start_is_on_disk_before_the_call_reaches_its_server(tmp_p
 
 async def test_a_resumed_conversation_shows_each_call_as_it_was_shown_live(tmp_path):
     ledger, path = tmp_path / "ledger.txt", tmp_path / "chat.md"
-    ran, denied = call("read", {"path": str(path)}, "call_1"), call("append", {"path": str(ledger), "line": "no"}, "call_2")
-    app = make_app(ScriptedEngine([[ran, denied], "One read, one denied."]), [ledger_config()],
-                   transcript_file=path, frozen=False)
+    ran, denied = (
+        call("read", {"path": str(path)}, "call_1"),
+        call("append", {"path": str(ledger), "line": "no"}, "call_2"),
+    )
+    app = make_app(
+        ScriptedEngine([[ran, denied], "One read, one denied."]), [ledger_config()], transcript_file=path, frozen=False
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "go")
@@ -339,14 +403,26 @@ async def test_a_resumed_conversation_shows_each_call_as_it_was_shown_live(tmp_p
             await pilot.press(key)
             await pilot.pause()
         await wait_turn_done(pilot, app)
-        live = {r.call_id: ([str(c) for c in app.calls_table.get_row(r.key)], str(app.call_store.cards[r.key].render()))
-                for r in app.calls_table.records.values()}
-    resumed = make_app(ScriptedEngine([]), [ledger_config()], transcript_file=path,
-                       transcript=parse(read_transcript_text(path)), frozen=False)
+        live = {
+            r.call_id: ([str(c) for c in app.calls_table.get_row(r.key)], str(app.call_store.cards[r.key].render()))
+            for r in app.calls_table.records.values()
+        }
+    resumed = make_app(
+        ScriptedEngine([]),
+        [ledger_config()],
+        transcript_file=path,
+        transcript=parse(read_transcript_text(path)),
+        frozen=False,
+    )
     async with resumed.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, resumed)
-        shown = {r.call_id: ([str(c) for c in resumed.calls_table.get_row(r.key)], str(resumed.call_store.cards[r.key].render()))
-                 for r in resumed.calls_table.records.values()}
+        shown = {
+            r.call_id: (
+                [str(c) for c in resumed.calls_table.get_row(r.key)],
+                str(resumed.call_store.cards[r.key].render()),
+            )
+            for r in resumed.calls_table.records.values()
+        }
     assert shown == live
     assert live["call_1"][0][1] == "✓ done" and live["call_2"][0][1] == "⊘ denied" and "ledger" in live["call_2"][0][0]
     assert not ledger.exists()
@@ -354,7 +430,9 @@ async def test_a_resumed_conversation_shows_each_call_as_it_was_shown_live(tmp_p
 
 async def test_a_reply_the_engine_failed_shows_its_error_after_a_resume(tmp_path):
     path = tmp_path / "chat.md"
-    failed = Transcript([Exchange("hi", "scripted", [Step(text="Hel")], end="error", error="the model server went away")])
+    failed = Transcript(
+        [Exchange("hi", "scripted", [Step(text="Hel")], end="error", error="the model server went away")]
+    )
     path.write_text(render(failed), encoding="utf-8")
     app = make_app(ScriptedEngine([]), [], transcript_file=path, transcript=parse(path.read_text(encoding="utf-8")))
     async with app.run_test(size=SIZE) as pilot:

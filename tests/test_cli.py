@@ -120,13 +120,18 @@ def test_signal_to_the_app_leaves_no_server_process(signum, exit_code, tmp_path,
         env[f"MCP_CHAT_TUI_{kind}_DIR"] = str(isolated_user_dirs / kind.lower())
     app = subprocess.Popen(
         [*CLI, "--check-servers", "--mcp-config", str(config)],
-        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         assert wait_until(lambda: len(pids_with(marker)) == 2, 30), "servers did not start"
         fast_log = isolated_user_dirs / "log" / "servers" / "fast.log"
-        assert wait_until(lambda: fast_log.exists() and "fixture fast ready" in fast_log.read_text(), 30), \
+        assert wait_until(lambda: fast_log.exists() and "fixture fast ready" in fast_log.read_text(), 30), (
             "the fast server never finished its handshake"
+        )
         app.send_signal(signum)
         app.wait(timeout=30)
     finally:

@@ -45,15 +45,34 @@ def test_auto_readonly_runs_a_trusted_servers_read_only_tool_and_says_so(tmp_pat
 def test_the_bundled_demo_server_is_trusted_with_demo(tmp_path, isolated_user_dirs):
     config = config_file(tmp_path, 'approval = "auto-readonly"\n')
     with ScriptedEndpoint(CALCULATOR_SCRIPT) as endpoint:
-        result = run_cli("--demo", "--endpoint", endpoint.url, "scripted", "--config", str(config),
-                         "-p", "what is 12 * 7?", cwd=tmp_path, dirs=isolated_user_dirs)
+        result = run_cli(
+            "--demo",
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--config",
+            str(config),
+            "-p",
+            "what is 12 * 7?",
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+        )
     assert result.returncode == 0, result.stderr
     assert "allowed by auto-readonly (trusted server demo)" in result.stderr
 
 
 def test_plain_says_yes_ran_the_call(tmp_path, isolated_user_dirs):
     with ScriptedEndpoint(CALCULATOR_SCRIPT) as endpoint:
-        result = run_cli("--endpoint", endpoint.url, "scripted", "--demo", "--plain", "--yes",
-                         cwd=tmp_path, dirs=isolated_user_dirs, stdin="what is 12 * 7?\nbye\n")
+        result = run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--demo",
+            "--plain",
+            "--yes",
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+            stdin="what is 12 * 7?\nbye\n",
+        )
     assert result.returncode == 0, result.stderr
     assert "calculator  [demo]  allowed by --yes" in result.stdout

@@ -28,8 +28,10 @@ async def _demo_tools() -> list[dict]:
     params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"])
     async with Client(params) as client:
         tools = (await client.list_tools()).tools
-    specs = [ToolSpec(server="demo", name=t.name, description=t.description or "", input_schema=t.input_schema)
-             for t in tools]
+    specs = [
+        ToolSpec(server="demo", name=t.name, description=t.description or "", input_schema=t.input_schema)
+        for t in tools
+    ]
     return [spec.to_openai() for spec in specs]
 
 
@@ -86,15 +88,22 @@ def test_template_renders_both_argument_shapes_alike(loaded, tools):
     def conversation(arguments):
         return [
             {"role": "user", "content": "what is 12 * 7?"},
-            {"role": "assistant", "content": "", "tool_calls": [
-                {"id": "call_1", "type": "function", "function": {"name": call["name"], "arguments": arguments}}]},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": "call_1", "type": "function", "function": {"name": call["name"], "arguments": arguments}}
+                ],
+            },
             {"role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": "12 * 7 = 84"},
         ]
 
-    as_dict = tokenizer.apply_chat_template(conversation(call["arguments"]), tools=tools, tokenize=False,
-                                            add_generation_prompt=True)
-    as_string = tokenizer.apply_chat_template(conversation(json.dumps(call["arguments"])), tools=tools,
-                                              tokenize=False, add_generation_prompt=True)
+    as_dict = tokenizer.apply_chat_template(
+        conversation(call["arguments"]), tools=tools, tokenize=False, add_generation_prompt=True
+    )
+    as_string = tokenizer.apply_chat_template(
+        conversation(json.dumps(call["arguments"])), tools=tools, tokenize=False, add_generation_prompt=True
+    )
     assert as_dict == as_string
     assert '<tool_call>\n{"name": "calculator", "arguments": {"expression": "12 * 7"}}\n</tool_call>' in as_dict
     assert as_dict.endswith("<|im_start|>tool\n12 * 7 = 84<|im_end|>\n<|im_start|>assistant\n")
@@ -106,8 +115,11 @@ def test_template_renders_both_argument_shapes_alike(loaded, tools):
     [
         ("what is 12 * 7?", "calculator", [{"expression": "12 * 7"}]),
         ("what time is it in Tokyo?", "current_time", [{"timezone": "Tokyo"}, {"timezone": "Asia/Tokyo"}]),
-        ("search the web for the speed of light", "web_search",
-         [{"query": "the speed of light"}, {"query": "speed of light"}]),
+        (
+            "search the web for the speed of light",
+            "web_search",
+            [{"query": "the speed of light"}, {"query": "speed of light"}],
+        ),
         ("convert 5 km to miles", "convert_units", [{"value": 5, "from_unit": "km", "to_unit": "miles"}]),
     ],
 )
@@ -122,9 +134,17 @@ def test_answers_with_the_tool_result(loaded, tools):
     result = demo.calculator("12 * 7")
     messages = [
         {"role": "user", "content": "what is 12 * 7?"},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "call_1", "type": "function",
-             "function": {"name": "calculator", "arguments": {"expression": "12 * 7"}}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "calculator", "arguments": {"expression": "12 * 7"}},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": result},
     ]
     answer = _reply(loaded, tools, messages)

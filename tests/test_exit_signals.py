@@ -55,9 +55,14 @@ class StalledEndpoint:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.end_headers()
-                chunk = {"id": "c", "object": "chat.completion.chunk", "model": "stalled",
-                         "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Thinking "},
-                                      "finish_reason": None}]}
+                chunk = {
+                    "id": "c",
+                    "object": "chat.completion.chunk",
+                    "model": "stalled",
+                    "choices": [
+                        {"index": 0, "delta": {"role": "assistant", "content": "Thinking "}, "finish_reason": None}
+                    ],
+                }
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
                 asked.set()
@@ -82,17 +87,32 @@ class StalledEndpoint:
 
 def servers_json(folder: Path, *flags: str) -> Path:
     config = folder / "servers.json"
-    config.write_text(json.dumps({"servers": {"fixture": {
-        "command": sys.executable, "args": [FIXTURE_SERVER, "--label", "fixture", *flags], "cwd": str(folder)}}}))
+    config.write_text(
+        json.dumps(
+            {
+                "servers": {
+                    "fixture": {
+                        "command": sys.executable,
+                        "args": [FIXTURE_SERVER, "--label", "fixture", *flags],
+                        "cwd": str(folder),
+                    }
+                }
+            }
+        )
+    )
     return config
 
 
 def start_app(folder: Path, dirs: Path, url: str, *options: str) -> Terminal:
-    env = dict(os.environ, TERM="xterm-256color",
-               **{f"MCP_CHAT_TUI_{k}_DIR": str(dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")})
+    env = dict(
+        os.environ,
+        TERM="xterm-256color",
+        **{f"MCP_CHAT_TUI_{k}_DIR": str(dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")},
+    )
     env.pop("COLUMNS", None), env.pop("LINES", None)
-    return Terminal([sys.executable, "-m", "mcp_chat_tui.cli.main", "--endpoint", url, "scripted", *options],
-                    folder, env)
+    return Terminal(
+        [sys.executable, "-m", "mcp_chat_tui.cli.main", "--endpoint", url, "scripted", *options], folder, env
+    )
 
 
 def stop_and_time(terminal: Terminal, how: str) -> float:
@@ -146,8 +166,9 @@ def test_while_a_long_transcript_is_loading(how, tmp_path, isolated_user_dirs):
     path = long_transcript(tmp_path)
     config = servers_json(tmp_path)
     with ScriptedEndpoint([]) as endpoint:
-        terminal = start_app(tmp_path, isolated_user_dirs, endpoint.url, "--mcp-config", str(config),
-                             "--transcript", str(path))
+        terminal = start_app(
+            tmp_path, isolated_user_dirs, endpoint.url, "--mcp-config", str(config), "--transcript", str(path)
+        )
         end_in_phase(terminal, how, tmp_path, lambda: lock_path(path).exists())
     assert not lock_path(path).exists()
 
@@ -156,15 +177,18 @@ def test_while_a_long_transcript_is_loading(how, tmp_path, isolated_user_dirs):
 def test_while_the_app_shows_a_loaded_conversation(how, tmp_path, isolated_user_dirs):
     """Signalled at the first frame (the status bar alone), as the app mounts 15 long replies:
     the screen taken down under the mounting must not end in a traceback and exit 1."""
-    sections = "\n\n".join(f"## part {j}\n\nsome *text* and `code`\n\n- a\n- b\n\n```python\nprint({j})\n```"
-                             for j in range(400))
+    sections = "\n\n".join(
+        f"## part {j}\n\nsome *text* and `code`\n\n- a\n- b\n\n```python\nprint({j})\n```" for j in range(400)
+    )
     path = tmp_path / "long-replies.md"
-    path.write_text(render(Transcript([Exchange(f"q{i}", "m", [Step(text=sections)]) for i in range(15)])),
-                    encoding="utf-8")
+    path.write_text(
+        render(Transcript([Exchange(f"q{i}", "m", [Step(text=sections)]) for i in range(15)])), encoding="utf-8"
+    )
     config = servers_json(tmp_path)
     with ScriptedEndpoint([]) as endpoint:
-        terminal = start_app(tmp_path, isolated_user_dirs, endpoint.url, "--mcp-config", str(config),
-                             "--transcript", str(path))
+        terminal = start_app(
+            tmp_path, isolated_user_dirs, endpoint.url, "--mcp-config", str(config), "--transcript", str(path)
+        )
         end_in_phase(terminal, how, tmp_path, lambda: "starting" in terminal.text())
 
 
@@ -186,8 +210,9 @@ def test_while_a_tool_call_runs(how, tmp_path, isolated_user_dirs):
 
 def long_transcript(folder: Path) -> Path:
     path = folder / "long.md"
-    exchanges = [Exchange(f"question {i}", "m", [Step(text="an answer, in a few words\n\n- one\n- two")])
-                 for i in range(60_000)]
+    exchanges = [
+        Exchange(f"question {i}", "m", [Step(text="an answer, in a few words\n\n- one\n- two")]) for i in range(60_000)
+    ]
     path.write_text(render(Transcript(exchanges)), encoding="utf-8")
     return path
 
@@ -199,7 +224,13 @@ class OneShot:
         env = dict(os.environ, **{f"MCP_CHAT_TUI_{k}_DIR": str(dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")})
         self.process = subprocess.Popen(
             [sys.executable, "-m", "mcp_chat_tui.cli.main", "--endpoint", url, "scripted", *options],
-            cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            cwd=folder,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         self.lines: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
 

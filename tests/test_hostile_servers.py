@@ -149,7 +149,10 @@ def test_every_model_name_is_valid_unique_and_the_same_whatever_the_order():
     assert exposed == {(s.server, s.name): s.model_name for s in unique_model_names(list(reversed(specs)))}
     assert exposed[("odd", "héllo")].startswith("hello_") and exposed[("odd", "[bold]x[/]")].startswith("bold_x_")
     # A cleaned name never takes the place of a tool whose own name is valid, nor of another cleaned one.
-    alone = {s.name: s.model_name for s in unique_model_names([ToolSpec("odd", n) for n in ("my.tool", "my_tool", "my tool")])}
+    alone = {
+        s.name: s.model_name
+        for s in unique_model_names([ToolSpec("odd", n) for n in ("my.tool", "my_tool", "my tool")])
+    }
     assert alone["my_tool"] == "my_tool" and len(set(alone.values())) == 3
     assert {s.model_name for s in unique_model_names([ToolSpec("odd", "a" * 64)])} == {"a" * 64}
 
@@ -171,8 +174,19 @@ async def test_odd_tool_names_reach_the_model_clean_and_the_call_reaches_the_rea
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"servers": {"odd": hostile_entry("--odd-names")}}))
     with ScriptedEndpoint([tool_reply(names[ODD], {}), "done."]) as endpoint:
-        result = run_cli("--endpoint", endpoint.url, "scripted", "--mcp-config", str(config), "-p", "go",
-                         "--yes", "--json", cwd=tmp_path, dirs=isolated_user_dirs)
+        result = run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--mcp-config",
+            str(config),
+            "-p",
+            "go",
+            "--yes",
+            "--json",
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+        )
     assert result.returncode == 0, result.stderr
     offered = [tool["function"]["name"] for tool in endpoint.requests[0]["tools"]]
     assert all(MODEL_NAME.match(name) for name in offered), offered
@@ -195,11 +209,23 @@ async def test_a_saved_call_under_a_cleaned_name_shows_the_real_tool_name_when_l
     wire = {"id": "call_1", "type": "function", "function": {"name": "bold_x_4b0ead86", "arguments": "{}"}}
     result = ToolResult("bold_x_4b0ead86", "call_1", "done", f"I am {ODD}", "odd", 0.01, tool=ODD)
     path = tmp_path / "done.md"
-    path.write_text(render(Transcript([Exchange("go", "scripted", [
-        Step(proposals=[Proposal(wire, "yo", result, server="odd", tool=ODD)]), Step(text="done.")])])))
+    path.write_text(
+        render(
+            Transcript(
+                [
+                    Exchange(
+                        "go",
+                        "scripted",
+                        [Step(proposals=[Proposal(wire, "yo", result, server="odd", tool=ODD)]), Step(text="done.")],
+                    )
+                ]
+            )
+        )
+    )
     assert parse_file(path).exchanges[0].steps[0].proposals[0].result.tool == ODD
-    app = make_app(ScriptedEngine([]), [hostile_config("odd", "--odd-names")], transcript_file=path,
-                   transcript=parse_file(path))
+    app = make_app(
+        ScriptedEngine([]), [hostile_config("odd", "--odd-names")], transcript_file=path, transcript=parse_file(path)
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         [record] = app.calls_table.records.values()
@@ -253,7 +279,9 @@ async def test_bytes_that_are_not_utf8_on_stdout_are_noted_and_the_server_still_
         await hub.start_all()
         status = hub.status("binary")
         assert status.state == ServerState.READY, status.summary()
-        assert any("not an MCP message: '\ufffdPNG\\r'" in line for line in status.stderr_tail), list(status.stderr_tail)
+        assert any("not an MCP message: '\ufffdPNG\\r'" in line for line in status.stderr_tail), list(
+            status.stderr_tail
+        )
         assert (await hub.call_tool("binary", "echo", {"text": "clean"})).text == "clean"
 
 
@@ -265,19 +293,28 @@ async def test_thousands_of_lines_of_stdout_noise_are_noted_without_telling_obse
         await hub.start_all()
         status = hub.status("chatty")
         assert status.state == ServerState.READY, status.summary()
-        assert list(status.stderr_tail)[-1] == "[mcp-chat-tui] ignored output on stdout that is not an MCP message: 'noise line'"
+        assert (
+            list(status.stderr_tail)[-1]
+            == "[mcp-chat-tui] ignored output on stdout that is not an MCP message: 'noise line'"
+        )
         assert len(heard) <= 3, f"observers were told {len(heard)} times"
 
 
 async def test_a_server_that_sends_only_garbage_fails_naming_what_it_sent():
-    hub = ServerHub([hostile_config("mute", "--garbage", "--then-hang"), hostile_config("banner", "--banner", "Welcome to ACME MCP\\n", "--then-hang")],
-                    init_timeout=5)
+    hub = ServerHub(
+        [
+            hostile_config("mute", "--garbage", "--then-hang"),
+            hostile_config("banner", "--banner", "Welcome to ACME MCP\\n", "--then-hang"),
+        ],
+        init_timeout=5,
+    )
     async with hub:
         await hub.start_all()
         binary, banner = hub.status("mute"), hub.status("banner")
         assert binary.state == banner.state == ServerState.FAILED
-        assert binary.reason == (f"no answer to initialize within 5 s; its stdout had '\ufffdPNG\\r', "
-                                 f"which is not JSON-RPC: {STDOUT_RULE}")
+        assert binary.reason == (
+            f"no answer to initialize within 5 s; its stdout had '\ufffdPNG\\r', which is not JSON-RPC: {STDOUT_RULE}"
+        )
         assert "its stdout had 'Welcome to ACME MCP'" in banner.reason and STDOUT_RULE in banner.reason
 
 
@@ -288,8 +325,10 @@ async def test_a_banner_glued_to_the_first_answer_fails_at_once_naming_the_banne
         await hub.start_all()
         status = hub.status("glued")
         assert status.state == ServerState.FAILED
-        assert status.reason == (f"its stdout had '\\x1b[2Jready>' before a JSON-RPC message on the same line, "
-                                 f"so the message was lost: {STDOUT_RULE}")
+        assert status.reason == (
+            f"its stdout had '\\x1b[2Jready>' before a JSON-RPC message on the same line, "
+            f"so the message was lost: {STDOUT_RULE}"
+        )
         assert "\x1b" not in status.reason
 
 
@@ -346,12 +385,17 @@ async def test_an_app_with_2000_tools_stays_responsive_through_a_flood_of_change
         await wait_ready(pilot, app)
         total = len(VALID_TOOLS) + 2000
         assert len(app.hub.tools()) == total
-        await wait_for(pilot, lambda: str(app.servers_table.get_cell("many", "tools")).startswith(str(total)), what="the count")
+        await wait_for(
+            pilot, lambda: str(app.servers_table.get_cell("many", "tools")).startswith(str(total)), what="the count"
+        )
         assert (await app.hub.call_tool("many", "flood_changes", {"count": 200})).ok
         assert (await app.hub.call_tool("many", "grow", {"name": "sprout"})).ok
         await wait_for(pilot, lambda: app.hub.find_tool("sprout") is not None, 60, what="the last change")
-        await wait_for(pilot, lambda: str(app.servers_table.get_cell("many", "tools")).startswith(str(total + 1)),
-                       what="the new count")
+        await wait_for(
+            pilot,
+            lambda: str(app.servers_table.get_cell("many", "tools")).startswith(str(total + 1)),
+            what="the new count",
+        )
         await pilot.press("f4")
         assert app.focused is app.servers_table
 
@@ -365,8 +409,7 @@ async def test_a_tool_list_longer_than_the_pages_read_says_so():
         await hub.start_all()
         status = hub.status("endless")
         assert status.state == ServerState.READY and len(status.tools) == 2 * MAX_TOOL_PAGES
-        assert tool_list_notes(status) == (
-            f"its tool list has more than {MAX_TOOL_PAGES} pages: only those were read")
+        assert tool_list_notes(status) == (f"its tool list has more than {MAX_TOOL_PAGES} pages: only those were read")
 
 
 async def test_markup_and_escapes_in_a_tool_description_are_shown_as_themselves():
@@ -376,8 +419,11 @@ async def test_markup_and_escapes_in_a_tool_description_are_shown_as_themselves(
     from tests.fakes import ScriptedEngine, call
     from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
 
-    app = make_app(ScriptedEngine([[call("whoami", {})], "ok"]), [hostile_config("marked", "--markup")],
-                   policy=ApprovalPolicy("ask"))
+    app = make_app(
+        ScriptedEngine([[call("whoami", {})], "ok"]),
+        [hostile_config("marked", "--markup")],
+        policy=ApprovalPolicy("ask"),
+    )
     shown = "[red]red[/red] \\x1b[31mansi\\x1b[0m [link=http://evil]click[/link]"
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -400,8 +446,17 @@ def test_a_one_shot_run_names_the_refused_tools_on_stderr(tmp_path, isolated_use
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"servers": {"liar": hostile_entry("--bad-tools")}}))
     with ScriptedEndpoint(["fine."]) as endpoint:
-        result = run_cli("--endpoint", endpoint.url, "scripted", "--mcp-config", str(config), "-p", "hi",
-                         cwd=tmp_path, dirs=isolated_user_dirs)
+        result = run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--mcp-config",
+            str(config),
+            "-p",
+            "hi",
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+        )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "fine.\n"
     assert "liar: refused 4 invalid tool(s): 'string_schema': inputSchema.type" in " ".join(result.stderr.split())
@@ -427,6 +482,9 @@ async def test_notices_about_a_server_show_its_reason_and_tool_names_as_themselv
         app.toggle_tool_auto_run("odd", ODD)
         await wait_for(pilot, lambda: f"odd › {ODD}: runs without asking" in toasts(), what="the auto-run notice")
         app.restart_server("glued")
-        await wait_for(pilot, lambda: "glued: failed its stdout had '[link=http://e]y[/link]'" in toasts(),
-                       what="the restart notice")
+        await wait_for(
+            pilot,
+            lambda: "glued: failed its stdout had '[link=http://e]y[/link]'" in toasts(),
+            what="the restart notice",
+        )
         assert app.return_code is None and app._exception is None

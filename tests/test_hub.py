@@ -84,10 +84,12 @@ async def _assert_others_still_work(hub: ServerHub, name: str = "ok") -> None:
 
 
 async def test_command_not_found_is_reported_and_others_keep_working():
-    hub = ServerHub([
-        ServerConfig(name="ghost", type="stdio", command="mcp-chat-tui-no-such-command"),
-        fixture_config("ok"),
-    ])
+    hub = ServerHub(
+        [
+            ServerConfig(name="ghost", type="stdio", command="mcp-chat-tui-no-such-command"),
+            fixture_config("ok"),
+        ]
+    )
     async with hub:
         await hub.start_all()
         ghost = hub.status("ghost")
@@ -267,8 +269,16 @@ async def test_an_sse_server_with_headers_is_reached_and_called():
     port = free_port()
     process = start_http_server(["-m", "mcp_chat_tui.demo.server", "--sse", str(port)], port)
     try:
-        hub = ServerHub([ServerConfig(name="old", type="sse", url=f"http://127.0.0.1:{port}/sse",
-                                      headers={"Authorization": "Bearer test-token"})])
+        hub = ServerHub(
+            [
+                ServerConfig(
+                    name="old",
+                    type="sse",
+                    url=f"http://127.0.0.1:{port}/sse",
+                    headers={"Authorization": "Bearer test-token"},
+                )
+            ]
+        )
         async with hub:
             await hub.start_all()
             status = hub.status("old")
@@ -295,21 +305,28 @@ async def test_configured_headers_carry_a_bearer_token_to_an_http_server():
     from tests.helpers import FIXTURE_SERVER
 
     port = free_port()
-    process = start_http_server([FIXTURE_SERVER, "--label", "guarded", "--http", str(port),
-                                 "--require-token", "s3cret"], port)
+    process = start_http_server(
+        [FIXTURE_SERVER, "--label", "guarded", "--http", str(port), "--require-token", "s3cret"], port
+    )
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        hub = ServerHub([
-            ServerConfig(name="with", type="http", url=url, headers={"Authorization": "Bearer s3cret"}),
-            ServerConfig(name="without", type="http", url=url),
-        ], init_timeout=5)
+        hub = ServerHub(
+            [
+                ServerConfig(name="with", type="http", url=url, headers={"Authorization": "Bearer s3cret"}),
+                ServerConfig(name="without", type="http", url=url),
+            ],
+            init_timeout=5,
+        )
         async with hub:
             await hub.start_all()
             assert hub.status("with").state == ServerState.READY, hub.status("with").summary()
             assert (await hub.call_tool("with", "whoami")).text == "guarded"
             refused = hub.status("without")
             assert refused.state == ServerState.FAILED
-            assert refused.reason == f"{url} answered HTTP 401 Unauthorized (check the token or headers for it in mcp.json)"
+            assert (
+                refused.reason
+                == f"{url} answered HTTP 401 Unauthorized (check the token or headers for it in mcp.json)"
+            )
     finally:
         process.kill()
         process.wait()

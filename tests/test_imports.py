@@ -58,7 +58,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
     def visit(module: str) -> list[str] | None:
         if module in visiting:
-            return visiting[visiting.index(module):] + [module]
+            return visiting[visiting.index(module) :] + [module]
         if module in done:
             return None
         visiting.append(module)

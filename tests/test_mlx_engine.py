@@ -128,7 +128,9 @@ async def test_text_arrives_as_it_is_made_and_what_piled_up_arrives_as_one_piece
     assert stats.generated_tokens == 60
     # what was written while nobody read is taken in one batch: its tokens make one piece of
     # text (split only where another event, such as a rate report, came between them)
-    assert not any(isinstance(a, TextDelta) and isinstance(b, TextDelta) for a, b in zip(rest, rest[1:], strict=False)), rest
+    assert not any(
+        isinstance(a, TextDelta) and isinstance(b, TextDelta) for a, b in zip(rest, rest[1:], strict=False)
+    ), rest
     assert len(pieces) < 10, [p.text for p in pieces]
 
 
@@ -159,10 +161,17 @@ async def test_kv_cache_is_reused_across_requests_and_a_tool_loop(engine, raw):
     for step in range(3):
         messages = messages + [
             {"role": "user", "content": f"step {step}"},
-            {"role": "assistant", "content": "", "tool_calls": [{
-                "id": f"call_{step}", "type": "function",
-                "function": {"name": "calculator", "arguments": json.dumps({"expression": f"{step} + 1"})},
-            }]},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": f"call_{step}",
+                        "type": "function",
+                        "function": {"name": "calculator", "arguments": json.dumps({"expression": f"{step} + 1"})},
+                    }
+                ],
+            },
             {"role": "tool", "tool_call_id": f"call_{step}", "name": "calculator", "content": f"{step + 1}"},
         ]
         prompt = template_tokens(raw, messages, tools)
@@ -185,9 +194,13 @@ async def test_identical_request_prefills_one_token(engine):
 async def test_arguments_as_json_string_or_dict_render_the_same(engine):
     def conversation(arguments):
         return QUESTION + [
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_1", "type": "function", "function": {"name": "current_time", "arguments": arguments}}
-            ]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "call_1", "type": "function", "function": {"name": "current_time", "arguments": arguments}}
+                ],
+            },
             {"role": "tool", "tool_call_id": "call_1", "name": "current_time", "content": "10:00"},
         ]
 
@@ -476,10 +489,19 @@ async def test_demo_model_calls_the_calculator():
 
     # What the model itself says, straight through mlx-lm: the engine must agree with it ...
     model, tokenizer = load(str(DEMO_MODEL))
-    raw_text = generate(model, tokenizer, tokenizer.apply_chat_template(question, tools=tools, add_generation_prompt=True),
-                        max_tokens=200)
-    raw_calls = parse_tool_calls(raw_text, tools=tools, tool_call_start=tokenizer.tool_call_start,
-                                 tool_call_end=tokenizer.tool_call_end, tool_parser=tokenizer.tool_parser).calls
+    raw_text = generate(
+        model,
+        tokenizer,
+        tokenizer.apply_chat_template(question, tools=tools, add_generation_prompt=True),
+        max_tokens=200,
+    )
+    raw_calls = parse_tool_calls(
+        raw_text,
+        tools=tools,
+        tool_call_start=tokenizer.tool_call_start,
+        tool_call_end=tokenizer.tool_call_end,
+        tool_parser=tokenizer.tool_parser,
+    ).calls
     assert [(c.name, c.arguments) for c in calls] == [(c.name, c.arguments) for c in raw_calls if hasattr(c, "name")]
     # ... and the model must be the trained one.
     assert [(c.name, c.arguments) for c in calls] == [("calculator", {"expression": "12 * 7"})], (

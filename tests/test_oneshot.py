@@ -26,22 +26,47 @@ def run_cli(*args: str, cwd: Path, dirs: Path, stdin: str | None = None) -> subp
     for kind in ("CONFIG", "DATA", "LOG"):
         env[f"MCP_CHAT_TUI_{kind}_DIR"] = str(dirs / kind.lower())
     return subprocess.run(
-        [*CLI, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
-        input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
+        [*CLI, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
     )
 
 
 def demo_servers(folder: Path) -> Path:
     config = folder / "servers.json"
-    config.write_text(json.dumps({"servers": {"demo": {
-        "command": sys.executable, "args": ["-m", "mcp_chat_tui.demo.server"], "cwd": str(folder)}}}))
+    config.write_text(
+        json.dumps(
+            {
+                "servers": {
+                    "demo": {"command": sys.executable, "args": ["-m", "mcp_chat_tui.demo.server"], "cwd": str(folder)}
+                }
+            }
+        )
+    )
     return config
 
 
-def one_shot(endpoint: ScriptedEndpoint, folder: Path, dirs: Path, *flags: str, stdin: str | None = None,
-             prompt: str = QUESTION) -> subprocess.CompletedProcess:
-    return run_cli("--endpoint", endpoint.url, "scripted", "--mcp-config", str(demo_servers(folder)),
-                   "-p", prompt, *flags, cwd=folder, dirs=dirs, stdin=stdin)
+def one_shot(
+    endpoint: ScriptedEndpoint, folder: Path, dirs: Path, *flags: str, stdin: str | None = None, prompt: str = QUESTION
+) -> subprocess.CompletedProcess:
+    return run_cli(
+        "--endpoint",
+        endpoint.url,
+        "scripted",
+        "--mcp-config",
+        str(demo_servers(folder)),
+        "-p",
+        prompt,
+        *flags,
+        cwd=folder,
+        dirs=dirs,
+        stdin=stdin,
+    )
 
 
 def saved_conversations(dirs: Path) -> list[Path]:
@@ -58,7 +83,11 @@ def test_stdout_is_only_the_final_answer_and_the_rest_goes_to_stderr(tmp_path, i
     assert "Let me compute that." in err and "✓ calculator done" in err and "12 * 7 = 84" in err
     assert "tokens" in err and ANSWER not in err
     assert endpoint.requests[1]["messages"][-1] == {
-        "role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": "12 * 7 = 84"}
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "name": "calculator",
+        "content": "12 * 7 = 84",
+    }
     [saved] = saved_conversations(isolated_user_dirs)  # a -p run is a conversation like any other
     exchange = parse(read_transcript_text(saved)).exchanges[0]
     assert exchange.user == QUESTION and exchange.steps[0].proposals[0].choice == "auto"
@@ -72,8 +101,14 @@ def test_json_lists_the_answer_every_call_and_the_token_figures(tmp_path, isolat
     assert report["answer"] == ANSWER and report["end"] == "answered" and report["exit_code"] == 0
     [call] = report["calls"]
     assert {key: call[key] for key in ("server", "tool", "arguments", "choice", "outcome", "result", "error")} == {
-        "server": "demo", "tool": "calculator", "arguments": {"expression": "12 * 7"}, "choice": "auto",
-        "outcome": "done", "result": "12 * 7 = 84", "error": None}
+        "server": "demo",
+        "tool": "calculator",
+        "arguments": {"expression": "12 * 7"},
+        "choice": "auto",
+        "outcome": "done",
+        "result": "12 * 7 = 84",
+        "error": None,
+    }
     assert isinstance(call["duration"], float) and 0 < call["duration"] < 30
     tokens = report["tokens"]
     assert len(tokens["generations"]) == 2 and tokens["prompt"] == 80 and tokens["generated"] > 0
@@ -120,8 +155,18 @@ def test_bad_input_is_exit_2(tmp_path, isolated_user_dirs):
 def test_a_bad_configuration_with_json_is_exit_2_and_a_json_error(tmp_path, isolated_user_dirs):
     bad = tmp_path / "bad.json"
     bad.write_text('{"servers": {"a": {"command": "x",}}')
-    result = run_cli("--endpoint", "http://127.0.0.1:9/v1", "m", "--mcp-config", str(bad), "-p", "hi", "--json",
-                     cwd=tmp_path, dirs=isolated_user_dirs)
+    result = run_cli(
+        "--endpoint",
+        "http://127.0.0.1:9/v1",
+        "m",
+        "--mcp-config",
+        str(bad),
+        "-p",
+        "hi",
+        "--json",
+        cwd=tmp_path,
+        dirs=isolated_user_dirs,
+    )
     assert result.returncode == 2
     report = json.loads(result.stdout)
     assert report["exit_code"] == 2 and str(bad) in report["error"] and report["answer"] is None
@@ -129,8 +174,9 @@ def test_a_bad_configuration_with_json_is_exit_2_and_a_json_error(tmp_path, isol
 
 def test_dash_reads_the_prompt_from_stdin_and_no_save_saves_nothing(tmp_path, isolated_user_dirs):
     with ScriptedEndpoint(CALCULATOR_SCRIPT) as endpoint:
-        result = one_shot(endpoint, tmp_path, isolated_user_dirs, "--yes", "--json", "--no-save",
-                          prompt="-", stdin=QUESTION + "\n")
+        result = one_shot(
+            endpoint, tmp_path, isolated_user_dirs, "--yes", "--json", "--no-save", prompt="-", stdin=QUESTION + "\n"
+        )
     assert result.returncode == 0, result.stderr
     assert endpoint.requests[0]["messages"][0] == {"role": "user", "content": QUESTION}
     report = json.loads(result.stdout)
@@ -143,19 +189,46 @@ def bundled_path_seen_by_the_cli(cwd: Path) -> str:
     ``mcp_chat_tui/_bundled``, a checkout at its top level), not as this test process does."""
     probe = subprocess.run(
         [sys.executable, "-c", "from mcp_chat_tui.core.paths import bundled_path; print(bundled_path('mcp.json'))"],
-        cwd=cwd, capture_output=True, text=True, timeout=60, check=True,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     return probe.stdout.strip()
 
 
 def test_demo_uses_the_bundled_mcp_json_over_the_working_folders_and_says_so(tmp_path, isolated_user_dirs):
-    (tmp_path / "mcp.json").write_text(json.dumps({"servers": {"local": {
-        "command": sys.executable, "args": [FIXTURE_SERVER, "--label", "local"]}}}))
+    (tmp_path / "mcp.json").write_text(
+        json.dumps({"servers": {"local": {"command": sys.executable, "args": [FIXTURE_SERVER, "--label", "local"]}}})
+    )
     with ScriptedEndpoint(CALCULATOR_SCRIPT * 2) as endpoint:
-        demo = run_cli("--demo", "--endpoint", endpoint.url, "scripted", "-p", QUESTION, "--yes", "--json",
-                       cwd=tmp_path, dirs=isolated_user_dirs)
-        chosen = run_cli("--demo", "--endpoint", endpoint.url, "scripted", "-p", QUESTION, "--yes", "--json",
-                         "--mcp-config", str(demo_servers(tmp_path)), cwd=tmp_path, dirs=isolated_user_dirs)
+        demo = run_cli(
+            "--demo",
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "-p",
+            QUESTION,
+            "--yes",
+            "--json",
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+        )
+        chosen = run_cli(
+            "--demo",
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "-p",
+            QUESTION,
+            "--yes",
+            "--json",
+            "--mcp-config",
+            str(demo_servers(tmp_path)),
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+        )
     assert demo.returncode == 0, demo.stderr
     assert f"mcp.json: {bundled_path_seen_by_the_cli(tmp_path)} (bundled default (--demo))" in demo.stderr
     assert json.loads(demo.stdout)["calls"][0]["server"] == "demo"
@@ -163,18 +236,40 @@ def test_demo_uses_the_bundled_mcp_json_over_the_working_folders_and_says_so(tmp
     assert f"mcp.json: {tmp_path / 'servers.json'} (--mcp-config)" in chosen.stderr
 
 
-@pytest.mark.parametrize("tool, arguments, outcome, code", [
-    ("crash", {}, "error", 1),  # the server died under the call: a server failure
-    ("slow", {"seconds": 30}, "timeout", 3),  # the call was cut off: the answer may be incomplete
-])
-def test_a_call_the_server_could_not_finish_sets_the_exit_code(tool, arguments, outcome, code, tmp_path,
-                                                               isolated_user_dirs):
+@pytest.mark.parametrize(
+    "tool, arguments, outcome, code",
+    [
+        ("crash", {}, "error", 1),  # the server died under the call: a server failure
+        ("slow", {"seconds": 30}, "timeout", 3),  # the call was cut off: the answer may be incomplete
+    ],
+)
+def test_a_call_the_server_could_not_finish_sets_the_exit_code(
+    tool, arguments, outcome, code, tmp_path, isolated_user_dirs
+):
     config = tmp_path / "fixture.json"
-    config.write_text(json.dumps({"servers": {"fixture": {
-        "command": sys.executable, "args": [FIXTURE_SERVER, "--label", "fixture"], "timeout": 1}}}))
+    config.write_text(
+        json.dumps(
+            {
+                "servers": {
+                    "fixture": {"command": sys.executable, "args": [FIXTURE_SERVER, "--label", "fixture"], "timeout": 1}
+                }
+            }
+        )
+    )
     with ScriptedEndpoint([tool_reply(tool, arguments), "It did not work."]) as endpoint:
-        result = run_cli("--endpoint", endpoint.url, "scripted", "--mcp-config", str(config), "-p", "go",
-                         "--yes", "--json", cwd=tmp_path, dirs=isolated_user_dirs)
+        result = run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--mcp-config",
+            str(config),
+            "-p",
+            "go",
+            "--yes",
+            "--json",
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+        )
     assert result.returncode == code, result.stderr
     report = json.loads(result.stdout)
     assert report["exit_code"] == code and report["answer"] == "It did not work."

@@ -15,16 +15,22 @@ TOP = Path(__file__).resolve().parent.parent
 
 def readme_test_command() -> str:
     extract = subprocess.run(
-        ["awk", "/<!-- test-command -->/ {found=1; next} found && /^```/ {if (inside) exit; inside=1; next} "
-                "inside {print; exit}", str(TOP / "README.md")],
-        capture_output=True, text=True, check=True,
+        [
+            "awk",
+            "/<!-- test-command -->/ {found=1; next} found && /^```/ {if (inside) exit; inside=1; next} "
+            "inside {print; exit}",
+            str(TOP / "README.md"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return extract.stdout.strip()
 
 
 def test_ci_runs_the_readme_test_command():
     command = readme_test_command()
-    assert "pytest" in command and '.[dev]' in command
+    assert "pytest" in command and ".[dev]" in command
     ci = (TOP / ".ci" / "run").read_text()
     assert "<!-- test-command -->" in ci, ".ci/run must take its command from the README"
 
@@ -56,9 +62,11 @@ def bundled_in_wheel() -> set[str]:
 
 
 def required_package_data() -> set[str]:
-    return package_data_in_checkout() | {f"{PACKAGE}/demo/corpus.json", f"{PACKAGE}/ui/app.tcss"} | {
-        f"{PACKAGE}/demo/model/{name}" for name in DEMO_MODEL
-    }
+    return (
+        package_data_in_checkout()
+        | {f"{PACKAGE}/demo/corpus.json", f"{PACKAGE}/ui/app.tcss"}
+        | {f"{PACKAGE}/demo/model/{name}" for name in DEMO_MODEL}
+    )
 
 
 def assert_holds(archive: Path, names: set[str], expected: set[str]) -> None:
@@ -100,8 +108,14 @@ def test_an_installed_wheel_finds_its_bundled_files(tmp_path):
         "import json; from mcp_chat_tui.core.paths import bundled_path, package_path\n"
         "print(json.dumps([str(bundled_path('mcp.json')), str(bundled_path('themes')), str(package_path('demo', 'model'))]))"
     )
-    found = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
-                           env={**os.environ, "PYTHONPATH": str(target)}, check=True)
+    found = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(target)},
+        check=True,
+    )
     mcp_json, themes, model = map(Path, json.loads(found.stdout))
     installed = target / PACKAGE
     assert mcp_json == installed / "_bundled" / "mcp.json" and mcp_json.is_file()

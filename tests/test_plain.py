@@ -24,8 +24,15 @@ def environment(dirs: Path) -> dict[str, str]:
 def demo_servers_in(folder: Path) -> Path:
     """An mcp.json whose demo server runs in ``folder``, so the test can find it in the process table."""
     config = folder / "mcp.json"
-    config.write_text(json.dumps({"servers": {"demo": {
-        "command": sys.executable, "args": ["-m", "mcp_chat_tui.demo.server"], "cwd": str(folder)}}}))
+    config.write_text(
+        json.dumps(
+            {
+                "servers": {
+                    "demo": {"command": sys.executable, "args": ["-m", "mcp_chat_tui.demo.server"], "cwd": str(folder)}
+                }
+            }
+        )
+    )
     return config
 
 
@@ -33,7 +40,11 @@ def test_one_prompt_with_yes_runs_the_tool_prints_the_call_and_saves_the_convers
     config = demo_servers_in(tmp_path)
     result = subprocess.run(
         [*CLI, "--demo", "--mcp-config", str(config), "-p", "what is 12 * 7?", "--yes"],
-        env=environment(isolated_user_dirs), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        env=environment(isolated_user_dirs),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 0, result.stderr
     err = result.stderr  # -p keeps stdout for the answer
@@ -51,8 +62,11 @@ def test_the_prompt_loop_answers_and_bye_leaves_with_no_server_left(tmp_path, is
     config = demo_servers_in(tmp_path)
     result = subprocess.run(
         [*CLI, "--demo", "--plain", "--yes", "--mcp-config", str(config)],
-        input="what is 12 * 7?\nbye\n", env=environment(isolated_user_dirs),
-        capture_output=True, text=True, timeout=120,
+        input="what is 12 * 7?\nbye\n",
+        env=environment(isolated_user_dirs),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("demo model · 6 tools from 1 server(s) · type bye or quit to leave")
@@ -65,7 +79,11 @@ def test_without_a_terminal_calls_are_denied_unless_yes(tmp_path, isolated_user_
     config = demo_servers_in(tmp_path)
     result = subprocess.run(
         [*CLI, "--demo", "--mcp-config", str(config), "-p", "what is 12 * 7?"],
-        env=environment(isolated_user_dirs), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        env=environment(isolated_user_dirs),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 3, result.stderr  # a denied call: the answer may be incomplete
     assert "no terminal to ask: call denied (use --yes to allow calls)" in result.stderr

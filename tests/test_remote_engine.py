@@ -145,20 +145,31 @@ async def test_tool_call_deltas_are_joined_by_index_and_checked(scripted, monkey
     handler.chunks = [
         _delta(reasoning_content="thinking about it"),
         _delta(content="Checking. "),
-        _delta(tool_calls=[{"index": 0, "id": "abc", "type": "function", "function": {"name": "calculator", "arguments": ""}}]),
+        _delta(
+            tool_calls=[
+                {"index": 0, "id": "abc", "type": "function", "function": {"name": "calculator", "arguments": ""}}
+            ]
+        ),
         _delta(tool_calls=[{"index": 0, "function": {"arguments": '{"expression": '}}]),
         _delta(tool_calls=[{"index": 1, "id": "def", "function": {"name": "rm", "arguments": "{}"}}]),
         _delta(tool_calls=[{"index": 0, "function": {"arguments": '"12 * 7"}'}}]),
         _delta(tool_calls=[{"index": 2, "function": {"name": "current_time", "arguments": "[1]"}}]),
         {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-        {"choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 9,
-                                  "prompt_tokens_details": {"cached_tokens": 30}}},
+        {
+            "choices": [],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 30}},
+        },
     ]
     monkeypatch.setenv("MY_KEY", "sekrit")
     engine = OpenAIEngine(endpoint, "m", api_key_env="MY_KEY")
     messages = QUESTION + [
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "x", "type": "function", "function": {"name": "calculator", "arguments": {"expression": "1"}}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "x", "type": "function", "function": {"name": "calculator", "arguments": {"expression": "1"}}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "x", "name": "calculator", "content": "1"},
     ]
     events = await collect(engine.stream(messages, tool_schemas()))
@@ -178,7 +189,7 @@ async def test_tool_call_deltas_are_joined_by_index_and_checked(scripted, monkey
 async def test_tool_call_as_plain_text_content_is_recognised(scripted):
     handler, endpoint = scripted
     text = '<tool_use><tool>calculator</tool><arguments>{"expression": "2+2"}</arguments></tool_use>'
-    handler.chunks = [_delta(content=text[i:i + 7]) for i in range(0, len(text), 7)]
+    handler.chunks = [_delta(content=text[i : i + 7]) for i in range(0, len(text), 7)]
     handler.chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "end_turn"}]})
     events = await collect(OpenAIEngine(endpoint, "m").stream(QUESTION, tool_schemas()))
     assert [e for e in events if isinstance(e, TextDelta)] == []
@@ -207,7 +218,9 @@ async def test_a_stream_that_ends_before_the_reply_is_complete_is_an_error(scrip
     stream = OpenAIEngine(endpoint, "m").stream(QUESTION)
     text = await anext(stream)
     assert text == TextDelta("The answer is")
-    with pytest.raises(EngineError, match=f"the model server at {endpoint} ended its stream before the reply was complete"):
+    with pytest.raises(
+        EngineError, match=f"the model server at {endpoint} ended its stream before the reply was complete"
+    ):
         await collect(stream)
 
 

@@ -33,10 +33,14 @@ async def test_the_client_reads_a_streamed_tool_call_and_the_usage():
 
 def test_a_request_without_stream_gets_one_completion_and_past_the_script_a_500():
     with ScriptedEndpoint([tool_reply("calculator", {"expression": "1 + 1"})]) as endpoint:
+
         def post() -> dict:
             request = urllib.request.Request(
-                endpoint.url + "/chat/completions", method="POST", headers={"Content-Type": "application/json"},
-                data=json.dumps({"model": "m", "messages": QUESTION}).encode())
+                endpoint.url + "/chat/completions",
+                method="POST",
+                headers={"Content-Type": "application/json"},
+                data=json.dumps({"model": "m", "messages": QUESTION}).encode(),
+            )
             with urllib.request.urlopen(request, timeout=10) as response:
                 return json.load(response)
 

@@ -37,12 +37,29 @@ def secret_config(folder: Path, *flags: str, secret: str = SECRET, **more_server
     The input has a default: with no terminal to ask (a test, a script), that is its answer.
     """
     config = folder / "mcp.json"
-    config.write_text(json.dumps({
-        "inputs": [{"id": "token", "type": "promptString", "description": "API token", "password": True,
-                    "default": secret}],
-        "servers": {"leaky": {"command": sys.executable, "args": [SECRET_SERVER, "--token", "${input:token}", *flags],
-                              "env": {"SECRET_TOKEN": "${input:token}"}}, **more_servers},
-    }))
+    config.write_text(
+        json.dumps(
+            {
+                "inputs": [
+                    {
+                        "id": "token",
+                        "type": "promptString",
+                        "description": "API token",
+                        "password": True,
+                        "default": secret,
+                    }
+                ],
+                "servers": {
+                    "leaky": {
+                        "command": sys.executable,
+                        "args": [SECRET_SERVER, "--token", "${input:token}", *flags],
+                        "env": {"SECRET_TOKEN": "${input:token}"},
+                    },
+                    **more_servers,
+                },
+            }
+        )
+    )
     return config
 
 
@@ -57,12 +74,15 @@ def every_file(folder: Path) -> dict[str, str]:
 
 LEAKY_SCRIPT = [
     tool_reply("reveal", {}, content="Let me look."),
-    {"content": "", "tool_calls": [
-        {"id": "call_2", "name": "reveal_structured", "arguments": {}},
-        {"id": "call_3", "name": "fail_with_token", "arguments": {}},
-        {"id": "call_4", "name": "echo", "arguments": {"text": f"Bearer {SECRET}"}},
-        {"id": "call_5", "name": "refuse_with_token", "arguments": {}},
-    ]},
+    {
+        "content": "",
+        "tool_calls": [
+            {"id": "call_2", "name": "reveal_structured", "arguments": {}},
+            {"id": "call_3", "name": "fail_with_token", "arguments": {}},
+            {"id": "call_4", "name": "echo", "arguments": {"text": f"Bearer {SECRET}"}},
+            {"id": "call_5", "name": "refuse_with_token", "arguments": {}},
+        ],
+    },
     f"The token is {SECRET}, as the server said.",
 ]
 
@@ -70,8 +90,19 @@ LEAKY_SCRIPT = [
 def test_a_whole_turn_through_the_cli_shows_and_keeps_no_secret(tmp_path, isolated_user_dirs):
     config = secret_config(tmp_path)
     with ScriptedEndpoint(LEAKY_SCRIPT) as endpoint:
-        result = run_cli("--endpoint", endpoint.url, "scripted", "--mcp-config", str(config),
-                         "-p", f"which token? I gave you {SECRET}", "--yes", "--json", cwd=tmp_path, dirs=isolated_user_dirs)
+        result = run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--mcp-config",
+            str(config),
+            "-p",
+            f"which token? I gave you {SECRET}",
+            "--yes",
+            "--json",
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+        )
     assert result.returncode == 1, result.stderr  # refuse_with_token's protocol error is a server failure
     report = json.loads(result.stdout)
     assert report["prompt"] == f"which token? I gave you {MARKER}"
@@ -114,8 +145,9 @@ def test_an_http_server_given_the_secret_in_its_url_and_headers_logs_none_of_it(
     server = start_http_server([FIXTURE_SERVER, "--http", str(port), "--require-token", SECRET], port)
     try:
         url = f"http://127.0.0.1:{port}/mcp?key=${{input:token}}"
-        config = secret_config(tmp_path, remote={"type": "http", "url": url,
-                                                 "headers": {"Authorization": "Bearer ${input:token}"}})
+        config = secret_config(
+            tmp_path, remote={"type": "http", "url": url, "headers": {"Authorization": "Bearer ${input:token}"}}
+        )
         result = run_cli("--check-servers", "--mcp-config", str(config), cwd=tmp_path, dirs=isolated_user_dirs)
     finally:
         server.terminate()
@@ -131,13 +163,21 @@ def test_an_http_server_given_the_secret_in_its_url_and_headers_logs_none_of_it(
 async def test_the_app_shows_no_secret_in_the_chat_the_sidebar_or_any_detail(tmp_path):
     config = load_mcp_config(secret_config(tmp_path), workspace_folder=tmp_path)
     hub = ServerHub(config.enabled().values(), redactor=config.redactor, log_dir=tmp_path / "logs")
-    engine = ScriptedEngine([
-        [call("reveal", {}), call("reveal_structured", {}, "call_2"), call("fail_with_token", {}, "call_3"),
-         call("echo", {"text": SECRET}, "call_4"), call("refuse_with_token", {}, "call_5")],
-        f"It is {SECRET} indeed.",
-    ])
-    app = ChatApp(engine=engine, hub=hub, policy=ApprovalPolicy("auto"), settings=Settings(), clock=FrozenClock(),
-                  autosave=False)
+    engine = ScriptedEngine(
+        [
+            [
+                call("reveal", {}),
+                call("reveal_structured", {}, "call_2"),
+                call("fail_with_token", {}, "call_3"),
+                call("echo", {"text": SECRET}, "call_4"),
+                call("refuse_with_token", {}, "call_5"),
+            ],
+            f"It is {SECRET} indeed.",
+        ]
+    )
+    app = ChatApp(
+        engine=engine, hub=hub, policy=ApprovalPolicy("auto"), settings=Settings(), clock=FrozenClock(), autosave=False
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, f"show me the token, not {SECRET}")
@@ -157,7 +197,12 @@ async def test_the_app_shows_no_secret_in_the_chat_the_sidebar_or_any_detail(tmp
             await pilot.press("escape", "k")
         assert_hidden("the copied calls", "\n".join(copied))
         assert [text.splitlines()[0] for text in copied] == [
-            "tool: refuse_with_token", "tool: echo", "tool: fail_with_token", "tool: reveal_structured", "tool: reveal"]
+            "tool: refuse_with_token",
+            "tool: echo",
+            "tool: fail_with_token",
+            "tool: reveal_structured",
+            "tool: reveal",
+        ]
         assert all(MARKER in text for text in copied) and "structured content:" in copied[3]
         await pilot.press("f4")
         await pilot.press("enter")
@@ -176,11 +221,18 @@ async def test_the_app_shows_no_secret_in_the_chat_the_sidebar_or_any_detail(tmp
 async def test_the_agent_hides_the_secret_in_the_prompt_thinking_text_and_calls_it_hands_on(tmp_path):
     config = load_mcp_config(secret_config(tmp_path), workspace_folder=tmp_path)
     first, second = SECRET.split(" ")
-    engine = ScriptedEngine([
-        [ThinkingDelta(f"they said {first} "), ThinkingDelta(f"{second}."), TextDelta(f"Using {first}"),
-         TextDelta(f" {second} now."), call("echo", {"text": SECRET, SECRET: [SECRET]})],
-        [TextDelta(f"Done with {first} "), TextDelta(second)],
-    ])
+    engine = ScriptedEngine(
+        [
+            [
+                ThinkingDelta(f"they said {first} "),
+                ThinkingDelta(f"{second}."),
+                TextDelta(f"Using {first}"),
+                TextDelta(f" {second} now."),
+                call("echo", {"text": SECRET, SECRET: [SECRET]}),
+            ],
+            [TextDelta(f"Done with {first} "), TextDelta(second)],
+        ]
+    )
     events = []
     async with ServerHub(config.enabled().values(), redactor=config.redactor) as hub:
         await hub.start_all()
@@ -203,14 +255,16 @@ def test_a_secret_split_across_streamed_pieces_is_still_hidden():
     text = f"a {SECRET} b {SECRET}{SECRET} s"
     for size in range(1, len(text) + 1):
         stream = redactor.stream()
-        shown = "".join(stream.feed(text[start:start + size]) for start in range(0, len(text), size)) + stream.flush()
+        shown = "".join(stream.feed(text[start : start + size]) for start in range(0, len(text), size)) + stream.flush()
         assert shown == f"a {MARKER} b {MARKER}{MARKER} s", size
 
 
 def test_streamed_text_is_redacted_exactly_as_the_whole_text_even_with_overlapping_secrets():
     rng = random.Random(1)
     for _ in range(3000):
-        secrets = {f"s{n}": "".join(rng.choice("abc ") for _ in range(rng.randint(4, 7))) for n in range(rng.randint(1, 3))}
+        secrets = {
+            f"s{n}": "".join(rng.choice("abc ") for _ in range(rng.randint(4, 7))) for n in range(rng.randint(1, 3))
+        }
         redactor = Redactor(secrets)
         text = "".join(rng.choice("abc ") for _ in range(rng.randint(0, 30)))
         for value in secrets.values():
@@ -226,8 +280,13 @@ def test_streamed_text_is_redacted_exactly_as_the_whole_text_even_with_overlappi
 def test_the_escaped_spellings_of_a_secret_are_hidden_too():
     secret = 'pa"ss wörd\\1'
     redactor = Redactor({"pw": secret})
-    for spelling in (secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
-                     "pa%22ss%20w%C3%B6rd%5C1", "pa%22ss+w%C3%B6rd%5C1"):
+    for spelling in (
+        secret,
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+        "pa%22ss%20w%C3%B6rd%5C1",
+        "pa%22ss+w%C3%B6rd%5C1",
+    ):
         assert redactor.text(f"<{spelling}>") == "<[redacted: pw]>", spelling
     assert redactor.value({secret: [secret, 3, None]}) == {"[redacted: pw]": ["[redacted: pw]", 3, None]}
     assert secret not in repr(redactor)
@@ -251,8 +310,14 @@ def test_a_short_answer_is_named_at_start(tmp_path, isolated_user_dirs):
 async def test_the_app_names_a_short_answer_at_start(tmp_path):
     config = load_mcp_config(secret_config(tmp_path, secret="ab"), workspace_folder=tmp_path)
     hub = ServerHub(config.enabled().values(), redactor=config.redactor)
-    app = ChatApp(engine=ScriptedEngine([]), hub=hub, policy=ApprovalPolicy("ask"), settings=Settings(),
-                  clock=FrozenClock(), autosave=False)
+    app = ChatApp(
+        engine=ScriptedEngine([]),
+        hub=hub,
+        policy=ApprovalPolicy("ask"),
+        settings=Settings(),
+        clock=FrozenClock(),
+        autosave=False,
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         shown = [notification.message for notification in app._notifications]

@@ -28,8 +28,9 @@ PROCESS_SERVER = str(Path(__file__).parent / "servers" / "process_server.py")
 
 
 def process_config(name: str, marker: str, *flags: str) -> ServerConfig:
-    return ServerConfig(name=name, type="stdio", command=sys.executable,
-                        args=[PROCESS_SERVER, "--marker", marker, *flags])
+    return ServerConfig(
+        name=name, type="stdio", command=sys.executable, args=[PROCESS_SERVER, "--marker", marker, *flags]
+    )
 
 
 def alive(pid: int) -> bool:
@@ -71,8 +72,12 @@ async def server_pids(hub: ServerHub, name: str) -> tuple[int, int]:
 async def test_two_servers_and_their_children_end_with_the_hub_each_its_own_way(marker):
     """One stubborn server (the SDK escalates to SIGKILL), one that exits as its stdin closes and
     leaves a child that ignores SIGTERM (the SDK stops there; the watchdog ends the child)."""
-    hub = ServerHub([process_config("stubborn", marker, "--stubborn", "--child", "stubborn"),
-                     process_config("polite", marker, "--child", "stubborn")])
+    hub = ServerHub(
+        [
+            process_config("stubborn", marker, "--stubborn", "--child", "stubborn"),
+            process_config("polite", marker, "--child", "stubborn"),
+        ]
+    )
     async with hub:
         statuses = await hub.start_all()
         assert [s.state for s in statuses] == [ServerState.READY] * 2, [s.summary() for s in statuses]
@@ -107,8 +112,11 @@ async def test_restarting_from_the_panel_ends_the_old_process_group(marker):
         await pilot.press("f4")
         assert app.focused is app.servers_table
         await pilot.press("r")
-        await wait_for(pilot, lambda: app.hub.status("proc").restarts == 1
-                       and app.hub.status("proc").state == ServerState.READY, what="restart")
+        await wait_for(
+            pilot,
+            lambda: app.hub.status("proc").restarts == 1 and app.hub.status("proc").state == ServerState.READY,
+            what="restart",
+        )
         new = await server_pids(app.hub, "proc")
         await wait_for(pilot, lambda: not any(alive(pid) for pid in old), 5, "the old group to end")
         assert os.getpgid(new[1]) == new[0] and all(alive(pid) for pid in new)
@@ -150,17 +158,37 @@ def test_a_killed_app_takes_its_stdio_servers_and_their_children_with_it(tmp_pat
     http_process = start_http_server([FIXTURE_SERVER, "--http", str(port)], port)
     stdio = {"command": sys.executable}
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"servers": {
-        "one": {**stdio, "args": [PROCESS_SERVER, "--marker", marker, "--stubborn", "--child", "stubborn"]},
-        "two": {**stdio, "args": [PROCESS_SERVER, "--marker", marker, "--stubborn", "--child", "stubborn"]},
-        "web": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"},
-    }}))
+    config.write_text(
+        json.dumps(
+            {
+                "servers": {
+                    "one": {**stdio, "args": [PROCESS_SERVER, "--marker", marker, "--stubborn", "--child", "stubborn"]},
+                    "two": {**stdio, "args": [PROCESS_SERVER, "--marker", marker, "--stubborn", "--child", "stubborn"]},
+                    "web": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"},
+                }
+            }
+        )
+    )
     try:
         with StalledEndpoint() as endpoint:
             app = subprocess.Popen(
-                [sys.executable, "-m", "mcp_chat_tui.cli.main", "--endpoint", endpoint.url, "scripted",
-                 "--mcp-config", str(config), "-p", "hello"],
-                cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                [
+                    sys.executable,
+                    "-m",
+                    "mcp_chat_tui.cli.main",
+                    "--endpoint",
+                    endpoint.url,
+                    "scripted",
+                    "--mcp-config",
+                    str(config),
+                    "-p",
+                    "hello",
+                ],
+                cwd=tmp_path,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             try:
                 assert wait_until(endpoint.asked.is_set, 60), "the app never asked the model"
                 assert len(pids_with(marker)) == 4, "two servers and two children"
@@ -183,8 +211,13 @@ def test_a_watchdog_that_died_is_replaced_and_told_about_every_server(marker):
     """The first watchdog is killed after one server started; the next server's start starts a
     new one, which must also know the first server: SIGKILL of the app then ends both."""
     script = Path(__file__).parent / "apps" / "hub_with_a_new_watchdog.py"
-    app = subprocess.Popen([sys.executable, str(script), marker], stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    app = subprocess.Popen(
+        [sys.executable, str(script), marker],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         assert select.select([app.stdout], [], [], 60)[0], "the app never got ready"
         word, old, new = app.stdout.readline().split()
@@ -203,8 +236,12 @@ def test_the_watchdog_never_signals_its_own_group_or_group_0():
     """Group 0 means the sender's own group to killpg: a line naming it, or the watchdog's own
     group, is ignored, and the watchdog ends normally at end of file."""
     read_fd, write_fd = os.pipe()
-    watchdog = subprocess.Popen([sys.executable, "-I", "-S", str(WATCHDOG_PROGRAM), str(read_fd)],
-                                pass_fds=(read_fd,), start_new_session=True, stderr=subprocess.PIPE)
+    watchdog = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(WATCHDOG_PROGRAM), str(read_fd)],
+        pass_fds=(read_fd,),
+        start_new_session=True,
+        stderr=subprocess.PIPE,
+    )
     os.close(read_fd)
     try:
         os.write(write_fd, b"+0\n-0\nnot a line\n-\n+12x\n-%d\n+%d\n" % (watchdog.pid, watchdog.pid))

@@ -21,41 +21,63 @@ def by_cells(app) -> dict[str, str]:
 
 
 async def test_the_by_column_names_you_the_rule_or_nobody_and_a_resume_shows_the_same(tmp_path):
-    engine = ScriptedEngine([
-        [call("calculator", {"expression": "1+1"}, "call_1"), call("echo", {"text": "hi"}, "call_2"),
-         call("whoami", {}, "call_3")], "done",
-    ])
+    engine = ScriptedEngine(
+        [
+            [
+                call("calculator", {"expression": "1+1"}, "call_1"),
+                call("echo", {"text": "hi"}, "call_2"),
+                call("whoami", {}, "call_3"),
+            ],
+            "done",
+        ]
+    )
     servers = [demo_config(), fixture_config("fx")]
     transcript = tmp_path / "chat.md"
-    app = make_app(engine, servers, policy=ApprovalPolicy("auto-readonly", trusted={"demo"}), transcript_file=transcript)
+    app = make_app(
+        engine, servers, policy=ApprovalPolicy("auto-readonly", trusted={"demo"}), transcript_file=transcript
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "go")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen)
-                       and any(r.state is CallState.AWAITING for r in app.calls_table.records.values()),
-                       what="the dialog for echo")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApprovalScreen)
+                and any(r.state is CallState.AWAITING for r in app.calls_table.records.values())
+            ),
+            what="the dialog for echo",
+        )
         assert by_cells(app)["echo"] == ""  # awaiting: nobody has allowed it yet
         await pilot.press("y")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen)
-                       and any(r.tool == "whoami" and r.state is CallState.AWAITING
-                               for r in app.calls_table.records.values()), what="the dialog for whoami")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApprovalScreen)
+                and any(r.tool == "whoami" and r.state is CallState.AWAITING for r in app.calls_table.records.values())
+            ),
+            what="the dialog for whoami",
+        )
         await pilot.press("n")
         await wait_turn_done(pilot, app)
         live = by_cells(app)
         assert live == {"calculator": "trusted", "echo": "you", "whoami": ""}
 
-    resumed = make_app(ScriptedEngine([]), servers, transcript_file=transcript,
-                       transcript=parse(read_transcript_text(transcript)))
+    resumed = make_app(
+        ScriptedEngine([]), servers, transcript_file=transcript, transcript=parse(read_transcript_text(transcript))
+    )
     async with resumed.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, resumed)
         assert by_cells(resumed) == live
 
 
-@pytest.mark.parametrize(("policy", "shown"), [
-    (ApprovalPolicy("ask", yes=True), "--yes"),
-    (ApprovalPolicy("auto"), "auto"),
-    (ApprovalPolicy("ask", {"demo": {"calculator": "always"}}), "saved"),
-])
+@pytest.mark.parametrize(
+    ("policy", "shown"),
+    [
+        (ApprovalPolicy("ask", yes=True), "--yes"),
+        (ApprovalPolicy("auto"), "auto"),
+        (ApprovalPolicy("ask", {"demo": {"calculator": "always"}}), "saved"),
+    ],
+)
 async def test_the_by_column_names_the_rule_that_ran_a_call_without_asking(policy, shown):
     app = make_app(ScriptedEngine([[call("calculator", {"expression": "2*3"})], "6"]), policy=policy)
     async with app.run_test(size=SIZE) as pilot:
@@ -66,8 +88,9 @@ async def test_the_by_column_names_the_rule_that_ran_a_call_without_asking(polic
 
 
 async def test_always_for_the_session_shows_as_you_always_and_the_state_stays_whole_at_60x16():
-    engine = ScriptedEngine([[call("calculator", {"expression": "2*3"})], "6",
-                             [call("calculator", {"expression": "3*3"})], "9"])
+    engine = ScriptedEngine(
+        [[call("calculator", {"expression": "2*3"})], "6", [call("calculator", {"expression": "3*3"})], "9"]
+    )
     app = make_app(engine)
     async with app.run_test(size=(60, 16)) as pilot:
         await wait_ready(pilot, app)

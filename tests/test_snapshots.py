@@ -28,12 +28,14 @@ SEARCH_ANSWER = (
 
 def conversation_engine() -> ScriptedEngine:
     """A calculator turn, then a web_search turn whose answer has a list and inline code."""
-    return ScriptedEngine([
-        [call("calculator", {"expression": "12 * 7"}, "call_1")],
-        "12 * 7 = **84**.",
-        [call("web_search", {"query": "MLX MCP", "max_results": 2}, "call_2")],
-        SEARCH_ANSWER,
-    ])
+    return ScriptedEngine(
+        [
+            [call("calculator", {"expression": "12 * 7"}, "call_1")],
+            "12 * 7 = **84**.",
+            [call("web_search", {"query": "MLX MCP", "max_results": 2}, "call_2")],
+            SEARCH_ANSWER,
+        ]
+    )
 
 
 async def start(pilot) -> None:
@@ -71,9 +73,15 @@ def test_approval_dialog(snap_compare):
         await start(pilot)
         await send(pilot, "what is 12 * 7?")
         # The screen is pushed before its widgets are mounted and the sidebar row is updated: wait for both.
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#approval-keys")
-                       and any(r.state.value == "awaiting approval" for r in app.calls_table.records.values()),
-                       what="the approval dialog")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApprovalScreen)
+                and app.screen.query("#approval-keys")
+                and any(r.state.value == "awaiting approval" for r in app.calls_table.records.values())
+            ),
+            what="the approval dialog",
+        )
         await pilot.pause(0.2)
 
     assert snap_compare(make_app(conversation_engine()), terminal_size=SIZE, run_before=run_before)
@@ -100,11 +108,17 @@ def test_server_panel_with_a_failed_server(snap_compare):
 
     async def run_before(pilot) -> None:
         await start(pilot)
-        await wait_for(pilot, lambda: app.hub.status("ghost").state is ServerState.FAILED
-                       and "ghost" in app.servers_table.statuses, what="the failed row")
+        await wait_for(
+            pilot,
+            lambda: app.hub.status("ghost").state is ServerState.FAILED and "ghost" in app.servers_table.statuses,
+            what="the failed row",
+        )
         await pilot.press("f4", "j")
-        await wait_for(pilot, lambda: app.focused is app.servers_table and app.servers_table.selected_server() == "ghost",
-                       what="the failed row selected")
+        await wait_for(
+            pilot,
+            lambda: app.focused is app.servers_table and app.servers_table.selected_server() == "ghost",
+            what="the failed row selected",
+        )
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -119,16 +133,23 @@ def test_sidebar_with_long_cells_at_80x24(snap_compare):
 
 def test_approval_dialog_at_60x16_with_long_arguments(snap_compare):
     """On a small terminal the dialog's body scrolls and its title and keys stay on screen."""
-    engine = ScriptedEngine([[call("web_search", {"query": "the history of " + "very long words " * 30,
-                                                  "max_results": 5})], "nothing"])
+    engine = ScriptedEngine(
+        [[call("web_search", {"query": "the history of " + "very long words " * 30, "max_results": 5})], "nothing"]
+    )
 
     async def run_before(pilot) -> None:
         app = pilot.app
         await start(pilot)
         await send(pilot, "search")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#approval-keys")
-                       and any(r.state.value == "awaiting approval" for r in app.calls_table.records.values()),
-                       what="the approval dialog")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApprovalScreen)
+                and app.screen.query("#approval-keys")
+                and any(r.state.value == "awaiting approval" for r in app.calls_table.records.values())
+            ),
+            what="the approval dialog",
+        )
         await pilot.pause(0.2)
 
     assert snap_compare(make_app(engine), terminal_size=(60, 16), run_before=run_before)

@@ -56,10 +56,18 @@ def test_sidebar_with_every_call_state(snap_compare):
         app = pilot.app
         await start(pilot)
         for index, (state, tool, arguments, allowed_by) in enumerate(ROWS, 1):
-            record = CallRecord(f"row-{index}", f"call_{index}", "" if state is CallState.MALFORMED else "demo", tool,
-                                arguments, AT, state=state, allowed_by=allowed_by,
-                                duration=None if state in NEVER_RAN else 0.12,
-                                raw='{"expression": 12 *' if state is CallState.MALFORMED else "")
+            record = CallRecord(
+                f"row-{index}",
+                f"call_{index}",
+                "" if state is CallState.MALFORMED else "demo",
+                tool,
+                arguments,
+                AT,
+                state=state,
+                allowed_by=allowed_by,
+                duration=None if state in NEVER_RAN else 0.12,
+                raw='{"expression": 12 *' if state is CallState.MALFORMED else "",
+            )
             app.calls_table.add_record(record)
         await pilot.press("f3")
         await wait_for(pilot, lambda: app.focused is app.calls_table, what="the calls table focused")
@@ -92,8 +100,17 @@ def test_main_screen_at_80x24(snap_compare):
     assert snap_compare(make_app(conversation_engine()), terminal_size=(80, 24), run_before=run_before)
 
 
-def proposal(call_id: str, tool: str, arguments: object, choice: str | None, allowed_by: str = "",
-             status: str | None = None, content: str = "", started: bool = True, server: str = "demo") -> Proposal:
+def proposal(
+    call_id: str,
+    tool: str,
+    arguments: object,
+    choice: str | None,
+    allowed_by: str = "",
+    status: str | None = None,
+    content: str = "",
+    started: bool = True,
+    server: str = "demo",
+) -> Proposal:
     """A call as a transcript keeps it; ``status`` None: no result (interrupted when ``started``)."""
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
     call = {"id": call_id, "type": "function", "function": {"name": tool, "arguments": raw}}
@@ -103,27 +120,80 @@ def proposal(call_id: str, tool: str, arguments: object, choice: str | None, all
 
 def conversation_with_calls() -> Transcript:
     """Two exchanges: calls that ended each way a file records, then an answer."""
-    return Transcript([
-        Exchange("what is 12 * 7, and what is on the web about MLX?", "demo model", [
-            Step(text="", proposals=[
-                proposal("call_1", "calculator", {"expression": "12 * 7"}, "yo", "you (once)", "done", "12 * 7 = 84"),
-                proposal("call_2", "web_search", {"query": "MLX"}, "auto", "auto policy", "timeout",
-                         "Error (timeout): no answer in 30 s"),
-                proposal("call_3", "read_file", {"path": "/etc/shadow"}, "n", status="denied",
-                         content="The user denied this call.", started=False),
-            ]),
-            Step(text="12 * 7 = 84. The search took too long, and reading the file was denied."),
-        ]),
-        Exchange("try the search again", "demo model", [
-            Step(text="", proposals=[
-                proposal("call_4", "malformed_tool_call", '{"query": "MLX', None, status="malformed",
-                         content="Error: the arguments are not JSON", started=False, server=""),
-                proposal("call_5", "web_search", {"query": "MLX"}, "yO", "you (always, this session)", "error",
-                         "Error (tool): the corpus is not there"),
-            ]),
-            Step(text="The search failed: the corpus is not there."),
-        ]),
-    ])
+    return Transcript(
+        [
+            Exchange(
+                "what is 12 * 7, and what is on the web about MLX?",
+                "demo model",
+                [
+                    Step(
+                        text="",
+                        proposals=[
+                            proposal(
+                                "call_1",
+                                "calculator",
+                                {"expression": "12 * 7"},
+                                "yo",
+                                "you (once)",
+                                "done",
+                                "12 * 7 = 84",
+                            ),
+                            proposal(
+                                "call_2",
+                                "web_search",
+                                {"query": "MLX"},
+                                "auto",
+                                "auto policy",
+                                "timeout",
+                                "Error (timeout): no answer in 30 s",
+                            ),
+                            proposal(
+                                "call_3",
+                                "read_file",
+                                {"path": "/etc/shadow"},
+                                "n",
+                                status="denied",
+                                content="The user denied this call.",
+                                started=False,
+                            ),
+                        ],
+                    ),
+                    Step(text="12 * 7 = 84. The search took too long, and reading the file was denied."),
+                ],
+            ),
+            Exchange(
+                "try the search again",
+                "demo model",
+                [
+                    Step(
+                        text="",
+                        proposals=[
+                            proposal(
+                                "call_4",
+                                "malformed_tool_call",
+                                '{"query": "MLX',
+                                None,
+                                status="malformed",
+                                content="Error: the arguments are not JSON",
+                                started=False,
+                                server="",
+                            ),
+                            proposal(
+                                "call_5",
+                                "web_search",
+                                {"query": "MLX"},
+                                "yO",
+                                "you (always, this session)",
+                                "error",
+                                "Error (tool): the corpus is not there",
+                            ),
+                        ],
+                    ),
+                    Step(text="The search failed: the corpus is not there."),
+                ],
+            ),
+        ]
+    )
 
 
 @pytest.mark.parametrize("theme", THEMES)
@@ -132,8 +202,12 @@ def test_resumed_conversation_in_each_theme(snap_compare, tmp_path, theme):
     state of each colour) in each theme shipped in themes/."""
     path = tmp_path / "chat.md"
     path.write_text(render(conversation_with_calls()), encoding="utf-8")
-    app = make_app(ScriptedEngine([]), settings=Settings(theme=theme), transcript_file=path,
-                   transcript=parse(path.read_text(encoding="utf-8")))
+    app = make_app(
+        ScriptedEngine([]),
+        settings=Settings(theme=theme),
+        transcript_file=path,
+        transcript=parse(path.read_text(encoding="utf-8")),
+    )
 
     async def run_before(pilot) -> None:
         await start(pilot)
@@ -161,8 +235,11 @@ def test_resume_screen(snap_compare, isolated_user_dirs):
         app = pilot.app
         await start(pilot)
         app.action_resume()
-        await wait_for(pilot, lambda: isinstance(app.screen, ResumeScreen) and app.screen.query("#conversations"),
-                       what="the resume screen")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, ResumeScreen) and app.screen.query("#conversations"),
+            what="the resume screen",
+        )
         await pilot.pause()
 
     assert snap_compare(make_app(ScriptedEngine([])), terminal_size=SIZE, run_before=run_before)

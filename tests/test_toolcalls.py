@@ -45,7 +45,9 @@ def proposed(name, arguments, id="call_1"):
 
 
 def test_tool_call_json_block_with_text_before_and_after():
-    text = 'Let me compute.\n<tool_call>\n{"name": "calculator", "arguments": {"expression": "12 * 7"}}\n</tool_call>\nok'
+    text = (
+        'Let me compute.\n<tool_call>\n{"name": "calculator", "arguments": {"expression": "12 * 7"}}\n</tool_call>\nok'
+    )
     visible, thinking, calls = assert_same_at_every_split(text)
     assert visible == "Let me compute.\n\nok"
     assert calls == [proposed("calculator", {"expression": "12 * 7"})]
@@ -124,7 +126,7 @@ def test_several_formats_in_one_reply_get_unique_ids():
     text = (
         '<tool_call>{"name": "calculator", "arguments": {"expression": "1"}}</tool_call>'
         '<tool_call>{"name": "calculator", "arguments": {"expression": "2"}}</tool_call>'
-        '<tool_use><tool>current_time</tool><arguments>{}</arguments></tool_use>'
+        "<tool_use><tool>current_time</tool><arguments>{}</arguments></tool_use>"
     )
     _, _, calls = assert_same_at_every_split(text)
     assert [c.id for c in calls] == ["call_1", "call_2", "call_3"]
@@ -216,7 +218,9 @@ def test_known_tools_default_to_the_schema_names():
     assert tool_names(schemas) == {"calculator"}
     stream = ToolCallStream(tools=schemas)
     events = stream.feed('<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>') + stream.finish()
-    assert events == [ToolCallMalformed("call_1", '<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>', "unknown tool 'rm_rf'")]
+    assert events == [
+        ToolCallMalformed("call_1", '<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>', "unknown tool 'rm_rf'")
+    ]
 
 
 def test_any_name_is_accepted_without_known_tools_or_schemas():
@@ -232,22 +236,28 @@ def test_any_name_is_accepted_without_known_tools_or_schemas():
     [
         ('<tool_call>{"name": "calculator", "arguments": {"expression": "1"</tool_call>', "invalid JSON"),
         ('<tool_call>{"name": "nope", "arguments": {}}</tool_call>', "unknown tool 'nope'"),
-        ('<tool_call>{"name": "calculator", "arguments": [1, 2]}</tool_call>', "arguments must be a JSON object, got a list"),
+        (
+            '<tool_call>{"name": "calculator", "arguments": [1, 2]}</tool_call>',
+            "arguments must be a JSON object, got a list",
+        ),
         ('<tool_call>{"name": "calculator", "arguments": "12 * 7"}</tool_call>', "arguments are not valid JSON"),
         ('<tool_call>{"name": "calculator", "arguments": "[1]"}</tool_call>', "got a list"),
         ('<tool_call>{"name": "calculator", "arguments": 7}</tool_call>', "got a number"),
         ('<tool_call>{"arguments": {}}</tool_call>', 'no "name"'),
         ('<tool_call>{"name": 5, "arguments": {}}</tool_call>', 'no "name"'),
-        ('<tool_call>"calculator"</tool_call>', "expected a JSON object with \"name\" and \"arguments\", got a string"),
+        ('<tool_call>"calculator"</tool_call>', 'expected a JSON object with "name" and "arguments", got a string'),
         ("<tool_call></tool_call>", "empty"),
         ('<tool_call>{"name": "calculator", "arguments": {"expression": "1"}}', "unclosed <tool_call> block"),
         ('<tool_call>{"name": "calculator", "argu', "unclosed"),
-        ('<tool_use><tool>calculator</tool><arguments>{"expression": </arguments></tool_use>', "<arguments> is not valid JSON"),
+        (
+            '<tool_use><tool>calculator</tool><arguments>{"expression": </arguments></tool_use>',
+            "<arguments> is not valid JSON",
+        ),
         ("<tool_use><arguments>{}</arguments></tool_use>", "no <tool> name"),
-        ('<tool_use><server>x</server><tool>search</tool></tool_use>', "unknown tool 'search' (server 'x')"),
+        ("<tool_use><server>x</server><tool>search</tool></tool_use>", "unknown tool 'search' (server 'x')"),
         ("<tool_use><tool>calculator</tool><arguments>[1]</arguments></tool_use>", "got a list"),
-        ("[TOOL_CALLS][{\"name\": \"calculator\", \"arguments\": {", "invalid JSON"),
-        ("[TOOL_CALLS]calculator[ARGS]{\"expression\": ", "invalid JSON arguments for calculator"),
+        ('[TOOL_CALLS][{"name": "calculator", "arguments": {', "invalid JSON"),
+        ('[TOOL_CALLS]calculator[ARGS]{"expression": ', "invalid JSON arguments for calculator"),
         ("[TOOL_CALLS] hello", "no tool call after [TOOL_CALLS]"),
         ('{"name": "calculator", "arguments": "not json"}', "arguments are not valid JSON"),
         ('{"name": "calculator", "arguments": {"expression": "1"', "incomplete JSON tool call"),
@@ -320,15 +330,21 @@ def test_counts_of_proposed_and_malformed_calls():
 def test_with_mlx_lm_s_own_parsers():
     from mlx_lm.tool_parsers import json_tools, mistral
 
-    qwen = dict(tool_call_start=json_tools.tool_call_start, tool_call_end=json_tools.tool_call_end,
-                tool_parser=json_tools.parse_tool_call)
+    qwen = dict(
+        tool_call_start=json_tools.tool_call_start,
+        tool_call_end=json_tools.tool_call_end,
+        tool_parser=json_tools.parse_tool_call,
+    )
     text = '<tool_call>\n{"name": "calculator", "arguments": {"expression": "12 * 7"}}\n</tool_call>'
     assert assert_same_at_every_split(text, **qwen)[2] == [proposed("calculator", {"expression": "12 * 7"})]
     _, _, calls = assert_same_at_every_split("<tool_call>{'name': 'calculator'}</tool_call>", **qwen)
     assert isinstance(calls[0], ToolCallMalformed) and "parser rejected it" in calls[0].reason
 
-    mistral_markers = dict(tool_call_start=mistral.tool_call_start, tool_call_end=mistral.tool_call_end,
-                           tool_parser=mistral.parse_tool_call)
+    mistral_markers = dict(
+        tool_call_start=mistral.tool_call_start,
+        tool_call_end=mistral.tool_call_end,
+        tool_parser=mistral.parse_tool_call,
+    )
     text = 'I will check.[TOOL_CALLS]calculator[ARGS]{"expression": "1"}current_time[ARGS]{}'
     visible, _, calls = assert_same_at_every_split(text, **mistral_markers)
     assert visible == "I will check."
@@ -337,7 +353,9 @@ def test_with_mlx_lm_s_own_parsers():
 
 # -- properties -----------------------------------------------------------------------------
 
-_alphabet = st.sampled_from(list("abc <>/[]{}\"':,_\n\\") + ["tool_call", "tool_use", "TOOL_CALLS", "think", "name", "arguments"])
+_alphabet = st.sampled_from(
+    list("abc <>/[]{}\"':,_\n\\") + ["tool_call", "tool_use", "TOOL_CALLS", "think", "name", "arguments"]
+)
 _texts = st.lists(_alphabet, max_size=40).map("".join)
 
 

@@ -30,10 +30,25 @@ CALC = {"id": "call_1", "type": "function", "function": {"name": "calculator", "
 
 
 def finished_calculation() -> Transcript:
-    return Transcript([Exchange("what is 12 * 7?", "demo model", [
-        Step(text="", proposals=[Proposal(CALC, "yo", ToolResult("calculator", "call_1", "done", "12 * 7 = 84", "demo", 0.01))]),
-        Step(text="12 * 7 = 84."),
-    ])])
+    return Transcript(
+        [
+            Exchange(
+                "what is 12 * 7?",
+                "demo model",
+                [
+                    Step(
+                        text="",
+                        proposals=[
+                            Proposal(
+                                CALC, "yo", ToolResult("calculator", "call_1", "done", "12 * 7 = 84", "demo", 0.01)
+                            )
+                        ],
+                    ),
+                    Step(text="12 * 7 = 84."),
+                ],
+            )
+        ]
+    )
 
 
 async def test_a_turn_is_saved_with_choices_and_results(isolated_user_dirs):
@@ -93,7 +108,9 @@ async def test_a_file_ending_with_an_unanswered_proposal_reopens_the_dialog(tmp_
     proposal = saved.exchanges[0].steps[0].proposals[0]
     assert proposal.choice == "yo" and proposal.result.content == "12 * 7 = 84"
     assert saved.exchanges[0].steps[-1].text == "It is 84."
-    assert {"role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": "12 * 7 = 84"} in engine.prompts[0]
+    assert {"role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": "12 * 7 = 84"} in engine.prompts[
+        0
+    ]
 
 
 async def test_an_approved_proposal_without_result_asks_again_before_it_runs(tmp_path):
@@ -111,10 +128,15 @@ async def test_an_approved_proposal_without_result_asks_again_before_it_runs(tmp
 
 def test_sigkill_mid_turn_loses_nothing_before_the_kill(tmp_path, isolated_user_dirs):
     path = tmp_path / "killed.md"
-    env = dict(os.environ, **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")})
+    env = dict(
+        os.environ, **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")}
+    )
     process = subprocess.Popen(
         [sys.executable, str(TOP / "tests" / "apps" / "scripted_plain.py"), str(path), "please wait a minute"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     try:
         assert wait_until(lambda: started_calls(path), 60), "the call was never recorded as started"
@@ -145,10 +167,16 @@ def test_a_bad_transcript_stops_the_cli_with_the_line_and_is_not_overwritten(tmp
     bad = tmp_path / "bad.md"
     text = "💬: hello\n\n🤖:[m]\n\n❓:[yo] `{not json}`\n"
     bad.write_text(text, encoding="utf-8")
-    env = dict(os.environ, **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")})
+    env = dict(
+        os.environ, **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")}
+    )
     result = subprocess.run(
         [sys.executable, "-m", "mcp_chat_tui.cli.main", "--demo", "--plain", "--transcript", str(bad)],
-        env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 2
     assert f"{bad}: line 5:" in result.stderr and "JSON is broken" in result.stderr
@@ -158,7 +186,9 @@ def test_a_bad_transcript_stops_the_cli_with_the_line_and_is_not_overwritten(tmp
 async def test_a_long_conversation_shows_its_last_exchanges_and_says_so(tmp_path):
     from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, UserMessage
 
-    long = Transcript([Exchange(f"question {i}", "m", [Step(text=f"answer {i}")]) for i in range(MAX_EXCHANGES_SHOWN + 5)])
+    long = Transcript(
+        [Exchange(f"question {i}", "m", [Step(text=f"answer {i}")]) for i in range(MAX_EXCHANGES_SHOWN + 5)]
+    )
     path = tmp_path / "long.md"
     path.write_text(render(long), encoding="utf-8")
     engine = ScriptedEngine(["fine"])
@@ -180,14 +210,19 @@ async def test_the_resume_screen_lists_saved_conversations_and_opens_one(isolate
 
     folder = conversations_dir()
     folder.mkdir(parents=True)
-    (folder / "2026-01-01-000000-older.md").write_text(render(Transcript([Exchange("an older question", "m", [Step(text="old")])])))
+    (folder / "2026-01-01-000000-older.md").write_text(
+        render(Transcript([Exchange("an older question", "m", [Step(text="old")])]))
+    )
     (folder / "2026-01-02-000000-calc.md").write_text(render(finished_calculation()))
     app = make_app(ScriptedEngine(["85."]), autosave=True)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         app.action_resume()
-        await wait_for(pilot, lambda: isinstance(app.screen, ResumeScreen) and app.screen.query("#conversations"),
-                       what="the resume screen")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, ResumeScreen) and app.screen.query("#conversations"),
+            what="the resume screen",
+        )
         table = app.screen.query_one("#conversations")
         questions = {str(table.get_row_at(i)[0]) for i in range(table.row_count)}
         assert questions == {"what is 12 * 7?", "an older question"}
@@ -215,12 +250,16 @@ async def test_export_writes_the_transcript_where_asked_and_reports_a_bad_path(t
         blocker.write_text("not a folder")
         for destination, notice in ((blocker / "copy.md", "cannot write"), (target, "transcript exported to")):
             app.action_export()
-            await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen) and app.screen.query("#export-path"),
-                           what="the export dialog")
+            await wait_for(
+                pilot,
+                lambda: isinstance(app.screen, ExportScreen) and app.screen.query("#export-path"),
+                what="the export dialog",
+            )
             app.screen.query_one("#export-path").value = str(destination)
             await pilot.press("enter")
-            await wait_for(pilot, lambda: any(notice in str(n.message) for n in app._notifications),
-                           what=f"the notice {notice!r}")
+            await wait_for(
+                pilot, lambda: any(notice in str(n.message) for n in app._notifications), what=f"the notice {notice!r}"
+            )
         messages = [str(n.message) for n in app._notifications]
         assert any("cannot write" in m and "a-file" in m for m in messages), messages
         assert any("transcript exported to" in m for m in messages)
@@ -229,10 +268,25 @@ async def test_export_writes_the_transcript_where_asked_and_reports_a_bad_path(t
 
 
 async def test_resuming_text_before_a_tool_call_shows_both(tmp_path):
-    conversation = Transcript([Exchange("what is 12 * 7?", "demo model", [
-        Step(text="Let me calculate.", proposals=[Proposal(CALC, "yo", ToolResult("calculator", "call_1", "done", "12 * 7 = 84", "demo", 0.01))]),
-        Step(text="84."),
-    ])])
+    conversation = Transcript(
+        [
+            Exchange(
+                "what is 12 * 7?",
+                "demo model",
+                [
+                    Step(
+                        text="Let me calculate.",
+                        proposals=[
+                            Proposal(
+                                CALC, "yo", ToolResult("calculator", "call_1", "done", "12 * 7 = 84", "demo", 0.01)
+                            )
+                        ],
+                    ),
+                    Step(text="84."),
+                ],
+            )
+        ]
+    )
     path = tmp_path / "text-then-call.md"
     path.write_text(render(conversation), encoding="utf-8")
     app = make_app(ScriptedEngine([]), transcript_file=path, transcript=parse(path.read_text()))

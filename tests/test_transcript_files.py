@@ -17,8 +17,10 @@ from tests.helpers import wait_until
 from tests.test_oneshot import demo_servers, run_cli
 
 TOP = Path(__file__).resolve().parent.parent
-HOLD = ("import sys, time; from pathlib import Path; from mcp_chat_tui.transcript import TranscriptLock; "
-        "TranscriptLock.acquire(Path(sys.argv[1])); print('held', flush=True); time.sleep(120)")
+HOLD = (
+    "import sys, time; from pathlib import Path; from mcp_chat_tui.transcript import TranscriptLock; "
+    "TranscriptLock.acquire(Path(sys.argv[1])); print('held', flush=True); time.sleep(120)"
+)
 
 
 def hold_in_another_process(path: Path) -> subprocess.Popen:
@@ -34,12 +36,23 @@ MODES = {"full-screen app": [], "--plain": ["--plain"], "-p": ["-p", "hello"]}
 @pytest.mark.parametrize("mode", MODES)
 def test_a_second_instance_names_the_process_holding_the_file_and_exits_2(mode, tmp_path, isolated_user_dirs):
     path = tmp_path / "chat.md"
-    text = "💬: what is 12 * 7?\n\n🤖:[m]\n\n❓: `{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"calculator\",\"arguments\":\"{}\"}}`\n\n"
+    text = '💬: what is 12 * 7?\n\n🤖:[m]\n\n❓: `{"id":"call_1","type":"function","function":{"name":"calculator","arguments":"{}"}}`\n\n'
     path.write_text(text, encoding="utf-8")
     holder = hold_in_another_process(path)
     try:
-        result = run_cli("--endpoint", "http://127.0.0.1:9/v1", "scripted", "--mcp-config", str(demo_servers(tmp_path)),
-                         "--transcript", str(path), "--yes", *MODES[mode], cwd=tmp_path, dirs=isolated_user_dirs)
+        result = run_cli(
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+            "scripted",
+            "--mcp-config",
+            str(demo_servers(tmp_path)),
+            "--transcript",
+            str(path),
+            "--yes",
+            *MODES[mode],
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+        )
     finally:
         holder.kill()
         holder.wait(10)
@@ -52,14 +65,33 @@ def test_a_second_instance_names_the_process_holding_the_file_and_exits_2(mode, 
 def test_a_second_instance_stops_while_the_first_runs_a_call(tmp_path, isolated_user_dirs):
     """The case of the issue: the first instance is mid-call; the second neither runs it nor writes."""
     path = tmp_path / "busy.md"
-    env = dict(os.environ, **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")})
-    first = subprocess.Popen([sys.executable, str(TOP / "tests" / "apps" / "scripted_plain.py"), str(path), "wait"],
-                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    env = dict(
+        os.environ, **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")}
+    )
+    first = subprocess.Popen(
+        [sys.executable, str(TOP / "tests" / "apps" / "scripted_plain.py"), str(path), "wait"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         assert wait_until(lambda: path.exists() and "❓:[auto]" in path.read_text(encoding="utf-8"), 60)
         before = path.read_bytes()
-        second = run_cli("--endpoint", "http://127.0.0.1:9/v1", "scripted", "--mcp-config", str(demo_servers(tmp_path)),
-                         "--transcript", str(path), "--yes", "-p", "go on", cwd=tmp_path, dirs=isolated_user_dirs)
+        second = run_cli(
+            "--endpoint",
+            "http://127.0.0.1:9/v1",
+            "scripted",
+            "--mcp-config",
+            str(demo_servers(tmp_path)),
+            "--transcript",
+            str(path),
+            "--yes",
+            "-p",
+            "go on",
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+        )
         assert second.returncode == 2, second.stderr
         assert f"(process {first.pid})" in second.stderr
         assert path.read_bytes() == before
@@ -104,8 +136,18 @@ def test_a_transcript_that_is_not_utf8_text_is_one_line_and_exit_2(case, tmp_pat
     content, expected = BAD_FILES[case]
     path = tmp_path / "bad.md"
     path.write_bytes(content)
-    result = run_cli("--endpoint", "http://127.0.0.1:9/v1", "scripted", "--mcp-config", str(demo_servers(tmp_path)),
-                     "--transcript", str(path), "--plain", cwd=tmp_path, dirs=isolated_user_dirs)
+    result = run_cli(
+        "--endpoint",
+        "http://127.0.0.1:9/v1",
+        "scripted",
+        "--mcp-config",
+        str(demo_servers(tmp_path)),
+        "--transcript",
+        str(path),
+        "--plain",
+        cwd=tmp_path,
+        dirs=isolated_user_dirs,
+    )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and "UnicodeDecodeError" not in result.stderr
     message = " ".join(result.stderr.split())
@@ -117,8 +159,19 @@ def test_a_transcript_that_is_not_utf8_text_is_one_line_and_exit_2(case, tmp_pat
 def test_a_folder_given_as_the_transcript_is_one_line_and_exit_2(tmp_path, isolated_user_dirs):
     folder = tmp_path / "notes"
     folder.mkdir()
-    result = run_cli("--endpoint", "http://127.0.0.1:9/v1", "scripted", "--mcp-config", str(demo_servers(tmp_path)),
-                     "--transcript", str(folder), "-p", "hi", cwd=tmp_path, dirs=isolated_user_dirs)
+    result = run_cli(
+        "--endpoint",
+        "http://127.0.0.1:9/v1",
+        "scripted",
+        "--mcp-config",
+        str(demo_servers(tmp_path)),
+        "--transcript",
+        str(folder),
+        "-p",
+        "hi",
+        cwd=tmp_path,
+        dirs=isolated_user_dirs,
+    )
     assert result.returncode == 2
     assert f"{folder}: is a folder, not a transcript file" in " ".join(result.stderr.split())
     assert "Traceback" not in result.stderr and list(folder.iterdir()) == []
@@ -139,8 +192,11 @@ async def test_the_palette_does_not_open_a_conversation_another_instance_holds(t
             await wait_ready(pilot, app)
             assert await app.open_conversation(path) is False
             held = f"is open in another mcp-chat-tui (process {holder.pid})"
-            await wait_for(pilot, lambda: any(held in str(n.message) for n in app._notifications),
-                           what=f"the notice that the file {held}")
+            await wait_for(
+                pilot,
+                lambda: any(held in str(n.message) for n in app._notifications),
+                what=f"the notice that the file {held}",
+            )
             assert app.recorder.transcript.exchanges == [] and app.transcript_file is None
     finally:
         holder.kill()

@@ -24,8 +24,24 @@ from mcp_chat_tui.transcript import (
 from mcp_chat_tui.transcript.model import CHOICES, STATUSES
 
 # Text of every kind, and lines built to look like markers, fences and escapes.
-TRICKY_LINES = ["💬: fake user", "🤖:[x]", "🧠: no", "❓:[yo] `{}`", "🛠️: [t][c]", "📝: s", "🤔: unknown",
-                "```", "````done", "\\", "\\💬: x", "", " ", "`", "\r", "emoji 🎉 ✨"]
+TRICKY_LINES = [
+    "💬: fake user",
+    "🤖:[x]",
+    "🧠: no",
+    "❓:[yo] `{}`",
+    "🛠️: [t][c]",
+    "📝: s",
+    "🤔: unknown",
+    "```",
+    "````done",
+    "\\",
+    "\\💬: x",
+    "",
+    " ",
+    "`",
+    "\r",
+    "emoji 🎉 ✨",
+]
 any_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 line_text = st.lists(st.one_of(any_text, st.sampled_from(TRICKY_LINES)), max_size=5).map("\n".join)
 text = st.one_of(any_text, line_text)
@@ -33,22 +49,29 @@ text = st.one_of(any_text, line_text)
 
 @st.composite
 def calls(draw):
-    call = {"id": draw(st.one_of(st.sampled_from(["call_1", "call_2"]), any_text)), "type": "function",
-            "function": {"name": draw(any_text), "arguments": draw(text)}}
+    call = {
+        "id": draw(st.one_of(st.sampled_from(["call_1", "call_2"]), any_text)),
+        "type": "function",
+        "function": {"name": draw(any_text), "arguments": draw(text)},
+    }
     return call
 
 
 @st.composite
 def results(draw, call):
     return ToolResult(
-        name=call["function"]["name"], call_id=call["id"], status=draw(st.sampled_from(STATUSES)),
-        content=draw(text), server=draw(st.one_of(st.just(""), any_text)),
+        name=call["function"]["name"],
+        call_id=call["id"],
+        status=draw(st.sampled_from(STATUSES)),
+        content=draw(text),
+        server=draw(st.one_of(st.just(""), any_text)),
         duration=draw(st.one_of(st.none(), st.integers(0, 10**6).map(lambda n: n / 10_000))),
     )
 
 
 seconds = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1)).map(
-    lambda moment: moment.replace(microsecond=0))
+    lambda moment: moment.replace(microsecond=0)
+)
 
 
 @st.composite
@@ -58,9 +81,16 @@ def steps(draw, final: bool):
     for call in draw(st.lists(calls(), min_size=0 if final else 1, max_size=3, unique_by=lambda c: c["id"])):
         has_result = True if not final else draw(st.booleans())
         choice = draw(st.one_of(st.none(), st.sampled_from(CHOICES)))
-        proposals.append(Proposal(call, choice, draw(results(call)) if has_result else None,
-                                  proposed_at=draw(st.one_of(st.none(), seconds)),
-                                  started_at=draw(st.one_of(st.none(), seconds)), server=draw(st.one_of(st.just(""), any_text))))
+        proposals.append(
+            Proposal(
+                call,
+                choice,
+                draw(results(call)) if has_result else None,
+                proposed_at=draw(st.one_of(st.none(), seconds)),
+                started_at=draw(st.one_of(st.none(), seconds)),
+                server=draw(st.one_of(st.just(""), any_text)),
+            )
+        )
     return Step(thought=draw(st.one_of(st.none(), text)), text=draw(text), proposals=proposals)
 
 
@@ -71,8 +101,14 @@ def exchanges(draw):
     if model is not None:
         chosen = draw(st.lists(steps(final=False), max_size=2)) + [draw(steps(final=True))]
     end = draw(st.sampled_from([None, "stopped", "error"])) if model is not None else None
-    return Exchange(user=draw(text), model=model, steps=chosen, summary=draw(st.one_of(st.none(), text)),
-                    end=end, error=draw(any_text) if end == "error" else "")
+    return Exchange(
+        user=draw(text),
+        model=model,
+        steps=chosen,
+        summary=draw(st.one_of(st.none(), text)),
+        end=end,
+        error=draw(any_text) if end == "error" else "",
+    )
 
 
 @given(st.lists(exchanges(), max_size=4))
@@ -119,12 +155,22 @@ def test_document_000s_example_reads_and_rebuilds_openai_messages():
     messages = to_openai_messages(transcript)
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
     assert messages[1] == {
-        "role": "assistant", "content": "Should, I need to search the web.",
-        "tool_calls": [{"id": "call_1", "type": "function",
-                        "function": {"name": "web_search", "arguments": '{"query":"google stock price"}'}}],
+        "role": "assistant",
+        "content": "Should, I need to search the web.",
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "web_search", "arguments": '{"query":"google stock price"}'},
+            }
+        ],
     }
-    assert messages[2] == {"role": "tool", "tool_call_id": "call_1", "name": "web_search",
-                           "content": '{"matches":["google stock GOOGL price is $911 as of today"]}'}
+    assert messages[2] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "name": "web_search",
+        "content": '{"matches":["google stock GOOGL price is $911 as of today"]}',
+    }
     assert messages[5]["content"].startswith("Ok, I found the price")
     assert [p.choice for p in transcript.all_proposals()] == ["yA", "yA"]
 
@@ -132,20 +178,52 @@ def test_document_000s_example_reads_and_rebuilds_openai_messages():
 def test_openai_shape_matches_the_chat_completions_documentation():
     # The shape documented for chat completions: an assistant message with tool_calls
     # (arguments as a JSON string), then one role=tool message per call id.
-    transcript = Transcript([Exchange("Find usages of loginWithToken in the repo.", "m", [
-        Step(text="", proposals=[Proposal(
-            {"id": "call_1", "type": "function",
-             "function": {"name": "repo_search", "arguments": "{\"query\":\"loginWithToken\"}"}},
-            "yo", ToolResult("repo_search", "call_1", "done", "{\"matches\":[{\"file\":\"auth.ts\",\"line\":42}]}"))]),
-    ])])
+    transcript = Transcript(
+        [
+            Exchange(
+                "Find usages of loginWithToken in the repo.",
+                "m",
+                [
+                    Step(
+                        text="",
+                        proposals=[
+                            Proposal(
+                                {
+                                    "id": "call_1",
+                                    "type": "function",
+                                    "function": {"name": "repo_search", "arguments": '{"query":"loginWithToken"}'},
+                                },
+                                "yo",
+                                ToolResult(
+                                    "repo_search", "call_1", "done", '{"matches":[{"file":"auth.ts","line":42}]}'
+                                ),
+                            )
+                        ],
+                    ),
+                ],
+            )
+        ]
+    )
     messages = to_openai_messages(parse(render(transcript)))
     assert messages == [
         {"role": "user", "content": "Find usages of loginWithToken in the repo."},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "call_1", "type": "function",
-             "function": {"name": "repo_search", "arguments": "{\"query\":\"loginWithToken\"}"}}]},
-        {"role": "tool", "tool_call_id": "call_1", "name": "repo_search",
-         "content": "{\"matches\":[{\"file\":\"auth.ts\",\"line\":42}]}"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "repo_search", "arguments": '{"query":"loginWithToken"}'},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "call_1",
+            "name": "repo_search",
+            "content": '{"matches":[{"file":"auth.ts","line":42}]}',
+        },
     ]
 
 
@@ -155,10 +233,23 @@ def test_anthropic_shape_matches_the_messages_documentation():
     openai = [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "What's the weather like in San Francisco?"},
-        {"role": "assistant", "content": "I'll check the current weather in San Francisco for you.",
-         "tool_calls": [{"id": "toolu_01A09q90qw90lq917835lq9", "type": "function",
-                         "function": {"name": "get_weather", "arguments": json.dumps({"location": "San Francisco, CA"})}}]},
-        {"role": "tool", "tool_call_id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather", "content": "15 degrees"},
+        {
+            "role": "assistant",
+            "content": "I'll check the current weather in San Francisco for you.",
+            "tool_calls": [
+                {
+                    "id": "toolu_01A09q90qw90lq917835lq9",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": json.dumps({"location": "San Francisco, CA"})},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "toolu_01A09q90qw90lq917835lq9",
+            "name": "get_weather",
+            "content": "15 degrees",
+        },
         {"role": "assistant", "content": "It is 15 degrees."},
         {"role": "user", "content": "thanks"},
     ]
@@ -166,37 +257,63 @@ def test_anthropic_shape_matches_the_messages_documentation():
     assert system == "Be brief."
     assert messages == [
         {"role": "user", "content": [{"type": "text", "text": "What's the weather like in San Francisco?"}]},
-        {"role": "assistant", "content": [
-            {"type": "text", "text": "I'll check the current weather in San Francisco for you."},
-            {"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather",
-             "input": {"location": "San Francisco, CA"}}]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_01A09q90qw90lq917835lq9", "content": "15 degrees"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "I'll check the current weather in San Francisco for you."},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_01A09q90qw90lq917835lq9",
+                    "name": "get_weather",
+                    "input": {"location": "San Francisco, CA"},
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_01A09q90qw90lq917835lq9", "content": "15 degrees"}
+            ],
+        },
         {"role": "assistant", "content": [{"type": "text", "text": "It is 15 degrees."}]},
         {"role": "user", "content": [{"type": "text", "text": "thanks"}]},
     ]
 
 
 def test_failed_results_are_marked_as_errors_for_anthropic():
-    _, messages = to_anthropic_messages([
-        {"role": "user", "content": "x"},
-        {"role": "assistant", "content": "", "tool_calls": [{"id": "a", "type": "function",
-                                                            "function": {"name": "t", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "a", "name": "t", "content": "Error (timeout): too slow"},
-    ])
+    _, messages = to_anthropic_messages(
+        [
+            {"role": "user", "content": "x"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "a", "type": "function", "function": {"name": "t", "arguments": "{}"}}],
+            },
+            {"role": "tool", "tool_call_id": "a", "name": "t", "content": "Error (timeout): too slow"},
+        ]
+    )
     assert messages[2]["content"][0]["is_error"] is True
 
 
 BAD_FILES = {
     "unknown marker": ("💬: hi\n\n🤔: what\n", 3, "unknown marker '🤔:'"),
-    "broken proposal JSON": ("💬: hi\n\n🤖:[m]\n\n❓:[yo] `{\"id\": \"call_1\", \"function\": `\n", 5, "JSON is broken"),
-    "result without proposal": ("💬: hi\n\n🤖:[m]\n\n🛠️: [t][call_9]\n```done\nx\n```\n", 5,
-                                "call 'call_9' without its ❓: proposal"),
-    "unknown choice": ("💬: hi\n\n🤖:[m]\n\n❓:[maybe] `{\"id\":\"c\",\"function\":{\"name\":\"t\"}}`\n", 5,
-                       "unknown choice [maybe]"),
+    "broken proposal JSON": ('💬: hi\n\n🤖:[m]\n\n❓:[yo] `{"id": "call_1", "function": `\n', 5, "JSON is broken"),
+    "result without proposal": (
+        "💬: hi\n\n🤖:[m]\n\n🛠️: [t][call_9]\n```done\nx\n```\n",
+        5,
+        "call 'call_9' without its ❓: proposal",
+    ),
+    "unknown choice": (
+        '💬: hi\n\n🤖:[m]\n\n❓:[maybe] `{"id":"c","function":{"name":"t"}}`\n',
+        5,
+        "unknown choice [maybe]",
+    ),
     "text before any prompt": ("hello\n💬: hi\n", 1, "expected a 💬: line"),
-    "unclosed result": ("💬: hi\n\n🤖:[m]\n\n❓: `{\"id\":\"c\",\"function\":{\"name\":\"t\"}}`\n\n🛠️: [t][c]\n```done\nx\n",
-                        7, "no closing ```"),
+    "unclosed result": (
+        '💬: hi\n\n🤖:[m]\n\n❓: `{"id":"c","function":{"name":"t"}}`\n\n🛠️: [t][c]\n```done\nx\n',
+        7,
+        "no closing ```",
+    ),
 }
 
 
@@ -219,21 +336,26 @@ def test_a_hand_edited_file_is_read_as_edited():
 def test_a_started_call_without_result_reads_back_as_interrupted_and_old_files_still_read():
     call = '{"id":"c1","type":"function","function":{"name":"t","arguments":"{\\"q\\": \\"`x` {y}\\"}"}}'
     meta = '{"proposed": "2026-01-31T12:00:01", "started": "2026-01-31T12:00:02", "server": "a\\u0060b"}'
-    new = parse(f"💬: hi\n\n🤖:[m] {{\"end\": \"stopped\"}}\n\n❓:[yo] `{call}` {meta}\n")
+    new = parse(f'💬: hi\n\n🤖:[m] {{"end": "stopped"}}\n\n❓:[yo] `{call}` {meta}\n')
     [proposal] = new.pending_proposals()
     assert proposal.interrupted and proposal.server == "a`b" and proposal.arguments == {"q": "`x` {y}"}
-    assert (proposal.proposed_at, proposal.started_at) == (datetime(2026, 1, 31, 12, 0, 1), datetime(2026, 1, 31, 12, 0, 2))
+    assert (proposal.proposed_at, proposal.started_at) == (
+        datetime(2026, 1, 31, 12, 0, 1),
+        datetime(2026, 1, 31, 12, 0, 2),
+    )
     assert new.exchanges[0].end == "stopped"
     assert "`" not in render(new).split("` ")[-1], "the details after a call never hold a backtick"
     old = parse(f"💬: hi\n\n🤖:[m]\n\n❓:[yo] `{call}`\n")
     [proposal] = old.pending_proposals()
-    assert not proposal.interrupted and proposal.allowed and proposal.started_at is None and old.exchanges[0].end is None
+    assert (
+        not proposal.interrupted and proposal.allowed and proposal.started_at is None and old.exchanges[0].end is None
+    )
 
 
 def test_pending_proposals_are_found():
     transcript = parse(
-        "💬: hi\n\n🤖:[m]\n\n❓: `{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"t\",\"arguments\":\"{}\"}}`\n"
-        "❓:[yo] `{\"id\":\"c2\",\"type\":\"function\",\"function\":{\"name\":\"t\",\"arguments\":\"{}\"}}`\n"
+        '💬: hi\n\n🤖:[m]\n\n❓: `{"id":"c1","type":"function","function":{"name":"t","arguments":"{}"}}`\n'
+        '❓:[yo] `{"id":"c2","type":"function","function":{"name":"t","arguments":"{}"}}`\n'
     )
     pending = transcript.pending_proposals()
     assert [(p.call_id, p.choice) for p in pending] == [("c1", None), ("c2", "yo")]

@@ -18,7 +18,9 @@ from tests.ui_helpers import SIZE, chat_text, make_app, wait_ready
 def long_conversation(exchanges: int, text: str = "an answer") -> Transcript:
     def step(i: int) -> Step:
         call = {"id": f"call_{i}", "type": "function", "function": {"name": "calculator", "arguments": "{}"}}
-        return Step(proposals=[Proposal(call, "yo", ToolResult("calculator", f"call_{i}", "done", str(i), "demo", 0.01))])
+        return Step(
+            proposals=[Proposal(call, "yo", ToolResult("calculator", f"call_{i}", "done", str(i), "demo", 0.01))]
+        )
 
     return Transcript([Exchange(f"question {i}", "m", [step(i), Step(text=f"{text} {i}")]) for i in range(exchanges)])
 

@@ -102,8 +102,9 @@ def test_close_says_whether_everything_was_saved(tmp_path):
 def tiny_filesystem_available() -> bool:
     if shutil.which("unshare") is None:
         return False
-    probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /tmp"],
-                           capture_output=True, timeout=30)
+    probe = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /tmp"], capture_output=True, timeout=30
+    )
     return probe.returncode == 0
 
 
@@ -118,15 +119,27 @@ def test_a_full_disk_makes_p_exit_1_says_why_and_keeps_the_file(tmp_path, isolat
     seed = tmp_path / "seed.md"
     seed.write_text(text, encoding="utf-8")
     config = demo_servers(tmp_path)
-    env = dict(os.environ, COLUMNS="120",
-               **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")})
+    env = dict(
+        os.environ,
+        COLUMNS="120",
+        **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")},
+    )
     with ScriptedEndpoint(["the answer"]) as endpoint:
-        script = (f'mount -t tmpfs -o size=64k tmpfs "{disk}" && cp "{seed}" "{disk}/chat.md" && '
-                  f'"{sys.executable}" -m mcp_chat_tui.cli.main --endpoint {endpoint.url} scripted '
-                  f'--mcp-config "{config}" --transcript "{disk}/chat.md" -p "one more"; code=$?; '
-                  f'cmp -s "{seed}" "{disk}/chat.md" && echo UNCHANGED; exit $code')
-        result = subprocess.run(["unshare", "-rm", "sh", "-c", script], cwd=tmp_path, env=env,
-                                capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        script = (
+            f'mount -t tmpfs -o size=64k tmpfs "{disk}" && cp "{seed}" "{disk}/chat.md" && '
+            f'"{sys.executable}" -m mcp_chat_tui.cli.main --endpoint {endpoint.url} scripted '
+            f'--mcp-config "{config}" --transcript "{disk}/chat.md" -p "one more"; code=$?; '
+            f'cmp -s "{seed}" "{disk}/chat.md" && echo UNCHANGED; exit $code'
+        )
+        result = subprocess.run(
+            ["unshare", "-rm", "sh", "-c", script],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
     assert result.returncode == 1, result.stderr
     assert "the answer" in result.stdout  # the answer is given; the run fails because it was not saved
     assert "UNCHANGED" in result.stdout
@@ -140,8 +153,20 @@ def test_a_read_only_transcript_makes_p_exit_1_with_one_line_on_stderr(tmp_path,
     path.write_text(HELLO, encoding="utf-8")
     path.chmod(0o444)
     with ScriptedEndpoint(["the answer"]) as endpoint:
-        result = run_cli("--endpoint", endpoint.url, "scripted", "--mcp-config", str(demo_servers(tmp_path)),
-                         "--transcript", str(path), "-p", "one more", "--json", cwd=tmp_path, dirs=isolated_user_dirs)
+        result = run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--mcp-config",
+            str(demo_servers(tmp_path)),
+            "--transcript",
+            str(path),
+            "-p",
+            "one more",
+            "--json",
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+        )
     assert result.returncode == 1, result.stderr
     assert f"cannot save {path}: the file is read-only; retrying every 2 s" in " ".join(result.stderr.split())
     report = __import__("json").loads(result.stdout)
@@ -155,9 +180,19 @@ def test_the_plain_mode_says_at_once_when_saving_fails_and_exits_1(tmp_path, iso
     path.write_text(HELLO, encoding="utf-8")
     path.chmod(0o444)
     with ScriptedEndpoint(["the answer"]) as endpoint:
-        result = run_cli("--endpoint", endpoint.url, "scripted", "--mcp-config", str(demo_servers(tmp_path)),
-                         "--transcript", str(path), "--plain", stdin="one more\nbye\n", cwd=tmp_path,
-                         dirs=isolated_user_dirs)
+        result = run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--mcp-config",
+            str(demo_servers(tmp_path)),
+            "--transcript",
+            str(path),
+            "--plain",
+            stdin="one more\nbye\n",
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+        )
     assert result.returncode == 1, result.stderr
     lines = [line for line in result.stderr.splitlines() if "cannot save" in line]
     assert lines[0] == f"cannot save {path}: the file is read-only; retrying every 2 s"  # one line, unwrapped
@@ -184,12 +219,17 @@ async def test_the_app_shows_a_failed_save_in_the_status_bar_and_a_notification_
     async with app.run_test(size=SIZE) as pilot:
         await one_more_turn(pilot, app)
         retrying = f"cannot save {path}: the file is read-only; retrying every 2 s"
-        await wait_for(pilot, lambda: app.status_bar.save_problem and any(retrying in n.message for n in app._notifications),
-                       what="the failed save in the status bar and a notification")
+        await wait_for(
+            pilot,
+            lambda: app.status_bar.save_problem and any(retrying in n.message for n in app._notifications),
+            what="the failed save in the status bar and a notification",
+        )
         assert app.status_bar.save_problem == f"cannot save {path}: the file is read-only"
         assert "not saved" in str(app.status_bar.render())
         path.chmod(0o644)
-        await wait_for(pilot, lambda: not app.status_bar.save_problem, 20, "the retried save (every 2 s) to clear the problem")
+        await wait_for(
+            pilot, lambda: not app.status_bar.save_problem, 20, "the retried save (every 2 s) to clear the problem"
+        )
         assert "one more" in path.read_text(encoding="utf-8")
     assert app.unsaved is None
 
@@ -199,7 +239,9 @@ async def test_leaving_the_app_with_events_not_saved_is_noted_for_exit_1(tmp_pat
     async with app.run_test(size=SIZE) as pilot:
         await one_more_turn(pilot, app)
         await send(pilot, "bye")
-    assert app.unsaved == f"cannot save {path}: the file is read-only: the last changes of this conversation are not saved"
+    assert (
+        app.unsaved == f"cannot save {path}: the file is read-only: the last changes of this conversation are not saved"
+    )
     assert path.read_text(encoding="utf-8") == HELLO
 
 
@@ -209,17 +251,35 @@ def test_the_full_screen_app_left_with_changes_not_saved_exits_1_and_says_why(tm
     path = tmp_path / "chat.md"
     path.write_text(HELLO, encoding="utf-8")
     path.chmod(0o444)
-    env = dict(os.environ, TERM="xterm-256color",
-               **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")})
+    env = dict(
+        os.environ,
+        TERM="xterm-256color",
+        **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")},
+    )
     env.pop("COLUMNS", None), env.pop("LINES", None)
     with ScriptedEndpoint(["the answer"]) as endpoint:
-        terminal = Terminal([sys.executable, "-m", "mcp_chat_tui.cli.main", "--endpoint", endpoint.url, "scripted",
-                             "--mcp-config", str(demo_servers(tmp_path)), "--transcript", str(path)], tmp_path, env)
+        terminal = Terminal(
+            [
+                sys.executable,
+                "-m",
+                "mcp_chat_tui.cli.main",
+                "--endpoint",
+                endpoint.url,
+                "scripted",
+                "--mcp-config",
+                str(demo_servers(tmp_path)),
+                "--transcript",
+                str(path),
+            ],
+            tmp_path,
+            env,
+        )
         try:
             assert wait_until(lambda: "ready" in terminal.text(), 60), terminal.text()[-2000:]
             terminal.press(b"one more\r")
-            assert wait_until(lambda: "not saved" in terminal.text() and "the answer" in terminal.text(), 30), \
+            assert wait_until(lambda: "not saved" in terminal.text() and "the answer" in terminal.text(), 30), (
                 terminal.text()[-2000:]
+            )
             terminal.press(b"bye\r")
             assert wait_until(lambda: terminal.status is not None, 30), terminal.text()[-2000:]
         finally:

@@ -59,13 +59,36 @@ class Terminal:
 
 def test_ctrl_c_in_the_full_screen_app_exits_130_and_takes_the_servers_with_it(tmp_path, isolated_user_dirs):
     config = tmp_path / "servers.json"
-    config.write_text(json.dumps({"servers": {"demo": {
-        "command": sys.executable, "args": ["-m", "mcp_chat_tui.demo.server"], "cwd": str(tmp_path)}}}))
+    config.write_text(
+        json.dumps(
+            {
+                "servers": {
+                    "demo": {
+                        "command": sys.executable,
+                        "args": ["-m", "mcp_chat_tui.demo.server"],
+                        "cwd": str(tmp_path),
+                    }
+                }
+            }
+        )
+    )
     env = dict(os.environ, TERM="xterm-256color")
     env.pop("COLUMNS", None), env.pop("LINES", None)
     with ScriptedEndpoint([]) as endpoint:
-        terminal = Terminal([sys.executable, "-m", "mcp_chat_tui.cli.main", "--endpoint", endpoint.url,
-                             "scripted-model", "--mcp-config", str(config)], tmp_path, env)
+        terminal = Terminal(
+            [
+                sys.executable,
+                "-m",
+                "mcp_chat_tui.cli.main",
+                "--endpoint",
+                endpoint.url,
+                "scripted-model",
+                "--mcp-config",
+                str(config),
+            ],
+            tmp_path,
+            env,
+        )
         try:
             assert wait_until(lambda: "ready" in terminal.text() and pids_running_in(tmp_path), 60), terminal.text()
             terminal.press(b"\x03")

@@ -133,8 +133,11 @@ async def test_restarting_a_server_from_the_panel():
         await pilot.press("f4")
         assert app.focused is app.servers_table
         await pilot.press("r")
-        await wait_for(pilot, lambda: app.hub.status("demo").restarts == 1
-                       and app.hub.status("demo").state == ServerState.READY, what="restart")
+        await wait_for(
+            pilot,
+            lambda: app.hub.status("demo").restarts == 1 and app.hub.status("demo").state == ServerState.READY,
+            what="restart",
+        )
         await pilot.press("l")
         assert isinstance(app.screen, TextScreen)
         await pilot.press("escape")
@@ -157,7 +160,9 @@ async def test_call_detail_opens_from_the_sidebar_and_copies():
 
 
 async def test_auto_run_toggle_from_the_sidebar_marks_the_tool():
-    engine = ScriptedEngine([[call("calculator", {"expression": "1+1"})], "2", [call("calculator", {"expression": "2+2"})], "4"])
+    engine = ScriptedEngine(
+        [[call("calculator", {"expression": "1+1"})], "2", [call("calculator", {"expression": "2+2"})], "4"]
+    )
     app = make_app(engine)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -181,8 +186,16 @@ async def test_help_lists_every_binding():
         await pilot.press("f1")
         assert isinstance(app.screen, TextScreen)
         body = str(app.screen.body)
-        for words in ("Allow once", "Restart", "Stderr log", "Auto-run tool", "Copy", "Command palette", "Stop reply",
-                      "Go to the prompt"):
+        for words in (
+            "Allow once",
+            "Restart",
+            "Stderr log",
+            "Auto-run tool",
+            "Copy",
+            "Command palette",
+            "Stop reply",
+            "Go to the prompt",
+        ):
             assert words in body
 
 
@@ -196,8 +209,10 @@ async def test_typing_in_the_chat_pane_writes_the_prompt():
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         prompt = app.query_one(PromptInput)
+
         def offered():
             return {b.binding.key for b in app.screen.active_bindings.values() if b.enabled and b.binding.show}
+
         # The keys of the other panes are offered, not that of the pane with the focus.
         assert {"f2", "f3", "f4"} <= offered() and "f5" not in offered()
         await pilot.press("f2")
@@ -225,8 +240,13 @@ async def test_command_palette_offers_the_app_commands():
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         titles = [command.title for command in app.get_system_commands(app.screen)]
-        for wanted in ("Restart server demo", "Toggle auto-run: demo › calculator", "Change theme: mcp-light",
-                       "Clear the chat", "Hide or show the sidebar"):
+        for wanted in (
+            "Restart server demo",
+            "Toggle auto-run: demo › calculator",
+            "Change theme: mcp-light",
+            "Clear the chat",
+            "Hide or show the sidebar",
+        ):
             assert wanted in titles
         sidebar = app.query_one("#sidebar")
         [toggle] = [c for c in app.get_system_commands(app.screen) if c.title == "Hide or show the sidebar"]
@@ -243,8 +263,12 @@ async def test_themes_bad_file_is_reported_and_skipped_and_choice_is_saved(tmp_p
 
     config = tmp_path / "config.toml"
     config.write_text("max_turns = 5\n")
-    app = make_app(ScriptedEngine([]), settings=load_settings(config), settings_file=config,
-                   theme_dirs=[bundled_path("themes"), themes])
+    app = make_app(
+        ScriptedEngine([]),
+        settings=load_settings(config),
+        settings_file=config,
+        theme_dirs=[bundled_path("themes"), themes],
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         assert "good" in app.available_themes and "broken" not in app.available_themes
@@ -266,9 +290,18 @@ async def test_ten_thousand_calls_in_the_sidebar_stay_usable():
         await wait_ready(pilot, app)
         table = app.calls_table
         for index in range(10_000):
-            table.add_record(CallRecord(f"k{index}", f"call_{index}", "demo", "calculator",
-                                        {"expression": f"{index} + 1"}, datetime.now(), state=CallState.DONE,
-                                        duration=0.01))
+            table.add_record(
+                CallRecord(
+                    f"k{index}",
+                    f"call_{index}",
+                    "demo",
+                    "calculator",
+                    {"expression": f"{index} + 1"},
+                    datetime.now(),
+                    state=CallState.DONE,
+                    duration=0.01,
+                )
+            )
         assert table.row_count == 10_000
         await pilot.press("f3")
         await pilot.press("k", "k", "enter")
@@ -326,11 +359,18 @@ async def test_text_that_only_extends_the_open_part_of_a_reply_takes_no_message(
 
     monkeypatch.setattr(ChatApp, "post_message", post_message)
     words = " ".join(f"word{n}" for n in range(20))
-    engine = SettledEngine([
-        [TextDelta("Let me check "), TextDelta("that sum. "), TextDelta("One moment.\n\nStill here."),
-         TextDelta(" Then: "), call("calculator", {"expression": "1+1"})],
-        "It is 2. " + words,
-    ])
+    engine = SettledEngine(
+        [
+            [
+                TextDelta("Let me check "),
+                TextDelta("that sum. "),
+                TextDelta("One moment.\n\nStill here."),
+                TextDelta(" Then: "),
+                call("calculator", {"expression": "1+1"}),
+            ],
+            "It is 2. " + words,
+        ]
+    )
     app = make_app(engine, policy=ApprovalPolicy("auto"))
     engine.app = app
     async with app.run_test(size=SIZE) as pilot:
@@ -338,7 +378,12 @@ async def test_text_that_only_extends_the_open_part_of_a_reply_takes_no_message(
         await send(pilot, "x")
         await wait_turn_done(pilot, app, timeout=20)
         reply = app.chat.query(AssistantReply).last()
-        assert [type(child).__name__ for child in reply.children] == ["ReplyHeader", "ReplyText", "ToolCallCard", "ReplyText"]
+        assert [type(child).__name__ for child in reply.children] == [
+            "ReplyHeader",
+            "ReplyText",
+            "ToolCallCard",
+            "ReplyText",
+        ]
         assert reply.text == "Let me check that sum. One moment.\n\nStill here. Then: It is 2. " + words
     texts = [kind for kind in posted if kind is AssistantText]
     assert len(texts) == 3, posted  # the first text of each part, and the one with a blank line
@@ -351,11 +396,14 @@ async def test_a_reply_that_starts_with_thinking_or_a_call_keeps_no_empty_text_p
     from mcp_chat_tui.engine.events import ThinkingDelta
     from mcp_chat_tui.ui.widgets.chat import AssistantReply, ReplyMarkdown
 
-    engine = ScriptedEngine([
-        [ThinkingDelta("first, think"), TextDelta("Thought it over.")],
-        [call("calculator", {"expression": "1+1"})], "It is 2.",
-        "Plain words.",
-    ])
+    engine = ScriptedEngine(
+        [
+            [ThinkingDelta("first, think"), TextDelta("Thought it over.")],
+            [call("calculator", {"expression": "1+1"})],
+            "It is 2.",
+            "Plain words.",
+        ]
+    )
     app = make_app(engine, policy=ApprovalPolicy("auto"))
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -382,13 +430,18 @@ async def test_a_long_reply_is_split_only_at_paragraph_breaks_and_keeps_every_ch
     from mcp_chat_tui.ui.widgets.chat import SEAL_AFTER, AssistantReply
 
     def block(k: int) -> str:  # blocks of varying length, so the segments end at different places
-        return ("A short paragraph. " * (k % 3 + 1) + "\n\n"
-                "```python\n" + "".join(f"x{i} = {i}\n\n" for i in range(k % 7 + 30)) + "```\n\n"
-                + "".join(f"- item {i}\n\n" for i in range(k % 5 + 20)) +
-                "Closing words.\n\n")
+        return (
+            "A short paragraph. " * (k % 3 + 1) + "\n\n"
+            "```python\n"
+            + "".join(f"x{i} = {i}\n\n" for i in range(k % 7 + 30))
+            + "```\n\n"
+            + "".join(f"- item {i}\n\n" for i in range(k % 5 + 20))
+            + "Closing words.\n\n"
+        )
+
     source = "".join(block(k) for k in range(30))
     assert len(source) > 7 * SEAL_AFTER
-    pieces = [source[i:i + 3] for i in range(0, len(source), 3)]
+    pieces = [source[i : i + 3] for i in range(0, len(source), 3)]
     app = make_app(ScriptedEngine([[TextDelta(piece) for piece in pieces]]))
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -397,8 +450,9 @@ async def test_a_long_reply_is_split_only_at_paragraph_breaks_and_keeps_every_ch
         reply = app.query_one(AssistantReply)
         assert reply.text == source
         assert app.agent.messages[-1]["content"] == source
-        shown = [widget.content.markup for widget in reply.query(".reply-text")
-                 if isinstance(widget.content, RichMarkdown)]
+        shown = [
+            widget.content.markup for widget in reply.query(".reply-text") if isinstance(widget.content, RichMarkdown)
+        ]
         assert len(shown) >= 6 and "".join(shown) == source
         # each part closed mid-turn had the collector set aside what the reply had made so far
         assert app.collector.set_asides == len(shown) - 1
@@ -585,7 +639,10 @@ async def test_python_switches_threads_more_often_while_a_local_model_generates(
     # The model's thread waits for the interpreter while the app's thread draws; it gets it back
     # within a millisecond rather than Python's usual 5.
     before = sys.getswitchinterval()
-    for engine, expected in ((InProcessModel(["one", "two"]), SWITCH_INTERVAL), (SwitchWatchingEngine(["one", "two"]), before)):
+    for engine, expected in (
+        (InProcessModel(["one", "two"]), SWITCH_INTERVAL),
+        (SwitchWatchingEngine(["one", "two"]), before),
+    ):
         app = make_app(engine)
         async with app.run_test(size=SIZE) as pilot:
             await wait_ready(pilot, app)
@@ -667,8 +724,10 @@ async def test_a_stream_about_to_give_way_leaves_the_rest_out_of_its_widget():
 async def test_the_first_reply_adds_no_styles_to_parse():
     """A new style source makes Textual parse every style sheet again (a tenth of a second on a
     slow machine, taken from the model writing): the chat's styles come with the panes."""
-    reply = ("# Plan\n\nSome *text* and `code`.\n\n- one\n- two\n\n1. first\n\n> quoted\n\n"
-             "```python\nprint(1)\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n---\n\nDone.")
+    reply = (
+        "# Plan\n\nSome *text* and `code`.\n\n- one\n- two\n\n1. first\n\n> quoted\n\n"
+        "```python\nprint(1)\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n---\n\nDone."
+    )
     app = make_app(ScriptedEngine([reply], delay=0.01), servers=[])
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -697,8 +756,13 @@ async def test_a_streaming_paragraph_grows_on_screen_while_it_is_written():
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "ramble")
-        await wait_for(pilot, lambda: app._reply is not None and app._reply._segment is not None
-                       and len(app._reply._segment.source) > 1500, what="a long paragraph")
+        await wait_for(
+            pilot,
+            lambda: (
+                app._reply is not None and app._reply._segment is not None and len(app._reply._segment.source) > 1500
+            ),
+            what="a long paragraph",
+        )
         await pilot.pause(MAX_PACE + 0.2)  # one redraw at least since
         segment = app._reply._segment
         shown = len(segment.source)
@@ -718,7 +782,7 @@ class GatedEngine(ScriptedEngine):
         for _index, part in enumerate(self.parts):
             for start in range(0, len(part), 7):
                 await asyncio.sleep(0.002)
-                yield TextDelta(part[start:start + 7])
+                yield TextDelta(part[start : start + 7])
             await self.go.wait()
             self.go.clear()
         yield Stats(10, 10, 100, 0.01, 100.0, 0.0)
@@ -810,7 +874,9 @@ async def test_a_streaming_reply_is_laid_out_as_the_same_markdown_shown_whole():
     from mcp_chat_tui.ui.widgets.chat import AssistantReply
 
     parts = [
-        "# Findings\n\n" + "A paragraph long enough to wrap over several lines of the chat. " * 6 + "\n\n- one\n- two\n",
+        "# Findings\n\n"
+        + "A paragraph long enough to wrap over several lines of the chat. " * 6
+        + "\n\n- one\n- two\n",
         "- three, an item that goes on " + "and on " * 20 + "\n\n```python\nrows = [" + "'cell', " * 30,
         "]\nprint(rows)\n```\n\n| name | value |\n|---|---|\n| a | 1 |\n",
         "| b | " + "long value " * 12 + "|\n\n> quoted " + "words " * 30 + "\n\nDone.",
@@ -823,8 +889,13 @@ async def test_a_streaming_reply_is_laid_out_as_the_same_markdown_shown_whole():
         shown = ""
         for part in parts:
             shown += part
-            await wait_for(pilot, lambda: app._reply is not None and app._reply._segment is not None
-                           and app._reply._segment.source == shown, what="the part to be shown")
+            await wait_for(
+                pilot,
+                lambda: (
+                    app._reply is not None and app._reply._segment is not None and app._reply._segment.source == shown
+                ),
+                what="the part to be shown",
+            )
             await pilot.pause(MAX_PACE + 0.1)
             segment = app._reply._segment
             holder = AssistantReply("reference")  # the same styles around it as the reply's

@@ -71,10 +71,14 @@ async def test_toggling_a_server_on_and_off_leaves_config_toml_byte_identical(tm
 
 
 async def test_a_tool_toggle_writes_nothing_and_a_saved_always_keeps_every_other_entry(tmp_path):
-    engine = ScriptedEngine([
-        [call("calculator", {"expression": "1+1"})], "2",
-        [call("web_search", {"query": "mlx"})], "found",
-    ])
+    engine = ScriptedEngine(
+        [
+            [call("calculator", {"expression": "1+1"})],
+            "2",
+            [call("web_search", {"query": "mlx"})],
+            "found",
+        ]
+    )
     path, app = app_with_config(tmp_path, engine)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -90,17 +94,24 @@ async def test_a_tool_toggle_writes_nothing_and_a_saved_always_keeps_every_other
         await wait_turn_done(pilot, app)
     saved = tomllib.loads(path.read_text(encoding="utf-8"))
     assert saved == {
-        "theme": "mcp-dark", "approval": "ask", "trusted_servers": ["demo"],
+        "theme": "mcp-dark",
+        "approval": "ask",
+        "trusted_servers": ["demo"],
         "approvals": {"demo": {"calculator": "always", "web_search": "always"}, "ghost": {"paint": "always"}},
     }
 
 
 async def test_marks_follow_the_policy_on_every_row_of_the_tool(tmp_path):
-    engine = ScriptedEngine([
-        [call("calculator", {"expression": "1+1"})], "2",
-        [call("calculator", {"expression": "2+2"})], "4",
-        [call("web_search", {"query": "mlx"})], "found",
-    ])
+    engine = ScriptedEngine(
+        [
+            [call("calculator", {"expression": "1+1"})],
+            "2",
+            [call("calculator", {"expression": "2+2"})],
+            "4",
+            [call("web_search", {"query": "mlx"})],
+            "found",
+        ]
+    )
     app = make_app(engine)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -111,7 +122,9 @@ async def test_marks_follow_the_policy_on_every_row_of_the_tool(tmp_path):
         await send(pilot, "two")
         await answer(pilot, "t")  # always, this session: the older row of the tool shows it too
         await wait_turn_done(pilot, app)
-        await wait_for(pilot, lambda: all("⚡" in tool_cell(app, key) for key in ("call-1", "call-2")), what="⚡ on both rows")
+        await wait_for(
+            pilot, lambda: all("⚡" in tool_cell(app, key) for key in ("call-1", "call-2")), what="⚡ on both rows"
+        )
         await send(pilot, "three")
         await answer(pilot, "y")
         await wait_turn_done(pilot, app)
@@ -120,15 +133,18 @@ async def test_marks_follow_the_policy_on_every_row_of_the_tool(tmp_path):
         await pilot.press("f3")
         app.calls_table.move_cursor(row=1)
         await pilot.press("a")  # calculator off
-        await wait_for(pilot, lambda: not any("⚡" in tool_cell(app, key) for key in app.calls_table.records),
-                       what="no row marked")
+        await wait_for(
+            pilot, lambda: not any("⚡" in tool_cell(app, key) for key in app.calls_table.records), what="no row marked"
+        )
         await pilot.press("f4", "a")  # every demo tool on
-        await wait_for(pilot, lambda: all("⚡" in tool_cell(app, key) for key in app.calls_table.records),
-                       what="every row marked")
+        await wait_for(
+            pilot, lambda: all("⚡" in tool_cell(app, key) for key in app.calls_table.records), what="every row marked"
+        )
         assert "⚡" in server_cell(app, "demo")
         await pilot.press("a")  # every demo tool off
-        await wait_for(pilot, lambda: not any("⚡" in tool_cell(app, key) for key in app.calls_table.records),
-                       what="no row marked")
+        await wait_for(
+            pilot, lambda: not any("⚡" in tool_cell(app, key) for key in app.calls_table.records), what="no row marked"
+        )
         assert "⚡" not in server_cell(app, "demo")
         await pilot.press("enter")  # the server's tools: the marks there come from the policy too
         await wait_for(pilot, lambda: isinstance(app.screen, ServerDetailScreen), what="the server's tools")
@@ -140,9 +156,12 @@ async def test_marks_follow_the_policy_on_every_row_of_the_tool(tmp_path):
 
 
 async def test_the_dialog_says_why_it_asks_and_each_call_who_allowed_it_also_after_a_resume(tmp_path):
-    engine = ScriptedEngine([
-        [call("calculator", {"expression": "1+1"}, "call_1"), call("echo", {"text": "hi"}, "call_2")], "done",
-    ])
+    engine = ScriptedEngine(
+        [
+            [call("calculator", {"expression": "1+1"}, "call_1"), call("echo", {"text": "hi"}, "call_2")],
+            "done",
+        ]
+    )
     servers = [demo_config(), fixture_config("fx")]
     transcript = tmp_path / "chat.md"
     policy = ApprovalPolicy("auto-readonly", trusted={"demo"})
@@ -150,8 +169,11 @@ async def test_the_dialog_says_why_it_asks_and_each_call_who_allowed_it_also_aft
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "go")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#approval-why"),
-                       what="the dialog")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#approval-why"),
+            what="the dialog",
+        )
         why = str(app.screen.query_one("#approval-why").render())
         assert why == "asking: auto-readonly: fx does not mark this tool read-only"
         await pilot.press("y")
@@ -162,13 +184,18 @@ async def test_the_dialog_says_why_it_asks_and_each_call_who_allowed_it_also_aft
         app.calls_table.move_cursor(row=0)
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, CallDetailScreen), what="the call's detail")
-        assert "allowed by: auto-readonly (trusted server demo)" in str(app.screen.query_one(".detail-body Static").render())
+        assert "allowed by: auto-readonly (trusted server demo)" in str(
+            app.screen.query_one(".detail-body Static").render()
+        )
 
     proposals = parse(read_transcript_text(transcript)).exchanges[0].steps[0].proposals
     assert [(p.choice, p.allowed_by) for p in proposals] == [
-        ("auto", "auto-readonly (trusted server demo)"), ("yo", "you (once)")]
-    resumed = make_app(ScriptedEngine([]), servers, transcript_file=transcript,
-                       transcript=parse(read_transcript_text(transcript)))
+        ("auto", "auto-readonly (trusted server demo)"),
+        ("yo", "you (once)"),
+    ]
+    resumed = make_app(
+        ScriptedEngine([]), servers, transcript_file=transcript, transcript=parse(read_transcript_text(transcript))
+    )
     async with resumed.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, resumed)
         assert {r.tool: r.allowed_by for r in resumed.calls_table.records.values()} == live

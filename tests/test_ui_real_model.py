@@ -32,8 +32,10 @@ async def test_approve_runs_the_tool_and_the_answer_streams_in():
         await wait_turn_done(pilot, app)
         [record] = app.calls_table.records.values()
         assert record.state is CallState.DONE and record.duration is not None and record.duration > 0
+
         def cell(column):
             return str(app.calls_table.get_cell(record.key, column))
+
         assert "done" in cell("state") and cell("took").endswith(("ms", "s"))
         assert mentions(app.agent.messages[-1]["content"], "84"), app.agent.messages[-1]["content"]
         assert mentions(chat_text(app), "84")
@@ -108,8 +110,11 @@ async def test_start_up_shows_the_download_with_a_bar_and_its_bytes(tiny_model, 
         lines.append(status_line())
     downloading = [line for line in lines if "downloading" in line]
     assert downloading, lines
-    middle = [line for line in downloading if re.search(r"━╸?─+\s+(\d+)%", line)
-              and 0 < int(re.search(r"(\d+)%", line).group(1)) < 100]
+    middle = [
+        line
+        for line in downloading
+        if re.search(r"━╸?─+\s+(\d+)%", line) and 0 < int(re.search(r"(\d+)%", line).group(1)) < 100
+    ]
     assert middle, downloading  # a part-filled bar with its percentage…
     assert re.search(rf"\d+\.\d of {total_mb:.1f} MB", middle[0]), middle[0]  # …and the bytes
     assert "ready" in lines[-1] and "━" not in lines[-1] and "%" not in lines[-1]

@@ -76,8 +76,11 @@ async def test_hiding_the_sidebar_from_the_command_palette_takes_the_focus_to_th
         app.screen.query_one(Input).value = "Hide or show the sidebar"
         await wait_for(pilot, lambda: app.screen.query_one(CommandList).option_count > 0, what="the palette's match")
         await pilot.press("down", "enter")
-        await wait_for(pilot, lambda: app.screen is app.screen_stack[0] and not app.query_one("#sidebar").display,
-                       what="the sidebar hidden")
+        await wait_for(
+            pilot,
+            lambda: app.screen is app.screen_stack[0] and not app.query_one("#sidebar").display,
+            what="the sidebar hidden",
+        )
         await press_letters(pilot)
         assert app.query_one(PromptInput).value == "".join(PANE_LETTERS)
         assert auto_run_tools(app) == set() and app.hub.status("demo").restarts == 0
@@ -90,8 +93,11 @@ async def test_with_a_call_running_and_the_sidebar_hidden_letters_go_to_the_prom
         await send(pilot, "sleep")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
         await pilot.press("y")
-        await wait_for(pilot, lambda: [r.state for r in app.calls_table.records.values()] == [CallState.RUNNING],
-                       what="the call running")
+        await wait_for(
+            pilot,
+            lambda: [r.state for r in app.calls_table.records.values()] == [CallState.RUNNING],
+            what="the call running",
+        )
         await pilot.press("f3", "ctrl+b")
         await press_letters(pilot)
         assert app.query_one(PromptInput).value == "".join(PANE_LETTERS)
@@ -143,16 +149,29 @@ async def wait_status(pilot, app, wanted: str) -> None:
 
 async def test_the_status_bar_reads_as_english_through_start_up_and_a_turn():
     """Each phase and what the status bar says in it, the whole line."""
-    engine = GatedEngine([[TextDelta("counting "), Throughput(12, 42.5), call("sleep", {"seconds": 0.5})], "done"],
-                         delay=0.3)
+    engine = GatedEngine(
+        [[TextDelta("counting "), Throughput(12, 42.5), call("sleep", {"seconds": 0.5})], "done"], delay=0.3
+    )
     mute = fixture_config("mute", "--never-answer", init_timeout=6)
     app = make_app(engine, [demo_config(), mute], settings=Settings(on_server_failure="continue"))
     phases = [
-        ("model loading, a server starting", "scripted  ·  loading the model; starting 1 server…  ·  1/2 servers · 6 tools"),
-        ("a message typed meanwhile", "scripted  ·  loading the model; starting 1 server…  ·  1 message waiting  ·  1/2 servers · 6 tools"),
-        ("the model loaded, a server starting", "scripted  ·  starting 1 server…  ·  1 message waiting  ·  1/2 servers · 6 tools"),
+        (
+            "model loading, a server starting",
+            "scripted  ·  loading the model; starting 1 server…  ·  1/2 servers · 6 tools",
+        ),
+        (
+            "a message typed meanwhile",
+            "scripted  ·  loading the model; starting 1 server…  ·  1 message waiting  ·  1/2 servers · 6 tools",
+        ),
+        (
+            "the model loaded, a server starting",
+            "scripted  ·  starting 1 server…  ·  1 message waiting  ·  1/2 servers · 6 tools",
+        ),
         ("generating", "scripted  ·  generating 42.5 tok/s  ·  1/2 servers · 6 tools"),
-        ("a call awaiting approval", "scripted  ·  awaiting approval  ·  13 tokens in context  ·  1/2 servers · 6 tools"),
+        (
+            "a call awaiting approval",
+            "scripted  ·  awaiting approval  ·  13 tokens in context  ·  1/2 servers · 6 tools",
+        ),
         ("a call running", "scripted  ·  running tools  ·  13 tokens in context  ·  1/2 servers · 6 tools"),
         ("ready", "scripted  ·  ready  ·  11 tokens in context  ·  1/2 servers · 6 tools"),
         ("leaving", "scripted  ·  shutting down the servers…  ·  11 tokens in context  ·  0/2 servers · 0 tools"),
@@ -213,8 +232,13 @@ async def call_long_cells(pilot) -> None:
     for field in app.query(Input):
         field.cursor_blink = False
     long_tool = next(spec for spec in app.hub.tools() if spec.name.startswith("long_"))
-    app.engine.replies += [[call("calculator", {"expression": " + ".join(["1"] * 100)}),
-                            call(long_tool.model_name, {"text": "y" * 300}, "call_2")], "done"]
+    app.engine.replies += [
+        [
+            call("calculator", {"expression": " + ".join(["1"] * 100)}),
+            call(long_tool.model_name, {"text": "y" * 300}, "call_2"),
+        ],
+        "done",
+    ]
     await send(pilot, "go")
     await wait_turn_done(pilot, app)
     await pilot.pause()
@@ -236,7 +260,10 @@ async def test_the_sidebar_cuts_long_names_with_an_ellipsis_and_keeps_the_state_
     async with app.run_test(size=size) as pilot:
         await call_long_cells(pilot)
         calls, servers = app.calls_table, app.servers_table
-        for table, state_column, _names in ((calls, "state", ("call-1", "call-2")), (servers, "state", ("demo", LONG_SERVER))):
+        for table, state_column, _names in (
+            (calls, "state", ("call-1", "call-2")),
+            (servers, "state", ("demo", LONG_SERVER)),
+        ):
             assert visible_end(table, state_column) <= table.scrollable_content_region.width, table.id
         for key in ("call-1", "call-2"):
             state = str(calls.get_cell(key, "state"))
@@ -256,8 +283,11 @@ async def test_a_wider_terminal_shows_more_of_a_cut_name():
         await call_long_cells(pilot)
         narrow = str(app.servers_table.get_cell(LONG_SERVER, "server"))
         await pilot.resize_terminal(140, 40)
-        await wait_for(pilot, lambda: len(str(app.servers_table.get_cell(LONG_SERVER, "server"))) > len(narrow),
-                       what="the name cut to the wider pane")
+        await wait_for(
+            pilot,
+            lambda: len(str(app.servers_table.get_cell(LONG_SERVER, "server"))) > len(narrow),
+            what="the name cut to the wider pane",
+        )
         assert str(app.calls_table.get_cell("call-1", "tool")) == "demo›calculator ⚡"
 
 
@@ -279,7 +309,20 @@ async def test_f1_and_the_footer_write_keys_as_a_person_does():
         assert isinstance(app.screen, TextScreen)
         body = app.screen.body.plain
         key_column = [line[2:20].strip() for line in body.splitlines() if line.startswith("  ")]
-        for written in ("?", "Esc", "Ctrl+B", "Ctrl+C", "Ctrl+P", "Enter", "Tab", "Shift+Tab", "F1", "Up", "s, Esc", "Esc, q"):
+        for written in (
+            "?",
+            "Esc",
+            "Ctrl+B",
+            "Ctrl+C",
+            "Ctrl+P",
+            "Enter",
+            "Tab",
+            "Shift+Tab",
+            "F1",
+            "Up",
+            "s, Esc",
+            "Esc, q",
+        ):
             assert written in key_column, written
         assert not any(TEXTUAL_NAMES.search(keys) for keys in key_column), key_column
 
@@ -287,14 +330,30 @@ async def test_f1_and_the_footer_write_keys_as_a_person_does():
 def test_key_names_are_written_as_on_the_keyboard():
     from mcp_chat_tui.ui.keys import key_name
 
-    assert [key_name(k) for k in ("question_mark", "escape", "ctrl+b", "enter", "tab", "shift+tab", "f1", "T", "a",
-                                  "up", "pagedown", "space", "plus")] == \
-        ["?", "Esc", "Ctrl+B", "Enter", "Tab", "Shift+Tab", "F1", "T", "a", "Up", "PgDn", "Space", "+"]
+    assert [
+        key_name(k)
+        for k in (
+            "question_mark",
+            "escape",
+            "ctrl+b",
+            "enter",
+            "tab",
+            "shift+tab",
+            "f1",
+            "T",
+            "a",
+            "up",
+            "pagedown",
+            "space",
+            "plus",
+        )
+    ] == ["?", "Esc", "Ctrl+B", "Enter", "Tab", "Shift+Tab", "F1", "T", "a", "Up", "PgDn", "Space", "+"]
 
 
 async def test_s_in_the_approval_dialog_denies_every_waiting_call_and_stops_the_turn():
-    engine = ScriptedEngine([[call("calculator", {"expression": "1+1"}, "c1"), call("current_time", {}, "c2")],
-                             "never said"])
+    engine = ScriptedEngine(
+        [[call("calculator", {"expression": "1+1"}, "c1"), call("current_time", {}, "c2")], "never said"]
+    )
     app = make_app(engine)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -317,8 +376,19 @@ def declared_bindings():
     from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
     from mcp_chat_tui.ui.widgets.sidebar import ListTable, ServerTable, ToolCallTable
 
-    classes = [ChatApp, PromptInput, ToolCallTable, ServerTable, ListTable, ApprovalScreen, CallDetailScreen,
-               ServerDetailScreen, TextScreen, ResumeScreen, ExportScreen]
+    classes = [
+        ChatApp,
+        PromptInput,
+        ToolCallTable,
+        ServerTable,
+        ListTable,
+        ApprovalScreen,
+        CallDetailScreen,
+        ServerDetailScreen,
+        TextScreen,
+        ResumeScreen,
+        ExportScreen,
+    ]
     return [(cls.__name__, b) for cls in classes for b in cls.__dict__.get("BINDINGS", []) if isinstance(b, Binding)]
 
 
@@ -397,7 +467,9 @@ async def test_a_pane_key_and_ctrl_b_sent_together_still_leave_no_key_acting_on_
         await one_approved_call(pilot, app)
         send_burst(app, [(pane_key, None), ("ctrl+b", "\x02"), ("a", "a"), ("r", "r"), ("l", "l")])
         prompt = app.query_one(PromptInput)
-        await wait_for(pilot, lambda: prompt.value == "arl", what=f"the letters in the prompt (it has {prompt.value!r})")
+        await wait_for(
+            pilot, lambda: prompt.value == "arl", what=f"the letters in the prompt (it has {prompt.value!r})"
+        )
         await pilot.pause(0.2)
         assert not app.query_one("#sidebar").display and app.focused is prompt
         assert auto_run_tools(app) == set() and app.hub.status("demo").restarts == 0

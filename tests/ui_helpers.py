@@ -14,12 +14,27 @@ from tests.helpers import demo_config, eventually
 SIZE = (140, 40)
 
 
-def make_app(engine, servers=None, *, policy=None, settings=None, settings_file: Path | None = None,
-             theme_dirs=None, frozen=True, **options) -> ChatApp:
+def make_app(
+    engine,
+    servers=None,
+    *,
+    policy=None,
+    settings=None,
+    settings_file: Path | None = None,
+    theme_dirs=None,
+    frozen=True,
+    **options,
+) -> ChatApp:
     hub = ServerHub(servers if servers is not None else [demo_config()])
     return ChatApp(
-        engine=engine, hub=hub, policy=policy or ApprovalPolicy("ask"), settings=settings or Settings(),
-        settings_file=settings_file, clock=FrozenClock() if frozen else None, theme_dirs=theme_dirs, **options,
+        engine=engine,
+        hub=hub,
+        policy=policy or ApprovalPolicy("ask"),
+        settings=settings or Settings(),
+        settings_file=settings_file,
+        clock=FrozenClock() if frozen else None,
+        theme_dirs=theme_dirs,
+        **options,
     )
 
 
@@ -68,6 +83,10 @@ def chat_text(app: ChatApp) -> str:
     for widget in app.query_one("#chat").query("*"):
         if isinstance(widget, AssistantReply):
             parts.append(widget.text)
-        elif isinstance(widget, Static) and "reply-text" not in widget.classes and not isinstance(widget.parent, Markdown):
+        elif (
+            isinstance(widget, Static)
+            and "reply-text" not in widget.classes
+            and not isinstance(widget.parent, Markdown)
+        ):
             parts.append(str(widget.render()))
     return "\n".join(parts)

@@ -83,12 +83,18 @@ class ApprovalPolicy:
         """Whether ``spec`` runs without asking now, and which rule says so."""
         session = self._tool_session.get((spec.server, spec.name))
         if session is not None:
-            return Verdict(True, YOU_ALWAYS) if session else Verdict(
-                False, "you turned auto-run off for this tool (this session)")
+            return (
+                Verdict(True, YOU_ALWAYS)
+                if session
+                else Verdict(False, "you turned auto-run off for this tool (this session)")
+            )
         server = self._server_session.get(spec.server)
         if server is not None:
-            return Verdict(True, f"you (auto-run for server {spec.server}, this session)") if server else Verdict(
-                False, f"you turned auto-run off for server {spec.server} (this session)")
+            return (
+                Verdict(True, f"you (auto-run for server {spec.server}, this session)")
+                if server
+                else Verdict(False, f"you turned auto-run off for server {spec.server} (this session)")
+            )
         return self._standing_verdict(spec)
 
     def _standing_verdict(self, spec: ToolSpec) -> Verdict:
@@ -110,8 +116,11 @@ class ApprovalPolicy:
         if not spec.read_only:
             return Verdict(False, f"auto-readonly: {spec.server} does not mark this tool read-only")
         if spec.server not in self.trusted:
-            return Verdict(False, f"auto-readonly: {spec.server} marks it read-only, but {spec.server} is not "
-                                  "in trusted_servers (config.toml)")
+            return Verdict(
+                False,
+                f"auto-readonly: {spec.server} marks it read-only, but {spec.server} is not "
+                "in trusted_servers (config.toml)",
+            )
         return Verdict(True, f"auto-readonly (trusted server {spec.server})")
 
     def runs_without_asking(self, spec: ToolSpec) -> bool:

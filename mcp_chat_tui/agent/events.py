@@ -80,10 +80,14 @@ class Recorded:
     def describe(self) -> str:
         """One line for the question asked about the call again."""
         if self.interrupted:
-            return (f"interrupted: it may or may not have run (started {self.started_at:%Y-%m-%d %H:%M:%S} "
-                    "in an earlier run, no result recorded). Run it again?")
-        return (f"the conversation file records [{self.choice}] for this call, from an earlier run; "
-                "it never started. Allow it in this run?")
+            return (
+                f"interrupted: it may or may not have run (started {self.started_at:%Y-%m-%d %H:%M:%S} "
+                "in an earlier run, no result recorded). Run it again?"
+            )
+        return (
+            f"the conversation file records [{self.choice}] for this call, from an earlier run; "
+            "it never started. Allow it in this run?"
+        )
 
 
 class CallStatus(str, Enum):
@@ -204,7 +208,18 @@ class TurnFinished:
 
 
 AgentEvent = (
-    TurnStarted | AssistantText | AssistantThinking | CallProposed | MalformedCall | ApprovalNeeded | CallDecided
-    | CallStarted | CallFinished | GenerationRate | GenerationStats | Notice | TurnFinished
+    TurnStarted
+    | AssistantText
+    | AssistantThinking
+    | CallProposed
+    | MalformedCall
+    | ApprovalNeeded
+    | CallDecided
+    | CallStarted
+    | CallFinished
+    | GenerationRate
+    | GenerationStats
+    | Notice
+    | TurnFinished
 )
 AgentSink = Callable[[AgentEvent], None]

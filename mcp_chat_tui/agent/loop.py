@@ -125,7 +125,7 @@ class Agent:
 
     def prompt_messages(self) -> list[dict[str, Any]]:
         """What the model is sent: the system prompt and the last ``max_turns`` turns."""
-        window = [message for turn in self.turns[-self.max_turns:] for message in turn]
+        window = [message for turn in self.turns[-self.max_turns :] for message in turn]
         if self.system_prompt:
             return [{"role": "system", "content": self.system_prompt}, *window]
         return window
@@ -178,9 +178,7 @@ class Agent:
         state.reply_recorded = True
         return await self._supervise(state, sink, self._turn(state, sink, resume=True))
 
-    async def _supervise(
-        self, state: _TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]
-    ) -> TurnEnd:
+    async def _supervise(self, state: _TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]) -> TurnEnd:
         self._running = asyncio.ensure_future(work)
         try:
             end = await asyncio.shield(self._running)
@@ -227,7 +225,9 @@ class Agent:
                 return TurnEnd.LIMIT if at_limit else TurnEnd.ANSWERED
             state.open_calls = list(calls)
             for malformed in state.malformed_planned:
-                self._finish(state, sink, CallFinished(malformed, CallStatus.MALFORMED, state.malformed_reasons[malformed.id]))
+                self._finish(
+                    state, sink, CallFinished(malformed, CallStatus.MALFORMED, state.malformed_reasons[malformed.id])
+                )
             stop_turn = await self._decide_and_run(state, sink)
             state.clear_calls()
             if stop_turn:
@@ -258,16 +258,22 @@ class Agent:
                     self._flush_reply(state, sink)
                     call_id = self._unique_id(state, event.id)
                     name = redact.text(event.name)
-                    call = PlannedCall(call_id, name, redact.value(dict(event.arguments)), self.tools.find_tool(name),
-                                       given_id=event.id if event.id != call_id else "")
+                    call = PlannedCall(
+                        call_id,
+                        name,
+                        redact.value(dict(event.arguments)),
+                        self.tools.find_tool(name),
+                        given_id=event.id if event.id != call_id else "",
+                    )
                     state.calls.append(call)
                     sink(CallProposed(call))
                 elif isinstance(event, ToolCallMalformed):
                     self._flush_reply(state, sink)
                     call_id = self._unique_id(state, event.id)
                     raw, reason = redact.text(event.raw), redact.text(event.reason)
-                    call = PlannedCall(call_id, MALFORMED_NAME, {"raw": raw},
-                                       given_id=event.id if event.id != call_id else "")
+                    call = PlannedCall(
+                        call_id, MALFORMED_NAME, {"raw": raw}, given_id=event.id if event.id != call_id else ""
+                    )
                     state.malformed.append(call)
                     state.malformed_planned.append(call)
                     state.malformed_reasons[call.id] = malformed_content(reason)
@@ -328,9 +334,15 @@ class Agent:
             if deny_rest:
                 choice = ApprovalChoice.DENY_ALL
             elif call.spec is None:
-                self._finish(state, sink, CallFinished(
-                    call, CallStatus.ERROR, f"Error ({FailureKind.NOT_READY.value}): no server offers {call.model_name!r} now",
-                ))
+                self._finish(
+                    state,
+                    sink,
+                    CallFinished(
+                        call,
+                        CallStatus.ERROR,
+                        f"Error ({FailureKind.NOT_READY.value}): no server offers {call.model_name!r} now",
+                    ),
+                )
                 continue
             elif recorded is not None and recorded.choice in (ApprovalChoice.DENY.value, ApprovalChoice.DENY_ALL.value):
                 choice = ApprovalChoice(recorded.choice)  # a recorded no stands: it runs nothing
@@ -411,9 +423,17 @@ class Agent:
             status = CallStatus.TIMEOUT
         else:
             status = CallStatus.ERROR if not result.ok else CallStatus.DONE
-        self._finish(state, sink, CallFinished(
-            call, status, result.for_model(), result, _seconds(result.duration or time.perf_counter() - started),
-        ))
+        self._finish(
+            state,
+            sink,
+            CallFinished(
+                call,
+                status,
+                result.for_model(),
+                result,
+                _seconds(result.duration or time.perf_counter() - started),
+            ),
+        )
 
     def _finish(self, state: _TurnState, sink: AgentSink, finished: CallFinished) -> None:
         """Record a call's outcome as its ``tool`` message (in proposal order) and report it."""
@@ -426,9 +446,14 @@ class Agent:
         while state.open_calls and state.open_calls[0].id in state.outcomes:
             call = state.open_calls.pop(0)
             outcome = state.outcomes[call.id]
-            turn.append({
-                "role": "tool", "tool_call_id": call.id, "name": call.model_name, "content": outcome.content_for_model,
-            })
+            turn.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call.id,
+                    "name": call.model_name,
+                    "content": outcome.content_for_model,
+                }
+            )
 
     def _close_stopped(self, state: _TurnState, sink: AgentSink) -> None:
         """After a stop: keep the partial answer, and end every open call (a running one is
@@ -453,7 +478,9 @@ class Agent:
             elif began is None:
                 finished = CallFinished(call, CallStatus.CANCELLED, NOT_RUN_MESSAGE)
             else:
-                finished = CallFinished(call, CallStatus.CANCELLED, STOPPED_MESSAGE, None, _seconds(time.perf_counter() - began))
+                finished = CallFinished(
+                    call, CallStatus.CANCELLED, STOPPED_MESSAGE, None, _seconds(time.perf_counter() - began)
+                )
             state.outcomes[call.id] = finished
             sink(finished)
         self._append_tool_messages(state)
@@ -511,7 +538,9 @@ def _seconds(duration: float) -> float:
 
 def wire_call(call: PlannedCall) -> dict[str, Any]:
     """A call as the OpenAI ``tool_calls`` entry the model and the transcript see."""
-    arguments = call.arguments.get("raw", "") if call.model_name == MALFORMED_NAME else json.dumps(
-        call.arguments, ensure_ascii=False
+    arguments = (
+        call.arguments.get("raw", "")
+        if call.model_name == MALFORMED_NAME
+        else json.dumps(call.arguments, ensure_ascii=False)
     )
     return {"id": call.id, "type": "function", "function": {"name": call.model_name, "arguments": arguments}}

@@ -42,24 +42,40 @@ def build_parser() -> argparse.ArgumentParser:
         "model", nargs="?", help="a Hugging Face repo id or a local model folder (with --endpoint: the model name)"
     )
     parser.add_argument("--version", action="version", version=f"mcp-chat-tui {__version__}")
-    parser.add_argument("--demo", action="store_true",
-                        help="use the bundled toy model with the bundled mcp.json (unless --mcp-config)")
+    parser.add_argument(
+        "--demo", action="store_true", help="use the bundled toy model with the bundled mcp.json (unless --mcp-config)"
+    )
     parser.add_argument("--plain", action="store_true", help="the plain console interface instead of the full screen")
-    parser.add_argument("-p", "--prompt", metavar="PROMPT",
-                        help="run one turn with PROMPT ('-': read it from stdin), print only the answer on stdout "
-                        "(the rest goes to stderr), exit")
-    parser.add_argument("--json", action="store_true",
-                        help="with -p: print one JSON object (answer, every call, token figures) instead of the answer")
+    parser.add_argument(
+        "-p",
+        "--prompt",
+        metavar="PROMPT",
+        help="run one turn with PROMPT ('-': read it from stdin), print only the answer on stdout "
+        "(the rest goes to stderr), exit",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="with -p: print one JSON object (answer, every call, token figures) instead of the answer",
+    )
     parser.add_argument("--no-save", action="store_true", help="do not save the conversation")
     parser.add_argument("-y", "--yes", action="store_true", help="run every tool call without asking")
-    parser.add_argument("--check-servers", action="store_true", help="start the configured servers, print a table, exit")
+    parser.add_argument(
+        "--check-servers", action="store_true", help="start the configured servers, print a table, exit"
+    )
     parser.add_argument("--mcp-config", type=Path, metavar="PATH", help="the mcp.json to use")
     parser.add_argument("--config", type=Path, metavar="PATH", help="the config.toml to use")
-    parser.add_argument("--endpoint", metavar="URL", help="an OpenAI-compatible server (mlx_lm.server, vLLM, llama.cpp)")
+    parser.add_argument(
+        "--endpoint", metavar="URL", help="an OpenAI-compatible server (mlx_lm.server, vLLM, llama.cpp)"
+    )
     parser.add_argument(
         "--api-key-env", metavar="VAR", default="OPENAI_API_KEY", help="environment variable holding the endpoint's key"
     )
-    parser.add_argument("--transcript", type=Path, metavar="FILE",
-                        help="open this conversation file and continue it (created if missing)")
+    parser.add_argument(
+        "--transcript",
+        type=Path,
+        metavar="FILE",
+        help="open this conversation file and continue it (created if missing)",
+    )
     parser.add_argument("--resume", action="store_true", help="start by picking a saved conversation to continue")
     return parser

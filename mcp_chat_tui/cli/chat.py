@@ -65,7 +65,7 @@ def check_start(hub: ServerHub, settings: Settings, console: Console) -> None:
     names = ", ".join(s.name for s in failed)
     if settings.on_server_failure == "exit":
         raise UserFacingError(
-            f"MCP server(s) failed to start: {names}. Fix mcp.json, or set on_server_failure = \"continue\" "
+            f'MCP server(s) failed to start: {names}. Fix mcp.json, or set on_server_failure = "continue" '
             "in config.toml to chat without them."
         )
     console.print(f"[yellow]continuing without: {names}[/]")
@@ -115,10 +115,13 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
     async with hub:
         try:
             with console.status(f"loading {model} and starting {len(mcp_config.enabled())} server(s)…") as status:
+
                 def on_progress(progress) -> None:
                     if progress.stage == "download" and progress.bytes_total:
-                        status.update(f"downloading {model}: {progress.bytes_done / 1e6:.1f} of "
-                                      f"{progress.bytes_total / 1e6:.1f} MB")
+                        status.update(
+                            f"downloading {model}: {progress.bytes_done / 1e6:.1f} of "
+                            f"{progress.bytes_total / 1e6:.1f} MB"
+                        )
                     elif progress.message:
                         status.update(progress.message)
 
@@ -126,20 +129,35 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
             check_start(hub, settings, console)
             ready = [s for s in hub.statuses if s.state.usable]
             leave = "" if one_shot else " · type bye or quit to leave"
-            console.print(Text(
-                f"{display_name(model)} · {len(hub.tools())} tools from {len(ready)} server(s){leave}", style="dim",
-            ))
+            console.print(
+                Text(
+                    f"{display_name(model)} · {len(hub.tools())} tools from {len(ready)} server(s){leave}",
+                    style="dim",
+                )
+            )
             console.print(Text(f"mcp.json: {mcp_config.path} ({mcp_config.source})", style="dim"))
             for status in ready:
                 if tool_list_notes(status):
                     console.print(Text(visible_controls(f"{status.name}: {tool_list_notes(status)}"), style="yellow"))
-            agent = Agent(engine, hub, make_policy(args, settings, mcp_config), system_prompt=settings.system_prompt,
-                          max_turns=settings.max_turns, redactor=hub.redactor)
+            agent = Agent(
+                engine,
+                hub,
+                make_policy(args, settings, mcp_config),
+                system_prompt=settings.system_prompt,
+                max_turns=settings.max_turns,
+                redactor=hub.redactor,
+            )
             recorder = TranscriptRecorder(loaded or Transcript())
             report = OneShotReport(args.prompt, display_name(model)) if one_shot else None
             code = await run_plain(
-                agent, console, one_prompt=args.prompt, auto_yes=args.yes, recorder=recorder,
-                transcript_file=args.transcript, model_label=display_name(model), report=report,
+                agent,
+                console,
+                one_prompt=args.prompt,
+                auto_yes=args.yes,
+                recorder=recorder,
+                transcript_file=args.transcript,
+                model_label=display_name(model),
+                report=report,
                 save=not args.no_save,
             )
             if report is not None:
@@ -156,14 +174,19 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
     hub = make_hub(settings, mcp_config)
     app = ChatApp(
-        engine=make_engine(args, model), hub=hub, policy=make_policy(args, settings, mcp_config), settings=settings,
-        settings_file=settings_path(args.config), model_label=display_name(model),
-        transcript_file=args.transcript, transcript=loaded, open_resume=args.resume, autosave=not args.no_save,
+        engine=make_engine(args, model),
+        hub=hub,
+        policy=make_policy(args, settings, mcp_config),
+        settings=settings,
+        settings_file=settings_path(args.config),
+        model_label=display_name(model),
+        transcript_file=args.transcript,
+        transcript=loaded,
+        open_resume=args.resume,
+        autosave=not args.no_save,
     )
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(
-        signal.SIGTERM, lambda: asyncio.ensure_future(app.action_quit(return_code=SIGTERM_EXIT))
-    )
+    loop.add_signal_handler(signal.SIGTERM, lambda: asyncio.ensure_future(app.action_quit(return_code=SIGTERM_EXIT)))
     try:
         await app.run_async()
     finally:

@@ -63,10 +63,14 @@ async def check_servers(hub: ServerHub, console: Console) -> int:
     console.print(status_table(statuses))
     refused = sum(len(s.refused_tools) for s in statuses)
     if refused:
-        console.print(f"[yellow]{refused} tool(s) refused[/] (named above): those servers must fix them; their other tools work.")
+        console.print(
+            f"[yellow]{refused} tool(s) refused[/] (named above): those servers must fix them; their other tools work."
+        )
     failed = [s for s in statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
     if failed:
-        console.print(f"[red]{len(failed)} of {len(statuses)} servers failed.[/] Fix the entries named above in mcp.json.")
+        console.print(
+            f"[red]{len(failed)} of {len(statuses)} servers failed.[/] Fix the entries named above in mcp.json."
+        )
         return 1
     ready = sum(1 for s in statuses if s.state.usable)
     console.print(f"[green]{ready} server(s) ready[/], {sum(len(s.tools) for s in statuses)} tools.")

@@ -126,8 +126,12 @@ class PlainConsole:
         elif isinstance(event, CallStarted):
             self._break_line()
             call = event.call
-            title = Text.assemble((f"{event.started_at:%H:%M:%S} ", "dim"), ("→ ", "cyan"),
-                                  (visible_controls(call.tool), "bold cyan"), (f"  [{visible_controls(call.server)}]", "dim"))
+            title = Text.assemble(
+                (f"{event.started_at:%H:%M:%S} ", "dim"),
+                ("→ ", "cyan"),
+                (visible_controls(call.tool), "bold cyan"),
+                (f"  [{visible_controls(call.server)}]", "dim"),
+            )
             allowed_by = self._allowed_by.pop(call.id, "")
             if allowed_by:
                 title.append(f"  allowed by {visible_controls(allowed_by)}", "dim")
@@ -156,11 +160,13 @@ class PlainConsole:
                 self.console.print(Text("[stopped]", style="yellow"))
             stats, self._last_stats = self._last_stats, None
             if stats is not None:
-                self.console.print(Text(
-                    f"{stats.generated_tokens} tokens, {stats.tokens_per_second:.1f} tok/s, "
-                    f"prefilled {stats.prefilled_tokens} of {stats.prompt_tokens} prompt tokens",
-                    style="dim",
-                ))
+                self.console.print(
+                    Text(
+                        f"{stats.generated_tokens} tokens, {stats.tokens_per_second:.1f} tok/s, "
+                        f"prefilled {stats.prefilled_tokens} of {stats.prompt_tokens} prompt tokens",
+                        style="dim",
+                    )
+                )
 
     def _finished_panel(self, event: CallFinished) -> Panel:
         glyph, colour = STATUS_STYLE[event.status]
@@ -169,17 +175,30 @@ class PlainConsole:
         shown = "\n".join(lines[:RESULT_LINES_SHOWN])
         if len(lines) > RESULT_LINES_SHOWN:
             shown += f"\n… {len(lines) - RESULT_LINES_SHOWN} more lines"
-        title = Text.assemble((f"{glyph} ", colour), (visible_controls(event.call.tool), "bold"), (f" {event.status.value}", colour))
+        title = Text.assemble(
+            (f"{glyph} ", colour), (visible_controls(event.call.tool), "bold"), (f" {event.status.value}", colour)
+        )
         took = f"{event.duration:.2f} s" if event.duration is not None else None
-        return Panel(literal(shown), title=title, title_align="left", subtitle=took,
-                     subtitle_align="right", border_style=colour, expand=False)
+        return Panel(
+            literal(shown),
+            title=title,
+            title_align="left",
+            subtitle=took,
+            subtitle_align="right",
+            border_style=colour,
+            expand=False,
+        )
 
     async def _approve(self, event: ApprovalNeeded) -> None:
         call = event.call
         spec = call.spec
-        header = Text.assemble(("Run ", "bold"), (visible_controls(call.tool), "bold cyan"), (" on ", "bold"),
-                               (visible_controls(call.server), "bold"),
-                               (f"? ({event.waiting} waiting)" if event.waiting > 1 else "?", "bold"))
+        header = Text.assemble(
+            ("Run ", "bold"),
+            (visible_controls(call.tool), "bold cyan"),
+            (" on ", "bold"),
+            (visible_controls(call.server), "bold"),
+            (f"? ({event.waiting} waiting)" if event.waiting > 1 else "?", "bold"),
+        )
         parts: list = [header]
         if event.recorded is not None:
             parts.append(literal(event.recorded.describe(), "bold yellow"))
@@ -205,8 +224,11 @@ class PlainConsole:
             event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY))
             return
         while not event.decision.done():
-            self.console.print("[bold]y[/] once · [bold]a[/] all waiting · [bold]t[/] always this tool · "
-                               "[bold]T[/] always and save · [bold]n[/] no · [bold]s[/] deny all and stop: ", end="")
+            self.console.print(
+                "[bold]y[/] once · [bold]a[/] all waiting · [bold]t[/] always this tool · "
+                "[bold]T[/] always and save · [bold]n[/] no · [bold]s[/] deny all and stop: ",
+                end="",
+            )
             answer = await self.reader.read()
             if answer is None:
                 event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY_ALL))
@@ -235,8 +257,13 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
             if step.text:
                 console.print(literal(step.text))
             for proposal in step.proposals:
-                status = proposal.result.status if proposal.result else (
-                    "interrupted" if proposal.interrupted else "waiting" if proposal.awaiting_choice else "approved")
+                status = (
+                    proposal.result.status
+                    if proposal.result
+                    else (
+                        "interrupted" if proposal.interrupted else "waiting" if proposal.awaiting_choice else "approved"
+                    )
+                )
                 console.print(literal(f"  ⚙ {proposal.name} {pretty_json(proposal.arguments)} → {status}", "dim"))
     console.print(literal(f"— resumed: {len(transcript.exchanges)} exchange(s) —", "dim"))
 
@@ -266,9 +293,16 @@ def unsaved(recorder: TranscriptRecorder | None) -> str | None:
 
 
 async def run_plain(
-    agent: Agent, console: Console, *, one_prompt: str | None = None, auto_yes: bool = False,
-    recorder: TranscriptRecorder | None = None, transcript_file: Path | None = None, model_label: str = "model",
-    report: OneShotReport | None = None, save: bool = True,
+    agent: Agent,
+    console: Console,
+    *,
+    one_prompt: str | None = None,
+    auto_yes: bool = False,
+    recorder: TranscriptRecorder | None = None,
+    transcript_file: Path | None = None,
+    model_label: str = "model",
+    report: OneShotReport | None = None,
+    save: bool = True,
 ) -> int:
     """The ``prompt ->`` loop (or one turn with ``-p``), saving the conversation as it goes (unless not
     ``save``); returns the exit code. With ``-p`` the ``report`` holds the answer back for stdout and
@@ -276,8 +310,17 @@ async def run_plain(
     if one_prompt is not None and report is None:
         report = OneShotReport(one_prompt, model_label)
     try:
-        code = await _converse(agent, console, one_prompt=one_prompt, auto_yes=auto_yes, recorder=recorder,
-                               transcript_file=transcript_file, model_label=model_label, report=report, save=save)
+        code = await _converse(
+            agent,
+            console,
+            one_prompt=one_prompt,
+            auto_yes=auto_yes,
+            recorder=recorder,
+            transcript_file=transcript_file,
+            model_label=model_label,
+            report=report,
+            save=save,
+        )
     finally:
         problem = unsaved(recorder)  # the recorder is closed by now
         if problem is not None:
@@ -290,8 +333,16 @@ async def run_plain(
 
 
 async def _converse(
-    agent: Agent, console: Console, *, one_prompt: str | None, auto_yes: bool, recorder: TranscriptRecorder | None,
-    transcript_file: Path | None, model_label: str, report: OneShotReport | None, save: bool,
+    agent: Agent,
+    console: Console,
+    *,
+    one_prompt: str | None,
+    auto_yes: bool,
+    recorder: TranscriptRecorder | None,
+    transcript_file: Path | None,
+    model_label: str,
+    report: OneShotReport | None,
+    save: bool,
 ) -> int:
     """``run_plain``'s loop: the resumed conversation's open calls, then the prompts; the recorder is
     closed on the way out."""
@@ -306,7 +357,8 @@ async def _converse(
         if recorder is not None and recorder.transcript.exchanges:
             if save:
                 recorder.saver = reporting_saver(
-                    transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user), loop)
+                    transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user), loop
+                )
             print_loaded(console, recorder.transcript)
             agent.load_messages(to_openai_messages(recorder.transcript))
             pending = pending_calls(recorder.transcript.pending_proposals(), agent.tools.find_tool)

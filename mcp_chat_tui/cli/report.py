@@ -72,8 +72,13 @@ class CallReport:
     def to_json(self) -> dict[str, Any]:
         finished = self.finished
         if isinstance(self.proposed, MalformedCall):
-            entry: dict[str, Any] = {"id": self.proposed.id, "server": None, "tool": None,
-                                     "arguments": None, "raw": self.proposed.raw}
+            entry: dict[str, Any] = {
+                "id": self.proposed.id,
+                "server": None,
+                "tool": None,
+                "arguments": None,
+                "raw": self.proposed.raw,
+            }
         else:
             call = self.proposed.call
             entry = {"id": call.id, "server": call.server or None, "tool": call.tool, "arguments": call.arguments}
@@ -168,9 +173,13 @@ class OneShotReport:
             "prefilled": sum(s.prefilled_tokens for s in self.generations),
             "generated": sum(s.generated_tokens for s in self.generations),
             "generations": [
-                {"prompt": s.prompt_tokens, "prefilled": s.prefilled_tokens, "generated": s.generated_tokens,
-                 "tokens_per_second": round(s.tokens_per_second, 2),
-                 "time_to_first_token": round(s.time_to_first_token, 4)}
+                {
+                    "prompt": s.prompt_tokens,
+                    "prefilled": s.prefilled_tokens,
+                    "generated": s.generated_tokens,
+                    "tokens_per_second": round(s.tokens_per_second, 2),
+                    "time_to_first_token": round(s.time_to_first_token, 4),
+                }
                 for s in self.generations
             ],
         }
@@ -200,5 +209,17 @@ class OneShotReport:
 
 def failure_json(prompt: str, message: str, code: int) -> str:
     """The ``--json`` object of a run that failed before its turn (configuration, model, servers)."""
-    return json.dumps({"prompt": prompt, "answer": None, "end": None, "error": message, "exit_code": code,
-                       "calls": [], "tokens": None, "transcript": None, "save_error": None}, ensure_ascii=False)
+    return json.dumps(
+        {
+            "prompt": prompt,
+            "answer": None,
+            "end": None,
+            "error": message,
+            "exit_code": code,
+            "calls": [],
+            "tokens": None,
+            "transcript": None,
+            "save_error": None,
+        },
+        ensure_ascii=False,
+    )

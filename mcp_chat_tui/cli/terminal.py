@@ -36,7 +36,9 @@ def ask_on_terminal(spec: object) -> str:
     if not sys.stdin.isatty():
         if default is not None:
             return default
-        raise UserFacingError(f"mcp.json input {getattr(spec, 'id', '?')!r} needs a value and there is no terminal to ask")
+        raise UserFacingError(
+            f"mcp.json input {getattr(spec, 'id', '?')!r} needs a value and there is no terminal to ask"
+        )
     value = getpass.getpass(prompt) if getattr(spec, "password", False) else input(prompt)
     return value or (default or "")
 

@@ -151,9 +151,7 @@ def _check_keys(keys: tuple[str, ...]) -> None:
         raise ValueError(f"keys must be a non-empty tuple of non-empty strings, got {keys!r}")
 
 
-def _table_for(
-    path: Path, document: dict[str, Any], keys: tuple[str, ...], *, create: bool
-) -> dict[str, Any] | None:
+def _table_for(path: Path, document: dict[str, Any], keys: tuple[str, ...], *, create: bool) -> dict[str, Any] | None:
     """The table that holds ``keys[-1]``, walking (and with ``create`` making) the tables above it."""
     _check_keys(keys)
     table = document

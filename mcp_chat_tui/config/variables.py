@@ -152,8 +152,7 @@ class Expander:
             raise ConfigError(
                 self.path,
                 where,
-                f"`${{input:{input_id}}}` names an input that is not declared in \"inputs\" "
-                f"(declared: {declared})",
+                f'`${{input:{input_id}}}` names an input that is not declared in "inputs" (declared: {declared})',
             )
         return spec
 
@@ -172,5 +171,5 @@ class Expander:
         raise ConfigError(
             self.path,
             where,
-            f"input `{spec.id}` needs a value: nobody can be asked here and it has no \"default\"",
+            f'input `{spec.id}` needs a value: nobody can be asked here and it has no "default"',
         )

@@ -30,8 +30,13 @@ MIN_SECRET_LENGTH = 4
 
 def _spellings(value: str) -> set[str]:
     """The ways ``value`` may appear in text: as is, JSON-escaped, percent-encoded."""
-    forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1],
-             quote(value, safe=""), quote_plus(value, safe="")}
+    forms = {
+        value,
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        quote(value, safe=""),
+        quote_plus(value, safe=""),
+    }
     return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
 
 
@@ -88,8 +93,10 @@ class Redactor:
         if not self.too_short:
             return ""
         names = ", ".join(self.too_short)
-        return (f"mcp.json: the answer to password input(s) {names} is shorter than {MIN_SECRET_LENGTH} "
-                "characters, too short to hide in tool results and replies; it may be shown")
+        return (
+            f"mcp.json: the answer to password input(s) {names} is shorter than {MIN_SECRET_LENGTH} "
+            "characters, too short to hide in tool results and replies; it may be shown"
+        )
 
     def stream(self) -> StreamRedactor:
         """A redactor for text that arrives in pieces (a model's reply as it is generated)."""

@@ -49,8 +49,16 @@ _BINARY = {
     ast.Pow: operator.pow,
 }
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-_FUNCTIONS = {"sqrt": math.sqrt, "abs": abs, "round": round, "sin": math.sin, "cos": math.cos,
-              "tan": math.tan, "log": math.log, "exp": math.exp}
+_FUNCTIONS = {
+    "sqrt": math.sqrt,
+    "abs": abs,
+    "round": round,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "log": math.log,
+    "exp": math.exp,
+}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
 
 
@@ -75,8 +83,13 @@ def _eval_node(node: ast.AST) -> float | int:
         return _UNARY[type(node.op)](_eval_node(node.operand))
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
         return _CONSTANTS[node.id]
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
-            and not node.keywords and len(node.args) in (1, 2)):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _FUNCTIONS
+        and not node.keywords
+        and len(node.args) in (1, 2)
+    ):
         return _FUNCTIONS[node.func.id](*(_eval_node(arg) for arg in node.args))
     raise ToolError(f"unsupported element in expression: {ast.dump(node)[:60]}")
 
@@ -171,7 +184,9 @@ def read_file(path: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-@server.tool(annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False, title="Sleep"), structured_output=False)
+@server.tool(
+    annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False, title="Sleep"), structured_output=False
+)
 async def sleep(seconds: float) -> str:
     """Wait the given number of seconds, then say so (for trying timeouts and the stop key)."""
     if seconds < 0 or seconds > MAX_SLEEP_SECONDS:

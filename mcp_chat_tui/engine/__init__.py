@@ -28,9 +28,21 @@ if TYPE_CHECKING:
     from mcp_chat_tui.engine.remote import OpenAIEngine
 
 __all__ = [
-    "Done", "Engine", "EngineError", "EngineEvent", "LoadProgress", "MlxEngine", "OpenAIEngine",
-    "ParsedReply", "Stats", "TextDelta", "ThinkingDelta", "ToolCallMalformed", "ToolCallProposed",
-    "ToolCallStream", "parse_tool_calls",
+    "Done",
+    "Engine",
+    "EngineError",
+    "EngineEvent",
+    "LoadProgress",
+    "MlxEngine",
+    "OpenAIEngine",
+    "ParsedReply",
+    "Stats",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallMalformed",
+    "ToolCallProposed",
+    "ToolCallStream",
+    "parse_tool_calls",
 ]
 
 

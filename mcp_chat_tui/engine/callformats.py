@@ -40,7 +40,7 @@ class BareJson:
 
     @property
     def open_object(self) -> str | None:
-        return self.text[self._start:] if self._start is not None else None
+        return self.text[self._start :] if self._start is not None else None
 
     def feed(self, chunk: str) -> None:
         self.text += chunk
@@ -85,13 +85,15 @@ class BareJson:
 
     def _close(self, end: int) -> None:
         assert self._start is not None
-        raw = self.text[self._start:end]
+        raw = self.text[self._start : end]
         try:
             value = json.loads(raw)
         except Exception:  # invalid JSON, or nested too deep: either way not a call
             value = None
-        if isinstance(value, dict) and ("name" in value or "function" in value) and (
-            any(k in value for k in CALL_KEYS) or isinstance(value.get("function"), dict)
+        if (
+            isinstance(value, dict)
+            and ("name" in value or "function" in value)
+            and (any(k in value for k in CALL_KEYS) or isinstance(value.get("function"), dict))
         ):
             self.objects.append((raw, value))
             self._start = None

@@ -430,8 +430,9 @@ _MERGED = (TextDelta, ThinkingDelta)
 class _GenerationStream:
     """The async iterator ``MlxEngine.stream`` returns; closing or dropping it stops the generation."""
 
-    def __init__(self, engine: MlxEngine, messages: list[dict], tools: list[dict] | None,
-                 known_tools: set[str] | None) -> None:
+    def __init__(
+        self, engine: MlxEngine, messages: list[dict], tools: list[dict] | None, known_tools: set[str] | None
+    ) -> None:
         self._engine = engine
         self._messages, self._tools, self._known_tools = messages, tools, known_tools
         self._request: _Request | None = None

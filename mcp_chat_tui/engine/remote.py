@@ -172,7 +172,9 @@ class OpenAIEngine:
         try:
             chunk = json.loads(data)
         except json.JSONDecodeError:
-            raise EngineError(f"the model server at {self.endpoint} sent data that is not JSON: {data[:200]!r}") from None
+            raise EngineError(
+                f"the model server at {self.endpoint} sent data that is not JSON: {data[:200]!r}"
+            ) from None
         if not isinstance(chunk, dict):
             raise EngineError(f"the model server at {self.endpoint} sent an unexpected reply: {data[:200]!r}")
         if chunk.get("error"):
@@ -209,7 +211,9 @@ class OpenAIEngine:
         except httpx2.ConnectError as exc:
             raise self._network_error(exc) from None
         except httpx2.SSEError as exc:
-            raise EngineError(f"the model server at {self.endpoint} did not stream its reply as events: {exc}") from None
+            raise EngineError(
+                f"the model server at {self.endpoint} did not stream its reply as events: {exc}"
+            ) from None
         except httpx2.TransportError as exc:
             raise EngineError(
                 f"the connection to the model server at {self.endpoint} broke: {type(exc).__name__}: {exc}"

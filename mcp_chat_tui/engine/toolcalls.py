@@ -135,8 +135,13 @@ class ToolCallStream:
         """Take the next chunk of reply text; return the events it completes."""
         if not text or self._finished:
             return []
-        if (self._mode == _TEXT and not self._pending and not self._at_start and not self._after_block
-                and self._first_chars.isdisjoint(text)):
+        if (
+            self._mode == _TEXT
+            and not self._pending
+            and not self._at_start
+            and not self._after_block
+            and self._first_chars.isdisjoint(text)
+        ):
             return [TextDelta(text)]  # the common case: plain text, nothing that could start a marker
         out: list[EngineEvent] = []
         if text:
@@ -210,7 +215,7 @@ class ToolCallStream:
                 self._show(out, before)
             opener = self._openers[match.group(0)]
             self._opener = opener
-            self._pending = pending[match.end():]
+            self._pending = pending[match.end() :]
             self._after_block = False
             if opener.kind == "think":
                 self._mode = _THINK
@@ -225,7 +230,7 @@ class ToolCallStream:
         if not visible or ((self._at_start or self._after_block) and visible.isspace()):
             return False  # keep whitespace until we know what follows it
         self._show(out, visible)
-        self._pending = pending[len(visible):]
+        self._pending = pending[len(visible) :]
         self._after_block = False
         return False
 
@@ -243,14 +248,14 @@ class ToolCallStream:
         if index >= 0:
             if index:
                 out.append(ThinkingDelta(pending[:index]))
-            self._pending = pending[index + len(end):]
+            self._pending = pending[index + len(end) :]
             self._mode = _TEXT
             self._after_block = True
             return True
         hold = 0 if final else _suffix_prefix_len(pending, end)
         if len(pending) > hold:
             out.append(ThinkingDelta(pending[: len(pending) - hold]))
-            self._pending = pending[len(pending) - hold:]
+            self._pending = pending[len(pending) - hold :]
         return False
 
     def _advance_block(self, out: list[EngineEvent]) -> bool:
@@ -264,7 +269,7 @@ class ToolCallStream:
         if index < 0:
             self._search_from = max(0, len(self._block) - len(end) + 1)
             return False
-        content, rest = self._block[:index], self._block[index + len(end):]
+        content, rest = self._block[:index], self._block[index + len(end) :]
         out.extend(self._parse_block(self._opener, content))
         self._block = ""
         self._pending = rest
@@ -425,7 +430,11 @@ def _kind(value: Any) -> str:
     if value is None:
         return "null"
     return {
-        dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number",
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        int: "a number",
+        float: "a number",
     }.get(type(value), type(value).__name__)
 
 

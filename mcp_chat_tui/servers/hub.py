@@ -198,10 +198,14 @@ class ServerHub:
             rt.task.cancel()
             await asyncio.wait({rt.task}, timeout=STOP_WAIT_SECONDS)
             if rt.stdout_noise:
-                reason = (f"no answer to initialize within {timeout:g} s; its stdout had "
-                          f"{noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC: {STDOUT_RULE}")
+                reason = (
+                    f"no answer to initialize within {timeout:g} s; its stdout had "
+                    f"{noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC: {STDOUT_RULE}"
+                )
             else:
-                reason = f"no answer to initialize within {timeout:g} s (the server hung; raise `initTimeout` if it is slow)"
+                reason = (
+                    f"no answer to initialize within {timeout:g} s (the server hung; raise `initTimeout` if it is slow)"
+                )
             self._set_state(rt, ServerState.FAILED, reason)
         if rt.start_refused and rt.status.state == ServerState.STARTING:
             self._set_state(rt, ServerState.FAILED, rt.start_refused)
@@ -248,7 +252,9 @@ class ServerHub:
                 else:
                     reason = describe_start_failure(config, exc, list(rt.status.stderr_tail), rt.http_error)
                     if rt.stdout_noise:
-                        reason += f"; its stdout had {noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC ({STDOUT_RULE})"
+                        reason += (
+                            f"; its stdout had {noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC ({STDOUT_RULE})"
+                        )
                     self._set_state(rt, ServerState.FAILED, reason)
         finally:
             rt.client = None
@@ -297,7 +303,8 @@ class ServerHub:
         rt.status.protocol_version = client.protocol_version or ""
         capabilities = client.server_capabilities
         rt.status.capabilities = [
-            name for name in ("tools", "prompts", "resources", "logging", "completions")
+            name
+            for name in ("tools", "prompts", "resources", "logging", "completions")
             if getattr(capabilities, name, None) is not None
         ]
         rt.status.instructions = redact(client.instructions or "")
@@ -404,8 +411,12 @@ class ServerHub:
 
         def failed(kind: FailureKind, message: str) -> ToolCallResult:
             return ToolCallResult(
-                server=server, tool=tool, arguments=arguments, started_at=started_at,
-                duration=time.perf_counter() - clock, failure=ToolFailure(kind, self.redactor.text(message)),
+                server=server,
+                tool=tool,
+                arguments=arguments,
+                started_at=started_at,
+                duration=time.perf_counter() - clock,
+                failure=ToolFailure(kind, self.redactor.text(message)),
                 is_error=True,
             )
 
@@ -438,7 +449,9 @@ class ServerHub:
             else:
                 result = failed(FailureKind.PROTOCOL_ERROR, f"{exc.message} (error {exc.code})")
         except ValidationError as exc:
-            result = failed(FailureKind.PROTOCOL_ERROR, f"the server sent a malformed result: {exc.error_count()} problems")
+            result = failed(
+                FailureKind.PROTOCOL_ERROR, f"the server sent a malformed result: {exc.error_count()} problems"
+            )
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError) as exc:
             result = failed(FailureKind.CRASHED, f"server {server!r} is gone ({type(exc).__name__})")
             self._mark_crashed(rt, "the connection broke during a tool call")
@@ -460,7 +473,11 @@ class ServerHub:
         spec = self.find_tool(model_name)
         if spec is None:
             return ToolCallResult(
-                server="", tool=model_name, arguments=dict(arguments or {}), started_at=datetime.now(), duration=0.0,
+                server="",
+                tool=model_name,
+                arguments=dict(arguments or {}),
+                started_at=datetime.now(),
+                duration=0.0,
                 failure=ToolFailure(FailureKind.UNKNOWN_TOOL, f"no server offers a tool named {model_name!r}"),
                 is_error=True,
             )
@@ -531,4 +548,3 @@ def _tool_spec(server: str, tool: mcp_types.Tool, redactor: Redactor) -> ToolSpe
 
 def _safe_file_name(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "server"
-

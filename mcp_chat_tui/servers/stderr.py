@@ -60,7 +60,7 @@ class LineSplitter:
         self._head.clear()
         self._dropped = 0
         if total > self._max_bytes or len(text) > self._max_chars:
-            text = f"{text[:self._max_chars]} … [line cut: it had {total:,} bytes]"
+            text = f"{text[: self._max_chars]} … [line cut: it had {total:,} bytes]"
         return text
 
 

@@ -94,6 +94,7 @@ async def http_transport(
     """
     async with create_mcp_http_client(headers=headers or None) as http_client:
         if on_http_error is not None:
+
             async def note_error(response: Any) -> None:
                 if response.status_code >= 400:
                     on_http_error(response.status_code, response.reason_phrase)

@@ -77,8 +77,12 @@ class ServerWatchdog:
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(WATCHDOG_PROGRAM), str(read_fd), "--app-pid", str(os.getpid())],
-                pass_fds=(read_fd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, start_new_session=True, cwd="/",
+                pass_fds=(read_fd,),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                cwd="/",
             )
         except (OSError, ValueError) as exc:
             os.close(write_fd)

@@ -16,8 +16,24 @@ from mcp_chat_tui.transcript.store import (
 )
 
 __all__ = [
-    "AutoSaver", "Exchange", "Proposal", "Step", "ToolResult", "Transcript", "TranscriptError",
-    "TranscriptInUse", "TranscriptLock", "TranscriptRecorder", "conversations_dir", "new_transcript_path", "parse",
-    "read_transcript_text", "recent_conversations", "render", "save_problem", "to_anthropic_messages",
-    "to_openai_messages", "write_atomically",
+    "AutoSaver",
+    "Exchange",
+    "Proposal",
+    "Step",
+    "ToolResult",
+    "Transcript",
+    "TranscriptError",
+    "TranscriptInUse",
+    "TranscriptLock",
+    "TranscriptRecorder",
+    "conversations_dir",
+    "new_transcript_path",
+    "parse",
+    "read_transcript_text",
+    "recent_conversations",
+    "render",
+    "save_problem",
+    "to_anthropic_messages",
+    "to_openai_messages",
+    "write_atomically",
 ]

@@ -222,7 +222,7 @@ class _Reader:
 
     def _text_block(self, marker: str) -> str:
         """A block from its marker to the next marker line, minus the blank separator line."""
-        first = self.lines[self.index][len(marker):]
+        first = self.lines[self.index][len(marker) :]
         body = [first[1:] if first.startswith(" ") else first]
         self.index += 1
         while self.index < len(self.lines) and self._marker(self.lines[self.index]) is None:
@@ -241,7 +241,7 @@ class _Reader:
         exchange = self._exchange(ASSISTANT)
         if exchange.model is not None:
             raise self.fail("a second 🤖: in one exchange; expected 💬: before it")
-        header = self.lines[self.index][len(ASSISTANT):]
+        header = self.lines[self.index][len(ASSISTANT) :]
         match = _MODEL.match(header)
         exchange.model = unescape_name(match.group(1)) if match else header.strip()
         if match and match.group(2):
@@ -286,7 +286,7 @@ class _Reader:
             exchange.steps.pop(0)
 
     def _thought(self) -> str:
-        first = self.lines[self.index][len(THOUGHT):]
+        first = self.lines[self.index][len(THOUGHT) :]
         body = [first[1:] if first.startswith(" ") else first]
         self.index += 1
         while self.index < len(self.lines) and self.lines[self.index]:
@@ -299,7 +299,7 @@ class _Reader:
         return "\n".join(unescape_line(line) for line in body)
 
     def _proposal(self, line: str) -> Proposal:
-        match = _PROPOSAL_LINE.match(line[len(PROPOSAL):])
+        match = _PROPOSAL_LINE.match(line[len(PROPOSAL) :])
         if match is None:
             raise self.fail("a ❓: line needs the call as JSON in backticks: ❓:[choice] `{...}`")
         choice = match.group(1) or None
@@ -311,11 +311,17 @@ class _Reader:
             raise self.fail(f"the proposal's JSON is broken ({exc.msg} at column {exc.colno})") from None
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str) or "id" not in call:
-            raise self.fail('a proposal needs {"id": ..., "type": "function", "function": {"name": ..., "arguments": ...}}')
+            raise self.fail(
+                'a proposal needs {"id": ..., "type": "function", "function": {"name": ..., "arguments": ...}}'
+            )
         meta = self._meta(match.group(3), "❓: `{...}`") if match.group(3) else {}
         return Proposal(
-            call=call, choice=choice, proposed_at=self._time(meta, "proposed"), started_at=self._time(meta, "started"),
-            server=str(meta.get("server", "")), allowed_by=str(meta.get("allowed_by", "")),
+            call=call,
+            choice=choice,
+            proposed_at=self._time(meta, "proposed"),
+            started_at=self._time(meta, "started"),
+            server=str(meta.get("server", "")),
+            allowed_by=str(meta.get("allowed_by", "")),
             tool=str(meta.get("tool", "")),
         )
 
@@ -339,7 +345,7 @@ class _Reader:
 
     def _result(self, exchange: Exchange) -> None:
         header_index = self.index
-        match = _RESULT_HEADER.match(self.lines[self.index][len(RESULT):])
+        match = _RESULT_HEADER.match(self.lines[self.index][len(RESULT) :])
         if match is None:
             raise self.fail("a 🛠️: line needs the tool and the call id: 🛠️: [tool][call-id]")
         name, call_id = unescape_name(match.group(1)), unescape_name(match.group(2))
@@ -374,15 +380,24 @@ class _Reader:
             self.index += 1
             content = "\n".join(body)
         proposal = next(
-            (p for step in reversed(exchange.steps) for p in step.proposals if p.call_id == call_id and p.result is None),
+            (
+                p
+                for step in reversed(exchange.steps)
+                for p in step.proposals
+                if p.call_id == call_id and p.result is None
+            ),
             None,
         )
         if proposal is None:
             raise self.fail(f"a result for call {call_id!r} without its ❓: proposal before it", header_index)
         duration = meta.get("duration")
         proposal.result = ToolResult(
-            name=name, call_id=call_id, status=status, content=content,
-            server=str(meta.get("server", "")), duration=float(duration) if isinstance(duration, (int, float)) else None,
+            name=name,
+            call_id=call_id,
+            status=status,
+            content=content,
+            server=str(meta.get("server", "")),
+            duration=float(duration) if isinstance(duration, (int, float)) else None,
             tool=str(meta.get("tool", "")),
         )
 

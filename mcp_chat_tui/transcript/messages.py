@@ -24,10 +24,14 @@ def to_openai_messages(transcript: Transcript) -> list[dict[str, Any]]:
             messages.append(assistant)
             for proposal in step.proposals:
                 if proposal.result is not None:
-                    messages.append({
-                        "role": "tool", "tool_call_id": proposal.call_id, "name": proposal.name,
-                        "content": proposal.result.content,
-                    })
+                    messages.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": proposal.call_id,
+                            "name": proposal.name,
+                            "content": proposal.result.content,
+                        }
+                    )
     return messages
 
 
@@ -73,6 +77,8 @@ def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[str | None, l
                         arguments = {"raw": arguments}
                 if not isinstance(arguments, dict):
                     arguments = {"value": arguments}
-                blocks.append({"type": "tool_use", "id": call["id"], "name": function.get("name", ""), "input": arguments})
+                blocks.append(
+                    {"type": "tool_use", "id": call["id"], "name": function.get("name", ""), "input": arguments}
+                )
             converted.append({"role": "assistant", "content": blocks})
     return system, converted

@@ -122,7 +122,7 @@ class TranscriptRecorder:
         if self._cached_count < len(exchanges) - 1:
             # joined once for all the exchanges new since the last call: adding them one by one to
             # the string would copy it each time (a loaded 50 MB file: hours)
-            done = [render_exchange(exchange) for exchange in exchanges[self._cached_count:-1]]
+            done = [render_exchange(exchange) for exchange in exchanges[self._cached_count : -1]]
             self._cached = "".join([self._cached, *done])
             self._cached_count = len(exchanges) - 1
         return self._cached + (render_exchange(exchanges[-1]) if exchanges else "")

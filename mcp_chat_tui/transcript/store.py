@@ -103,8 +103,11 @@ def read_transcript_text(path: Path) -> str:
 def _not_text(path: Path, data: bytes, offset: int, what: str) -> TranscriptError:
     line = data.count(b"\n", 0, offset) + 1
     column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return TranscriptError(path, line, f"{what} (byte {column} of the line): a transcript is UTF-8 text; "
-                                       "save the file as UTF-8 or open another one")
+    return TranscriptError(
+        path,
+        line,
+        f"{what} (byte {column} of the line): a transcript is UTF-8 text; save the file as UTF-8 or open another one",
+    )
 
 
 def save_problem(path: Path, error: BaseException) -> str:
@@ -127,7 +130,10 @@ class AutoSaver:
     """
 
     def __init__(
-        self, path: Path, *, on_change: Callable[[Exception | None], None] | None = None,
+        self,
+        path: Path,
+        *,
+        on_change: Callable[[Exception | None], None] | None = None,
         retry_interval: float = RETRY_INTERVAL,
     ) -> None:
         self.path = path
@@ -261,9 +267,9 @@ def describe(path: Path) -> SavedConversation:
             for _, line in zip(range(400), file, strict=False):
                 line = line.rstrip("\n")
                 if not first_question and line.startswith(USER):
-                    first_question = unescape_line(line[len(USER):].strip())
+                    first_question = unescape_line(line[len(USER) :].strip())
                 elif not model and line.startswith(ASSISTANT):
-                    model = line[len(ASSISTANT):].strip().strip("[]")
+                    model = line[len(ASSISTANT) :].strip().strip("[]")
                 if first_question and model:
                     break
         modified = datetime.fromtimestamp(path.stat().st_mtime)

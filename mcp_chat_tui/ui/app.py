@@ -111,8 +111,14 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
         self.model_label = model_label or engine.model_name
         self.clock = clock or DisplayClock()
         self.theme_dirs = theme_dirs
-        self.agent = Agent(engine, hub, policy, system_prompt=settings.system_prompt, max_turns=settings.max_turns,
-                           redactor=hub.redactor)
+        self.agent = Agent(
+            engine,
+            hub,
+            policy,
+            system_prompt=settings.system_prompt,
+            max_turns=settings.max_turns,
+            redactor=hub.redactor,
+        )
         policy.add_listener(lambda: self.post_message(PolicyChanged()))
         self.ready = asyncio.Event()
         self.fatal_error: str | None = None
@@ -311,7 +317,9 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
     @on(DataTable.RowSelected, "#servers")
     def _open_server(self, message: DataTable.RowSelected) -> None:
         status = self.hub.status(message.row_key.value)
-        self.push_screen(ServerDetailScreen(status, self.clock, self.policy.runs_without_asking, self.toggle_tool_auto_run))
+        self.push_screen(
+            ServerDetailScreen(status, self.clock, self.policy.runs_without_asking, self.toggle_tool_auto_run)
+        )
 
     # ----- prompts and turns -----------------------------------------------------------------
 
@@ -465,21 +473,28 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Clear the chat", "Start a new conversation", self.action_clear_chat)
-        yield SystemCommand("Export the transcript", "Write this conversation to a file you choose",
-                            self.action_export)
+        yield SystemCommand("Export the transcript", "Write this conversation to a file you choose", self.action_export)
         yield SystemCommand("Resume a conversation", "Open a saved conversation", self.action_resume)
         yield SystemCommand("Hide or show the sidebar", "Tool calls and servers", self.action_toggle_sidebar)
         # The palette reads titles and help as markup: names and reasons from servers are escaped.
         for status in self.hub.statuses:
-            yield SystemCommand(palette_text(f"Restart server {status.name}"), palette_text(status.summary()),
-                                lambda name=status.name: self.restart_server(name))
+            yield SystemCommand(
+                palette_text(f"Restart server {status.name}"),
+                palette_text(status.summary()),
+                lambda name=status.name: self.restart_server(name),
+            )
         for spec in self.hub.tools():
             state = "runs without asking" if self.policy.runs_without_asking(spec) else "asks first"
             yield SystemCommand(
-                palette_text(f"Toggle auto-run: {spec.server} › {spec.name}"), f"now {state}",
-                lambda s=spec: self.toggle_tool_auto_run(s.server, s.name), discover=False,
+                palette_text(f"Toggle auto-run: {spec.server} › {spec.name}"),
+                f"now {state}",
+                lambda s=spec: self.toggle_tool_auto_run(s.server, s.name),
+                discover=False,
             )
         for name in sorted(self.available_themes):
-            yield SystemCommand(f"Change theme: {name}", "saved in config.toml",
-                                lambda n=name: setattr(self, "theme", n), discover=False)
-
+            yield SystemCommand(
+                f"Change theme: {name}",
+                "saved in config.toml",
+                lambda n=name: setattr(self, "theme", n),
+                discover=False,
+            )

@@ -49,8 +49,12 @@ class CallStore:
     def new_record(self, call_id: str, server: str, tool: str, arguments: dict) -> CallRecord:
         self._count += 1
         return CallRecord(
-            key=f"call-{self._count}", call_id=call_id, server=server, tool=tool,
-            arguments=dict(arguments), proposed_at=datetime.now(),
+            key=f"call-{self._count}",
+            call_id=call_id,
+            server=server,
+            tool=tool,
+            arguments=dict(arguments),
+            proposed_at=datetime.now(),
         )
 
     def add(self, record: CallRecord, *, follow: bool = True) -> ToolCallCard:

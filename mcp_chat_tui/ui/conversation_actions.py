@@ -65,8 +65,13 @@ class ConversationActions:
         """The status bar says while saving fails; a notification says when it starts and ends."""
         bar = self.status_bar
         if problem is not None and bar.save_problem != problem:
-            self.notify(f"{problem}; retrying every {RETRY_INTERVAL:.0f} s", title="conversation not saved",
-                        severity="error", timeout=15, markup=False)
+            self.notify(
+                f"{problem}; retrying every {RETRY_INTERVAL:.0f} s",
+                title="conversation not saved",
+                severity="error",
+                timeout=15,
+                markup=False,
+            )
         elif problem is None and bar.save_problem:
             self.notify("the conversation is saved again", title="saved")
         bar.save_problem = problem or ""
@@ -74,7 +79,10 @@ class ConversationActions:
     async def _show_transcript(self, transcript: Transcript) -> None:
         """Show a loaded conversation, give the agent its messages, and note calls left open."""
         self._reply = await show_transcript(
-            transcript, chat=self.chat, prompt=self.query_one(PromptInput), calls=self.call_store,
+            transcript,
+            chat=self.chat,
+            prompt=self.query_one(PromptInput),
+            calls=self.call_store,
             leaving=lambda: self._shut_down,
         )
         self.agent.load_messages(to_openai_messages(transcript))
@@ -149,4 +157,3 @@ class ConversationActions:
             self.run_turns()
         self.notify(f"resumed {path.name}")
         return True
-

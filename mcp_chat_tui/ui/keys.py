@@ -20,9 +20,21 @@ APP_BINDINGS = [  # the app's own keys, everywhere (``ChatApp.BINDINGS``; the F1
     Binding("ctrl+b", "toggle_sidebar", "Sidebar", id="app.sidebar"),
 ]
 NAMED_KEYS = {
-    "escape": "Esc", "enter": "Enter", "tab": "Tab", "space": "Space", "backspace": "Backspace",
-    "delete": "Del", "insert": "Ins", "home": "Home", "end": "End", "pageup": "PgUp", "pagedown": "PgDn",
-    "up": "Up", "down": "Down", "left": "Left", "right": "Right",
+    "escape": "Esc",
+    "enter": "Enter",
+    "tab": "Tab",
+    "space": "Space",
+    "backspace": "Backspace",
+    "delete": "Del",
+    "insert": "Ins",
+    "home": "Home",
+    "end": "End",
+    "pageup": "PgUp",
+    "pagedown": "PgDn",
+    "up": "Up",
+    "down": "Down",
+    "left": "Left",
+    "right": "Right",
 }
 MODIFIERS = {"ctrl": "Ctrl", "shift": "Shift", "alt": "Alt", "meta": "Meta", "super": "Super", "hyper": "Hyper"}
 

@@ -45,18 +45,26 @@ class RecordingSink:
         elif isinstance(event, CallProposed):
             recorder.proposed(wire_call(event.call), datetime.now())
         elif isinstance(event, MalformedCall):
-            recorder.proposed({"id": event.id, "type": "function",
-                               "function": {"name": MALFORMED_NAME, "arguments": event.raw}}, datetime.now())
+            recorder.proposed(
+                {"id": event.id, "type": "function", "function": {"name": MALFORMED_NAME, "arguments": event.raw}},
+                datetime.now(),
+            )
         elif isinstance(event, CallDecided):
             recorder.chose(event.call.id, event.choice.value, event.allowed_by)
         elif isinstance(event, CallStarted):
             recorder.started(event.call.id, event.call.server, event.started_at, real_tool_name(event.call))
         elif isinstance(event, CallFinished):
-            recorder.finished(ToolResult(
-                name=event.call.model_name, call_id=event.call.id, status=event.status.value,
-                content=event.content_for_model, server=event.call.server, duration=event.duration,
-                tool=real_tool_name(event.call),
-            ))
+            recorder.finished(
+                ToolResult(
+                    name=event.call.model_name,
+                    call_id=event.call.id,
+                    status=event.status.value,
+                    content=event.content_for_model,
+                    server=event.call.server,
+                    duration=event.duration,
+                    tool=real_tool_name(event.call),
+                )
+            )
         elif isinstance(event, TurnFinished):
             if event.end is TurnEnd.STOPPED:
                 recorder.turn_ended("stopped")

@@ -52,7 +52,6 @@ class ServerActions:
         ready = sum(1 for s in self.hub.statuses if s.state.usable)
         self.status_bar.servers = f"{ready}/{len(self.hub.statuses)} servers · {counted(len(self.hub.tools()), 'tool')}"
 
-
     def _show_server_reason(self, name: str | None) -> None:
         """Under the server table, the whole failure reason of the highlighted server (the row cuts it)
         and the tools it listed that were refused, each with why."""
@@ -62,15 +61,17 @@ class ServerActions:
         reason.display = bool(lines)
         reason.update(literal(f"{status.name}: " + "\n".join(lines)) if lines else "")
 
-
     def restart_server(self, name: str) -> None:
         self.notify(f"restarting {name}…")
 
         async def restart() -> None:
             status = await self.hub.restart(name)
             severity = "information" if status.state.usable else "error"
-            self.notify(visible_controls(f"{name}: {status.state.value} {status.reason}".strip()), severity=severity,
-                        markup=False)
+            self.notify(
+                visible_controls(f"{name}: {status.state.value} {status.reason}".strip()),
+                severity=severity,
+                markup=False,
+            )
 
         self.run_worker(restart(), group=f"restart-{name}")
 
@@ -89,7 +90,11 @@ class ServerActions:
             return
         turn_on = self.policy.toggle_server(name, tools)
         saved = [spec.name for spec in tools if self.policy.saved_choice(spec) == "always"]
-        kept = f"; config.toml still says always for {', '.join(saved)} (from the next run)" if saved and not turn_on else ""
+        kept = (
+            f"; config.toml still says always for {', '.join(saved)} (from the next run)"
+            if saved and not turn_on
+            else ""
+        )
         how = "run without asking" if turn_on else "ask before running"
         self.notify(visible_controls(f"{name}: its tools {how}, this session only{kept}"), markup=False)
 
@@ -100,8 +105,10 @@ class ServerActions:
             return None
         now_auto = self.policy.toggle(spec)
         how = "runs without asking" if now_auto else "asks before running"
-        kept = ("; config.toml still says always for it (from the next run)"
-                if not now_auto and self.policy.saved_choice(spec) == "always" else "")
+        kept = (
+            "; config.toml still says always for it (from the next run)"
+            if not now_auto and self.policy.saved_choice(spec) == "always"
+            else ""
+        )
         self.notify(visible_controls(f"{server} › {tool}: {how}, this session only{kept}"), markup=False)
         return now_auto
-

@@ -79,7 +79,9 @@ class StartUp:
         tools = self.hub.tools()
         servers = {spec.server for spec in tools}
 
-        ready = f"{self.model_label} is ready with {counted(len(tools), 'tool')} from {counted(len(servers), 'server')}."
+        ready = (
+            f"{self.model_label} is ready with {counted(len(tools), 'tool')} from {counted(len(servers), 'server')}."
+        )
         how = {
             "ask": "You approve each tool call before it runs.",
             "auto": "Tool calls run without asking.",

@@ -52,7 +52,12 @@ def reply_note(exchange: Exchange) -> str:
 
 
 async def show_transcript(
-    transcript: Transcript, *, chat: ChatLog, prompt: PromptInput, calls: CallStore, leaving: Callable[[], bool],
+    transcript: Transcript,
+    *,
+    chat: ChatLog,
+    prompt: PromptInput,
+    calls: CallStore,
+    leaving: Callable[[], bool],
 ) -> AssistantReply | None:
     """Show a loaded conversation: its last ``MAX_EXCHANGES_SHOWN`` exchanges in the chat, every call
     in the sidebar; returns the last reply (to continue it when calls are open).
@@ -101,8 +106,12 @@ def _add_proposal_record(calls: CallStore, proposal: Proposal) -> CallRecord:
     """The call's row in the sidebar, as the file left it."""
     result = proposal.result
     malformed = proposal.name == "malformed_tool_call"
-    record = calls.new_record(proposal.call_id, (result.server if result else "") or proposal.server, proposal.tool_name,
-                             {} if malformed else proposal.arguments)
+    record = calls.new_record(
+        proposal.call_id,
+        (result.server if result else "") or proposal.server,
+        proposal.tool_name,
+        {} if malformed else proposal.arguments,
+    )
     record.proposed_at, record.started_at = proposal.proposed_at, proposal.started_at
     record.state = call_state_for(proposal)
     record.allowed_by = allowed_by_for(proposal)

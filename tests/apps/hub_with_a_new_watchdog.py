@@ -23,8 +23,12 @@ PROCESS_SERVER = str(Path(__file__).resolve().parents[1] / "servers" / "process_
 
 
 def stubborn(name: str, marker: str) -> ServerConfig:
-    return ServerConfig(name=name, type="stdio", command=sys.executable,
-                        args=[PROCESS_SERVER, "--marker", marker, "--stubborn", "--child", "stubborn"])
+    return ServerConfig(
+        name=name,
+        type="stdio",
+        command=sys.executable,
+        args=[PROCESS_SERVER, "--marker", marker, "--stubborn", "--child", "stubborn"],
+    )
 
 
 async def main(marker: str) -> None:

@@ -31,8 +31,14 @@ async def main(transcript: Path, prompt: str) -> int:
     async with hub:
         await hub.start_all()
         agent = Agent(engine, hub, ApprovalPolicy("auto"))
-        return await run_plain(agent, Console(), one_prompt=prompt, recorder=TranscriptRecorder(),
-                               transcript_file=transcript, model_label="scripted")
+        return await run_plain(
+            agent,
+            Console(),
+            one_prompt=prompt,
+            recorder=TranscriptRecorder(),
+            transcript_file=transcript,
+            model_label="scripted",
+        )
 
 
 if __name__ == "__main__":

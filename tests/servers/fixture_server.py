@@ -119,11 +119,17 @@ def main() -> None:
     parser.add_argument("--exit-during-init", action="store_true")
     parser.add_argument("--never-answer", action="store_true")
     parser.add_argument("--stdout-noise", action="store_true")
-    parser.add_argument("--say-ready", action="store_true", help="print 'fixture LABEL ready' once the tools are listed")
+    parser.add_argument(
+        "--say-ready", action="store_true", help="print 'fixture LABEL ready' once the tools are listed"
+    )
     parser.add_argument("--extra-tools", type=int, default=0)
-    parser.add_argument("--long-tool-name", type=int, default=0, help="offer a tool whose name has this many characters")
+    parser.add_argument(
+        "--long-tool-name", type=int, default=0, help="offer a tool whose name has this many characters"
+    )
     parser.add_argument("--http", type=int, default=0)
-    parser.add_argument("--require-token", default="", help="with --http: answer 401 unless 'Authorization: Bearer TOKEN'")
+    parser.add_argument(
+        "--require-token", default="", help="with --http: answer 401 unless 'Authorization: Bearer TOKEN'"
+    )
     args = parser.parse_args()
     print(f"fixture {args.label} starting", file=sys.stderr, flush=True)
     if args.startup_delay:
@@ -138,7 +144,7 @@ def main() -> None:
         return
     if args.stdout_noise:
         print("this line is not JSON-RPC", flush=True)
-        print("{\"neither\": \"is this\"}", flush=True)
+        print('{"neither": "is this"}', flush=True)
     server = build(args)
     if args.http and args.require_token:
         serve_with_token(server, args.http, args.require_token)

@@ -77,7 +77,9 @@ def build(args: argparse.Namespace) -> "MCPServer":
     from mcp.server.mcpserver import Context, MCPServer
 
     extra: list[dict[str, Any]] = list(BAD_TOOLS) if args.bad_tools else []
-    server = MCPServer(name="hostile", version="1.0", log_level="WARNING", middleware=[lying_tools(extra, args.page_size)])
+    server = MCPServer(
+        name="hostile", version="1.0", log_level="WARNING", middleware=[lying_tools(extra, args.page_size)]
+    )
 
     @server.tool(structured_output=False)
     def echo(text: str) -> str:

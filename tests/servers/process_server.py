@@ -64,8 +64,9 @@ def build(child_pid: int | None) -> MCPServer:
 
 
 def start_child(marker: str, kind: str) -> int:
-    child = subprocess.Popen([sys.executable, "-c", CHILD, marker, kind],
-                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, marker, kind], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+    )
     return child.pid
 
 

@@ -19,8 +19,9 @@ from mcp.shared.exceptions import MCPError
 
 
 def build(token: str) -> MCPServer:
-    server = MCPServer(name="secret-echo", version="1.0", log_level="WARNING",
-                       instructions=f"Connected with token {token}.")
+    server = MCPServer(
+        name="secret-echo", version="1.0", log_level="WARNING", instructions=f"Connected with token {token}."
+    )
 
     @server.tool(structured_output=False)
     def reveal() -> str:

@@ -87,7 +87,9 @@ class ServerDetailScreen(ModalScreen[None]):
         Binding("a", "toggle", "Toggle auto-run", id="server_detail.toggle"),
     ]
 
-    def __init__(self, status: ServerStatus, clock: DisplayClock, auto_run: Callable[[ToolSpec], bool], on_toggle) -> None:
+    def __init__(
+        self, status: ServerStatus, clock: DisplayClock, auto_run: Callable[[ToolSpec], bool], on_toggle
+    ) -> None:
         super().__init__()
         self.status = status
         self.clock = clock

@@ -119,8 +119,9 @@ class OneLayoutPass:
 
 def _one_pass_blocks(blocks: dict[str, type[Widget]]) -> dict[str, type[Widget]]:
     """Markdown's block classes, each with ``OneLayoutPass`` (same names, so the same styles)."""
-    made = {block: type(block.__name__, (OneLayoutPass, block), {"__module__": __name__})
-            for block in set(blocks.values())}
+    made = {
+        block: type(block.__name__, (OneLayoutPass, block), {"__module__": __name__}) for block in set(blocks.values())
+    }
     return {name: made[block] for name, block in blocks.items()}
 
 
@@ -343,8 +344,14 @@ class ToolCallCard(Static):
             text.append_text(literal(one_line(record.raw, 400), "dim"))
         self.update(text)
         self.set_class(record.state is CallState.DONE, "-done")
-        failed = record.state in (CallState.ERROR, CallState.TIMEOUT, CallState.MALFORMED, CallState.DENIED,
-                                  CallState.CANCELLED, CallState.INTERRUPTED)
+        failed = record.state in (
+            CallState.ERROR,
+            CallState.TIMEOUT,
+            CallState.MALFORMED,
+            CallState.DENIED,
+            CallState.CANCELLED,
+            CallState.INTERRUPTED,
+        )
         self.set_class(failed, "-failed")
         self.set_class(record.state in (CallState.AWAITING, CallState.RUNNING, CallState.PROPOSED), "-waiting")
 

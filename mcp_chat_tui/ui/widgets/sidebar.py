@@ -33,6 +33,7 @@ class ListTable(DataTable):
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", **kwargs)
 
+
 MIN_CUT_WIDTH = 6  # a cut name keeps at least this many columns (a few letters and the ellipsis)
 MAX_NAME_WIDTH = 28  # a tool or server name takes at most this many columns, on a wide sidebar too
 CALL_STATE_LABEL = {CallState.AWAITING: "awaiting"}  # the dialog says the rest; the row must fit
@@ -188,8 +189,11 @@ class ToolCallTable(FittedTable):
             "state": state,
             "took": Text(self.clock.duration(record.elapsed()), style="dim"),
             "by": literal(allowed_by_short(record.allowed_by), "dim"),
-            "args": literal(arguments_summary(record.arguments, 48) if record.state is not CallState.MALFORMED
-                            else one_line(record.raw, 48)),
+            "args": literal(
+                arguments_summary(record.arguments, 48)
+                if record.state is not CallState.MALFORMED
+                else one_line(record.raw, 48)
+            ),
         }
 
     def add_record(self, record: CallRecord, *, follow: bool = True) -> None:
@@ -202,7 +206,9 @@ class ToolCallTable(FittedTable):
         if at_end and follow:
             self.move_cursor(row=self.row_count - 1, animate=False)
 
-    def update_record(self, record: CallRecord, columns: tuple[str, ...] = ("time", "tool", "state", "took", "by")) -> None:
+    def update_record(
+        self, record: CallRecord, columns: tuple[str, ...] = ("time", "tool", "state", "took", "by")
+    ) -> None:
         if record.key not in self.records:
             return
         cells = self._cells(record)
@@ -221,7 +227,9 @@ class ToolCallTable(FittedTable):
         """Refresh the elapsed time of the calls still running."""
         for record in self.records.values():
             if record.state is CallState.RUNNING:
-                self.update_cell(record.key, "took", Text(self.clock.duration(record.elapsed()), style="dim"), update_width=True)
+                self.update_cell(
+                    record.key, "took", Text(self.clock.duration(record.elapsed()), style="dim"), update_width=True
+                )
 
     def selected_record(self) -> CallRecord | None:
         if self.row_count == 0:

@@ -22,7 +22,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 import mcp_chat_tui.demo.server as demo  # noqa: E402
-from mcp_chat_tui.agent.loop import DENIED_MESSAGE  # noqa: E402
+from mcp_chat_tui.agent.turn import DENIED_MESSAGE  # noqa: E402
 from mcp_chat_tui.core.tools import ToolSpec  # noqa: E402
 
 GREETING = (

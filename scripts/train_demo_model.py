@@ -93,7 +93,7 @@ from demo_conversations import (  # noqa: E402
     make_conversations,
 )
 
-from mcp_chat_tui.agent.loop import DENIED_MESSAGE  # noqa: E402
+from mcp_chat_tui.agent.turn import DENIED_MESSAGE  # noqa: E402
 
 IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
 CALL_START, CALL_END = "<tool_call>", "</tool_call>"

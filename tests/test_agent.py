@@ -21,7 +21,7 @@ from mcp_chat_tui.agent.events import (
     TurnEnd,
     TurnFinished,
 )
-from mcp_chat_tui.agent.loop import DENIED_MESSAGE, STOPPED_MESSAGE
+from mcp_chat_tui.agent.turn import DENIED_MESSAGE, STOPPED_MESSAGE
 from mcp_chat_tui.engine.events import ToolCallMalformed
 from mcp_chat_tui.servers import ServerHub
 from tests.fakes import ScriptedEngine, call

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from mcp_chat_tui.agent import ApprovalPolicy
-from mcp_chat_tui.agent.loop import INTERRUPTED_MESSAGE, STOPPED_MESSAGE
+from mcp_chat_tui.agent.turn import INTERRUPTED_MESSAGE, STOPPED_MESSAGE
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.transcript import Exchange, Proposal, Step, Transcript, parse, read_transcript_text, render
 from mcp_chat_tui.ui.records import CallState

@@ -10,8 +10,6 @@ answer to a password input reaches the model, the events, or the transcript buil
 from __future__ import annotations
 
 import asyncio
-import json
-import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime
@@ -40,6 +38,18 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
     TurnStarted,
 )
+from mcp_chat_tui.agent.turn import (
+    DENIED_MESSAGE,
+    INTERRUPTED_MESSAGE,
+    MALFORMED_NAME,
+    NOT_RUN_MESSAGE,
+    STOPPED_MESSAGE,
+    TurnState,
+    free_id,
+    malformed_content,
+    seconds,
+    wire_call,
+)
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolSpec
 from mcp_chat_tui.engine.base import Engine
@@ -54,16 +64,6 @@ from mcp_chat_tui.engine.events import (
     ToolCallProposed,
 )
 
-DENIED_MESSAGE = "The user denied this tool call. Do not retry it; answer without it or ask the user."
-STOPPED_MESSAGE = "The user stopped this tool call before it finished."
-NOT_RUN_MESSAGE = "The user stopped the turn before this tool call ran."
-INTERRUPTED_MESSAGE = (
-    "interrupted: it may or may not have run (the app stopped while this call was running, so its "
-    "result is unknown). Check before relying on it or calling it again."
-)
-_GENERATED_ID = re.compile(r"call_(\d+)")
-MALFORMED_NAME = "malformed_tool_call"
-
 
 class ToolProvider(Protocol):
     """What the agent needs from the server hub."""
@@ -73,13 +73,6 @@ class ToolProvider(Protocol):
     def find_tool(self, model_name: str) -> ToolSpec | None: ...
 
     async def call_tool(self, server: str, tool: str, arguments: dict[str, Any] | None = None) -> ToolCallResult: ...
-
-
-def malformed_content(reason: str) -> str:
-    return (
-        f"Error: that tool call could not be used ({reason}). "
-        "Call a listed tool by its exact name with a JSON object of arguments."
-    )
 
 
 class Agent:
@@ -158,7 +151,7 @@ class Agent:
         prompt = self.redactor.text(prompt)
         self.turns.append([{"role": "user", "content": prompt}])
         sink(TurnStarted(prompt))
-        state = _TurnState(self.redactor)
+        state = TurnState(self.redactor)
         return await self._supervise(state, sink, self._turn(state, sink))
 
     async def continue_turn(self, pending: list[tuple[PlannedCall, Recorded]], sink: AgentSink) -> TurnEnd:
@@ -171,14 +164,14 @@ class Agent:
         run again only on the user's explicit yes, else the model is told it may
         or may not have run. Then the turn goes on as usual.
         """
-        state = _TurnState(self.redactor)
+        state = TurnState(self.redactor)
         state.calls = [call for call, _ in pending]
         state.open_calls = list(state.calls)
         state.recorded = {call.id: recorded for call, recorded in pending}
         state.reply_recorded = True
         return await self._supervise(state, sink, self._turn(state, sink, resume=True))
 
-    async def _supervise(self, state: _TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]) -> TurnEnd:
+    async def _supervise(self, state: TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]) -> TurnEnd:
         self._running = asyncio.ensure_future(work)
         try:
             end = await asyncio.shield(self._running)
@@ -201,7 +194,7 @@ class Agent:
         sink(TurnFinished(end, state.iterations))
         return end
 
-    async def _turn(self, state: _TurnState, sink: AgentSink, *, resume: bool = False) -> TurnEnd:
+    async def _turn(self, state: TurnState, sink: AgentSink, *, resume: bool = False) -> TurnEnd:
         turn = self.turns[-1]
         if resume:
             stop_turn = await self._decide_and_run(state, sink)
@@ -241,7 +234,7 @@ class Agent:
             return []
         return self.tools.tools()
 
-    async def _generate(self, state: _TurnState, offered: list[ToolSpec], sink: AgentSink) -> None:
+    async def _generate(self, state: TurnState, offered: list[ToolSpec], sink: AgentSink) -> None:
         openai_tools = [spec.to_openai() for spec in offered] or None
         known = {spec.model_name for spec in offered}
         stream = self.engine.stream(self.prompt_messages(), openai_tools, known_tools=known)
@@ -291,7 +284,7 @@ class Agent:
                 await aclose()
 
     @staticmethod
-    def _show_text(state: _TurnState, text: str, sink: AgentSink) -> None:
+    def _show_text(state: TurnState, text: str, sink: AgentSink) -> None:
         if text:
             state.text += text
             sink(AssistantText(text))
@@ -301,12 +294,12 @@ class Agent:
         if text:
             sink(AssistantThinking(text))
 
-    def _flush_reply(self, state: _TurnState, sink: AgentSink) -> None:
+    def _flush_reply(self, state: TurnState, sink: AgentSink) -> None:
         """Report the text held back in case it began a secret (the reply, or its part, is over)."""
         self._show_thinking(state.thinking_stream.flush(), sink)
         self._show_text(state, state.text_stream.flush(), sink)
 
-    def _unique_id(self, state: _TurnState, given: str) -> str:
+    def _unique_id(self, state: TurnState, given: str) -> str:
         """The model's id for a call, made unique within the whole conversation (tool messages are
         matched by id): a taken ``call_N`` (or no id) becomes the next free ``call_N``, another
         taken id gets a ``_2``, ``_3``… suffix. The conversation's ids are gathered once a turn."""
@@ -314,11 +307,11 @@ class Agent:
             state.taken_ids = {str(call["id"]) for message in self.messages for call in message.get("tool_calls") or []}
             state.taken_ids |= {call.id for call in state.calls + state.malformed}
         taken = state.taken_ids
-        unique = given if given and given not in taken else _free_id(given, taken)
+        unique = given if given and given not in taken else free_id(given, taken)
         taken.add(unique)
         return unique
 
-    async def _decide_and_run(self, state: _TurnState, sink: AgentSink) -> bool:
+    async def _decide_and_run(self, state: TurnState, sink: AgentSink) -> bool:
         """Ask about each call in order, then run every allowed one concurrently; True stops the turn."""
         approved: list[PlannedCall] = []
         allow_rest = False
@@ -334,15 +327,8 @@ class Agent:
             if deny_rest:
                 choice = ApprovalChoice.DENY_ALL
             elif call.spec is None:
-                self._finish(
-                    state,
-                    sink,
-                    CallFinished(
-                        call,
-                        CallStatus.ERROR,
-                        f"Error ({FailureKind.NOT_READY.value}): no server offers {call.model_name!r} now",
-                    ),
-                )
+                message = f"Error ({FailureKind.NOT_READY.value}): no server offers {call.model_name!r} now"
+                self._finish(state, sink, CallFinished(call, CallStatus.ERROR, message))
                 continue
             elif recorded is not None and recorded.choice in (ApprovalChoice.DENY.value, ApprovalChoice.DENY_ALL.value):
                 choice = ApprovalChoice(recorded.choice)  # a recorded no stands: it runs nothing
@@ -353,16 +339,10 @@ class Agent:
             elif (verdict := self.policy.verdict(call.spec)).runs:
                 choice, allowed_by = ApprovalChoice.AUTO, verdict.why
             else:
-                shown = recorded if recorded is not None and recorded.choice else None
-                decision = await self._ask(call, len(state.calls) - index, sink, shown, verdict.why)
-                choice = decision.choice
-                saved = decision.save
-                if choice == ApprovalChoice.ALWAYS_TOOL:  # ALWAYS_ALL: below, with the rest of the batch
-                    saved = self._always_allow(call.spec, decision.save, sink)
-                allowed_by = decision_label(choice, save=saved)
-                if choice in (ApprovalChoice.ALLOW_PENDING, ApprovalChoice.ALWAYS_ALL):
-                    allow_rest, state.batch_choice = True, choice
-                    state.batch_save = decision.save
+                remaining = len(state.calls) - index
+                choice, allowed_by, allow_rest = await self._ask_user(
+                    state, call, remaining, recorded, verdict.why, sink
+                )
                 deny_rest = choice == ApprovalChoice.DENY_ALL
             if allow_rest and state.batch_choice == ApprovalChoice.ALWAYS_ALL and call.spec is not None:
                 self._always_allow(call.spec, state.batch_save, sink)
@@ -375,8 +355,34 @@ class Agent:
             await asyncio.gather(*(self._run_call(state, call, sink) for call in approved))
         return deny_rest
 
+    async def _ask_user(
+        self,
+        state: TurnState,
+        call: PlannedCall,
+        remaining: int,
+        recorded: Recorded | None,
+        why: str,
+        sink: AgentSink,
+    ) -> tuple[ApprovalChoice, str, bool]:
+        """Ask the user about one call.
+
+        Returns:
+            The choice, who allowed the call, and whether the choice allows the rest of the batch.
+        """
+        assert call.spec is not None
+        shown = recorded if recorded is not None and recorded.choice else None
+        decision = await self._ask(call, remaining, sink, shown, why)
+        choice = decision.choice
+        saved = decision.save
+        if choice == ApprovalChoice.ALWAYS_TOOL:  # ALWAYS_ALL: by the caller, with the rest of the batch
+            saved = self._always_allow(call.spec, decision.save, sink)
+        allow_rest = choice in (ApprovalChoice.ALLOW_PENDING, ApprovalChoice.ALWAYS_ALL)
+        if allow_rest:
+            state.batch_choice, state.batch_save = choice, decision.save
+        return choice, decision_label(choice, save=saved), allow_rest
+
     async def _decide_interrupted(
-        self, state: _TurnState, call: PlannedCall, waiting: int, sink: AgentSink, deny_rest: bool
+        self, state: TurnState, call: PlannedCall, waiting: int, sink: AgentSink, deny_rest: bool
     ) -> bool:
         """An interrupted call runs again only on an explicit yes (never by policy); otherwise it
         ends as interrupted. Returns whether the rest of the calls are denied."""
@@ -412,7 +418,7 @@ class Agent:
             if not future.done():
                 future.cancel()
 
-    async def _run_call(self, state: _TurnState, call: PlannedCall, sink: AgentSink) -> None:
+    async def _run_call(self, state: TurnState, call: PlannedCall, sink: AgentSink) -> None:
         assert call.spec is not None
         sink(CallStarted(call, datetime.now()))
         if self.checkpoint is not None:
@@ -431,17 +437,17 @@ class Agent:
                 status,
                 result.for_model(),
                 result,
-                _seconds(result.duration or time.perf_counter() - started),
+                seconds(result.duration or time.perf_counter() - started),
             ),
         )
 
-    def _finish(self, state: _TurnState, sink: AgentSink, finished: CallFinished) -> None:
+    def _finish(self, state: TurnState, sink: AgentSink, finished: CallFinished) -> None:
         """Record a call's outcome as its ``tool`` message (in proposal order) and report it."""
         state.outcomes[finished.call.id] = finished
         sink(finished)
         self._append_tool_messages(state)
 
-    def _append_tool_messages(self, state: _TurnState) -> None:
+    def _append_tool_messages(self, state: TurnState) -> None:
         turn = self.turns[-1]
         while state.open_calls and state.open_calls[0].id in state.outcomes:
             call = state.open_calls.pop(0)
@@ -455,7 +461,7 @@ class Agent:
                 }
             )
 
-    def _close_stopped(self, state: _TurnState, sink: AgentSink) -> None:
+    def _close_stopped(self, state: TurnState, sink: AgentSink) -> None:
         """After a stop: keep the partial answer, and end every open call (a running one is
         cancelled at its server by then) with its outcome, reported and as a tool message."""
         turn = self.turns[-1]
@@ -479,68 +485,9 @@ class Agent:
                 finished = CallFinished(call, CallStatus.CANCELLED, NOT_RUN_MESSAGE)
             else:
                 finished = CallFinished(
-                    call, CallStatus.CANCELLED, STOPPED_MESSAGE, None, _seconds(time.perf_counter() - began)
+                    call, CallStatus.CANCELLED, STOPPED_MESSAGE, None, seconds(time.perf_counter() - began)
                 )
             state.outcomes[call.id] = finished
             sink(finished)
         self._append_tool_messages(state)
         state.clear_calls()
-
-
-class _TurnState:
-    """What one turn has produced so far (kept outside the task so a stop can finish the record)."""
-
-    def __init__(self, redactor: Redactor) -> None:
-        self.redactor = redactor
-        self.iterations = 0
-        self.batch_choice = ApprovalChoice.ALLOW_PENDING
-        self.batch_save = False
-        self.taken_ids: set[str] | None = None  # every call id of the conversation, once asked for
-        self.reset_reply()
-        self.clear_calls()
-
-    def reset_reply(self) -> None:
-        self.text = ""
-        self.text_stream = self.redactor.stream()  # the reply's text and thinking, redacted as they come
-        self.thinking_stream = self.redactor.stream()
-        self.reply_recorded = False
-
-    def clear_calls(self) -> None:
-        self.calls: list[PlannedCall] = []
-        self.malformed: list[PlannedCall] = []
-        self.malformed_planned: list[PlannedCall] = []
-        self.malformed_reasons: dict[str, str] = {}
-        self.open_calls: list[PlannedCall] = []
-        self.outcomes: dict[str, CallFinished] = {}
-        self.started: dict[str, float] = {}  # perf_counter at each running call's start
-        self.recorded: dict[str, Recorded] = {}
-
-
-def _free_id(given: str, taken: set[str]) -> str:
-    """An id not in ``taken`` for a call whose ``given`` id is taken (or empty)."""
-    if not given or _GENERATED_ID.fullmatch(given):
-        numbers = [int(m.group(1)) for m in map(_GENERATED_ID.fullmatch, taken) if m]
-        number = max(numbers, default=0) + 1
-        while f"call_{number}" in taken:
-            number += 1
-        return f"call_{number}"
-    number = 2
-    while f"{given}_{number}" in taken:
-        number += 1
-    return f"{given}_{number}"
-
-
-def _seconds(duration: float) -> float:
-    """A call's duration to a tenth of a millisecond, as the transcript keeps it (so a resumed
-    conversation shows the same figures as the live one)."""
-    return round(duration, 4)
-
-
-def wire_call(call: PlannedCall) -> dict[str, Any]:
-    """A call as the OpenAI ``tool_calls`` entry the model and the transcript see."""
-    arguments = (
-        call.arguments.get("raw", "")
-        if call.model_name == MALFORMED_NAME
-        else json.dumps(call.arguments, ensure_ascii=False)
-    )
-    return {"id": call.id, "type": "function", "function": {"name": call.model_name, "arguments": arguments}}

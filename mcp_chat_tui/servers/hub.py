@@ -23,19 +23,17 @@ from typing import Any
 import anyio
 import mcp_types
 from mcp import Client
-from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation
+from mcp_types import Implementation
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 
 from mcp_chat_tui import __version__
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
-from mcp_chat_tui.servers.listing import list_all_tools
+from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
-from mcp_chat_tui.servers.results import convert_result
+from mcp_chat_tui.servers.results import call_failure, convert_result
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
-from mcp_chat_tui.servers.stderr import StderrCapture
+from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
 from mcp_chat_tui.servers.transports import (
     describe_start_failure,
     http_transport,
@@ -106,7 +104,7 @@ class ServerHub:
             if getattr(config, "disabled", False):
                 status.state = ServerState.DISABLED
             if log_dir is not None and transport == "stdio":
-                status.log_path = log_dir / f"{_safe_file_name(config.name)}.log"
+                status.log_path = log_dir / f"{log_file_name(config.name)}.log"
             self._runtimes[config.name] = _Runtime(config=config, status=status)
 
     # ----- observing -------------------------------------------------------------------------
@@ -212,14 +210,8 @@ class ServerHub:
 
     async def _own(self, rt: _Runtime, generation: int, started: float) -> None:
         """The one task that holds this server's SDK client from start to stop."""
-        config = rt.config
         try:
-            transport = self._transport(rt, generation)
-            client = Client(
-                transport,
-                client_info=Implementation(name="mcp-chat-tui", version=__version__),
-                message_handler=partial(self._on_message, rt, generation),
-            )
+            client = self._new_client(rt, generation)
             async with client:
                 if rt.capture is not None:
                     rt.capture.release_write_end()
@@ -240,22 +232,7 @@ class ServerHub:
         except BaseException as exc:  # noqa: BLE001 - every failure becomes a state the user sees
             if isinstance(root_cause(exc), (KeyboardInterrupt, SystemExit)):
                 raise
-            if rt.capture is not None:
-                rt.capture.release_write_end()
-                try:
-                    await asyncio.wait_for(rt.stderr_closed.wait(), 1.0)
-                except TimeoutError:
-                    pass
-            if generation == rt.generation and not rt.stopping:
-                if rt.status.state.usable:
-                    self._set_state(rt, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
-                else:
-                    reason = describe_start_failure(config, exc, list(rt.status.stderr_tail), rt.http_error)
-                    if rt.stdout_noise:
-                        reason += (
-                            f"; its stdout had {noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC ({STDOUT_RULE})"
-                        )
-                    self._set_state(rt, ServerState.FAILED, reason)
+            await self._client_failed(rt, generation, exc)
         finally:
             rt.client = None
             if rt.refresh_task is not None and not rt.refresh_task.done():
@@ -263,6 +240,34 @@ class ServerHub:
             if rt.capture is not None:
                 rt.capture.release_write_end()
             rt.settled.set()
+
+    def _new_client(self, rt: _Runtime, generation: int) -> Client:
+        """The SDK client for one start of a server, with the callbacks for what the server may send."""
+        return Client(
+            self._transport(rt, generation),
+            client_info=Implementation(name="mcp-chat-tui", version=__version__),
+            message_handler=partial(self._on_message, rt, generation),
+        )
+
+    async def _client_failed(self, rt: _Runtime, generation: int, exc: BaseException) -> None:
+        """The client's task failed: the server crashed if it was running, else its start failed."""
+        config = rt.config
+        if rt.capture is not None:
+            rt.capture.release_write_end()
+            try:
+                await asyncio.wait_for(rt.stderr_closed.wait(), 1.0)
+            except TimeoutError:
+                pass
+        if generation == rt.generation and not rt.stopping:
+            if rt.status.state.usable:
+                self._set_state(rt, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
+            else:
+                reason = describe_start_failure(config, exc, list(rt.status.stderr_tail), rt.http_error)
+                if rt.stdout_noise:
+                    reason += (
+                        f"; its stdout had {noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC ({STDOUT_RULE})"
+                    )
+                self._set_state(rt, ServerState.FAILED, reason)
 
     def _transport(self, rt: _Runtime, generation: int) -> Any:
         config = rt.config
@@ -291,7 +296,7 @@ class ServerHub:
     async def _list_tools(self, rt: _Runtime, client: Client, refresh: bool = False) -> None:
         """Read every page of the tool list into the status: valid tools, and those refused with why."""
         listing = await list_all_tools(client, refresh=refresh, max_pages=MAX_TOOL_PAGES)
-        rt.status.tools = [_tool_spec(rt.config.name, tool, self.redactor) for tool in listing.tools]
+        rt.status.tools = [tool_spec(rt.config.name, tool, self.redactor) for tool in listing.tools]
         rt.status.refused_tools = listing.refused
         rt.status.tool_pages_read, rt.status.tool_pages_unread = listing.pages_read, listing.pages_unread
 
@@ -437,26 +442,11 @@ class ServerHub:
         try:
             raw = await client.call_tool(tool, arguments, read_timeout_seconds=limit)
             result = convert_result(raw, server, tool, arguments, started_at, self.max_result_chars, self.redactor)
-        except MCPError as exc:
-            if exc.code == REQUEST_TIMEOUT:
-                result = failed(
-                    FailureKind.TIMEOUT,
-                    f"{tool} gave no result within {limit:g} s; the call was cancelled (the server keeps running)",
-                )
-            elif exc.code == CONNECTION_CLOSED:
-                result = failed(FailureKind.CRASHED, f"server {server!r} closed the connection during the call")
-                self._mark_crashed(rt, "the connection closed during a tool call")
-            else:
-                result = failed(FailureKind.PROTOCOL_ERROR, f"{exc.message} (error {exc.code})")
-        except ValidationError as exc:
-            result = failed(
-                FailureKind.PROTOCOL_ERROR, f"the server sent a malformed result: {exc.error_count()} problems"
-            )
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError) as exc:
-            result = failed(FailureKind.CRASHED, f"server {server!r} is gone ({type(exc).__name__})")
-            self._mark_crashed(rt, "the connection broke during a tool call")
         except Exception as exc:  # noqa: BLE001 - a tool failure never raises into the caller
-            result = failed(FailureKind.PROTOCOL_ERROR, f"{type(exc).__name__}: {exc}")
+            kind, message, crash = call_failure(exc, server, tool, limit)
+            result = failed(kind, message)
+            if crash:
+                self._mark_crashed(rt, crash)
         finally:
             rt.status.calls_in_flight -= 1
             if result is not None:
@@ -530,21 +520,3 @@ class ServerHub:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await asyncio.shield(self.shutdown())
-
-
-def _tool_spec(server: str, tool: mcp_types.Tool, redactor: Redactor) -> ToolSpec:
-    """A listed tool; its description, schema and title are redacted (the model and the screen see them)."""
-    annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
-    title = tool.title or annotations.get("title")
-    return ToolSpec(
-        server=server,
-        name=tool.name,
-        description=redactor.text(tool.description or ""),
-        input_schema=redactor.value(dict(tool.input_schema or {"type": "object", "properties": {}})),
-        annotations=annotations,
-        title=redactor.text(title) if isinstance(title, str) else title,
-    )
-
-
-def _safe_file_name(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "server"

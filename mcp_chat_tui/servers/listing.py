@@ -21,7 +21,9 @@ from mcp.shared.dispatcher import CallOptions
 from mcp_types.methods import validate_server_result
 from pydantic import ValidationError
 
+from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.text import one_line
+from mcp_chat_tui.core.tools import ToolSpec
 
 LEGACY_VERSION = "2025-11-25"  # what the SDK validates against before a version is negotiated
 
@@ -139,3 +141,17 @@ def _problem(exc: Exception) -> str:
 
 def _excerpt(value: object, limit: int = 40) -> str:
     return one_line(repr(value), limit)
+
+
+def tool_spec(server: str, tool: mcp_types.Tool, redactor: Redactor) -> ToolSpec:
+    """A listed tool; its description, schema and title are redacted (the model and the screen see them)."""
+    annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
+    title = tool.title or annotations.get("title")
+    return ToolSpec(
+        server=server,
+        name=tool.name,
+        description=redactor.text(tool.description or ""),
+        input_schema=redactor.value(dict(tool.input_schema or {"type": "object", "properties": {}})),
+        annotations=annotations,
+        title=redactor.text(title) if isinstance(title, str) else title,
+    )

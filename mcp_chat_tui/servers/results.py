@@ -12,10 +12,14 @@ import json
 from datetime import datetime
 from typing import Any
 
+import anyio
 import mcp_types
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from pydantic import ValidationError
 
 from mcp_chat_tui.core.redact import Redactor
-from mcp_chat_tui.core.tools import ToolCallResult
+from mcp_chat_tui.core.tools import FailureKind, ToolCallResult
 
 
 def _block_text(block: Any) -> str:
@@ -73,3 +77,26 @@ def convert_result(
         truncated=full_size > len(text) or (raw.structured_content is not None and structured is None),
         full_size=full_size,
     )
+
+
+def call_failure(exc: Exception, server: str, tool: str, limit: float) -> tuple[FailureKind, str, str]:
+    """What an exception from a tool call means for the user.
+
+    Returns:
+        The failure's kind, its message, and why the server now counts as crashed ("" when it does not).
+    """
+    if isinstance(exc, MCPError):
+        if exc.code == REQUEST_TIMEOUT:
+            message = f"{tool} gave no result within {limit:g} s; the call was cancelled (the server keeps running)"
+            return FailureKind.TIMEOUT, message, ""
+        if exc.code == CONNECTION_CLOSED:
+            message = f"server {server!r} closed the connection during the call"
+            return FailureKind.CRASHED, message, "the connection closed during a tool call"
+        return FailureKind.PROTOCOL_ERROR, f"{exc.message} (error {exc.code})", ""
+    if isinstance(exc, ValidationError):
+        message = f"the server sent a malformed result: {exc.error_count()} problems"
+        return FailureKind.PROTOCOL_ERROR, message, ""
+    if isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError)):
+        message = f"server {server!r} is gone ({type(exc).__name__})"
+        return FailureKind.CRASHED, message, "the connection broke during a tool call"
+    return FailureKind.PROTOCOL_ERROR, f"{type(exc).__name__}: {exc}", ""

@@ -206,3 +206,8 @@ class StderrCapture:
             self._loop.call_soon_threadsafe(callback, *args)
         except RuntimeError:
             pass  # the loop is closed: the app is gone, nobody is listening
+
+
+def log_file_name(name: str) -> str:
+    """A file name for a server's stderr log: its name with anything unsafe in a path replaced."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name) or "server"

@@ -21,7 +21,7 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
     TurnStarted,
 )
-from mcp_chat_tui.agent.loop import MALFORMED_NAME, wire_call
+from mcp_chat_tui.agent.turn import MALFORMED_NAME, wire_call
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.transcript import Proposal, ToolResult, TranscriptRecorder
 

@@ -38,18 +38,9 @@ def decision_label(choice: ApprovalChoice, *, save: bool = False) -> str:
 class ApprovalPolicy:
     """Decides whether a call needs the user's yes, says why, and remembers "always" choices.
 
-    The first rule that speaks about a tool wins:
-
-    1. this session's choice for the tool (the dialog's ``t``/``T``, the ``a`` toggle of a tool);
-    2. this session's choice for its server (``a`` in the server panel);
-    3. ``yes`` (``--yes``): every call runs;
-    4. ``saved``, config.toml's per-tool choices (``"always"`` or ``"ask"``, by server then tool);
-    5. the mode: "auto" runs every call, "auto-readonly" runs the tools a server in ``trusted``
-       marks read-only (a server's own mark is not trusted otherwise), "ask" asks.
-
-    Toggles change this session only. The one write is ``always_allow(save=True)`` (the dialog's
-    ``T``): ``on_save(server, tool, "always")``, which changes that one key of config.toml.
-    Listeners added with ``add_listener`` are called after every change (marks on screen follow).
+    The first rule that speaks about a tool wins: this session's choice for the tool, then for its
+    server, then ``--yes``, then config.toml's saved choices, then the mode (docs/architecture.md,
+    "Approval rules").
     """
 
     def __init__(

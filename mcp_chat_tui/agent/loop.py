@@ -1,10 +1,7 @@
 """One turn of the conversation as an async loop: generate, decide, call tools, generate again.
 
-The agent owns the conversation's messages (OpenAI chat shape) and reports
-everything it does to a sink. It holds no widgets and imports no UI. What enters the
-conversation (the user's prompt, the model's text, thinking and calls, engine errors)
-passes through its ``Redactor`` first; tool results come redacted from the hub. So no
-answer to a password input reaches the model, the events, or the transcript built from them.
+The agent owns the conversation's messages (OpenAI chat shape), reports everything it does to a
+sink, and imports no UI. What enters the conversation passes through its ``Redactor`` first.
 """
 
 from __future__ import annotations

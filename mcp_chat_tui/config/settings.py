@@ -1,17 +1,6 @@
 """``config.toml``: the user's settings, read with tomllib and written back with tomli-w.
 
-Example::
-
-    system_prompt = "You are terse."
-    max_turns = 3
-    approval = "ask"            # or "auto", "auto-readonly"
-    trusted_servers = ["demo"]  # whose read-only marks auto-readonly believes
-
-    [approvals.demo]
-    calculator = "always"
-
 Unknown keys are an error, so a typo such as ``max_turn`` does not pass silently.
-``save_setting`` rewrites the whole file through tomli-w, which drops comments.
 """
 
 from __future__ import annotations
@@ -81,14 +70,16 @@ def load_settings(path: Path) -> Settings:
 
 
 def save_setting(path: Path, keys: tuple[str, ...], value: Any) -> Settings:
-    """Set one key (``("approvals", "demo", "calculator")`` for a nested one) and save the file.
+    """Set one key and save the file, keeping every other key as it is on disk now.
 
-    The file is read again first, so every other key and table is kept as it is on disk now,
-    including entries the app did not load or use (approvals of servers not configured today);
-    tables on the way are created. A key that already holds ``value`` writes nothing. The
-    result is checked before anything is written, and written atomically (a temporary file in
-    the same folder, then ``os.replace``), so a failure leaves the old file whole. Comments are
-    lost (tomli-w does not keep them). Returns the settings now in the file.
+    A key that already holds ``value`` writes nothing; the file is checked, then replaced
+    atomically; comments are lost (tomli-w does not keep them).
+
+    Args:
+        key: The key's path, e.g. ``("approvals", "demo", "calculator")``; tables on the way are created.
+
+    Returns:
+        The settings now in the file.
     """
     path = Path(path)
     document = _read_document(path) if path.exists() else {}

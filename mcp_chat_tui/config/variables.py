@@ -1,17 +1,7 @@
 """Variable expansion in ``mcp.json`` string values, the way VS Code does it, plus ``${python}``.
 
-Supported variables:
-
-- ``${env:NAME}``: the environment variable NAME of this process; empty when unset (as in VS Code).
-- ``${input:ID}``: the answer to the input ID declared in ``"inputs"``; asked once per run.
-- ``${workspaceFolder}``: the folder mcp-chat-tui was started in; ``${workspaceFolderBasename}``
-  its last part.
-- ``${userHome}``: the user's home folder. ``${pathSeparator}`` and ``${/}``: ``/`` (``\\`` on Windows).
-- ``${python}`` (ours, not VS Code's): ``sys.executable``, the interpreter running mcp-chat-tui,
-  so the bundled ``mcp.json`` starts the demo server in the same environment.
-
-Any other ``${...}`` is an error. Answers to password inputs never reach a message, a repr or
-a file: every expansion also yields a display form that keeps ``${input:ID}`` in their place.
+The variables are listed in docs/reference.md. Any other ``${...}`` is an error. Every expansion
+also yields a display form that keeps ``${input:ID}`` in place of password answers.
 """
 
 from __future__ import annotations

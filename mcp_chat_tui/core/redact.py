@@ -1,19 +1,6 @@
 """Keep the answers to password inputs out of everything shown, recorded or logged.
 
-A server may echo a token it was given (in a tool result, an error, its stderr), so every
-text that comes from a server or a model passes through one ``Redactor`` built from the
-configuration's password answers. Each occurrence becomes ``[redacted: ID]`` (ID: the
-input's id). Besides the value as typed, its JSON-escaped and percent-encoded spellings
-are caught. Answers shorter than ``MIN_SECRET_LENGTH`` are not redacted: replacing every
-``a`` or ``42`` in a conversation would make it unreadable and hide nothing a guess
-would not find.
-
-Where it is applied, once each: the hub (results before they are cut, errors, failure
-reasons, stderr lines before they are logged, tool descriptions, instructions), the agent
-(the prompt, the model's text and thinking as they stream, its calls' names and arguments,
-engine errors) and the log file (``redact_logs``). The model is given redacted results, so
-it cannot repeat a secret; a call it proposes with a secret in its arguments runs with the
-marker, as the user saw it.
+Where the one ``Redactor`` is applied, and why short answers are not: docs/architecture.md, "Secrets".
 """
 
 from __future__ import annotations

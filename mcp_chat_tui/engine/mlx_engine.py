@@ -1,13 +1,7 @@
 """Run a local model with mlx-lm on the MLX thread, reusing the KV cache across requests.
 
-The MLX thread (``mlx_thread.MLX_THREAD``) owns everything MLX: it loads the model and
-runs ``mlx_lm.stream_generate``. Events reach the asyncio loop through a
-``ThreadChannel``. A stop flag, checked after every token (and between prefill chunks),
-ends a generation early.
-
-KV reuse: the engine keeps one prompt cache and the token list it holds (prompt plus
-generated tokens). A new prompt keeps the longest common prefix, the cache is trimmed to
-it (or rebuilt if it cannot be trimmed) and only the rest is prefilled.
+A new prompt keeps the longest common prefix of the cached tokens; the cache is trimmed to it
+(or rebuilt if it cannot be) and only the rest is prefilled.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """Recognise tool calls and thinking in model text while it streams. Pure Python, used by every engine.
 
-``ToolCallStream`` is fed text chunks and returns events: ``TextDelta`` for the visible
-reply, ``ThinkingDelta`` for ``<think>...</think>``, ``ToolCallProposed`` for each valid
-call and ``ToolCallMalformed`` (raw text + reason) for each call it cannot accept. It
-holds text back only while it could still be part of a call: a tail that could start a
-marker, whitespace at the start or right after a block (dropped next to a call), and a
-reply that starts with "{" until its JSON object is complete.
-
-Formats: the tokenizer's own markers and parser (``tool_call_start``/``tool_call_end``/
-``tool_parser`` from mlx-lm), and as fallbacks ``<tool_call>{json}</tool_call>`` (also the
-``<function=name><parameter=k>v</parameter></function>`` body), ``<tool_use><server>S</server>
-<tool>T</tool><arguments>{json}</arguments></tool_use>``, ``[TOOL_CALLS][{...}]`` or
-``[TOOL_CALLS]name[ARGS]{...}``, and a reply that is only JSON objects shaped
-``{"name": ..., "arguments"|"parameters": {...}}``.
+``ToolCallStream`` is fed text chunks and returns ``TextDelta``, ``ThinkingDelta``,
+``ToolCallProposed`` and ``ToolCallMalformed`` events, holding text back only while it could
+still be part of a call. The formats it reads: docs/architecture.md, "Recognising tool calls".
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The server hub: starts every configured MCP server through the official SDK, tracks it, calls its tools.
 
-Each server is owned by one asyncio task that enters the SDK ``Client`` and
-stays inside it until the server is stopped, so every SDK context is opened
-and closed by the same task. Tool calls from other tasks go through that
-client. Observers hear every state change through a plain callback; this
-layer imports nothing from the UI. Everything a server says (results, errors, stderr, tool
-descriptions) passes through the hub's ``Redactor`` before anyone else sees it.
+One asyncio task per server holds its SDK ``Client`` from start to stop; observers hear every
+state change through a plain callback; everything a server says passes through the hub's
+``Redactor`` first.
 """
 
 from __future__ import annotations

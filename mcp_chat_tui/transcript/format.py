@@ -1,30 +1,6 @@
 """Write a ``Transcript`` as Markdown with Parley's markers, and read one back exactly.
 
-Layout of one exchange::
-
-    💬: the prompt
-
-    🤖:[model]
-
-    🧠: a thought
-
-    the text of the first step
-
-    ❓:[yo] `{"id":"call_1","type":"function","function":{...}}` {"proposed": "…T12:00:01", "started": "…T12:00:02", "server": "demo"}
-
-    🛠️: [calculator][call_1] {"server": "demo", "duration": 0.01}
-    ```done
-    12 * 7 = 84
-    ```
-
-    the text after the results (the next step, in the same 🤖 block)
-
-A step's proposals come first, then their results; a proposal after a result,
-or text after a proposal or result, starts the next step. The JSON after a
-proposal (when the call was proposed, when it started, on which server, who allowed it, and
-the tool's own name when the model was given another) and
-after ``🤖:[model]`` (``{"end": "stopped"}``, or ``"error"`` with the message)
-is optional, so files written before it existed read as they were.
+The layout, the markers and the optional JSON after them: docs/transcript-format.md.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
 """Parley's line markers and the quoting that lets any text live between them.
 
-Quoting, as documented in docs/transcript-format.md:
-- A line of message text that begins with something marker-like (a symbol or
-  emoji followed by ``:``) or with a backslash is written with one more
-  backslash in front; reading removes it. So a user can type "💬: hi" and it
-  stays text.
-- In a thought (``🧠:``), which ends at the first empty line, an empty line of
-  the thought itself is written as a lone backslash.
-- A tool result is a fenced block whose fence has more backticks than any run of
-  backticks in the result, so results are stored byte for byte.
+The quoting rules are in docs/transcript-format.md ("Markers").
 """
 
 from __future__ import annotations

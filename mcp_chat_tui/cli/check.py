@@ -17,6 +17,7 @@ STATE_STYLE = {
     ServerState.CRASHED: "red",
     ServerState.STOPPED: "dim",
     ServerState.DISABLED: "dim",
+    ServerState.NEEDS_SIGN_IN: "yellow",
 }
 
 

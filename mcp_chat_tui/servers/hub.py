@@ -24,13 +24,16 @@ from mcp_types import Implementation
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_chat_tui import __version__
+from mcp_chat_tui.core.paths import user_data_dir
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
+from mcp_chat_tui.servers.oauth import OAuthSession, SignInPrompt, SignInRequest, oauth_failure, open_oauth_session
 from mcp_chat_tui.servers.results import call_failure, convert_result
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
+from mcp_chat_tui.servers.token_vault import TOKEN_FILE_NAME, TokenVault
 from mcp_chat_tui.servers.transports import (
     describe_start_failure,
     http_transport,
@@ -71,6 +74,11 @@ class _Runtime:
     refresh_wanted: bool = False
     stdout_noise: str = ""  # the first line on stdout that was not JSON-RPC, while starting
     start_refused: str = ""  # why the start was given up before the init timeout
+    refused_state: ServerState = ServerState.FAILED  # the state a start given up leaves
+    oauth: OAuthSession | None = None
+    sign_in_prompt: SignInPrompt | None = None  # a person to ask, while signing in
+    person_waiting: bool = False  # the init timeout does not count a person's time
+    person_done_at: float | None = None
 
 
 class ServerHub:
@@ -85,8 +93,10 @@ class ServerHub:
         log_dir: Path | None = None,
         max_result_chars: int = MAX_RESULT_CHARS,
         redactor: Redactor | None = None,
+        token_vault: TokenVault | None = None,
     ) -> None:
         self.init_timeout = init_timeout
+        self.token_vault = token_vault or TokenVault(user_data_dir() / TOKEN_FILE_NAME)
         self.redactor = redactor if redactor is not None else Redactor()
         self.tool_timeout = tool_timeout
         self.log_dir = log_dir
@@ -176,6 +186,8 @@ class ServerHub:
         rt.init_timed_out = False
         rt.stdout_noise = ""
         rt.start_refused = ""
+        rt.refused_state = ServerState.FAILED
+        rt.person_waiting, rt.person_done_at = False, None
         rt.status.stderr_tail.clear()
         rt.status.started_at = datetime.now()
         rt.status.start_seconds = None
@@ -187,7 +199,7 @@ class ServerHub:
         started = time.perf_counter()
         rt.task = asyncio.create_task(self._own(rt, generation, started), name=f"mcp-server-{rt.config.name}")
         try:
-            await asyncio.wait_for(asyncio.shield(rt.settled.wait()), timeout)
+            await self._wait_settled(rt, timeout)
         except TimeoutError:
             rt.init_timed_out = True
             rt.task.cancel()
@@ -203,7 +215,24 @@ class ServerHub:
                 )
             self._set_state(rt, ServerState.FAILED, reason)
         if rt.start_refused and rt.status.state == ServerState.STARTING:
-            self._set_state(rt, ServerState.FAILED, rt.start_refused)
+            self._set_state(rt, rt.refused_state, rt.start_refused)
+
+    @staticmethod
+    async def _wait_settled(rt: _Runtime, timeout: float) -> None:
+        """Wait for the start to settle; the time a person takes to sign in is not counted."""
+        wait = timeout
+        while True:
+            try:
+                await asyncio.wait_for(asyncio.shield(rt.settled.wait()), wait)
+                return
+            except TimeoutError:
+                since_person = time.monotonic() - rt.person_done_at if rt.person_done_at is not None else None
+                if rt.person_waiting:
+                    wait = timeout
+                elif since_person is not None and since_person < timeout:
+                    wait = timeout - since_person
+                else:
+                    raise
 
     async def _own(self, rt: _Runtime, generation: int, started: float) -> None:
         """The one task that holds this server's SDK client from start to stop."""
@@ -232,6 +261,9 @@ class ServerHub:
             await self._client_failed(rt, generation, exc)
         finally:
             rt.client = None
+            if rt.oauth is not None:
+                await rt.oauth.close()
+                rt.oauth = None
             if rt.refresh_task is not None and not rt.refresh_task.done():
                 rt.refresh_task.cancel()
             if rt.capture is not None:
@@ -255,7 +287,7 @@ class ServerHub:
                 await asyncio.wait_for(rt.stderr_closed.wait(), 1.0)
             except TimeoutError:
                 pass
-        if generation == rt.generation and not rt.stopping:
+        if generation == rt.generation and not (rt.stopping or rt.start_refused):
             if rt.status.state.usable:
                 self._set_state(rt, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
             else:
@@ -280,15 +312,71 @@ class ServerHub:
             return stdio_transport(config, rt.capture.errlog)
         rt.capture = None
         rt.http_error = None
+        auth = self._oauth(rt, generation)
         if config.type == "sse":
-            return sse_transport(config.url, dict(config.headers))
+            return sse_transport(config.url, dict(config.headers), auth)
 
         def note(code: int, phrase: str) -> None:
             # 404 and 405 are normal while the SDK probes which protocol the server speaks.
             if code in (401, 403, 407) or code >= 500:
                 rt.http_error = (code, phrase)
 
-        return http_transport(config.url, dict(config.headers), note)
+        return http_transport(config.url, dict(config.headers), note, auth)
+
+    # ----- signing in ------------------------------------------------------------------------
+
+    def _oauth(self, rt: _Runtime, generation: int) -> Any:
+        """The OAuth sign-in for an http or sse server (None where it is off); see servers/oauth.py."""
+        if rt.config.oauth_settings is None:
+            return None
+        prompt = rt.sign_in_prompt
+
+        async def ask(request: SignInRequest) -> None:
+            rt.person_waiting = True
+
+            def done(_: object) -> None:
+                rt.person_waiting, rt.person_done_at = False, time.monotonic()
+
+            request.outcome.add_done_callback(done)
+            assert prompt is not None
+            await prompt(request)
+
+        rt.oauth = open_oauth_session(
+            rt.config,
+            self.token_vault,
+            prompt=ask if prompt is not None else None,
+            on_failure=partial(self._oauth_failed, rt, generation),
+            on_secret=lambda value: self.redactor.add(f"{rt.config.name} sign-in", value),
+        )
+        return rt.oauth.provider
+
+    def _oauth_failed(self, rt: _Runtime, generation: int, exc: Exception) -> None:
+        """The sign-in stopped (needs a person, refused, broken): the SDK's transport would only
+        log it and wait, so the start ends here, with why; a running server needs sign-in again."""
+        if generation != rt.generation or rt.stopping:
+            return
+        state, reason = oauth_failure(rt.config, exc, rt.http_error)
+        reason = self.redactor.text(reason)
+        if rt.status.state == ServerState.STARTING and rt.task is not None and not rt.start_refused:
+            rt.start_refused, rt.refused_state = reason, state
+            rt.task.cancel()
+        elif rt.status.state.usable:
+            self._set_state(rt, state, reason)
+            rt.stop.set()
+
+    async def sign_in(self, name: str, prompt: SignInPrompt) -> ServerStatus:
+        """Start ``name`` again with a person to authorize it (``prompt`` shows them the URL); the
+        init timeout waits for them. Returns the state it ends in (ready, or why not)."""
+        rt = self._runtimes[name]
+        rt.sign_in_prompt = prompt
+        try:
+            return await self.restart(name)
+        finally:
+            rt.sign_in_prompt = None
+
+    def forget_sign_in(self, name: str) -> bool:
+        """Drop the tokens (and registered client) kept for ``name``; True when there were some."""
+        return self.token_vault.forget(self._runtimes[name].config.url or "")
 
     async def _list_tools(self, rt: _Runtime, client: Client, refresh: bool = False) -> None:
         """Read every page of the tool list into the status: valid tools, and those refused with why."""

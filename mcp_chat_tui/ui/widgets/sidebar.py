@@ -111,7 +111,13 @@ SERVER_GLYPH = {
     ServerState.CRASHED: ("✗", "red"),
     ServerState.STOPPED: ("○", "dim"),
     ServerState.DISABLED: ("○", "dim"),
+    ServerState.NEEDS_SIGN_IN: ("⚿", "bold yellow"),
 }
+SERVER_STATE_LABEL = {ServerState.NEEDS_SIGN_IN: "sign in"}  # the why column says the rest; the row must fit
+
+
+def server_state_label(state: ServerState) -> str:
+    return f"{SERVER_GLYPH[state][0]} {SERVER_STATE_LABEL.get(state, state.value)}"
 
 
 def never(_: object) -> bool:
@@ -247,7 +253,7 @@ class ServerTable(FittedTable):
     """One row per server: state, name (cut to fit), transport, tools, last call latency, failure
     reason; ⚡ when ``auto_run(status)`` says all its tools run without asking now."""
 
-    whole_width = max(len(f"{glyph} {state.value}") for state, (glyph, _) in SERVER_GLYPH.items()) + 2
+    whole_width = max(len(server_state_label(state)) for state in SERVER_GLYPH) + 2
 
     BINDINGS = [
         *LIST_KEYS,
@@ -277,7 +283,7 @@ class ServerTable(FittedTable):
         self.add_column("why", key="reason")
 
     def _cells(self, status: ServerStatus) -> list[Text]:
-        glyph, style = SERVER_GLYPH[status.state]
+        style = SERVER_GLYPH[status.state][1]
         tools = str(len(status.tools)) if status.state.usable else "-"
         if self.auto_run(status):
             tools += " ⚡"
@@ -286,7 +292,7 @@ class ServerTable(FittedTable):
         why = status.reason or (f"{len(status.refused_tools)} tool(s) refused" if status.refused_tools else "")
         why = why or ("tool list cut short" if status.tool_pages_unread else "")
         return [
-            Text(f"{glyph} {status.state.value}", style=style),
+            Text(server_state_label(status.state), style=style),
             cut(literal(status.name, "bold"), self.name_width),
             Text(status.transport, style="dim"),
             Text(tools),

@@ -1,0 +1,161 @@
+"""Signing in to HTTP servers that answer 401 (OAuth 2.1 with the SDK's provider), against a real
+authorization server and MCP server built from the SDK's auth components on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import keyring
+import pytest
+from keyring.backends.fail import Keyring as NoKeyring
+
+from mcp_chat_tui.config import ServerConfig
+from mcp_chat_tui.servers import ServerHub, ServerState
+from mcp_chat_tui.servers.token_vault import KEYRING_SERVICE, TOKEN_FILE_NAME, TokenVault
+from tests.keyring_backend import FileKeyring
+from tests.oauth_helpers import Browser, protected_server
+
+
+def hub_for(url: str, tmp_path, name: str = "guarded", kind: str = "http", **config) -> ServerHub:
+    server = ServerConfig(name=name, type=kind, url=url, **config)
+    return ServerHub([server], init_timeout=10, token_vault=TokenVault(tmp_path / TOKEN_FILE_NAME))
+
+
+def kept(url: str) -> dict:
+    return json.loads(FileKeyring().get_password(KEYRING_SERVICE, url))
+
+
+@pytest.mark.parametrize("sse", [False, True], ids=["streamable-http", "sse"])
+async def test_sign_in_discovers_registers_authorizes_and_the_tool_works(tmp_path, sse):
+    with protected_server(sse=sse) as server:
+        async with hub_for(server.url, tmp_path, kind="sse" if sse else "http") as hub:
+            await hub.start_all()
+            status = hub.status("guarded")
+            assert status.state == ServerState.NEEDS_SIGN_IN, status.summary()
+            assert "mcp-chat-tui --sign-in guarded" in status.reason
+            assert server.stats()["registered"] == 1 and server.stats()["authorized"] == 0  # no browser yet
+
+            browser = Browser()
+            status = await hub.sign_in("guarded", browser)
+            assert status.state == ServerState.READY, status.summary()
+            [request] = browser.requests
+            assert request.url.startswith(f"{server.issuer}/authorize?")
+            assert "code_challenge_method=S256" in request.url and "code_challenge=" in request.url
+            assert request.redirect_uri.startswith("http://127.0.0.1:") and request.redirect_uri.endswith("/callback")
+            assert "Signed in to guarded" in browser.pages[0].text
+            assert (await hub.call_tool("guarded", "whoami")).text == "protected"
+    record = kept(server.url)
+    assert record["tokens"]["access_token"] and record["tokens"]["refresh_token"]
+    assert record["client_info"]["client_id"]
+
+
+async def test_a_stored_token_is_used_on_the_next_start_without_a_browser(tmp_path):
+    with protected_server() as server:
+        async with hub_for(server.url, tmp_path) as hub:
+            await hub.start_all()
+            await hub.sign_in("guarded", Browser())
+        async with hub_for(server.url, tmp_path) as hub:
+            await hub.start_all()
+            assert hub.status("guarded").state == ServerState.READY, hub.status("guarded").summary()
+            assert (await hub.call_tool("guarded", "whoami")).text == "protected"
+        assert server.stats()["authorized"] == 1 and server.stats()["registered"] == 1
+
+
+async def test_an_expired_token_is_refreshed_at_the_authorization_server(tmp_path):
+    with protected_server() as server:
+        async with hub_for(server.url, tmp_path) as hub:
+            await hub.start_all()
+            await hub.sign_in("guarded", Browser())
+        record = kept(server.url)
+        old_token = record["tokens"]["access_token"]
+        record["expires_at"] = 1.0  # long ago
+        FileKeyring().set_password(KEYRING_SERVICE, server.url, json.dumps(record))
+
+        async with hub_for(server.url, tmp_path) as hub:
+            await hub.start_all()
+            assert hub.status("guarded").state == ServerState.READY, hub.status("guarded").summary()
+            assert (await hub.call_tool("guarded", "whoami")).text == "protected"
+        assert server.stats()["refreshes"] == 1 and server.stats()["authorized"] == 1
+        assert kept(server.url)["tokens"]["access_token"] != old_token
+
+
+async def test_a_refused_authorization_is_a_clear_failure(tmp_path):
+    with protected_server("--refuse") as server:
+        async with hub_for(server.url, tmp_path) as hub:
+            await hub.start_all()
+            browser = Browser()
+            status = await hub.sign_in("guarded", browser)
+            assert status.state == ServerState.NEEDS_SIGN_IN
+            assert status.reason == (
+                "guarded: the authorization server refused the sign-in: access_denied (the user said no)"
+            )
+            assert "Sign-in refused" in browser.pages[0].text
+    assert "tokens" not in kept(server.url)
+
+
+async def test_a_cancelled_sign_in_leaves_the_server_waiting_for_one(tmp_path):
+    with protected_server() as server:
+        async with hub_for(server.url, tmp_path) as hub:
+            await hub.start_all()
+            browser = Browser(opens=False)
+
+            async def give_up(request):
+                await browser(request)
+                request.cancel()
+
+            status = await hub.sign_in("guarded", give_up)
+            assert (status.state, status.reason) == (ServerState.NEEDS_SIGN_IN, "guarded: sign-in cancelled")
+
+
+async def test_a_token_a_server_echoes_is_redacted(tmp_path):
+    with protected_server() as server:
+        async with hub_for(server.url, tmp_path) as hub:
+            await hub.start_all()
+            await hub.sign_in("guarded", Browser())
+            result = await hub.call_tool("guarded", "my_token")
+    token = kept(server.url)["tokens"]["access_token"]
+    assert result.text == "you sent [redacted: guarded sign-in]"
+    assert token not in result.text
+
+
+async def test_without_a_keyring_tokens_go_to_a_private_file(tmp_path, isolated_user_dirs):
+    keyring.set_keyring(NoKeyring())
+    file = tmp_path / "data" / TOKEN_FILE_NAME
+    with protected_server() as server:
+        vault = TokenVault(file)
+        hub = ServerHub([ServerConfig(name="guarded", type="http", url=server.url)], token_vault=vault)
+        async with hub:
+            await hub.start_all()
+            status = await hub.sign_in("guarded", Browser())
+            assert status.state == ServerState.READY, status.summary()
+    assert stat.S_IMODE(os.stat(file).st_mode) == 0o600
+    assert json.loads(file.read_text())["servers"][server.url]["tokens"]["access_token"]
+    assert vault.notice == (
+        f"no keyring backend is available; sign-in tokens are kept in {file} (readable by you alone)"
+    )
+    assert not (isolated_user_dirs / "keyring.json").exists()
+
+
+async def test_forgetting_a_sign_in_drops_its_tokens(tmp_path):
+    with protected_server() as server:
+        async with hub_for(server.url, tmp_path) as hub:
+            await hub.start_all()
+            await hub.sign_in("guarded", Browser())
+            assert hub.forget_sign_in("guarded")
+            await hub.restart("guarded")
+            assert hub.status("guarded").state == ServerState.NEEDS_SIGN_IN
+    assert "tokens" not in kept(server.url)  # the start registered the app again, and has no token
+
+
+async def test_a_server_with_a_bearer_header_is_not_signed_in_with_oauth(tmp_path):
+    with protected_server() as server:
+        async with hub_for(server.url, tmp_path, headers={"Authorization": "Bearer wrong-token"}) as hub:
+            await hub.start_all()
+            status = hub.status("guarded")
+        assert server.stats()["registered"] == 0
+    assert status.state == ServerState.FAILED
+    assert (
+        status.reason == f"{server.url} answered HTTP 401 Unauthorized (check the token or headers for it in mcp.json)"
+    )

@@ -145,6 +145,10 @@ class ServerHub:
     def status(self, name: str) -> ServerStatus:
         return self._runtimes[name].status
 
+    def config(self, name: str) -> Any:
+        """The configuration ``name`` was started from."""
+        return self._runtimes[name].config
+
     # ----- tools -----------------------------------------------------------------------------
 
     def _rebuild_tool_index(self) -> None:

@@ -3,6 +3,7 @@ authorization server and MCP server built from the SDK's auth components on 127.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import stat
@@ -159,3 +160,67 @@ async def test_a_server_with_a_bearer_header_is_not_signed_in_with_oauth(tmp_pat
     assert (
         status.reason == f"{server.url} answered HTTP 401 Unauthorized (check the token or headers for it in mcp.json)"
     )
+
+
+# ----- the app ----------------------------------------------------------------------------------
+
+
+async def test_the_app_shows_needs_sign_in_and_signs_in_only_on_the_users_key(tmp_path, monkeypatch):
+    import webbrowser
+
+    from mcp_chat_tui.ui.screens.sign_in import SignInScreen
+    from tests.fakes import ScriptedEngine
+    from tests.oauth_helpers import follow
+    from tests.ui_helpers import chat_text, make_app, wait_for, wait_ready
+
+    opened: list[str] = []
+    pages = []
+
+    def browser_open(url: str) -> bool:  # runs on a thread, as webbrowser.open does in the dialog
+        opened.append(url)
+        pages.append(asyncio.run(follow(url)))
+        return True
+
+    monkeypatch.setattr(webbrowser, "open", browser_open)
+    with protected_server() as server:
+        app = make_app(ScriptedEngine(["hi"]), [ServerConfig(name="guarded", type="http", url=server.url)])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_ready(pilot, app)
+            status = app.hub.status("guarded")
+            assert status.state == ServerState.NEEDS_SIGN_IN
+            assert "needs sign-in: guarded: press s on it in the server panel (F4)" in chat_text(app)
+            row = app.servers_table.get_row("guarded")
+            assert str(row[0]) == "⚿ sign in"
+            await pilot.press("f4", "s")
+            await wait_for(pilot, lambda: isinstance(app.screen, SignInScreen), what="the sign-in dialog")
+            dialog = app.screen
+            shown = str(dialog.query_one("#sign-in-url").render())
+            assert shown == dialog.request.url and shown.startswith(f"{server.issuer}/authorize?")
+            assert "Sign in to guarded" in str(dialog.query_one("#sign-in-title").render())
+            assert opened == [] and server.stats()["authorized"] == 0  # nothing opened by itself
+            await pilot.press("o")
+            await wait_for(pilot, lambda: app.hub.status("guarded").state == ServerState.READY, what="ready")
+            await wait_for(pilot, lambda: not isinstance(app.screen, SignInScreen), what="the dialog to close")
+            assert opened == [dialog.request.url]
+            assert "Signed in to guarded" in pages[0].text
+            assert str(app.servers_table.get_row("guarded")[0]) == "● ready"
+
+
+async def test_escape_in_the_sign_in_dialog_cancels_it(tmp_path):
+    from mcp_chat_tui.ui.screens.sign_in import SignInScreen
+    from tests.fakes import ScriptedEngine
+    from tests.ui_helpers import make_app, wait_for, wait_ready
+
+    with protected_server() as server:
+        app = make_app(ScriptedEngine(["hi"]), [ServerConfig(name="guarded", type="http", url=server.url)])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_ready(pilot, app)
+            app.sign_in_server("guarded")
+            await wait_for(pilot, lambda: isinstance(app.screen, SignInScreen), what="the sign-in dialog")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not isinstance(app.screen, SignInScreen), what="the dialog to close")
+            await wait_for(
+                pilot, lambda: app.hub.status("guarded").reason == "guarded: sign-in cancelled", what="cancelled"
+            )
+            assert app.hub.status("guarded").state == ServerState.NEEDS_SIGN_IN
+        assert server.stats()["authorized"] == 0

@@ -260,6 +260,7 @@ class ServerTable(FittedTable):
         Binding("r", "restart", "Restart", id="servers.restart"),
         Binding("l", "show_log", "Stderr log", id="servers.log"),
         Binding("a", "toggle_auto_run", "Auto-run tools", id="servers.toggle_auto_run"),
+        Binding("s", "sign_in", "Sign in", id="servers.sign_in"),
     ]
 
     class ServerAction(Message):
@@ -302,6 +303,7 @@ class ServerTable(FittedTable):
 
     def show(self, status: ServerStatus) -> None:
         self.statuses[status.name] = status
+        self.refresh_bindings()  # whether ``s`` is offered follows the state
         cells = self._cells(status)
         if status.name in self.rows:
             for key, cell in zip(("state", "server", "transport", "tools", "latency", "reason"), cells, strict=False):
@@ -331,3 +333,18 @@ class ServerTable(FittedTable):
 
     def action_toggle_auto_run(self) -> None:
         self._post("toggle_auto_run")
+
+    def action_sign_in(self) -> None:
+        self._post("sign_in")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``s`` (sign in) is offered for a highlighted server that needs sign-in, and only then."""
+        shown = super().check_action(action, parameters)
+        if action == "sign_in" and shown:
+            status = self.statuses.get(self.selected_server() or "")
+            return status is not None and status.state == ServerState.NEEDS_SIGN_IN
+        return shown
+
+    def watch_cursor_coordinate(self, old: object, new: object) -> None:
+        super().watch_cursor_coordinate(old, new)
+        self.refresh_bindings()

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mcp_chat_tui.servers.token_vault import KEYRING_SERVICE
+from tests.keyring_backend import FileKeyring
 from tests.oauth_helpers import follow, protected_server
 from tests.scripted_endpoint import ScriptedEndpoint
 
@@ -58,7 +60,7 @@ def test_one_shot_without_a_terminal_does_not_sign_in_and_says_how(tmp_path):
     assert "MCP server(s) need sign-in: guarded (run mcp-chat-tui --sign-in guarded)" in err
 
 
-async def test_sign_in_prints_the_address_waits_for_the_browser_and_keeps_the_tokens(tmp_path):
+async def test_sign_in_prints_the_address_waits_for_the_browser_and_keeps_the_tokens(tmp_path, isolated_user_dirs):
     with protected_server() as server:
         config = str(mcp_json(tmp_path, server.url))
         process = await asyncio.create_subprocess_exec(
@@ -82,6 +84,11 @@ async def test_sign_in_prints_the_address_waits_for_the_browser_and_keeps_the_to
         checked = run("--check-servers", "--mcp-config", config, cwd=tmp_path)
         assert checked.returncode == 0 and "ready" in checked.stdout, checked.stdout
         assert server.stats()["authorized"] == 1
+
+        tokens = json.loads(FileKeyring().get_password(KEYRING_SERVICE, server.url))["tokens"]
+        log = (isolated_user_dirs / "log" / "mcp-chat-tui.log").read_text()
+        for secret in (tokens["access_token"], tokens["refresh_token"]):
+            assert secret not in log and secret not in rest and secret not in checked.stdout + checked.stderr
 
         forgot = run("--sign-out", "guarded", "--mcp-config", config, cwd=tmp_path)
         assert forgot.returncode == 0

@@ -106,3 +106,66 @@ def test_sign_in_names_a_server_that_does_not_sign_in(tmp_path):
     result = run("--sign-in", "local", "--mcp-config", str(config), cwd=tmp_path)
     assert result.returncode == 2
     assert "local does not sign in with OAuth: it is a stdio server" in one_line(result.stderr)
+
+
+def test_plain_asks_before_signing_in_and_before_opening_the_browser(tmp_path):
+    """On a terminal, --plain offers sign-in for a server that needs it, prints the address whole and
+    opens the browser only after a yes; then the chat starts with the server ready."""
+    import os
+    import pty
+    import re
+    import select
+
+    opened = tmp_path / "opened.txt"
+    with protected_server() as server, ScriptedEndpoint(["hello"]) as endpoint:
+        config = mcp_json(tmp_path, server.url)
+        env = dict(
+            os.environ,
+            BROWSER=f"{sys.executable} {Path(__file__).with_name('fake_browser.py')} %s",
+            FAKE_BROWSER_LOG=str(opened),
+            COLUMNS="100",
+        )
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: the real CLI on the pty
+            os.chdir(tmp_path)
+            os.execvpe(
+                sys.executable,
+                [*CLI, "--endpoint", endpoint.url, "scripted", "--plain", "--mcp-config", str(config)],
+                env,
+            )
+        seen = ""
+
+        def read_until(pattern: str) -> re.Match:
+            nonlocal seen
+            while True:
+                found = re.search(pattern, re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen))
+                if found:
+                    return found
+                ready, _, _ = select.select([fd], [], [], 60)
+                assert ready, f"nothing more after: {seen[-2000:]}"
+                chunk = os.read(fd, 65536).decode(errors="replace")
+                assert chunk, f"the CLI ended: {seen[-2000:]}"
+                seen += chunk
+
+        try:
+            read_until(r"guarded needs sign-in\. Sign in now\? \[Y/n\] ")
+            assert not opened.exists()
+            os.write(fd, b"y\n")
+            address = read_until(r"(http://127\.0\.0\.1:\d+/authorize\?\S+)").group(1)
+            read_until(r"Open it in your browser\? \[Y/n\] ")
+            assert not opened.exists() and server.stats()["authorized"] == 0  # not before the yes
+            os.write(fd, b"\n")  # Enter: yes
+            read_until(r"guarded: ready")
+            read_until(r"prompt ->")
+            assert opened.read_text().split() == [address]
+            assert server.stats()["authorized"] == 1
+            os.write(fd, b"bye\n")
+            _, status = os.waitpid(pid, 0)
+            assert os.waitstatus_to_exitcode(status) == 0
+        finally:
+            try:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            os.close(fd)

@@ -1,12 +1,6 @@
-"""Signing in to HTTP servers that answer 401: OAuth 2.1 through the SDK's ``OAuthClientProvider``.
-
-The SDK does the protocol: discovery (protected resource metadata, then authorization server
-metadata), dynamic client registration, PKCE, the token exchange and refreshing. This module
-gives it what belongs to the app: where records are kept (``TokenVault``), the client id of
-``mcp.json`` when one is given, the loopback redirect (``http://127.0.0.1:PORT/callback``, a
-one-shot listener) and the person. Without a person to ask (``prompt`` None), the flow stops
-at the authorization URL with ``SignInRequired``: the browser opens only on the user's key.
-"""
+"""Signing in to HTTP servers that answer 401: the SDK's ``OAuthClientProvider`` with the app's
+storage, client id, loopback redirect and person. Why it is built so: docs/architecture.md,
+"Signing in to HTTP servers"."""
 
 from __future__ import annotations
 

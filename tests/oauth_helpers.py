@@ -26,6 +26,10 @@ class ProtectedServer:
     issuer: str  # the authorization server
     process: subprocess.Popen
 
+    def revoke_all(self) -> None:
+        request = urllib.request.Request(f"{self.issuer}/revoke-all", method="POST")
+        urllib.request.urlopen(request, timeout=5).close()
+
     def stats(self) -> dict[str, int]:
         with urllib.request.urlopen(f"{self.issuer}/stats", timeout=5) as response:
             return json.loads(response.read())

@@ -224,3 +224,16 @@ async def test_escape_in_the_sign_in_dialog_cancels_it(tmp_path):
             )
             assert app.hub.status("guarded").state == ServerState.NEEDS_SIGN_IN
         assert server.stats()["authorized"] == 0
+
+
+async def test_a_token_revoked_while_running_leaves_the_server_needing_sign_in(tmp_path):
+    with protected_server() as server:
+        async with hub_for(server.url, tmp_path) as hub:
+            await hub.start_all()
+            await hub.sign_in("guarded", Browser())
+            server.revoke_all()
+            result = await asyncio.wait_for(hub.call_tool("guarded", "whoami"), 20)
+            status = hub.status("guarded")
+            assert result.failure.message == "server 'guarded' closed the connection during the call"
+            assert status.state == ServerState.NEEDS_SIGN_IN, status.summary()
+            assert "mcp-chat-tui --sign-in guarded" in status.reason

@@ -29,7 +29,15 @@ from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
-from mcp_chat_tui.servers.oauth import OAuthSession, SignInPrompt, SignInRequest, oauth_failure, open_oauth_session
+from mcp_chat_tui.servers.oauth import (
+    OAuthSession,
+    SignInPrompt,
+    SignInRequest,
+    SignInRequired,
+    oauth_failure,
+    open_oauth_session,
+    sign_in_hint,
+)
 from mcp_chat_tui.servers.results import call_failure, convert_result
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
@@ -336,6 +344,8 @@ class ServerHub:
         prompt = rt.sign_in_prompt
 
         async def ask(request: SignInRequest) -> None:
+            if rt.sign_in_prompt is not prompt:  # the sign-in is over: a later 401 is not met with a dialog
+                raise SignInRequired(sign_in_hint(rt.config.name))
             rt.person_waiting = True
 
             def done(_: object) -> None:

@@ -4,7 +4,8 @@ the SDK's own auth components (``create_auth_routes``, ``MCPServer(auth=..., tok
 The authorization server runs on ``--as-port`` (metadata, registration, /authorize, /token) and
 approves every authorization at once (or refuses it, with ``--refuse``), so a test plays the
 browser by following the authorization URL. The MCP server runs on ``--port`` and answers 401
-without a token it issued. ``GET /stats`` on the authorization server counts what it did.
+without a token it issued. ``GET /stats`` on the authorization server counts what it did; ``POST /revoke-all`` revokes every
+token (as a user who signs the app out at the provider would).
 """
 
 from __future__ import annotations
@@ -162,7 +163,12 @@ def build(args: argparse.Namespace) -> tuple[Starlette, Starlette]:
     async def stats(request: Request) -> JSONResponse:
         return JSONResponse(provider.stats)
 
-    auth_app = Starlette(routes=[*routes, Route("/stats", stats)])
+    async def revoke_all(request: Request) -> JSONResponse:
+        provider.access.clear()
+        provider.refresh.clear()
+        return JSONResponse({"revoked": True})
+
+    auth_app = Starlette(routes=[*routes, Route("/stats", stats), Route("/revoke-all", revoke_all, methods=["POST"])])
     server = MCPServer(
         "protected",
         token_verifier=ProviderVerifier(provider),

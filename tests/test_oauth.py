@@ -190,7 +190,7 @@ async def test_the_app_shows_needs_sign_in_and_signs_in_only_on_the_users_key(tm
             assert status.state == ServerState.NEEDS_SIGN_IN
             assert "needs sign-in: guarded: press s on it in the server panel (F4)" in chat_text(app)
             row = app.servers_table.get_row("guarded")
-            assert str(row[0]) == "⚿ sign in"
+            assert str(row[0]) == "◇ sign in"
             await pilot.press("f4", "s")
             await wait_for(pilot, lambda: isinstance(app.screen, SignInScreen), what="the sign-in dialog")
             dialog = app.screen

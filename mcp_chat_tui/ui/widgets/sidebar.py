@@ -111,7 +111,7 @@ SERVER_GLYPH = {
     ServerState.CRASHED: ("✗", "red"),
     ServerState.STOPPED: ("○", "dim"),
     ServerState.DISABLED: ("○", "dim"),
-    ServerState.NEEDS_SIGN_IN: ("⚿", "bold yellow"),
+    ServerState.NEEDS_SIGN_IN: ("◇", "bold yellow"),
 }
 SERVER_STATE_LABEL = {ServerState.NEEDS_SIGN_IN: "sign in"}  # the why column says the rest; the row must fit
 

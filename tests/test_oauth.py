@@ -237,3 +237,23 @@ async def test_a_token_revoked_while_running_leaves_the_server_needing_sign_in(t
             assert result.failure.message == "server 'guarded' closed the connection during the call"
             assert status.state == ServerState.NEEDS_SIGN_IN, status.summary()
             assert "mcp-chat-tui --sign-in guarded" in status.reason
+
+
+async def test_the_init_timeout_does_not_count_the_time_in_the_browser(tmp_path):
+    """A person slower than the server's whole init timeout still signs in."""
+    with protected_server() as server:
+        hub = ServerHub(
+            [ServerConfig(name="guarded", type="http", url=server.url)],
+            init_timeout=1.0,
+            token_vault=TokenVault(tmp_path / TOKEN_FILE_NAME),
+        )
+        async with hub:
+            await hub.start_all()
+            browser = Browser()
+
+            async def slow_person(request):
+                await asyncio.sleep(2.5)  # reading the page, typing a password: longer than the timeout
+                await browser(request)
+
+            status = await hub.sign_in("guarded", slow_person)
+            assert status.state == ServerState.READY, status.summary()

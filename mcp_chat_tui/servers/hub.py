@@ -29,15 +29,7 @@ from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
-from mcp_chat_tui.servers.oauth import (
-    OAuthSession,
-    SignInPrompt,
-    SignInRequest,
-    SignInRequired,
-    oauth_failure,
-    open_oauth_session,
-    sign_in_hint,
-)
+from mcp_chat_tui.servers.oauth import OAuthSession, PersonClock, SignInPrompt, oauth_failure, open_oauth_session
 from mcp_chat_tui.servers.results import call_failure, convert_result
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
@@ -85,8 +77,7 @@ class _Runtime:
     refused_state: ServerState = ServerState.FAILED  # the state a start given up leaves
     oauth: OAuthSession | None = None
     sign_in_prompt: SignInPrompt | None = None  # a person to ask, while signing in
-    person_waiting: bool = False  # the init timeout does not count a person's time
-    person_done_at: float | None = None
+    person: PersonClock = field(default_factory=PersonClock)  # their time is not the init timeout's
 
 
 class ServerHub:
@@ -199,7 +190,7 @@ class ServerHub:
         rt.stdout_noise = ""
         rt.start_refused = ""
         rt.refused_state = ServerState.FAILED
-        rt.person_waiting, rt.person_done_at = False, None
+        rt.person = PersonClock()
         rt.status.stderr_tail.clear()
         rt.status.started_at = datetime.now()
         rt.status.start_seconds = None
@@ -211,7 +202,7 @@ class ServerHub:
         started = time.perf_counter()
         rt.task = asyncio.create_task(self._own(rt, generation, started), name=f"mcp-server-{rt.config.name}")
         try:
-            await self._wait_settled(rt, timeout)
+            await rt.person.wait(rt.settled, timeout)
         except TimeoutError:
             rt.init_timed_out = True
             rt.task.cancel()
@@ -228,23 +219,6 @@ class ServerHub:
             self._set_state(rt, ServerState.FAILED, reason)
         if rt.start_refused and rt.status.state == ServerState.STARTING:
             self._set_state(rt, rt.refused_state, rt.start_refused)
-
-    @staticmethod
-    async def _wait_settled(rt: _Runtime, timeout: float) -> None:
-        """Wait for the start to settle; the time a person takes to sign in is not counted."""
-        wait = timeout
-        while True:
-            try:
-                await asyncio.wait_for(asyncio.shield(rt.settled.wait()), wait)
-                return
-            except TimeoutError:
-                since_person = time.monotonic() - rt.person_done_at if rt.person_done_at is not None else None
-                if rt.person_waiting:
-                    wait = timeout
-                elif since_person is not None and since_person < timeout:
-                    wait = timeout - since_person
-                else:
-                    raise
 
     async def _own(self, rt: _Runtime, generation: int, started: float) -> None:
         """The one task that holds this server's SDK client from start to stop."""
@@ -342,23 +316,12 @@ class ServerHub:
         if rt.config.oauth_settings is None:
             return None
         prompt = rt.sign_in_prompt
-
-        async def ask(request: SignInRequest) -> None:
-            if rt.sign_in_prompt is not prompt:  # the sign-in is over: a later 401 is not met with a dialog
-                raise SignInRequired(sign_in_hint(rt.config.name))
-            rt.person_waiting = True
-
-            def done(_: object) -> None:
-                rt.person_waiting, rt.person_done_at = False, time.monotonic()
-
-            request.outcome.add_done_callback(done)
-            assert prompt is not None
-            await prompt(request)
-
+        # Once the sign-in is over, a later 401 is not met with the person of that sign-in.
+        asked = rt.person.timed(prompt, lambda: rt.sign_in_prompt is prompt, rt.config.name) if prompt else None
         rt.oauth = open_oauth_session(
             rt.config,
             self.token_vault,
-            prompt=ask if prompt is not None else None,
+            prompt=asked,
             on_failure=partial(self._oauth_failed, rt, generation),
             on_secret=lambda value: self.redactor.add(f"{rt.config.name} sign-in", value),
         )

@@ -8,6 +8,7 @@ import asyncio
 import html
 import logging
 import socket
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -68,6 +69,45 @@ class SignInRequest:
 
 SignInPrompt = Callable[[SignInRequest], Awaitable[None]]
 """Shows a ``SignInRequest`` to the person (and may open the browser); returns once shown."""
+
+
+@dataclass
+class PersonClock:
+    """A start's time with a person in the browser, which its init timeout does not count."""
+
+    waiting: bool = False
+    done_at: float | None = None
+
+    def timed(self, prompt: SignInPrompt, wanted: Callable[[], bool], server: str) -> SignInPrompt:
+        """``prompt``, timed; once ``wanted()`` is false it raises ``SignInRequired`` instead."""
+
+        async def ask(request: SignInRequest) -> None:
+            if not wanted():
+                raise SignInRequired(sign_in_hint(server))
+            self.waiting = True
+            request.outcome.add_done_callback(self._came_back)
+            await prompt(request)
+
+        return ask
+
+    def _came_back(self, _: object) -> None:
+        self.waiting, self.done_at = False, time.monotonic()
+
+    async def wait(self, settled: asyncio.Event, timeout: float) -> None:
+        """Wait for ``settled``; raises ``TimeoutError`` after ``timeout`` seconds not spent in the browser."""
+        wait = timeout
+        while True:
+            try:
+                await asyncio.wait_for(asyncio.shield(settled.wait()), wait)
+                return
+            except TimeoutError:
+                since = time.monotonic() - self.done_at if self.done_at is not None else None
+                if self.waiting:
+                    wait = timeout
+                elif since is not None and since < timeout:
+                    wait = timeout - since
+                else:
+                    raise
 
 
 class LoopbackListener:

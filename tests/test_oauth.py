@@ -14,6 +14,7 @@ from keyring.backends.fail import Keyring as NoKeyring
 
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.servers import ServerHub, ServerState
+from mcp_chat_tui.servers.oauth import SignInFailed
 from mcp_chat_tui.servers.token_vault import KEYRING_SERVICE, TOKEN_FILE_NAME, TokenVault
 from tests.keyring_backend import FileKeyring
 from tests.oauth_helpers import Browser, protected_server
@@ -257,3 +258,18 @@ async def test_the_init_timeout_does_not_count_the_time_in_the_browser(tmp_path)
 
             status = await hub.sign_in("guarded", slow_person)
             assert status.state == ServerState.READY, status.summary()
+
+
+async def test_stopping_a_server_while_it_waits_for_the_browser_ends_that_sign_in(tmp_path):
+    with protected_server() as server:
+        async with hub_for(server.url, tmp_path) as hub:
+            await hub.start_all()
+            browser = Browser(opens=False)
+            signing = asyncio.ensure_future(hub.sign_in("guarded", browser))
+            while not browser.requests:
+                await asyncio.sleep(0.05)
+            await hub.stop("guarded")
+            await asyncio.wait_for(browser.requests[0].finished(), 5)
+            with pytest.raises(SignInFailed, match="guarded: the sign-in was stopped"):
+                browser.requests[0].outcome.result()
+            assert (await signing).state == ServerState.STOPPED

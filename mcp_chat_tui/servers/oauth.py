@@ -138,6 +138,10 @@ class LoopbackListener:
         return self._outcome
 
     async def close(self) -> None:
+        """Stop listening; a sign-in still waiting for the browser fails (its dialog closes)."""
+        if self._outcome is not None and not self._outcome.done():
+            self._outcome.set_exception(SignInFailed(f"{self.server}: the sign-in was stopped"))
+            self._outcome.exception()  # retrieved: nobody may be left to await it
         if self._serving is not None:
             self._serving.close()
             await self._serving.wait_closed()
@@ -453,7 +457,7 @@ def _person_handlers(
 
     async def callback() -> AuthorizationCodeResult:
         request = pending.pop()
-        return await request.outcome
+        return await asyncio.shield(request.outcome)  # a cancelled start must not cancel the person's outcome
 
     return redirect, callback
 

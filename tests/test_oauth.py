@@ -171,6 +171,7 @@ async def test_the_app_shows_needs_sign_in_and_signs_in_only_on_the_users_key(tm
 
     from mcp_chat_tui.ui.screens.sign_in import SignInScreen
     from tests.fakes import ScriptedEngine
+    from tests.helpers import wait_until
     from tests.oauth_helpers import follow
     from tests.ui_helpers import chat_text, make_app, wait_for, wait_ready
 
@@ -178,8 +179,11 @@ async def test_the_app_shows_needs_sign_in_and_signs_in_only_on_the_users_key(tm
     pages = []
 
     def browser_open(url: str) -> bool:  # runs on a thread, as webbrowser.open does in the dialog
+        dialog = app.screen
         opened.append(url)
         pages.append(asyncio.run(follow(url)))
+        # A browser may come back before open() returns: the dialog is gone by then.
+        assert wait_until(lambda: not dialog.is_attached, timeout=20)
         return True
 
     monkeypatch.setattr(webbrowser, "open", browser_open)

@@ -58,6 +58,8 @@ class SignInScreen(ModalScreen[None]):
 
     async def action_open_browser(self) -> None:
         opened = await asyncio.to_thread(webbrowser.open, self.request.url)
+        if self.request.outcome.done() or not self.is_attached:  # the browser came back first: closed
+            return
         status = (
             "opened in the browser; waiting for it to come back…"
             if opened

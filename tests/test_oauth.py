@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import stat
 
@@ -277,3 +278,11 @@ async def test_stopping_a_server_while_it_waits_for_the_browser_ends_that_sign_i
             with pytest.raises(SignInFailed, match="guarded: the sign-in was stopped"):
                 browser.requests[0].outcome.result()
             assert (await signing).state == ServerState.STOPPED
+
+
+async def test_a_server_that_needs_sign_in_logs_no_error(tmp_path, caplog):
+    with protected_server() as server:
+        async with hub_for(server.url, tmp_path) as hub:
+            await hub.start_all()
+            assert hub.status("guarded").state == ServerState.NEEDS_SIGN_IN
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR] == []

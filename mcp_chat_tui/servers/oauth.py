@@ -40,6 +40,18 @@ class SignInFailed(Exception):
     """Signing in did not work: refused, cancelled, or the browser came back without a code."""
 
 
+class _SignInRequiredIsNoError(logging.Filter):
+    """The SDK logs every exception of the auth flow with its traceback, the expected
+    ``SignInRequired`` of each start without a person too: that one is left out of the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], SignInRequired))
+
+
+for _name in ("mcp.client.auth.oauth2", "mcp.client.streamable_http", "mcp.client.sse"):
+    logging.getLogger(_name).addFilter(_SignInRequiredIsNoError())
+
+
 def sign_in_hint(server: str) -> str:
     """What a user does about a server that needs sign-in (its state says that it does)."""
     return f"run mcp-chat-tui --sign-in {server}, or press s on it in the app's server panel"

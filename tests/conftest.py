@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import keyring
 import pytest
 
+from tests.keyring_backend import FileKeyring
 from tests.models import build_tiny_model
 
 
@@ -16,6 +19,12 @@ def isolated_user_dirs(tmp_path_factory, monkeypatch):
         folder = base / kind.lower()
         monkeypatch.setenv(f"MCP_CHAT_TUI_{kind}_DIR", str(folder))
     monkeypatch.delenv("MCP_CHAT_TUI_CONFIG", raising=False)
+    # Sign-in tokens go to a keyring file of this test's own, in this process and in those it starts.
+    monkeypatch.setenv("MCT_TEST_KEYRING", str(base / "keyring.json"))
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "tests.keyring_backend.FileKeyring")
+    root = str(Path(__file__).resolve().parent.parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    keyring.set_keyring(FileKeyring())
     return base
 
 

@@ -374,6 +374,7 @@ def declared_bindings():
     from mcp_chat_tui.ui.screens.approval import ApprovalScreen
     from mcp_chat_tui.ui.screens.conversations import ExportScreen, ResumeScreen
     from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
+    from mcp_chat_tui.ui.screens.sign_in import SignInScreen
     from mcp_chat_tui.ui.widgets.sidebar import ListTable, ServerTable, ToolCallTable
 
     classes = [
@@ -388,6 +389,7 @@ def declared_bindings():
         TextScreen,
         ResumeScreen,
         ExportScreen,
+        SignInScreen,
     ]
     return [(cls.__name__, b) for cls in classes for b in cls.__dict__.get("BINDINGS", []) if isinstance(b, Binding)]
 

@@ -17,6 +17,7 @@ examples:
   mcp-chat-tui ./my-model -p "what is 12*7"  one turn; only the answer on stdout (for scripts)
   echo "what is 12*7" | mcp-chat-tui ./my-model -p - --json   the prompt from stdin, a JSON report
   mcp-chat-tui --check-servers               start the configured servers and report
+  mcp-chat-tui --sign-in NAME                sign in to an HTTP server that needs it (OAuth)
 
 files:
   mcp.json     --mcp-config, else ./mcp.json, ./.vscode/mcp.json, the user config
@@ -62,6 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-y", "--yes", action="store_true", help="run every tool call without asking")
     parser.add_argument(
         "--check-servers", action="store_true", help="start the configured servers, print a table, exit"
+    )
+    parser.add_argument(
+        "--sign-in",
+        metavar="NAME",
+        help="sign in to the HTTP server NAME of mcp.json (OAuth: shows the address to open)",
+    )
+    parser.add_argument(
+        "--sign-out", metavar="NAME", help="forget the sign-in (tokens, registered client) kept for the server NAME"
     )
     parser.add_argument("--mcp-config", type=Path, metavar="PATH", help="the mcp.json to use")
     parser.add_argument("--config", type=Path, metavar="PATH", help="the config.toml to use")

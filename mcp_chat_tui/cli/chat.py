@@ -58,16 +58,22 @@ def make_policy(args: argparse.Namespace, settings: Settings, mcp_config: McpCon
 
 def check_start(hub: ServerHub, settings: Settings, console: Console) -> None:
     """Document 002: a server that cannot start is fatal, unless config.toml says to continue."""
-    failed = [s for s in hub.statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
+    failed = [
+        s for s in hub.statuses if s.state in (ServerState.FAILED, ServerState.CRASHED, ServerState.NEEDS_SIGN_IN)
+    ]
     if not failed:
         return
     console.print(status_table(hub.statuses))
     names = ", ".join(s.name for s in failed)
     if settings.on_server_failure == "exit":
-        raise UserFacingError(
-            f'MCP server(s) failed to start: {names}. Fix mcp.json, or set on_server_failure = "continue" '
-            "in config.toml to chat without them."
+        signing = [s.name for s in failed if s.state == ServerState.NEEDS_SIGN_IN]
+        what = (
+            f"MCP server(s) need sign-in: {', '.join(signing)} "
+            f"(run {', '.join(f'mcp-chat-tui --sign-in {name}' for name in signing)})"
+            if len(signing) == len(failed)
+            else f"MCP server(s) failed to start: {names}. Fix mcp.json"
         )
+        raise UserFacingError(f'{what}, or set on_server_failure = "continue" in config.toml to chat without them.')
     console.print(f"[yellow]continuing without: {names}[/]")
 
 
@@ -126,6 +132,10 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
                         status.update(progress.message)
 
                 await asyncio.gather(engine.load(on_progress), hub.start_all())
+            if sys.stdin.isatty():  # without a terminal nobody can sign in: check_start says what to run
+                from mcp_chat_tui.cli.sign_in import offer_sign_in
+
+                await offer_sign_in(hub, console)
             check_start(hub, settings, console)
             ready = [s for s in hub.statuses if s.state.usable]
             leave = "" if one_shot else " · type bye or quit to leave"

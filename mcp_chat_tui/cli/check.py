@@ -17,6 +17,7 @@ STATE_STYLE = {
     ServerState.CRASHED: "red",
     ServerState.STOPPED: "dim",
     ServerState.DISABLED: "dim",
+    ServerState.NEEDS_SIGN_IN: "yellow",
 }
 
 
@@ -57,7 +58,8 @@ def shown(text: str) -> str:
 
 
 async def check_servers(hub: ServerHub, console: Console) -> int:
-    """Start, report, shut down; 0 when every enabled server became ready."""
+    """Start, report, shut down; 0 when every enabled server became ready or needs sign-in (which
+    is no fault of the configuration: the user signs in with ``--sign-in NAME``)."""
     with console.status("starting servers…"):
         statuses = await hub.start_all()
     console.print(status_table(statuses))
@@ -66,6 +68,10 @@ async def check_servers(hub: ServerHub, console: Console) -> int:
         console.print(
             f"[yellow]{refused} tool(s) refused[/] (named above): those servers must fix them; their other tools work."
         )
+    waiting = [s.name for s in statuses if s.state == ServerState.NEEDS_SIGN_IN]
+    if waiting:
+        commands = ", ".join(f"mcp-chat-tui --sign-in {name}" for name in waiting)
+        console.print(f"[yellow]{len(waiting)} server(s) need sign-in[/]: {shown(commands)}")
     failed = [s for s in statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
     if failed:
         console.print(

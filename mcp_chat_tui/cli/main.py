@@ -56,6 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.check_servers:
             return asyncio.run(run_until_signal(lambda: _check_servers(args)))
+        if args.sign_in or args.sign_out:
+            from mcp_chat_tui.cli.sign_in import sign_in_command, sign_out_command
+
+            if args.sign_out:
+                return sign_out_command(args, Console(highlight=False))
+            return asyncio.run(run_until_signal(lambda: sign_in_command(args, Console(highlight=False))))
         from mcp_chat_tui.cli.chat import run_chat
 
         return run_chat(args, parser)

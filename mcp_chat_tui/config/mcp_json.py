@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 from pydantic import ValidationError
 
 from mcp_chat_tui.config._errors import from_json_error, from_validation_error, key_path, kind_of, read_text
-from mcp_chat_tui.config.mcp_models import McpConfig, ServerConfig
+from mcp_chat_tui.config.mcp_models import McpConfig, OAuthSettings, ServerConfig
 from mcp_chat_tui.config.variables import AskInput, Expander, InputCache, InputSpec
 from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
@@ -133,6 +133,8 @@ def _parse_server(path: Path, servers_key: str, name: str, raw: Any) -> ServerCo
     if not isinstance(raw, dict):
         raise ConfigError(path, where, f"expected an object describing the server, found {kind_of(raw)}")
     data = {**raw, "name": name, "type": _transport(path, where, raw)}
+    if "oauth" in raw:
+        data["oauth"] = _parse_oauth(path, servers_key, name, raw["oauth"])
     try:
         template = ServerConfig.model_validate(data)
     except ValidationError as exc:
@@ -143,7 +145,33 @@ def _parse_server(path: Path, servers_key: str, name: str, raw: Any) -> ServerCo
     if template.type != "stdio" and not (template.url or "").strip():
         problem = f'missing or empty: an {template.type} server needs "url", its address'
         raise ConfigError(path, f"{where}.url", problem)
+    _check_oauth(path, where, template)
     return template
+
+
+def _parse_oauth(path: Path, servers_key: str, name: str, raw: Any) -> OAuthSettings | bool:
+    """``oauth``: an object of sign-in settings, or true/false."""
+    if isinstance(raw, bool):
+        return raw
+    if not isinstance(raw, dict):
+        problem = f"expected an object (clientId, clientSecret, scope, callbackPort) or false, found {kind_of(raw)}"
+        raise ConfigError(path, key_path(servers_key, name, "oauth"), problem)
+    try:
+        return OAuthSettings.model_validate(raw)
+    except ValidationError as exc:
+        raise from_validation_error(path, exc, servers_key, name, "oauth") from None
+
+
+def _check_oauth(path: Path, where: str, template: ServerConfig) -> None:
+    """``oauth`` belongs to http and sse servers, and a client secret to a client id."""
+    oauth = template.oauth
+    if oauth is True:
+        return
+    if template.type == "stdio":
+        raise ConfigError(path, f"{where}.oauth", "only http and sse servers sign in with OAuth; remove it")
+    if isinstance(oauth, OAuthSettings) and oauth.client_secret is not None and not oauth.client_id:
+        problem = 'a client secret needs its client: add "clientId" (the id the authorization server gave you)'
+        raise ConfigError(path, f"{where}.oauth.clientSecret", problem)
 
 
 def _parse_inputs(path: Path, raw_inputs: Any) -> list[InputSpec]:
@@ -195,6 +223,14 @@ def _string_fields(server: ServerConfig) -> Iterator[tuple[str, str]]:
         yield "url", server.url
     for key, value in server.headers.items():
         yield f"headers.{key}", value
+    if isinstance(server.oauth, OAuthSettings):
+        for key in ("clientId", "clientSecret", "scope"):
+            value = getattr(server.oauth, _OAUTH_FIELDS[key])
+            if value is not None:
+                yield f"oauth.{key}", value
+
+
+_OAUTH_FIELDS = {"clientId": "client_id", "clientSecret": "client_secret", "scope": "scope"}
 
 
 def _expand_server(expander: Expander, template: ServerConfig, where: str, base_dir: Path) -> ServerConfig:
@@ -216,6 +252,9 @@ def _expand_server(expander: Expander, template: ServerConfig, where: str, base_
         target["cwd"] = _path(pick.get("cwd"), base_dir)
         target["url"] = pick.get("url")
         target["headers"] = {key: pick[f"headers.{key}"] for key in template.headers}
+        if isinstance(template.oauth, OAuthSettings):
+            changed = {field: pick[f"oauth.{key}"] for key, field in _OAUTH_FIELDS.items() if f"oauth.{key}" in pick}
+            target["oauth"] = template.oauth.model_copy(update=changed)
     server = template.model_copy(update=updates)
     server._display = display
     if resolve:

@@ -23,6 +23,25 @@ _Text = Annotated[str, Field(strict=True)]
 _Seconds = Annotated[float, Field(strict=True, gt=0)]
 
 Transport = Literal["stdio", "http", "sse"]
+_Port = Annotated[int, Field(strict=True, ge=1, le=65535)]
+
+
+class OAuthSettings(BaseModel):
+    """``oauth`` of an http or sse server: how the app signs in to it (OAuth 2.1).
+
+    Without it the app registers itself with the server's authorization server (dynamic client
+    registration). ``clientId`` (and ``clientSecret``) name a client registered beforehand;
+    ``callbackPort`` fixes the port of the loopback redirect (``http://127.0.0.1:PORT/callback``)
+    that such a client was registered with; ``scope`` asks for these scopes instead of those the
+    server names. ``"oauth": false`` turns sign-in off for the server.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    client_id: _Text | None = Field(None, alias="clientId")
+    client_secret: _Text | None = Field(None, alias="clientSecret")
+    scope: _Text | None = None
+    callback_port: _Port | None = Field(None, alias="callbackPort")
 
 
 class ServerConfig(BaseModel):
@@ -46,6 +65,7 @@ class ServerConfig(BaseModel):
     disabled: Annotated[bool, Field(strict=True)] = False
     timeout: _Seconds | None = None
     init_timeout: _Seconds | None = Field(None, alias="initTimeout")
+    oauth: OAuthSettings | Annotated[bool, Field(strict=True)] = True
 
     # Field name -> value safe to show (password answers replaced by their placeholder).
     _display: dict[str, Any] = PrivateAttr(default_factory=dict)
@@ -72,6 +92,16 @@ class ServerConfig(BaseModel):
     def display_headers(self) -> dict[str, str]:
         """``headers`` with password answers shown as ``${input:ID}``."""
         return dict(self._shown("headers"))
+
+    @property
+    def oauth_settings(self) -> OAuthSettings | None:
+        """How to sign in to this http or sse server; None when sign-in is off (``"oauth": false``,
+        a stdio server, or an ``Authorization`` header that the file gives itself)."""
+        if self.type == "stdio" or self.oauth is False:
+            return None
+        if any(key.lower() == "authorization" for key in self.headers):
+            return None
+        return self.oauth if isinstance(self.oauth, OAuthSettings) else OAuthSettings()
 
     def display_url(self) -> str | None:
         url: str | None = self._shown("url")

@@ -46,10 +46,24 @@ class Redactor:
             for form in _spellings(value):
                 markers.setdefault(form, f"[redacted: {name}]")
         self._markers = markers
+        self._compile()
+
+    def _compile(self) -> None:
         # Longest first: at each place the longest spelling wins, so no tail of one is left behind.
-        ordered = sorted(markers, key=len, reverse=True)
+        ordered = sorted(self._markers, key=len, reverse=True)
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         self.longest = len(ordered[0]) if ordered else 0
+
+    def add(self, name: str, value: str) -> None:
+        """Hide one more secret from now on: one the app was given while running (a sign-in token)."""
+        forms = _spellings(value) - self._markers.keys()
+        if len(value) < MIN_SECRET_LENGTH or not forms:
+            return
+        if name not in self.names:
+            self.names.append(name)
+        for form in forms:
+            self._markers[form] = f"[redacted: {name}]"
+        self._compile()
 
     def __bool__(self) -> bool:
         return self._pattern is not None

@@ -24,13 +24,16 @@ from mcp_types import Implementation
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_chat_tui import __version__
+from mcp_chat_tui.core.paths import user_data_dir
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
+from mcp_chat_tui.servers.oauth import OAuthSession, PersonClock, SignInPrompt, oauth_failure, open_oauth_session
 from mcp_chat_tui.servers.results import call_failure, convert_result
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
+from mcp_chat_tui.servers.token_vault import TOKEN_FILE_NAME, TokenVault
 from mcp_chat_tui.servers.transports import (
     describe_start_failure,
     http_transport,
@@ -71,6 +74,10 @@ class _Runtime:
     refresh_wanted: bool = False
     stdout_noise: str = ""  # the first line on stdout that was not JSON-RPC, while starting
     start_refused: str = ""  # why the start was given up before the init timeout
+    refused_state: ServerState = ServerState.FAILED  # the state a start given up leaves
+    oauth: OAuthSession | None = None
+    sign_in_prompt: SignInPrompt | None = None  # a person to ask, while signing in
+    person: PersonClock = field(default_factory=PersonClock)  # their time is not the init timeout's
 
 
 class ServerHub:
@@ -85,8 +92,10 @@ class ServerHub:
         log_dir: Path | None = None,
         max_result_chars: int = MAX_RESULT_CHARS,
         redactor: Redactor | None = None,
+        token_vault: TokenVault | None = None,
     ) -> None:
         self.init_timeout = init_timeout
+        self.token_vault = token_vault or TokenVault(user_data_dir() / TOKEN_FILE_NAME)
         self.redactor = redactor if redactor is not None else Redactor()
         self.tool_timeout = tool_timeout
         self.log_dir = log_dir
@@ -135,6 +144,10 @@ class ServerHub:
     def status(self, name: str) -> ServerStatus:
         return self._runtimes[name].status
 
+    def config(self, name: str) -> Any:
+        """The configuration ``name`` was started from."""
+        return self._runtimes[name].config
+
     # ----- tools -----------------------------------------------------------------------------
 
     def _rebuild_tool_index(self) -> None:
@@ -176,6 +189,8 @@ class ServerHub:
         rt.init_timed_out = False
         rt.stdout_noise = ""
         rt.start_refused = ""
+        rt.refused_state = ServerState.FAILED
+        rt.person = PersonClock()
         rt.status.stderr_tail.clear()
         rt.status.started_at = datetime.now()
         rt.status.start_seconds = None
@@ -187,7 +202,7 @@ class ServerHub:
         started = time.perf_counter()
         rt.task = asyncio.create_task(self._own(rt, generation, started), name=f"mcp-server-{rt.config.name}")
         try:
-            await asyncio.wait_for(asyncio.shield(rt.settled.wait()), timeout)
+            await rt.person.wait(rt.settled, timeout)
         except TimeoutError:
             rt.init_timed_out = True
             rt.task.cancel()
@@ -203,7 +218,7 @@ class ServerHub:
                 )
             self._set_state(rt, ServerState.FAILED, reason)
         if rt.start_refused and rt.status.state == ServerState.STARTING:
-            self._set_state(rt, ServerState.FAILED, rt.start_refused)
+            self._set_state(rt, rt.refused_state, rt.start_refused)
 
     async def _own(self, rt: _Runtime, generation: int, started: float) -> None:
         """The one task that holds this server's SDK client from start to stop."""
@@ -232,6 +247,9 @@ class ServerHub:
             await self._client_failed(rt, generation, exc)
         finally:
             rt.client = None
+            if rt.oauth is not None:
+                await rt.oauth.close()
+                rt.oauth = None
             if rt.refresh_task is not None and not rt.refresh_task.done():
                 rt.refresh_task.cancel()
             if rt.capture is not None:
@@ -255,7 +273,7 @@ class ServerHub:
                 await asyncio.wait_for(rt.stderr_closed.wait(), 1.0)
             except TimeoutError:
                 pass
-        if generation == rt.generation and not rt.stopping:
+        if generation == rt.generation and not (rt.stopping or rt.start_refused):
             if rt.status.state.usable:
                 self._set_state(rt, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
             else:
@@ -280,15 +298,62 @@ class ServerHub:
             return stdio_transport(config, rt.capture.errlog)
         rt.capture = None
         rt.http_error = None
+        auth = self._oauth(rt, generation)
         if config.type == "sse":
-            return sse_transport(config.url, dict(config.headers))
+            return sse_transport(config.url, dict(config.headers), auth)
 
         def note(code: int, phrase: str) -> None:
             # 404 and 405 are normal while the SDK probes which protocol the server speaks.
             if code in (401, 403, 407) or code >= 500:
                 rt.http_error = (code, phrase)
 
-        return http_transport(config.url, dict(config.headers), note)
+        return http_transport(config.url, dict(config.headers), note, auth)
+
+    # ----- signing in ------------------------------------------------------------------------
+
+    def _oauth(self, rt: _Runtime, generation: int) -> Any:
+        """The OAuth sign-in for an http or sse server (None where it is off); see servers/oauth.py."""
+        if rt.config.oauth_settings is None:
+            return None
+        prompt = rt.sign_in_prompt
+        # Once the sign-in is over, a later 401 is not met with the person of that sign-in.
+        asked = rt.person.timed(prompt, lambda: rt.sign_in_prompt is prompt, rt.config.name) if prompt else None
+        rt.oauth = open_oauth_session(
+            rt.config,
+            self.token_vault,
+            prompt=asked,
+            on_failure=partial(self._oauth_failed, rt, generation),
+            on_secret=lambda value: self.redactor.add(f"{rt.config.name} sign-in", value),
+        )
+        return rt.oauth.provider
+
+    def _oauth_failed(self, rt: _Runtime, generation: int, exc: Exception) -> None:
+        """The sign-in stopped (needs a person, refused, broken): the SDK's transport would only
+        log it and wait, so the start ends here, with why; a running server needs sign-in again."""
+        if generation != rt.generation or rt.stopping:
+            return
+        state, reason = oauth_failure(rt.config, exc, rt.http_error)
+        reason = self.redactor.text(reason)
+        if rt.status.state == ServerState.STARTING and rt.task is not None and not rt.start_refused:
+            rt.start_refused, rt.refused_state = reason, state
+            rt.task.cancel()
+        elif rt.status.state.usable:
+            self._set_state(rt, state, reason)
+            rt.stop.set()
+
+    async def sign_in(self, name: str, prompt: SignInPrompt) -> ServerStatus:
+        """Start ``name`` again with a person to authorize it (``prompt`` shows them the URL); the
+        init timeout waits for them. Returns the state it ends in (ready, or why not)."""
+        rt = self._runtimes[name]
+        rt.sign_in_prompt = prompt
+        try:
+            return await self.restart(name)
+        finally:
+            rt.sign_in_prompt = None
+
+    def forget_sign_in(self, name: str) -> bool:
+        """Drop the tokens (and registered client) kept for ``name``; True when there were some."""
+        return self.token_vault.forget(self._runtimes[name].config.url or "")
 
     async def _list_tools(self, rt: _Runtime, client: Client, refresh: bool = False) -> None:
         """Read every page of the tool list into the status: valid tools, and those refused with why."""

@@ -22,6 +22,7 @@ class ServerState(str, Enum):
     CRASHED = "crashed"
     STOPPED = "stopped"
     DISABLED = "disabled"
+    NEEDS_SIGN_IN = "needs sign-in"  # an HTTP server whose OAuth sign-in waits for the user
 
     @property
     def usable(self) -> bool:

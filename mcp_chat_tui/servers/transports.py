@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any, TextIO
 
+import httpx2
 from mcp import StdioServerParameters
 from mcp.client import stdio as sdk_stdio
 from mcp.client.sse import sse_client
@@ -85,14 +86,18 @@ async def stdio_transport(config: Any, errlog: TextIO) -> AsyncIterator[Any]:
 
 @asynccontextmanager
 async def http_transport(
-    url: str, headers: dict[str, str], on_http_error: Callable[[int, str], None] | None = None
+    url: str,
+    headers: dict[str, str],
+    on_http_error: Callable[[int, str], None] | None = None,
+    auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[Any]:
-    """The SDK's streamable HTTP transport, with the configured headers (bearer tokens and the like).
+    """The SDK's streamable HTTP transport, with the configured headers (bearer tokens and the like)
+    and ``auth`` (the OAuth sign-in, ``servers/oauth.py``).
 
     ``on_http_error`` hears every HTTP error status, which the SDK reports only
     as a generic error, so a refused token can be named as such.
     """
-    async with create_mcp_http_client(headers=headers or None) as http_client:
+    async with create_mcp_http_client(headers=headers or None, auth=auth) as http_client:
         if on_http_error is not None:
 
             async def note_error(response: Any) -> None:
@@ -104,8 +109,8 @@ async def http_transport(
             yield streams
 
 
-def sse_transport(url: str, headers: dict[str, str]) -> Any:
-    return sse_client(url, headers=headers or None)
+def sse_transport(url: str, headers: dict[str, str], auth: httpx2.Auth | None = None) -> Any:
+    return sse_client(url, headers=headers or None, auth=auth)
 
 
 def root_cause(exc: BaseException) -> BaseException:

@@ -303,6 +303,8 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
             self.show_server_log(message.server)
         elif message.action == "toggle_auto_run":
             self.toggle_server_auto_run(message.server)
+        elif message.action == "sign_in":
+            self.sign_in_server(message.server)
 
     @on(ToolCallTable.ToggleAutoRun)
     def _toggle_from_calls(self, message: ToolCallTable.ToggleAutoRun) -> None:
@@ -483,6 +485,7 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
                 palette_text(status.summary()),
                 lambda name=status.name: self.restart_server(name),
             )
+        yield from self.sign_in_commands()
         for spec in self.hub.tools():
             state = "runs without asking" if self.policy.runs_without_asking(spec) else "asks first"
             yield SystemCommand(

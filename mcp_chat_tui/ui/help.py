@@ -20,6 +20,7 @@ def _section(title: str, bindings: list[Binding]) -> Text:
 def help_text() -> Text:
     from mcp_chat_tui.ui.screens.approval import ApprovalScreen
     from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen
+    from mcp_chat_tui.ui.screens.sign_in import SignInScreen
     from mcp_chat_tui.ui.widgets.prompt import PromptInput
     from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 
@@ -39,6 +40,7 @@ def help_text() -> Text:
         ("Approval dialog", ApprovalScreen.BINDINGS),
         ("Call detail", CallDetailScreen.BINDINGS),
         ("Server detail", ServerDetailScreen.BINDINGS),
+        ("Sign-in dialog", SignInScreen.BINDINGS),
     ):
         text.append_text(_section(title, [b for b in bindings if isinstance(b, Binding)]))
         text.append("\n")

@@ -6,14 +6,17 @@ handlers that call these stay on the app, where Textual finds them.
 
 from __future__ import annotations
 
+from textual.app import SystemCommand
 from textual.widgets import Static
 
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.core.tools import ToolSpec
-from mcp_chat_tui.servers.state import tool_list_notes
-from mcp_chat_tui.ui.format import counted, literal
+from mcp_chat_tui.servers.oauth import SignInRequest
+from mcp_chat_tui.servers.state import ServerState, tool_list_notes
+from mcp_chat_tui.ui.format import counted, literal, palette_text
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.detail import TextScreen
+from mcp_chat_tui.ui.screens.sign_in import SignInScreen
 
 
 class ServerActions:
@@ -74,6 +77,39 @@ class ServerActions:
             )
 
         self.run_worker(restart(), group=f"restart-{name}")
+
+    def sign_in_server(self, name: str) -> None:
+        """Start the server again with the user to authorize it: the dialog shows the address, the
+        browser opens only on their key; the outcome is notified."""
+        self.notify(visible_controls(f"signing in to {name}…"), markup=False)
+
+        async def sign_in() -> None:
+            status = await self.hub.sign_in(name, self._show_sign_in)
+            severity = "information" if status.state.usable else "error"
+            text = (
+                f"{name}: signed in, {counted(len(status.tools), 'tool')}" if status.state.usable else status.summary()
+            )
+            self.notify(visible_controls(text), severity=severity, markup=False)
+            if self.hub.token_vault.notice:
+                self.notify(self.hub.token_vault.notice, severity="warning", markup=False, timeout=15)
+
+        self.run_worker(sign_in(), group=f"restart-{name}")
+
+    async def _show_sign_in(self, request: SignInRequest) -> None:
+        await self.push_screen(SignInScreen(request))
+
+    def sign_in_commands(self):
+        """Palette commands: sign in to each server that signs in with OAuth (found by typing
+        "sign in" unless it needs it now, when the palette lists it)."""
+        for status in self.hub.statuses:
+            if self.hub.config(status.name).oauth_settings is None:
+                continue
+            yield SystemCommand(
+                palette_text(f"Sign in to server {status.name}"),
+                palette_text(status.summary()),
+                lambda name=status.name: self.sign_in_server(name),
+                discover=status.state == ServerState.NEEDS_SIGN_IN,
+            )
 
     def show_server_log(self, name: str) -> None:
         status = self.hub.status(name)

@@ -52,6 +52,10 @@ class StartUp:
             return
         if failed:
             await self.chat.mount(Notice(f"continuing without: {', '.join(s.name for s in failed)}", error=True))
+        signing = [s.name for s in self.hub.statuses if s.state is ServerState.NEEDS_SIGN_IN]
+        if signing:
+            how = "press s on it in the server panel (F4), or use the palette (Ctrl+P)"
+            await self.chat.mount(Notice(f"needs sign-in: {', '.join(signing)}: {how}"))
         if not self.chat.query(UserMessage):
             await self.chat.mount(Notice(self._welcome_text(), muted=True), before=0)
         self._engine_state("ready")

@@ -111,7 +111,13 @@ SERVER_GLYPH = {
     ServerState.CRASHED: ("✗", "red"),
     ServerState.STOPPED: ("○", "dim"),
     ServerState.DISABLED: ("○", "dim"),
+    ServerState.NEEDS_SIGN_IN: ("◇", "bold yellow"),
 }
+SERVER_STATE_LABEL = {ServerState.NEEDS_SIGN_IN: "sign in"}  # the why column says the rest; the row must fit
+
+
+def server_state_label(state: ServerState) -> str:
+    return f"{SERVER_GLYPH[state][0]} {SERVER_STATE_LABEL.get(state, state.value)}"
 
 
 def never(_: object) -> bool:
@@ -247,13 +253,14 @@ class ServerTable(FittedTable):
     """One row per server: state, name (cut to fit), transport, tools, last call latency, failure
     reason; ⚡ when ``auto_run(status)`` says all its tools run without asking now."""
 
-    whole_width = max(len(f"{glyph} {state.value}") for state, (glyph, _) in SERVER_GLYPH.items()) + 2
+    whole_width = max(len(server_state_label(state)) for state in SERVER_GLYPH) + 2
 
     BINDINGS = [
         *LIST_KEYS,
         Binding("r", "restart", "Restart", id="servers.restart"),
         Binding("l", "show_log", "Stderr log", id="servers.log"),
         Binding("a", "toggle_auto_run", "Auto-run tools", id="servers.toggle_auto_run"),
+        Binding("s", "sign_in", "Sign in", id="servers.sign_in"),
     ]
 
     class ServerAction(Message):
@@ -277,7 +284,7 @@ class ServerTable(FittedTable):
         self.add_column("why", key="reason")
 
     def _cells(self, status: ServerStatus) -> list[Text]:
-        glyph, style = SERVER_GLYPH[status.state]
+        style = SERVER_GLYPH[status.state][1]
         tools = str(len(status.tools)) if status.state.usable else "-"
         if self.auto_run(status):
             tools += " ⚡"
@@ -286,7 +293,7 @@ class ServerTable(FittedTable):
         why = status.reason or (f"{len(status.refused_tools)} tool(s) refused" if status.refused_tools else "")
         why = why or ("tool list cut short" if status.tool_pages_unread else "")
         return [
-            Text(f"{glyph} {status.state.value}", style=style),
+            Text(server_state_label(status.state), style=style),
             cut(literal(status.name, "bold"), self.name_width),
             Text(status.transport, style="dim"),
             Text(tools),
@@ -296,6 +303,7 @@ class ServerTable(FittedTable):
 
     def show(self, status: ServerStatus) -> None:
         self.statuses[status.name] = status
+        self.refresh_bindings()  # whether ``s`` is offered follows the state
         cells = self._cells(status)
         if status.name in self.rows:
             for key, cell in zip(("state", "server", "transport", "tools", "latency", "reason"), cells, strict=False):
@@ -325,3 +333,18 @@ class ServerTable(FittedTable):
 
     def action_toggle_auto_run(self) -> None:
         self._post("toggle_auto_run")
+
+    def action_sign_in(self) -> None:
+        self._post("sign_in")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``s`` (sign in) is offered for a highlighted server that needs sign-in, and only then."""
+        shown = super().check_action(action, parameters)
+        if action == "sign_in" and shown:
+            status = self.statuses.get(self.selected_server() or "")
+            return status is not None and status.state == ServerState.NEEDS_SIGN_IN
+        return shown
+
+    def watch_cursor_coordinate(self, old: object, new: object) -> None:
+        super().watch_cursor_coordinate(old, new)
+        self.refresh_bindings()

@@ -1,0 +1,75 @@
+"""The sign-in dialog: which server asks, the full authorization address, and the browser opened
+only on the user's key. It closes itself when the browser comes back (or the sign-in fails)."""
+
+from __future__ import annotations
+
+import asyncio
+import webbrowser
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from mcp_chat_tui.servers.oauth import SignInRequest
+from mcp_chat_tui.ui.format import literal
+
+KEY_HINT = "[b]o[/] or [b]Enter[/] open in the browser  [b]c[/] copy the address  [b]Esc[/] cancel"
+
+
+class SignInScreen(ModalScreen[None]):
+    """Shows one ``SignInRequest``; nothing is opened until the user presses ``o`` or Enter."""
+
+    CSS_PATH = Path(__file__).with_name("sign_in.tcss")
+    BINDINGS = [
+        Binding("o,enter", "open_browser", "Open in browser", id="sign_in.open"),
+        Binding("c", "copy_address", "Copy address", id="sign_in.copy"),
+        Binding("escape", "cancel", "Cancel sign-in", id="sign_in.cancel"),
+    ]
+
+    def __init__(self, request: SignInRequest) -> None:
+        super().__init__()
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="sign-in-dialog"):
+            yield Static(literal(f"Sign in to {self.request.server}", "bold"), id="sign-in-title")
+            yield Static(
+                literal(
+                    f"{self.request.server} wants you to authorize mcp-chat-tui. Open this address in a browser "
+                    f"(it then comes back to {self.request.redirect_uri}):"
+                ),
+                id="sign-in-about",
+            )
+            yield Static(literal(self.request.url), id="sign-in-url")
+            yield Static("waiting for the browser…", id="sign-in-status")
+            yield Static(KEY_HINT, id="sign-in-keys")
+
+    def on_mount(self) -> None:
+        self._close_when_finished()
+
+    @work(group="sign-in")
+    async def _close_when_finished(self) -> None:
+        await self.request.finished()
+        self.dismiss(None)
+
+    async def action_open_browser(self) -> None:
+        opened = await asyncio.to_thread(webbrowser.open, self.request.url)
+        if self.request.outcome.done() or not self.is_attached:  # the browser came back first: closed
+            return
+        status = (
+            "opened in the browser; waiting for it to come back…"
+            if opened
+            else "no browser could be opened here: copy the address"
+        )
+        self.query_one("#sign-in-status", Static).update(status)
+
+    def action_copy_address(self) -> None:
+        self.app.copy_to_clipboard(self.request.url)
+        self.query_one("#sign-in-status", Static).update("address copied (where the terminal allows it)")
+
+    def action_cancel(self) -> None:
+        self.request.cancel()

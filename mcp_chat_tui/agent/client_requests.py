@@ -27,6 +27,7 @@ from mcp_types import (
 
 from mcp_chat_tui.agent.events import AgentSink, ServerRequestAnswered
 from mcp_chat_tui.agent.sampling import ToolUse, generate, request_record, result_record, sampling_result
+from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers.client_requests import ElicitationAnswer, SamplingAnswer
 from mcp_chat_tui.servers.elicit_form import FormField, form_fields, redacted_values
@@ -70,8 +71,10 @@ class AskingClientRequests:
         *,
         model_busy: Callable[[], bool] = lambda: False,
         model_name: str = "",
+        redactor: Redactor | None = None,
     ) -> None:
         self.engine = engine
+        self.redactor = redactor  # learns the secrets typed into forms, to hide them from then on
         self.asker = asker
         self.sink = sink
         self.model_busy = model_busy
@@ -124,11 +127,18 @@ class AskingClientRequests:
             asked = {"mode": "form", "message": params.message, "fields": [f.name for f in fields]}
             action, values = await self.asker.fill_form(server, params.message, fields)
             content = values if action == "accept" else None
+            self._learn_secrets(server, fields, content or {})
             recorded = {"action": action}
             if content is not None:
                 recorded["content"] = redacted_values(fields, content)
             self._report(server, "elicitation", asked, action, recorded)
             return ElicitResult(action=action, content=content)  # type: ignore[arg-type]
+
+    def _learn_secrets(self, server: str, fields: list[FormField], values: dict[str, Any]) -> None:
+        for form_field in fields:
+            value = values.get(form_field.name)
+            if form_field.secret and isinstance(value, str) and self.redactor is not None:
+                self.redactor.add(f"{server}.{form_field.name}", value)
 
     async def _visit(self, server: str, params: ElicitRequestURLParams) -> ElicitResult:
         asked = {"mode": "url", "message": params.message, "url": params.url}

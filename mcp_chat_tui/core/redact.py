@@ -47,6 +47,7 @@ class Redactor:
     """
 
     def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
+        self._secrets = dict(secrets or {})
         markers: dict[str, str] = {}
         self.names: list[str] = []
         self.too_short: list[str] = []  # ids whose answer is too short to redact
@@ -63,6 +64,10 @@ class Redactor:
         ordered = sorted(markers, key=len, reverse=True)
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
         self.longest = len(ordered[0]) if ordered else 0
+
+    def add(self, name: str, value: str) -> None:
+        """Hide one more secret from now on (a password the user typed into a server's form)."""
+        self.__init__({**self._secrets, name: value})  # type: ignore[misc]
 
     def __bool__(self) -> bool:
         return self._pattern is not None

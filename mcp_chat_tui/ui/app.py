@@ -152,6 +152,7 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
             self._sink,
             model_busy=lambda: self.agent.generating,
             model_name=self.model_label,
+            redactor=hub.redactor,
         )
 
     # ----- layout ----------------------------------------------------------------------------

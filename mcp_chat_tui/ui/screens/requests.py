@@ -39,8 +39,8 @@ class SamplingScreen(ModalScreen[CreateMessageRequestParams | None]):
 
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("ctrl+s", "approve", "Approve", id="sampling.approve", priority=True),
-        Binding("escape", "reject", "Reject", id="sampling.reject"),
+        Binding("ctrl+s", "approve", "Run the request (as edited)", id="sampling.approve", priority=True),
+        Binding("escape", "reject", "Reject the request", id="sampling.reject"),
     ]
 
     def __init__(self, server: str, params: CreateMessageRequestParams) -> None:
@@ -57,12 +57,18 @@ class SamplingScreen(ModalScreen[CreateMessageRequestParams | None]):
             info = f"up to {params.max_tokens} tokens" + (f" · may call: {tools}" if tools else "")
             yield Static(literal(info), classes="request-info")
             yield Static("system prompt", classes="request-label")
-            yield TextArea(params.system_prompt or "", id="sampling-system", soft_wrap=True, classes="request-text")
+            yield TextArea(
+                params.system_prompt or "", id="sampling-system", soft_wrap=True, classes="request-text", compact=True
+            )
             for index, message in enumerate(params.messages):
                 yield Static(literal(message.role), classes="request-label")
                 if editable(message):
                     yield TextArea(
-                        message_text(message), id=f"sampling-message-{index}", soft_wrap=True, classes="request-text"
+                        message_text(message),
+                        id=f"sampling-message-{index}",
+                        soft_wrap=True,
+                        classes="request-text",
+                        compact=True,
                     )
                 else:
                     yield Static(literal(message_text(message)), classes="request-fixed")
@@ -93,8 +99,8 @@ class ToolUseScreen(ModalScreen[bool]):
 
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("y", "decide(True)", "Allow", id="sampling_tool.allow"),
-        Binding("n,escape", "decide(False)", "Deny", id="sampling_tool.deny"),
+        Binding("y", "decide(True)", "Allow a tool call of the reply", id="sampling_tool.allow"),
+        Binding("n,escape", "decide(False)", "Deny that tool call", id="sampling_tool.deny"),
     ]
 
     def __init__(self, server: str, use: ToolUse) -> None:
@@ -121,8 +127,8 @@ class SampleReviewScreen(ModalScreen[str | None]):
 
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("ctrl+s", "send", "Send", id="sampling_review.send", priority=True),
-        Binding("escape", "reject", "Reject", id="sampling_review.reject"),
+        Binding("ctrl+s", "send", "Send the answer (as edited)", id="sampling_review.send", priority=True),
+        Binding("escape", "reject", "Reject the answer", id="sampling_review.reject"),
     ]
 
     def __init__(self, server: str, text: str, tool_uses: list[ToolUse]) -> None:
@@ -135,7 +141,7 @@ class SampleReviewScreen(ModalScreen[str | None]):
         with VerticalScroll(classes="request-dialog"):
             yield Static(_title(self.server, "gets this answer"), classes="request-title")
             yield Static("[b]Ctrl+S[/] send (with your edits)  [b]Esc[/] reject", classes="request-keys")
-            yield TextArea(self.text, id="sampling-answer", soft_wrap=True, classes="request-text")
+            yield TextArea(self.text, id="sampling-answer", soft_wrap=True, classes="request-text", compact=True)
             for use in self.tool_uses:
                 yield Static(literal(f"tool use: {use.name} {pretty_json(use.arguments)}"), classes="request-fixed")
 
@@ -155,9 +161,9 @@ class ElicitFormScreen(ModalScreen[tuple[str, dict[str, Any]]]):
 
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("ctrl+s", "accept", "Send", id="elicit.accept", priority=True),
-        Binding("ctrl+d", "finish('decline')", "Decline", id="elicit.decline", priority=True),
-        Binding("escape", "finish('cancel')", "Cancel", id="elicit.cancel"),
+        Binding("ctrl+s", "accept", "Send the form", id="elicit.accept", priority=True),
+        Binding("ctrl+d", "finish('decline')", "Decline the form", id="elicit.decline", priority=True),
+        Binding("escape", "finish('cancel')", "Cancel the form", id="elicit.cancel"),
     ]
 
     def __init__(self, server: str, message: str, fields: list[FormField]) -> None:
@@ -189,8 +195,11 @@ class ElicitFormScreen(ModalScreen[tuple[str, dict[str, Any]]]):
         if field.kind == "enum":
             options = [(title, value) for value, title in field.options]
             default = str(field.default) if field.default is not None else Select.NULL
-            return Select(options, value=default, allow_blank=not field.required or field.default is None, id=widget_id)
-        return Input(value=field.shown_default(), password=field.secret, id=widget_id, placeholder=field.hint())
+            allow_blank = not field.required or field.default is None
+            return Select(options, value=default, allow_blank=allow_blank, id=widget_id, compact=True)
+        return Input(
+            value=field.shown_default(), password=field.secret, id=widget_id, placeholder=field.hint(), compact=True
+        )
 
     def on_mount(self) -> None:
         inputs = self.query("Input, Select, Switch")
@@ -232,9 +241,9 @@ class ElicitUrlScreen(ModalScreen[str]):
 
     CSS_PATH = CSS
     BINDINGS = [
-        Binding("o", "open", "Open in browser", id="elicit_url.open"),
-        Binding("d", "finish('decline')", "Decline", id="elicit_url.decline"),
-        Binding("escape", "finish('cancel')", "Cancel", id="elicit_url.cancel"),
+        Binding("o", "open", "Open the URL in the browser", id="elicit_url.open"),
+        Binding("d", "finish('decline')", "Decline the URL", id="elicit_url.decline"),
+        Binding("escape", "finish('cancel')", "Cancel the URL", id="elicit_url.cancel"),
     ]
 
     def __init__(self, server: str, message: str, url: str) -> None:

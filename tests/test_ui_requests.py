@@ -108,6 +108,8 @@ async def test_yes_answers_sampling_without_a_dialog():
         await send(pilot, "summarize abc")
         await wait_turn_done(pilot, app)
         assert json.loads(tool_result(app))["content"]["text"] == "auto summary"
+        why = app.servers_table.get_cell("asking", "reason")
+        assert str(why) == "sampled 1× (limit 10/min)"  # the server panel counts it
 
 
 async def fill(pilot, index: int, text: str) -> None:

@@ -44,7 +44,8 @@ class FormField:
 
     def hint(self) -> str:
         """What the field takes, in a few words (type, format, bounds, choices)."""
-        parts = [self.format or self.kind] if self.kind != "enum" else []
+        shown_kind = "yes or no" if self.kind == "boolean" else self.format or self.kind
+        parts = [shown_kind] if self.kind != "enum" else []
         if self.kind == "enum":
             parts.append("one of " + ", ".join(title for _, title in self.options))
         if self.min_length is not None or self.max_length is not None:

@@ -128,11 +128,11 @@ class AskingClientRequests:
             action, values = await self.asker.fill_form(server, params.message, fields)
             content = values if action == "accept" else None
             self._learn_secrets(server, fields, content or {})
-            recorded = {"action": action}
+            recorded: dict[str, Any] = {"action": action}
             if content is not None:
                 recorded["content"] = redacted_values(fields, content)
             self._report(server, "elicitation", asked, action, recorded)
-            return ElicitResult(action=action, content=content)  # type: ignore[arg-type]
+            return ElicitResult(action=action, content=content)
 
     def _learn_secrets(self, server: str, fields: list[FormField], values: dict[str, Any]) -> None:
         for form_field in fields:
@@ -144,7 +144,7 @@ class AskingClientRequests:
         asked = {"mode": "url", "message": params.message, "url": params.url}
         action = await self.asker.visit_url(server, params.message, params.url)
         self._report(server, "elicitation", asked, action, {"action": action})
-        return ElicitResult(action=action)  # type: ignore[arg-type]
+        return ElicitResult(action=action)
 
     def elicitation_completed(self, server: str, elicitation_id: str) -> None:
         """The server's ``notifications/elicitation/complete``: said in the chat and the transcript."""

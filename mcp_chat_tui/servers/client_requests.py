@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import mcp_types
@@ -53,7 +54,9 @@ class DecliningRequests:
 class SamplingLimit:
     """At most ``per_minute`` sampling requests of one server in any 60 s (0: none at all)."""
 
-    def __init__(self, per_minute: int = DEFAULT_SAMPLING_PER_MINUTE, clock=time.monotonic) -> None:
+    def __init__(
+        self, per_minute: int = DEFAULT_SAMPLING_PER_MINUTE, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.per_minute = per_minute
         self._clock = clock
         self._asked: dict[str, deque[float]] = {}

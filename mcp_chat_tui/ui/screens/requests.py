@@ -38,6 +38,7 @@ class SamplingScreen(ModalScreen[CreateMessageRequestParams | None]):
     the (edited) request on the app's model, Esc rejects it."""
 
     CSS_PATH = CSS
+    AUTO_FOCUS = ".typed-first"  # the last message the user may edit (else the system prompt)
     BINDINGS = [
         Binding("ctrl+s", "approve", "Run the request (as edited)", id="sampling.approve", priority=True),
         Binding("escape", "reject", "Reject the request", id="sampling.reject"),
@@ -57,8 +58,13 @@ class SamplingScreen(ModalScreen[CreateMessageRequestParams | None]):
             info = f"up to {params.max_tokens} tokens" + (f" · may call: {tools}" if tools else "")
             yield Static(literal(info), classes="request-info")
             yield Static("system prompt", classes="request-label")
+            last_editable = max((i for i, m in enumerate(params.messages) if editable(m)), default=-1)
             yield TextArea(
-                params.system_prompt or "", id="sampling-system", soft_wrap=True, classes="request-text", compact=True
+                params.system_prompt or "",
+                id="sampling-system",
+                soft_wrap=True,
+                classes="request-text" + (" typed-first" if last_editable < 0 else ""),
+                compact=True,
             )
             for index, message in enumerate(params.messages):
                 yield Static(literal(message.role), classes="request-label")
@@ -67,14 +73,11 @@ class SamplingScreen(ModalScreen[CreateMessageRequestParams | None]):
                         message_text(message),
                         id=f"sampling-message-{index}",
                         soft_wrap=True,
-                        classes="request-text",
+                        classes="request-text" + (" typed-first" if index == last_editable else ""),
                         compact=True,
                     )
                 else:
                     yield Static(literal(message_text(message)), classes="request-fixed")
-
-    def on_mount(self) -> None:
-        self.query(TextArea).last().focus()
 
     def action_approve(self) -> None:
         system = self.query_one("#sampling-system", TextArea).text
@@ -126,6 +129,7 @@ class SampleReviewScreen(ModalScreen[str | None]):
     """The model's answer before it goes back to the server: Ctrl+S sends it (as edited), Esc rejects it."""
 
     CSS_PATH = CSS
+    AUTO_FOCUS = "#sampling-answer"
     BINDINGS = [
         Binding("ctrl+s", "send", "Send the answer (as edited)", id="sampling_review.send", priority=True),
         Binding("escape", "reject", "Reject the answer", id="sampling_review.reject"),
@@ -145,9 +149,6 @@ class SampleReviewScreen(ModalScreen[str | None]):
             for use in self.tool_uses:
                 yield Static(literal(f"tool use: {use.name} {pretty_json(use.arguments)}"), classes="request-fixed")
 
-    def on_mount(self) -> None:
-        self.query_one(TextArea).focus()
-
     def action_send(self) -> None:
         self.dismiss(self.query_one("#sampling-answer", TextArea).text)
 
@@ -160,6 +161,7 @@ class ElicitFormScreen(ModalScreen[tuple[str, dict[str, Any]]]):
     shown under each field), Ctrl+D declines, Esc cancels."""
 
     CSS_PATH = CSS
+    AUTO_FOCUS = "#field-0"
     BINDINGS = [
         Binding("ctrl+s", "accept", "Send the form", id="elicit.accept", priority=True),
         Binding("ctrl+d", "finish('decline')", "Decline the form", id="elicit.decline", priority=True),
@@ -200,11 +202,6 @@ class ElicitFormScreen(ModalScreen[tuple[str, dict[str, Any]]]):
         return Input(
             value=field.shown_default(), password=field.secret, id=widget_id, placeholder=field.hint(), compact=True
         )
-
-    def on_mount(self) -> None:
-        inputs = self.query("Input, Select, Switch")
-        if inputs:
-            inputs.first().focus()
 
     def _raw(self, index: int, field: FormField) -> str:
         widget = self.query_one(f"#field-{index}")

@@ -101,7 +101,13 @@ def test_plain_asks_each_field_again_until_it_is_valid(tmp_path, isolated_user_d
     }
     (request,) = requests_recorded(isolated_user_dirs)
     assert request.result["content"]["api_token"] == "[redacted]"
-    assert "tok-secret-99" not in saved_conversations(isolated_user_dirs)[0].read_text()
+    (saved,) = saved_conversations(isolated_user_dirs)
+    assert "tok-secret-99" not in saved.read_text()
+    with ScriptedEndpoint([]) as endpoint:  # resumed: the request is shown again, nothing is asked
+        resumed = cli(endpoint, tmp_path, isolated_user_dirs, "--plain", "--transcript", str(saved), stdin="bye\n")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "📨 asking asked: Sign up for the newsletter → accept: name=Ada" in resumed.stdout
+    assert "api_token=[redacted]" in resumed.stdout and endpoint.requests == []
 
 
 def test_plain_approves_and_edits_a_sampling_request(tmp_path, isolated_user_dirs):

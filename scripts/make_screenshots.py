@@ -11,7 +11,9 @@ demo server (the bundled ``mcp.json``'s entry), drives it with Pilot at 140x40 a
 - ``approval.svg``: the approval dialog before the first call;
 - ``call-detail.svg``: Enter on the web_search row of the sidebar;
 - ``server-failed.svg``: a second server whose command does not exist, with
-  ``on_server_failure = "continue"``, the server table focused on the failed row.
+  ``on_server_failure = "continue"``, the server table focused on the failed row;
+- ``elicitation.svg``: a server's form (tests/servers/asking_server.py's ``sign_up``, called by
+  a scripted model whatever ``--scripted`` says), a wrong email named under its field.
 
 Every wait is for a state of the app, never a fixed sleep. Nothing is written outside
 ``--out``: the user directories (config, saved conversations, logs) point into a
@@ -179,6 +181,34 @@ async def failed_server(engine, out: Path, label: str) -> None:
         save(app, out, "server-failed.svg")
 
 
+async def elicitation_form(out: Path) -> None:
+    sys.path.insert(0, str(REPO_ROOT))
+    from mcp_chat_tui.ui.screens.requests import ElicitFormScreen
+    from tests.fakes import ScriptedEngine, call
+
+    asking = ServerConfig(
+        name="newsletter",
+        type="stdio",
+        command=sys.executable,
+        args=[str(REPO_ROOT / "tests/servers/asking_server.py")],
+    )
+    engine = ScriptedEngine([[call("sign_up", {}, "call_1")], "You are signed up."])
+    app = ChatApp(
+        engine=engine, hub=ServerHub([asking]), policy=ApprovalPolicy("auto"), settings=Settings(), model_label="demo"
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot, app)
+        await send(pilot, app, "sign me up for the newsletter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ElicitFormScreen), "the form")
+        for widget in app.screen.query("Input"):
+            widget.cursor_blink = False
+        app.screen.query_one("#field-0", Input).value = "Ada Lovelace"
+        app.screen.query_one("#field-1", Input).value = "ada@example"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        save(app, out, "elicitation.svg")
+
+
 async def main() -> None:
     with tempfile.TemporaryDirectory(prefix="mct-screenshots-") as scratch:
         for kind in ("CONFIG", "DATA", "LOG"):
@@ -193,13 +223,14 @@ async def make_screenshots() -> None:
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "screenshots", help="where the SVGs go")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    for name in ("main.svg", "approval.svg", "call-detail.svg", "server-failed.svg"):
+    for name in ("main.svg", "approval.svg", "call-detail.svg", "server-failed.svg", "elicitation.svg"):
         (args.out / name).unlink(missing_ok=True)
     label = "scripted" if args.scripted else ("demo model" if args.model == DEMO_MODEL else args.model.name)
     replies = await conversation(make_engine(args.scripted, args.model), args.out, label)
     for prompt, reply in zip(PROMPTS, replies, strict=False):
         print(f"{prompt!r} -> {reply!r}")
     await failed_server(make_engine(args.scripted, args.model), args.out, label)
+    await elicitation_form(args.out)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from mcp_chat_tui.transcript import (
     Exchange,
     Proposal,
+    ServerRequest,
     Step,
     ToolResult,
     Transcript,
@@ -31,6 +32,7 @@ TRICKY_LINES = [
     "❓:[yo] `{}`",
     "🛠️: [t][c]",
     "📝: s",
+    "📨: {}",
     "🤔: unknown",
     "```",
     "````done",
@@ -75,6 +77,18 @@ seconds = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 
 
 
 @st.composite
+def server_requests(draw):
+    return ServerRequest(
+        server=draw(any_text),
+        kind=draw(st.sampled_from(["sampling", "elicitation"])),
+        request={"message": draw(text), "maxTokens": draw(st.integers(1, 10**6))},
+        answer=draw(st.sampled_from(["approved", "edited", "rejected", "refused", "accept", "decline", "cancel"])),
+        result=draw(st.dictionaries(any_text, text, max_size=2)),
+        at=draw(st.one_of(st.none(), seconds)),
+    )
+
+
+@st.composite
 def steps(draw, final: bool):
     proposals = []
     # Ids are unique within one reply (the agent makes them so).
@@ -91,7 +105,9 @@ def steps(draw, final: bool):
                 server=draw(st.one_of(st.just(""), any_text)),
             )
         )
-    return Step(thought=draw(st.one_of(st.none(), text)), text=draw(text), proposals=proposals)
+    # A server asks while the step's calls run, so its requests follow the calls.
+    requests = draw(st.lists(server_requests(), max_size=2)) if proposals else []
+    return Step(thought=draw(st.one_of(st.none(), text)), text=draw(text), proposals=proposals, requests=requests)
 
 
 @st.composite

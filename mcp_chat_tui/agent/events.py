@@ -207,6 +207,24 @@ class TurnFinished:
     error: str = ""
 
 
+@dataclass(frozen=True)
+class ServerRequestAnswered:
+    """A server's request to the client and its answer, for the chat and the transcript (``📨:``).
+
+    ``kind`` is "sampling" or "elicitation"; ``request`` what was asked (messages, system prompt and
+    maxTokens; the form's message and fields; the URL); ``answer`` the user's: "approved", "edited",
+    "rejected", "refused" (nobody asked: busy, over the limit, no terminal), or the spec's "accept",
+    "decline", "cancel"; ``result`` what went back (secret form values redacted) or ``{"error": ...}``.
+    """
+
+    server: str
+    kind: str
+    request: dict[str, Any] = field(hash=False)
+    answer: str
+    result: dict[str, Any] = field(hash=False)
+    at: datetime = field(default_factory=datetime.now, compare=False)
+
+
 AgentEvent = (
     TurnStarted
     | AssistantText
@@ -221,5 +239,6 @@ AgentEvent = (
     | GenerationStats
     | Notice
     | TurnFinished
+    | ServerRequestAnswered
 )
 AgentSink = Callable[[AgentEvent], None]

@@ -104,6 +104,7 @@ class Agent:
         self.turns: list[list[dict[str, Any]]] = []
         self._told_no_tools = False
         self._running: asyncio.Task[TurnEnd] | None = None
+        self.generating = False  # the model is writing a reply of the user's turn now
         self.checkpoint: Callable[[], Awaitable[None]] | None = None
 
     # ----- the prompt ------------------------------------------------------------------------
@@ -236,6 +237,7 @@ class Agent:
         known = {spec.model_name for spec in offered}
         stream = self.engine.stream(self.prompt_messages(), openai_tools, known_tools=known)
         redact = self.redactor
+        self.generating = True
         try:
             async for event in stream:
                 if isinstance(event, TextDelta):
@@ -276,6 +278,7 @@ class Agent:
                     break
             self._flush_reply(state, sink)
         finally:
+            self.generating = False
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()

@@ -18,6 +18,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from mcp_chat_tui.agent import Agent
+from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import (
     AgentEvent,
     ApprovalChoice,
@@ -32,8 +33,10 @@ from mcp_chat_tui.agent.events import (
     GenerationStats,
     MalformedCall,
     Notice,
+    ServerRequestAnswered,
     TurnFinished,
 )
+from mcp_chat_tui.cli.client_requests import install_console_requests
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.engine.events import Stats
@@ -150,6 +153,9 @@ class PlainConsole:
         elif isinstance(event, Notice):
             self._break_line()
             self.console.print(literal(event.text, "yellow"))
+        elif isinstance(event, ServerRequestAnswered):
+            self._break_line()
+            self.console.print(literal(describe_answered(event), "dim"), soft_wrap=True)
         elif isinstance(event, GenerationStats):
             self._last_stats = event.stats
         elif isinstance(event, TurnFinished):
@@ -265,6 +271,8 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
                     )
                 )
                 console.print(literal(f"  ⚙ {proposal.name} {pretty_json(proposal.arguments)} → {status}", "dim"))
+            for request in step.requests:
+                console.print(literal(f"  {describe_answered(request)}", "dim"))
     console.print(literal(f"— resumed: {len(transcript.exchanges)} exchange(s) —", "dim"))
 
 
@@ -353,6 +361,7 @@ async def _converse(
     if recorder is not None:
         sink = tee(RecordingSink(recorder, model_label), sink)
         agent.checkpoint = recorder.persisted  # a call's start is on disk before it goes out
+    install_console_requests(agent, console, reader, sink, auto_yes=auto_yes)
     try:
         if recorder is not None and recorder.transcript.exchanges:
             if save:

@@ -55,6 +55,7 @@ def make_hub(settings: Settings, mcp_config: McpConfig) -> ServerHub:
         tool_timeout=settings.tool_timeout,
         log_dir=user_log_dir() / "servers",
         redactor=mcp_config.redactor,
+        sampling_per_minute=settings.sampling_per_minute,
     )
 
 

@@ -45,6 +45,7 @@ class Settings(BaseModel):
     trusted_servers: list[ServerName] = Field(default_factory=list)
     theme: str = "mcp-dark"
     on_server_failure: Literal["exit", "continue"] = "exit"
+    sampling_per_minute: int = Field(10, ge=0)  # sampling requests one server may make a minute (0: none)
 
     def tool_approval(self, server: str, tool: str) -> ToolApproval | None:
         """The remembered choice for one tool, if any."""

@@ -27,6 +27,7 @@ from mcp_chat_tui import __version__
 from mcp_chat_tui.core.paths import user_data_dir
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
+from mcp_chat_tui.servers.client_requests import DEFAULT_SAMPLING_PER_MINUTE, ClientRequests, RequestDesk
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
 from mcp_chat_tui.servers.oauth import OAuthSession, PersonClock, SignInPrompt, oauth_failure, open_oauth_session
@@ -93,10 +94,12 @@ class ServerHub:
         max_result_chars: int = MAX_RESULT_CHARS,
         redactor: Redactor | None = None,
         token_vault: TokenVault | None = None,
+        sampling_per_minute: int = DEFAULT_SAMPLING_PER_MINUTE,
     ) -> None:
         self.init_timeout = init_timeout
         self.token_vault = token_vault or TokenVault(user_data_dir() / TOKEN_FILE_NAME)
         self.redactor = redactor if redactor is not None else Redactor()
+        self.requests = RequestDesk(self.redactor, sampling_per_minute)  # sampling and elicitation
         self.tool_timeout = tool_timeout
         self.log_dir = log_dir
         self.max_result_chars = max_result_chars
@@ -106,7 +109,7 @@ class ServerHub:
         self._by_model_name: dict[str, ToolSpec] = {}
         for config in servers:
             transport = config.type
-            status = ServerStatus(name=config.name, transport=transport)
+            status = ServerStatus(name=config.name, transport=transport, sampling_per_minute=sampling_per_minute)
             if getattr(config, "disabled", False):
                 status.state = ServerState.DISABLED
             if log_dir is not None and transport == "stdio":
@@ -147,6 +150,15 @@ class ServerHub:
     def config(self, name: str) -> Any:
         """The configuration ``name`` was started from."""
         return self._runtimes[name].config
+
+    @property
+    def client_requests(self) -> ClientRequests:
+        """Who answers the servers' sampling and elicitation requests (declines until a front end sets it)."""
+        return self.requests.handler
+
+    @client_requests.setter
+    def client_requests(self, handler: ClientRequests) -> None:
+        self.requests.handler = handler
 
     # ----- tools -----------------------------------------------------------------------------
 
@@ -262,7 +274,16 @@ class ServerHub:
             self._transport(rt, generation),
             client_info=Implementation(name="mcp-chat-tui", version=__version__),
             message_handler=partial(self._on_message, rt, generation),
+            sampling_callback=partial(self._on_sampling, rt),
+            sampling_capabilities=mcp_types.SamplingCapability(tools=mcp_types.SamplingToolsCapability()),
+            elicitation_callback=partial(self._on_elicitation, rt),
         )
+
+    async def _on_sampling(self, rt: _Runtime, context: Any, params: mcp_types.CreateMessageRequestParams) -> Any:
+        return await self.requests.sample(rt.status, params, partial(self._changed, rt))
+
+    async def _on_elicitation(self, rt: _Runtime, context: Any, params: Any) -> Any:
+        return await self.requests.elicit(rt.status, params)
 
     async def _client_failed(self, rt: _Runtime, generation: int, exc: BaseException) -> None:
         """The client's task failed: the server crashed if it was running, else its start failed."""
@@ -423,6 +444,8 @@ class ServerHub:
             self._on_stdout_noise(rt, noise_line(message))
         elif isinstance(message, mcp_types.ToolListChangedNotification) and rt.client is not None:
             self._want_refresh(rt, rt.client)
+        elif isinstance(message, mcp_types.ElicitCompleteNotification):
+            self.requests.completed(rt.config.name, message.params.elicitation_id)
 
     def _on_stdout_noise(self, rt: _Runtime, line: str) -> None:
         """A line on stdout that is not JSON-RPC: noted in the log tail (observers are not told:

@@ -70,6 +70,16 @@ class ServerStatus:
     total_latency: float = 0.0
     usage: dict[str, ToolUsage] = field(default_factory=dict)
     restarts: int = 0
+    samples_asked: int = 0  # sampling requests of this server, those over the rate limit included
+    samples_refused: int = 0  # refused for the rate limit
+    sampling_per_minute: int = 10  # the rate limit (config.toml ``sampling_per_minute``)
+
+    def sampling_note(self) -> str:
+        """The server's sampling so far, for the server panel ("" when it never asked)."""
+        if not self.samples_asked:
+            return ""
+        refused = f", {self.samples_refused} over the limit" if self.samples_refused else ""
+        return f"sampled {self.samples_asked}× (limit {self.sampling_per_minute}/min{refused})"
 
     @property
     def mean_latency(self) -> float | None:

@@ -3,7 +3,7 @@
 from mcp_chat_tui.transcript.format import TranscriptError, parse, render
 from mcp_chat_tui.transcript.lock import TranscriptInUse, TranscriptLock
 from mcp_chat_tui.transcript.messages import to_anthropic_messages, to_openai_messages
-from mcp_chat_tui.transcript.model import Exchange, Proposal, Step, ToolResult, Transcript
+from mcp_chat_tui.transcript.model import Exchange, Proposal, ServerRequest, Step, ToolResult, Transcript
 from mcp_chat_tui.transcript.recorder import TranscriptRecorder
 from mcp_chat_tui.transcript.store import (
     AutoSaver,
@@ -19,6 +19,7 @@ __all__ = [
     "AutoSaver",
     "Exchange",
     "Proposal",
+    "ServerRequest",
     "Step",
     "ToolResult",
     "Transcript",

@@ -16,6 +16,7 @@ from mcp_chat_tui.transcript.markers import (
     EXPECTED,
     PROPOSAL,
     RESULT,
+    SERVER_REQUEST,
     SUMMARY,
     THOUGHT,
     USER,
@@ -28,7 +29,16 @@ from mcp_chat_tui.transcript.markers import (
     unescape_line,
     unescape_name,
 )
-from mcp_chat_tui.transcript.model import CHOICES, STATUSES, Exchange, Proposal, Step, ToolResult, Transcript
+from mcp_chat_tui.transcript.model import (
+    CHOICES,
+    STATUSES,
+    Exchange,
+    Proposal,
+    ServerRequest,
+    Step,
+    ToolResult,
+    Transcript,
+)
 
 
 class TranscriptError(UserFacingError):
@@ -63,12 +73,12 @@ def _render_exchange(exchange: Exchange, out: list[str]) -> None:
     if exchange.model is not None:
         out.append(f"{ASSISTANT}[{escape_name(exchange.model)}]{_reply_meta(exchange)}\n\n")
         steps = exchange.steps
-        if len(steps) == 1 and not (steps[0].thought is not None or steps[0].text or steps[0].proposals):
+        if len(steps) == 1 and not _has_content(steps[0]):
             steps = []
         for index, step in enumerate(steps):
             if step.thought is not None:
                 _block(out, THOUGHT, escape_thought(step.thought))
-            empty = step.thought is None and not step.text and not step.proposals
+            empty = not _has_content(step)
             if step.text or (empty and index > 0):  # an empty later step is kept as an escaped empty line
                 out.append("\n".join(_text_lines(step.text)) + "\n\n")
             if step.proposals:
@@ -80,6 +90,9 @@ def _render_exchange(exchange: Exchange, out: list[str]) -> None:
                 for proposal in step.proposals:
                     if proposal.result is not None:
                         _render_result(proposal.result, out)
+            if step.requests:
+                out.extend(f"{SERVER_REQUEST} {_request_json(request)}\n" for request in step.requests)
+                out.append("\n")
     if exchange.summary is not None:
         _block(out, SUMMARY, escape_text(exchange.summary))
 
@@ -104,6 +117,15 @@ def _proposal_meta(proposal: Proposal) -> str:
     if proposal.tool:
         meta["tool"] = proposal.tool
     return _meta_json(meta)
+
+
+def _request_json(request: ServerRequest) -> str:
+    """A ``📨:`` record: one line of JSON (newlines in its texts are escaped by JSON)."""
+    record: dict[str, Any] = {"server": request.server, "kind": request.kind}
+    if request.at is not None:
+        record["at"] = request.at.isoformat(timespec="seconds")
+    record.update(request=request.request, answer=request.answer, result=request.result)
+    return json.dumps(record, ensure_ascii=False)
 
 
 def _reply_meta(exchange: Exchange) -> str:
@@ -249,6 +271,9 @@ class _Reader:
             elif marker == RESULT:
                 self._result(exchange)
                 after_calls = True
+            elif marker == SERVER_REQUEST:
+                step.requests.append(self._server_request(line))
+                self.index += 1
             elif not line.strip():
                 self.index += 1  # blank lines between blocks (text never starts with one unescaped)
             else:
@@ -299,6 +324,20 @@ class _Reader:
             server=str(meta.get("server", "")),
             allowed_by=str(meta.get("allowed_by", "")),
             tool=str(meta.get("tool", "")),
+        )
+
+    def _server_request(self, line: str) -> ServerRequest:
+        record = self._meta(line[len(SERVER_REQUEST) :].strip(), "📨:")
+        request, result = record.get("request", {}), record.get("result", {})
+        if not isinstance(record.get("server"), str) or not isinstance(request, dict) or not isinstance(result, dict):
+            raise self.fail('a 📨: line needs {"server": ..., "kind": ..., "request": {...}, "result": {...}}')
+        return ServerRequest(
+            server=record["server"],
+            kind=str(record.get("kind", "")),
+            request=request,
+            answer=str(record.get("answer", "")),
+            result=result,
+            at=self._time(record, "at"),
         )
 
     def _meta(self, text: str, after: str) -> dict[str, Any]:
@@ -384,7 +423,7 @@ def _join(body: list[str]) -> str:
 
 
 def _has_content(step: Step) -> bool:
-    return step.thought is not None or bool(step.text) or bool(step.proposals)
+    return step.thought is not None or bool(step.text) or bool(step.proposals) or bool(step.requests)
 
 
 __all__ = ["TranscriptError", "parse", "render", "render_exchange"]

@@ -15,9 +15,10 @@ SUMMARY = "📝:"
 PROPOSAL = "❓:"
 RESULT = "🛠️:"
 RESULT_PLAIN = "🛠:"  # the same without the emoji variation selector, as some editors save it
+SERVER_REQUEST = "📨:"  # a server's request to the client (sampling, elicitation) and its answer
 
-MARKERS = (USER, ASSISTANT, THOUGHT, SUMMARY, PROPOSAL, RESULT, RESULT_PLAIN)
-EXPECTED = "💬: 🤖: 🧠: 📝: ❓: 🛠️:"
+MARKERS = (USER, ASSISTANT, THOUGHT, SUMMARY, PROPOSAL, RESULT, RESULT_PLAIN, SERVER_REQUEST)
+EXPECTED = "💬: 🤖: 🧠: 📝: ❓: 🛠️: 📨:"
 
 _MARKER_LIKE = re.compile(r"^(\S{1,3}?):")
 

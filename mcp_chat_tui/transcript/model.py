@@ -90,10 +90,24 @@ class Proposal:
 
 
 @dataclass
+class ServerRequest:
+    """A server's request to the client during a step (sampling, elicitation) and how it was answered
+    (``ServerRequestAnswered`` in agent/events.py says what each field holds)."""
+
+    server: str
+    kind: str
+    request: dict[str, Any] = field(default_factory=dict)
+    answer: str = ""
+    result: dict[str, Any] = field(default_factory=dict)
+    at: datetime | None = None
+
+
+@dataclass
 class Step:
     thought: str | None = None
     text: str = ""
     proposals: list[Proposal] = field(default_factory=list)
+    requests: list[ServerRequest] = field(default_factory=list)
 
 
 @dataclass

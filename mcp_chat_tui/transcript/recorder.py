@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from mcp_chat_tui.transcript.format import render_exchange
-from mcp_chat_tui.transcript.model import Exchange, Proposal, Step, ToolResult, Transcript
+from mcp_chat_tui.transcript.model import Exchange, Proposal, ServerRequest, Step, ToolResult, Transcript
 from mcp_chat_tui.transcript.store import AutoSaver
 
 
@@ -75,6 +75,12 @@ class TranscriptRecorder:
         if proposal is not None:
             proposal.result = result
             self.save()
+
+    def server_request(self, request: ServerRequest) -> None:
+        """A server's request and its answer, in the step under way (or the last one)."""
+        request.at = _second(request.at)
+        self._current_step().requests.append(request)
+        self.save()
 
     def turn_ended(self, end: str | None = None, error: str = "") -> None:
         """The reply is over; ``end`` is "stopped" or "error" when it did not simply answer."""

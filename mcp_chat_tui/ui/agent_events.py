@@ -13,6 +13,7 @@ from typing import Any
 
 from textual import work
 
+from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import (
     AgentEvent,
     ApprovalChoice,
@@ -27,6 +28,7 @@ from mcp_chat_tui.agent.events import (
     GenerationRate,
     GenerationStats,
     MalformedCall,
+    ServerRequestAnswered,
     TurnEnd,
     TurnFinished,
     TurnStarted,
@@ -131,6 +133,9 @@ class AgentEventView:
         else:
             await self.chat.mount(notice)
 
+    async def _show_server_request(self, event: ServerRequestAnswered) -> None:
+        await self._show_notice(NoticeEvent(describe_answered(event)))
+
     async def _turn_finished(self, event: TurnFinished) -> None:
         note = ""
         if event.end is TurnEnd.STOPPED:
@@ -214,4 +219,5 @@ EVENT_HANDLERS: dict[type, Handler] = {
     GenerationStats: AgentEventView._show_generation_stats,
     NoticeEvent: AgentEventView._show_notice,
     TurnFinished: AgentEventView._turn_finished,
+    ServerRequestAnswered: AgentEventView._show_server_request,
 }

@@ -24,6 +24,7 @@ from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Footer, Input, Static
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
+from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
 from mcp_chat_tui.config import Settings
 from mcp_chat_tui.core.collector import IdleCollector
 from mcp_chat_tui.engine.base import Engine
@@ -31,6 +32,7 @@ from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
 from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.call_store import CallStore
+from mcp_chat_tui.ui.client_requests import DialogAsker
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
 from mcp_chat_tui.ui.format import DisplayClock, palette_text
 from mcp_chat_tui.ui.help import help_text
@@ -143,6 +145,15 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
         self._typed_early = ""  # printable keys that came before the prompt
         self._theme_problems: list[str] = []
         self._register_themes()
+        asker = DialogAsker(self)
+        hub.client_requests = AskingClientRequests(  # the servers' sampling and elicitation requests
+            engine,
+            YesAsker(asker) if policy.yes else asker,
+            self._sink,
+            model_busy=lambda: self.agent.generating,
+            model_name=self.model_label,
+            redactor=hub.redactor,
+        )
 
     # ----- layout ----------------------------------------------------------------------------
 

@@ -20,6 +20,13 @@ def _section(title: str, bindings: list[Binding]) -> Text:
 def help_text() -> Text:
     from mcp_chat_tui.ui.screens.approval import ApprovalScreen
     from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen
+    from mcp_chat_tui.ui.screens.requests import (
+        ElicitFormScreen,
+        ElicitUrlScreen,
+        SampleReviewScreen,
+        SamplingScreen,
+        ToolUseScreen,
+    )
     from mcp_chat_tui.ui.screens.sign_in import SignInScreen
     from mcp_chat_tui.ui.widgets.prompt import PromptInput
     from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
@@ -41,6 +48,11 @@ def help_text() -> Text:
         ("Call detail", CallDetailScreen.BINDINGS),
         ("Server detail", ServerDetailScreen.BINDINGS),
         ("Sign-in dialog", SignInScreen.BINDINGS),
+        (
+            "A server asks the model (sampling)",
+            [*SamplingScreen.BINDINGS, *ToolUseScreen.BINDINGS, *SampleReviewScreen.BINDINGS],
+        ),
+        ("A server asks you (form, URL)", [*ElicitFormScreen.BINDINGS, *ElicitUrlScreen.BINDINGS]),
     ):
         text.append_text(_section(title, [b for b in bindings if isinstance(b, Binding)]))
         text.append("\n")

@@ -17,13 +17,14 @@ from mcp_chat_tui.agent.events import (
     MalformedCall,
     PlannedCall,
     Recorded,
+    ServerRequestAnswered,
     TurnEnd,
     TurnFinished,
     TurnStarted,
 )
 from mcp_chat_tui.agent.turn import MALFORMED_NAME, wire_call
 from mcp_chat_tui.core.tools import ToolSpec
-from mcp_chat_tui.transcript import Proposal, ToolResult, TranscriptRecorder
+from mcp_chat_tui.transcript import Proposal, ServerRequest, ToolResult, TranscriptRecorder
 
 
 class RecordingSink:
@@ -64,6 +65,10 @@ class RecordingSink:
                     duration=event.duration,
                     tool=real_tool_name(event.call),
                 )
+            )
+        elif isinstance(event, ServerRequestAnswered):
+            recorder.server_request(
+                ServerRequest(event.server, event.kind, event.request, event.answer, event.result, event.at)
             )
         elif isinstance(event, TurnFinished):
             if event.end is TurnEnd.STOPPED:

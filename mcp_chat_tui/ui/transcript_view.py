@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mcp_chat_tui.agent.approval import decision_label
+from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import ApprovalChoice
 from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
 from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.records import CallRecord, CallState
-from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, AssistantReply, ChatLog, UserMessage
+from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, AssistantReply, ChatLog, Notice, UserMessage
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
 MAX_EARLIER_CALLS_LISTED = 1000  # calls of exchanges not shown in the chat that the sidebar lists (the last)
@@ -95,6 +96,8 @@ async def show_transcript(
             for proposal in step.proposals:
                 record = _add_proposal_record(calls, proposal)
                 await reply.add_widget(calls.card_for(record))
+            for request in step.requests:  # a server's sampling or elicitation, as shown live
+                await reply.add_widget(Notice(describe_answered(request)))
         await reply.finish(reply_note(exchange))
     table = calls.table
     if table.row_count:

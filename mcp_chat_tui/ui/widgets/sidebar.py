@@ -292,13 +292,14 @@ class ServerTable(FittedTable):
             tools += f" +{len(status.refused_tools)}✗"
         why = status.reason or (f"{len(status.refused_tools)} tool(s) refused" if status.refused_tools else "")
         why = why or ("tool list cut short" if status.tool_pages_unread else "")
+        note = "" if why else status.sampling_note()
         return [
             Text(server_state_label(status.state), style=style),
             cut(literal(status.name, "bold"), self.name_width),
             Text(status.transport, style="dim"),
             Text(tools),
             Text(self.clock.duration(status.last_latency), style="dim"),
-            literal(one_line(why, 60), "red" if why else ""),
+            literal(one_line(why, 60), "red") if why else literal(note, "dim"),
         ]
 
     def show(self, status: ServerStatus) -> None:

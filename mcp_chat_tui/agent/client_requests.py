@@ -1,0 +1,203 @@
+"""The servers' requests answered with the user in the loop, the same way in every front end.
+
+``AskingClientRequests`` is the hub's ``ClientRequests`` for the app, ``--plain`` and ``-p``; each
+front end gives it an ``Asker`` (dialogs, terminal prompts, or ``--yes``/decline). A sampling
+request is approved (or edited, or rejected), answered by the app's own model, its tool calls
+approved one by one, and the answer reviewed before it goes back. One request is handled at a time.
+
+A request that arrives while the model writes the user's reply is refused at once with a clear
+error: the one model cannot write two replies together, and a server usually samples while its own
+tool call runs, when the model is idle, so waiting would mostly wait on that server's own call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from mcp_types import (
+    CreateMessageRequestParams,
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    ErrorData,
+)
+
+from mcp_chat_tui.agent.events import AgentSink, ServerRequestAnswered
+from mcp_chat_tui.agent.sampling import ToolUse, generate, request_record, result_record, sampling_result
+from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.engine.base import Engine
+from mcp_chat_tui.servers.client_requests import ElicitationAnswer, SamplingAnswer
+from mcp_chat_tui.servers.elicit_form import FormField, form_fields, redacted_values
+
+USER_REJECTED = -1  # the spec's code for a sampling request the user rejected
+BUSY_MESSAGE = "sampling refused: the model is busy writing the user's reply; ask again when that reply is done"
+
+
+class Asker(Protocol):
+    """How a front end asks the user about a server's request."""
+
+    async def approve_sampling(
+        self, server: str, params: CreateMessageRequestParams
+    ) -> CreateMessageRequestParams | None:
+        """The request to run (edited or not), or None when the user rejects it."""
+        ...
+
+    async def approve_tool_use(self, server: str, use: ToolUse) -> bool: ...
+
+    async def review_sample(self, server: str, text: str, tool_uses: list[ToolUse]) -> str | None:
+        """The answer to send (edited or not), or None when the user rejects it."""
+        ...
+
+    async def fill_form(self, server: str, message: str, fields: list[FormField]) -> tuple[str, dict[str, Any]]:
+        """The spec's action ("accept", "decline", "cancel") and, on accept, the values."""
+        ...
+
+    async def visit_url(self, server: str, message: str, url: str) -> str:
+        """The spec's action for a URL request; the page is opened only on the user's key."""
+        ...
+
+
+class AskingClientRequests:
+    """``ClientRequests`` that asks through ``asker``, samples ``engine`` and reports each request to ``sink``."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        asker: Asker,
+        sink: AgentSink,
+        *,
+        model_busy: Callable[[], bool] = lambda: False,
+        model_name: str = "",
+        redactor: Redactor | None = None,
+    ) -> None:
+        self.engine = engine
+        self.redactor = redactor  # learns the secrets typed into forms, to hide them from then on
+        self.asker = asker
+        self.sink = sink
+        self.model_busy = model_busy
+        self.model_name = model_name or engine.model_name
+        self._one_at_a_time = asyncio.Lock()
+        self.completed: set[tuple[str, str]] = set()  # (server, elicitation id) the server said are done
+
+    # ----- sampling --------------------------------------------------------------------------
+
+    async def sample(self, server: str, params: CreateMessageRequestParams) -> SamplingAnswer:
+        asked = request_record(params)
+        if self.model_busy():
+            return self._refused(server, "sampling", asked, BUSY_MESSAGE)
+        async with self._one_at_a_time:
+            edited = await self.asker.approve_sampling(server, params)
+            if edited is None:
+                return self._rejected(server, asked, "the user rejected the sampling request")
+            answer = "approved" if edited == params else "edited"
+            if answer == "edited":
+                asked["edited"] = request_record(edited)
+            if self.model_busy():
+                return self._refused(server, "sampling", asked, BUSY_MESSAGE)
+            reply = await generate(self.engine, edited)
+            approved = [use for use in reply.tool_uses if await self.asker.approve_tool_use(server, use)]
+            text = await self.asker.review_sample(server, reply.text, approved)
+            if text is None:
+                return self._rejected(server, asked, "the user rejected the model's answer")
+            if text != reply.text:
+                answer = "edited"
+            result = sampling_result(edited, text, approved, self.model_name, reply.stop_reason)
+            self._report(server, "sampling", asked, answer, result_record(result))
+            return result
+
+    def _rejected(self, server: str, asked: dict[str, Any], message: str) -> ErrorData:
+        self._report(server, "sampling", asked, "rejected", {"error": message})
+        return ErrorData(code=USER_REJECTED, message=message)
+
+    def _refused(self, server: str, kind: str, asked: dict[str, Any], message: str) -> ErrorData:
+        self._report(server, kind, asked, "refused", {"error": message})
+        return ErrorData(code=USER_REJECTED, message=message)
+
+    # ----- elicitation -----------------------------------------------------------------------
+
+    async def elicit(self, server: str, params: ElicitRequestParams) -> ElicitationAnswer:
+        async with self._one_at_a_time:
+            if isinstance(params, ElicitRequestURLParams):
+                return await self._visit(server, params)
+            assert isinstance(params, ElicitRequestFormParams)
+            fields = form_fields(params.requested_schema)
+            asked = {"mode": "form", "message": params.message, "fields": [f.name for f in fields]}
+            action, values = await self.asker.fill_form(server, params.message, fields)
+            content = values if action == "accept" else None
+            self._learn_secrets(server, fields, content or {})
+            recorded: dict[str, Any] = {"action": action}
+            if content is not None:
+                recorded["content"] = redacted_values(fields, content)
+            self._report(server, "elicitation", asked, action, recorded)
+            return ElicitResult(action=action, content=content)
+
+    def _learn_secrets(self, server: str, fields: list[FormField], values: dict[str, Any]) -> None:
+        for form_field in fields:
+            value = values.get(form_field.name)
+            if form_field.secret and isinstance(value, str) and self.redactor is not None:
+                self.redactor.add(f"{server}.{form_field.name}", value)
+
+    async def _visit(self, server: str, params: ElicitRequestURLParams) -> ElicitResult:
+        asked = {"mode": "url", "message": params.message, "url": params.url}
+        action = await self.asker.visit_url(server, params.message, params.url)
+        self._report(server, "elicitation", asked, action, {"action": action})
+        return ElicitResult(action=action)
+
+    def elicitation_completed(self, server: str, elicitation_id: str) -> None:
+        """The server's ``notifications/elicitation/complete``: said in the chat and the transcript."""
+        self.completed.add((server, elicitation_id))
+        self._report(server, "elicitation", {"mode": "url", "elicitationId": elicitation_id}, "complete", {})
+
+    def _report(self, server: str, kind: str, asked: dict[str, Any], answer: str, result: dict[str, Any]) -> None:
+        self.sink(ServerRequestAnswered(server, kind, asked, answer, result))
+
+
+class YesAsker:
+    """``--yes``: every sampling request, tool use and answer is approved as it is; an elicitation
+    (which needs the user's own answer) goes to ``fallback``."""
+
+    def __init__(self, fallback: Asker) -> None:
+        self.fallback = fallback
+
+    async def approve_sampling(
+        self, server: str, params: CreateMessageRequestParams
+    ) -> CreateMessageRequestParams | None:
+        return params
+
+    async def approve_tool_use(self, server: str, use: ToolUse) -> bool:
+        return True
+
+    async def review_sample(self, server: str, text: str, tool_uses: list[ToolUse]) -> str | None:
+        return text
+
+    async def fill_form(self, server: str, message: str, fields: list[FormField]) -> tuple[str, dict[str, Any]]:
+        return await self.fallback.fill_form(server, message, fields)
+
+    async def visit_url(self, server: str, message: str, url: str) -> str:
+        return await self.fallback.visit_url(server, message, url)
+
+
+def describe_answered(event: Any) -> str:
+    """One line for the chat and the console: who asked what, the answer, and what went back
+    (``event``: a ``ServerRequestAnswered``, or the transcript's ``ServerRequest``, which has its fields)."""
+    request, result = event.request, event.result
+    if event.kind == "sampling":
+        asked = f"{event.server} asked the model for a reply ({request.get('maxTokens', '?')} tokens at most)"
+    elif request.get("mode") == "url":
+        if event.answer == "complete":
+            return f"📨 {event.server}: the page it asked you to open is done"
+        asked = f"{event.server} asked you to open {request.get('url', '')}"
+    else:
+        asked = f"{event.server} asked: {request.get('message', '')}"
+    line = f"📨 {asked} → {event.answer}"
+    if "error" in result:
+        line += f": {result['error']}"
+    elif event.kind == "sampling":
+        uses = ", ".join(use["name"] for use in result.get("toolUse", []))
+        line += f": {str(result.get('text', ''))[:200]!r}" + (f" + tool use {uses}" if uses else "")
+    elif "content" in result:
+        line += ": " + ", ".join(f"{name}={value}" for name, value in result["content"].items())
+    return line

@@ -1,0 +1,192 @@
+"""A server's sampling request answered by the app's own model: the request as chat messages, one
+generation, and the spec's result.
+
+With ``tools`` in the request the model may propose calls of those tools; the approved ones go back
+to the server as ``tool_use`` content (``stopReason: "toolUse"``) and the server runs them, then
+asks again with their results (the spec's tool loop). Nothing here asks the user: the caller does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    CreateMessageResultWithTools,
+    SamplingMessage,
+    TextContent,
+    ToolResultContent,
+    ToolUseContent,
+)
+
+from mcp_chat_tui.engine.base import Engine
+from mcp_chat_tui.engine.events import Done, TextDelta, Throughput, ToolCallMalformed, ToolCallProposed
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """One call the model proposed of a tool the server offered in its request."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(hash=False)
+
+
+@dataclass
+class SampledReply:
+    """What the model wrote for a sampling request."""
+
+    text: str = ""
+    tool_uses: list[ToolUse] = field(default_factory=list)
+    stop_reason: str = "endTurn"
+
+
+def block_text(block: Any) -> str:
+    """A content block as text for the model and the dialog (images and audio by their type)."""
+    if isinstance(block, TextContent):
+        return block.text
+    if isinstance(block, ToolUseContent):
+        return f"[tool use {block.name} {json.dumps(block.input, ensure_ascii=False)}]"
+    if isinstance(block, ToolResultContent):
+        return "\n".join(block_text(item) for item in block.content)
+    mime = getattr(block, "mime_type", "")
+    return f"[{getattr(block, 'type', 'content')}{' ' + mime if mime else ''}]"
+
+
+def message_text(message: SamplingMessage) -> str:
+    """The message's content as one text."""
+    return "\n".join(block_text(block) for block in message.content_as_list)
+
+
+def editable(message: SamplingMessage) -> bool:
+    """Whether a message is plain text, which the user may edit (tool use and results are not)."""
+    return all(isinstance(block, TextContent) for block in message.content_as_list)
+
+
+def with_edits(params: CreateMessageRequestParams, system_prompt: str, texts: list[str]) -> CreateMessageRequestParams:
+    """The request with the user's system prompt and message texts (``texts`` has one per message;
+    a message that is not plain text keeps its content)."""
+    messages = [
+        SamplingMessage(role=message.role, content=TextContent(text=text)) if editable(message) else message
+        for message, text in zip(params.messages, texts, strict=True)
+    ]
+    return params.model_copy(update={"messages": messages, "system_prompt": system_prompt or None})
+
+
+def chat_messages(params: CreateMessageRequestParams) -> list[dict[str, Any]]:
+    """The request as OpenAI chat messages (tool use as ``tool_calls``, tool results as ``tool`` messages)."""
+    messages: list[dict[str, Any]] = []
+    if params.system_prompt:
+        messages.append({"role": "system", "content": params.system_prompt})
+    for message in params.messages:
+        blocks = message.content_as_list
+        uses = [block for block in blocks if isinstance(block, ToolUseContent)]
+        results = [block for block in blocks if isinstance(block, ToolResultContent)]
+        rest = "\n".join(block_text(b) for b in blocks if not isinstance(b, (ToolUseContent, ToolResultContent)))
+        for result in results:
+            messages.append({"role": "tool", "tool_call_id": result.tool_use_id, "content": block_text(result)})
+        if uses:
+            calls = [
+                {
+                    "id": use.id,
+                    "type": "function",
+                    "function": {"name": use.name, "arguments": json.dumps(use.input, ensure_ascii=False)},
+                }
+                for use in uses
+            ]
+            messages.append({"role": "assistant", "content": rest, "tool_calls": calls})
+        elif rest or not results:
+            messages.append({"role": message.role, "content": rest})
+    return messages
+
+
+def offered_tools(params: CreateMessageRequestParams) -> list[dict[str, Any]] | None:
+    """The request's tools as OpenAI function tools (None without tools, or with ``toolChoice: none``)."""
+    if not params.tools or (params.tool_choice is not None and params.tool_choice.mode == "none"):
+        return None
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool.name,
+                "description": tool.description or "",
+                "parameters": tool.input_schema or {"type": "object", "properties": {}},
+            },
+        }
+        for tool in params.tools
+    ]
+
+
+async def generate(engine: Engine, params: CreateMessageRequestParams) -> SampledReply:
+    """One generation for the request, stopped at its ``maxTokens``."""
+    tools = offered_tools(params)
+    known = {tool["function"]["name"] for tool in tools or []}
+    reply = SampledReply()
+    pieces = 0
+    stream = engine.stream(chat_messages(params), tools, known_tools=known)
+    try:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                reply.text += event.text
+                pieces += 1
+            elif isinstance(event, ToolCallProposed):
+                reply.tool_uses.append(
+                    ToolUse(event.id or f"toolu_{len(reply.tool_uses) + 1}", event.name, dict(event.arguments))
+                )
+            elif isinstance(event, ToolCallMalformed):
+                reply.text += event.raw
+            elif isinstance(event, Throughput):
+                pieces = max(pieces, event.generated_tokens)
+            elif isinstance(event, Done):
+                break
+            if pieces >= params.max_tokens:
+                reply.stop_reason = "maxTokens"
+                break
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return reply
+
+
+def sampling_result(
+    params: CreateMessageRequestParams, text: str, tool_uses: list[ToolUse], model: str, stop_reason: str = "endTurn"
+) -> CreateMessageResult | CreateMessageResultWithTools:
+    """The spec's answer: with tools in the request the array form (``tool_use`` blocks after the
+    text, ``stopReason: toolUse``), else one text block."""
+    if not params.tools and params.tool_choice is None:
+        return CreateMessageResult(
+            role="assistant", content=TextContent(text=text), model=model, stop_reason=stop_reason
+        )
+    content: list[Any] = [TextContent(text=text)] if text or not tool_uses else []
+    content += [ToolUseContent(id=use.id, name=use.name, input=use.arguments) for use in tool_uses]
+    return CreateMessageResultWithTools(
+        role="assistant", content=content, model=model, stop_reason="toolUse" if tool_uses else stop_reason
+    )
+
+
+def request_record(params: CreateMessageRequestParams) -> dict[str, Any]:
+    """What a sampling request asked, for the chat and the transcript."""
+    record: dict[str, Any] = {
+        "messages": [{"role": m.role, "text": message_text(m)} for m in params.messages],
+        "maxTokens": params.max_tokens,
+    }
+    if params.system_prompt:
+        record["systemPrompt"] = params.system_prompt
+    if params.tools:
+        record["tools"] = [tool.name for tool in params.tools]
+    return record
+
+
+def result_record(result: CreateMessageResult | CreateMessageResultWithTools) -> dict[str, Any]:
+    """What went back to the server, for the chat and the transcript."""
+    blocks = result.content if isinstance(result.content, list) else [result.content]
+    record: dict[str, Any] = {"text": "\n".join(block_text(b) for b in blocks if not isinstance(b, ToolUseContent))}
+    uses = [{"name": b.name, "arguments": b.input} for b in blocks if isinstance(b, ToolUseContent)]
+    if uses:
+        record["toolUse"] = uses
+    record["stopReason"] = result.stop_reason
+    return record

@@ -1,0 +1,160 @@
+"""``--plain`` and ``-p`` answer the servers' requests on the terminal: a sampling request is shown and
+approved, edited or rejected; a form's fields are asked one by one (a bad value is said and asked
+again); a URL is opened only on ``o``. With no terminal to ask (``-p`` in a pipe), elicitation is
+declined and sampling refused, each with one line on stderr; ``--yes`` approves sampling.
+"""
+
+from __future__ import annotations
+
+import webbrowser
+from typing import Any
+
+from mcp_types import CreateMessageRequestParams
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.text import Text
+
+from mcp_chat_tui.agent import Agent
+from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
+from mcp_chat_tui.agent.events import AgentSink
+from mcp_chat_tui.agent.sampling import ToolUse, editable, message_text, with_edits
+from mcp_chat_tui.core.text import pretty_json, visible_controls
+from mcp_chat_tui.servers.elicit_form import FormField
+
+
+def literal(value: object, style: str = "") -> Text:
+    return Text(visible_controls(str(value)), style=style)
+
+
+class ConsoleAsker:
+    """Asks on the terminal through ``reader`` (the plain interface's ``LineReader``); None: nobody to ask."""
+
+    def __init__(self, console: Console, reader: Any) -> None:
+        self.console = console
+        self.reader = reader
+
+    async def _line(self, question: str) -> str | None:
+        self.console.print(Text(question, style="bold"), end="")
+        return await self.reader.read()
+
+    async def _choice(self, question: str, keys: str) -> str | None:
+        """One of ``keys`` (a letter each); None at the end of input."""
+        while True:
+            answer = await self._line(question)
+            if answer is None:
+                return None
+            if answer.strip() and answer.strip()[0] in keys:
+                return answer.strip()[0]
+
+    def _nobody(self, what: str) -> None:
+        self.console.print(Text(f"{what}: no terminal to ask", style="yellow"), soft_wrap=True)
+
+    # ----- sampling --------------------------------------------------------------------------
+
+    async def approve_sampling(
+        self, server: str, params: CreateMessageRequestParams
+    ) -> CreateMessageRequestParams | None:
+        if self.reader is None:
+            self._nobody(f"sampling request of {server} refused (use --yes to let the model answer)")
+            return None
+        parts: list[Any] = [
+            literal(f"Server {server} asks the model for a reply (up to {params.max_tokens} tokens)", "bold")
+        ]
+        if params.system_prompt:
+            parts.append(literal(f"system: {params.system_prompt}", "dim"))
+        parts += [literal(f"{m.role}: {message_text(m)}") for m in params.messages]
+        if params.tools:
+            parts.append(literal("may call: " + ", ".join(tool.name for tool in params.tools), "dim"))
+        self.console.print(Panel(Group(*parts), border_style="yellow", expand=False))
+        choice = await self._choice("a approve · e edit · r reject: ", "aer")
+        if choice == "a":
+            return params
+        if choice != "e":
+            return None
+        system = await self._line("system prompt (Enter keeps it): ")
+        texts = []
+        for message in params.messages:
+            if not editable(message):
+                texts.append("")
+                continue
+            text = await self._line(f"{message.role} message (Enter keeps it): ")
+            texts.append(text if text else message_text(message))
+        return with_edits(params, system if system else params.system_prompt or "", texts)
+
+    async def approve_tool_use(self, server: str, use: ToolUse) -> bool:
+        self.console.print(literal(f"the model calls {use.name} for {server}: {pretty_json(use.arguments)}"))
+        return await self._choice("y allow (the server runs it) · n deny: ", "yn") == "y"
+
+    async def review_sample(self, server: str, text: str, tool_uses: list[ToolUse]) -> str | None:
+        body = [literal(text)] + [
+            literal(f"tool use: {use.name} {pretty_json(use.arguments)}", "dim") for use in tool_uses
+        ]
+        self.console.print(Panel(Group(*body), title=literal(f"answer for {server}"), expand=False))
+        choice = await self._choice("s send · e edit · r reject: ", "ser")
+        if choice == "s":
+            return text
+        if choice == "e":
+            edited = await self._line("answer: ")
+            return edited if edited is not None else None
+        return None
+
+    # ----- elicitation -----------------------------------------------------------------------
+
+    async def fill_form(self, server: str, message: str, fields: list[FormField]) -> tuple[str, dict[str, Any]]:
+        if self.reader is None:
+            self._nobody(f"{server} asked for a form ({message}); declined")
+            return "decline", {}
+        self.console.print(Panel(literal(message), title=literal(f"{server} asks you"), expand=False))
+        choice = await self._choice("f fill in · d decline · c cancel: ", "fdc")
+        if choice != "f":
+            return ("decline" if choice == "d" else "cancel"), {}
+        values: dict[str, Any] = {}
+        for field in fields:
+            value = await self._field(field)
+            if value is ...:
+                return "cancel", {}
+            if value is not None:
+                values[field.name] = value
+        return "accept", values
+
+    async def _field(self, field: FormField) -> Any:
+        """The field's value (None: left empty; ``...``: the input ended)."""
+        default = field.shown_default()
+        question = f"{field.label}{' *' if field.required else ''} ({field.hint()})"
+        question += f" [{default}]: " if default else ": "
+        while True:
+            raw = await self._line(visible_controls(question))
+            if raw is None:
+                return ...
+            value, problem = field.parse(raw or default)
+            if not problem:
+                return value
+            self.console.print(literal(f"  {field.label}: {problem}", "red"))
+
+    async def visit_url(self, server: str, message: str, url: str) -> str:
+        if self.reader is None:
+            self._nobody(f"{server} asked you to open {url}; declined")
+            return "decline"
+        body = Group(literal(message), literal(url, "bold"))
+        self.console.print(Panel(body, title=literal(f"{server} asks you to open a page"), expand=False))
+        choice = await self._choice("o open in the browser · d decline · c cancel: ", "odc")
+        if choice == "o":
+            if not webbrowser.open(url):
+                self.console.print(Text("no browser could be opened: copy the URL", style="yellow"))
+            return "accept"
+        return "decline" if choice == "d" else "cancel"
+
+
+def install_console_requests(agent: Agent, console: Console, reader: Any, sink: AgentSink, *, auto_yes: bool) -> None:
+    """Have the hub behind ``agent`` answer its servers' requests on this terminal."""
+    hub = agent.tools
+    if not hasattr(hub, "client_requests"):
+        return
+    asker = ConsoleAsker(console, reader)
+    hub.client_requests = AskingClientRequests(  # type: ignore[attr-defined]
+        agent.engine,
+        YesAsker(asker) if auto_yes else asker,
+        sink,
+        model_busy=lambda: agent.generating,
+        redactor=agent.redactor,
+    )

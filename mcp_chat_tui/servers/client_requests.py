@@ -1,0 +1,140 @@
+"""What a server may ask of the client: a sample of the model (sampling) and an answer from the user
+(elicitation).
+
+The hub passes the SDK's callbacks to ``ClientRequests``, which a front end installs (the app,
+``--plain``, ``-p``); until one does, ``DecliningRequests`` answers: elicitation is declined and
+sampling refused. The hub also enforces a per-server sampling rate limit (``SamplingLimit``) before
+anyone is asked. No UI imports here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import mcp_types
+from mcp_types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    CreateMessageResultWithTools,
+    ElicitRequestFormParams,
+    ElicitRequestParams,
+    ElicitResult,
+    ErrorData,
+)
+
+DEFAULT_SAMPLING_PER_MINUTE = 10
+RATE_WINDOW_SECONDS = 60.0
+NO_ONE_TO_SAMPLE = "sampling refused: mcp-chat-tui has no one to approve the request here"
+
+SamplingAnswer = CreateMessageResult | CreateMessageResultWithTools | ErrorData
+ElicitationAnswer = ElicitResult | ErrorData
+
+
+class ClientRequests(Protocol):
+    """Answers a server's requests; ``server`` is the name the server has in mcp.json."""
+
+    async def sample(self, server: str, params: CreateMessageRequestParams) -> SamplingAnswer: ...
+
+    async def elicit(self, server: str, params: ElicitRequestParams) -> ElicitationAnswer: ...
+
+
+class DecliningRequests:
+    """Used until a front end installs its own: elicitation declined, sampling refused with why."""
+
+    async def sample(self, server: str, params: CreateMessageRequestParams) -> SamplingAnswer:
+        return ErrorData(code=mcp_types.INVALID_REQUEST, message=NO_ONE_TO_SAMPLE)
+
+    async def elicit(self, server: str, params: ElicitRequestParams) -> ElicitationAnswer:
+        return ElicitResult(action="decline")
+
+
+class SamplingLimit:
+    """At most ``per_minute`` sampling requests of one server in any 60 s (0: none at all)."""
+
+    def __init__(
+        self, per_minute: int = DEFAULT_SAMPLING_PER_MINUTE, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.per_minute = per_minute
+        self._clock = clock
+        self._asked: dict[str, deque[float]] = {}
+
+    def used(self, server: str) -> int:
+        """Requests of ``server`` counted in the last minute."""
+        asked = self._asked.get(server)
+        if not asked:
+            return 0
+        cutoff = self._clock() - RATE_WINDOW_SECONDS
+        while asked and asked[0] <= cutoff:
+            asked.popleft()
+        return len(asked)
+
+    def take(self, server: str) -> str | None:
+        """Count one request of ``server``; returns why it is refused (None: it may go on)."""
+        if self.used(server) >= self.per_minute:
+            return (
+                f"sampling refused: server {server!r} asked more than {self.per_minute} time(s) in a minute "
+                "(the limit is sampling_per_minute in config.toml); try again later"
+            )
+        self._asked.setdefault(server, deque()).append(self._clock())
+        return None
+
+
+def describe_request(params: CreateMessageRequestParams | ElicitRequestParams) -> str:
+    """One line naming what a server asks, for notices and stderr."""
+    if isinstance(params, CreateMessageRequestParams):
+        tools = f", {len(params.tools)} tool(s)" if params.tools else ""
+        return f"a sample of the model ({len(params.messages)} message(s), up to {params.max_tokens} tokens{tools})"
+    if isinstance(params, ElicitRequestFormParams):
+        return "an answer to a form"
+    return "a visit to a URL"
+
+
+def error_text(answer: Any) -> str:
+    """The message of an ``ErrorData`` answer ("" for any other)."""
+    return answer.message if isinstance(answer, ErrorData) else ""
+
+
+class RequestDesk:
+    """Where the hub hands each server's requests: redacts them, applies the sampling limit, counts
+    them in the server's status, and asks ``handler`` (settable: a front end installs its own)."""
+
+    def __init__(self, redactor: Any, per_minute: int = DEFAULT_SAMPLING_PER_MINUTE) -> None:
+        self.redactor = redactor
+        self.limit = SamplingLimit(per_minute)
+        self.handler: ClientRequests = DecliningRequests()
+
+    def _redacted(self, params: Any) -> Any:
+        if not self.redactor:
+            return params
+        dumped = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return type(params).model_validate(self.redactor.value(dumped))
+
+    async def sample(self, status: Any, params: CreateMessageRequestParams, changed: Any) -> SamplingAnswer:
+        """A sampling request of the server whose status is ``status``; ``changed()`` after counting."""
+        status.sampling_per_minute = self.limit.per_minute
+        refused = self.limit.take(status.name)
+        status.samples_asked += 1
+        if refused is not None:
+            status.samples_refused += 1
+            changed()
+            return ErrorData(code=mcp_types.INVALID_REQUEST, message=refused)
+        changed()
+        try:
+            return await self.handler.sample(status.name, self._redacted(params))
+        except Exception as exc:  # noqa: BLE001 - a failure is the server's answer, never a crash
+            return ErrorData(code=mcp_types.INTERNAL_ERROR, message=f"sampling failed: {exc}")
+
+    async def elicit(self, status: Any, params: ElicitRequestParams) -> ElicitationAnswer:
+        try:
+            return await self.handler.elicit(status.name, self._redacted(params))
+        except Exception as exc:  # noqa: BLE001
+            return ErrorData(code=mcp_types.INTERNAL_ERROR, message=f"elicitation failed: {exc}")
+
+    def completed(self, server: str, elicitation_id: str) -> None:
+        """The server says a URL elicitation it asked for is complete."""
+        done = getattr(self.handler, "elicitation_completed", None)
+        if done is not None:
+            done(server, elicitation_id)

@@ -1,0 +1,269 @@
+"""Dialogs for what a server asks of the client: a sample of the model (approve or edit the request,
+each tool call, then review the answer) and an elicitation (a form built from its schema, or a URL).
+
+Every text from a server or the model is shown literally; the results are typed.
+"""
+
+from __future__ import annotations
+
+import webbrowser
+from pathlib import Path
+from typing import Any
+
+from mcp_types import CreateMessageRequestParams
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, Select, Static, Switch, TextArea
+
+from mcp_chat_tui.agent.sampling import ToolUse, editable, message_text, with_edits
+from mcp_chat_tui.core.text import pretty_json
+from mcp_chat_tui.servers.elicit_form import FormField
+from mcp_chat_tui.ui.format import literal
+
+CSS = Path(__file__).with_name("requests.tcss")
+
+
+def _title(server: str, what: str) -> Text:
+    title = Text("Server ", style="bold")
+    title.append_text(literal(server, "bold"))
+    title.append(f" {what}", style="bold")
+    return title
+
+
+class SamplingScreen(ModalScreen[CreateMessageRequestParams | None]):
+    """A server's sampling request: its messages, system prompt and maxTokens, editable; Ctrl+S runs
+    the (edited) request on the app's model, Esc rejects it."""
+
+    CSS_PATH = CSS
+    AUTO_FOCUS = ".typed-first"  # the last message the user may edit (else the system prompt)
+    BINDINGS = [
+        Binding("ctrl+s", "approve", "Run the request (as edited)", id="sampling.approve", priority=True),
+        Binding("escape", "reject", "Reject the request", id="sampling.reject"),
+    ]
+
+    def __init__(self, server: str, params: CreateMessageRequestParams) -> None:
+        super().__init__()
+        self.server = server
+        self.params = params
+
+    def compose(self) -> ComposeResult:
+        params = self.params
+        with VerticalScroll(classes="request-dialog"):
+            yield Static(_title(self.server, "asks the model for a reply"), classes="request-title")
+            yield Static("[b]Ctrl+S[/] approve (with your edits)  [b]Esc[/] reject", classes="request-keys")
+            tools = ", ".join(tool.name for tool in params.tools or [])
+            info = f"up to {params.max_tokens} tokens" + (f" · may call: {tools}" if tools else "")
+            yield Static(literal(info), classes="request-info")
+            yield Static("system prompt", classes="request-label")
+            last_editable = max((i for i, m in enumerate(params.messages) if editable(m)), default=-1)
+            yield TextArea(
+                params.system_prompt or "",
+                id="sampling-system",
+                soft_wrap=True,
+                classes="request-text" + (" typed-first" if last_editable < 0 else ""),
+                compact=True,
+            )
+            for index, message in enumerate(params.messages):
+                yield Static(literal(message.role), classes="request-label")
+                if editable(message):
+                    yield TextArea(
+                        message_text(message),
+                        id=f"sampling-message-{index}",
+                        soft_wrap=True,
+                        classes="request-text" + (" typed-first" if index == last_editable else ""),
+                        compact=True,
+                    )
+                else:
+                    yield Static(literal(message_text(message)), classes="request-fixed")
+
+    def action_approve(self) -> None:
+        system = self.query_one("#sampling-system", TextArea).text
+        texts = [
+            self.query_one(f"#sampling-message-{index}", TextArea).text if editable(message) else ""
+            for index, message in enumerate(self.params.messages)
+        ]
+        unchanged = system == (self.params.system_prompt or "") and all(
+            text == message_text(message)
+            for text, message in zip(texts, self.params.messages, strict=True)
+            if editable(message)
+        )
+        self.dismiss(self.params if unchanged else with_edits(self.params, system, texts))
+
+    def action_reject(self) -> None:
+        self.dismiss(None)
+
+
+class ToolUseScreen(ModalScreen[bool]):
+    """One tool call the model proposed while answering a server: y sends it back to the server
+    (which runs it), n leaves it out."""
+
+    CSS_PATH = CSS
+    BINDINGS = [
+        Binding("y", "decide(True)", "Allow a tool call of the reply", id="sampling_tool.allow"),
+        Binding("n,escape", "decide(False)", "Deny that tool call", id="sampling_tool.deny"),
+    ]
+
+    def __init__(self, server: str, use: ToolUse) -> None:
+        super().__init__()
+        self.server = server
+        self.use = use
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="request-dialog"):
+            title = Text("The model calls ", style="bold")
+            title.append_text(literal(self.use.name, "bold"))
+            title.append(" for server ", style="bold")
+            title.append_text(literal(self.server, "bold"))
+            yield Static(title, classes="request-title")
+            yield Static("[b]y[/] allow (the server runs it)  [b]n[/] or [b]Esc[/] deny", classes="request-keys")
+            yield Static(literal(pretty_json(self.use.arguments)), classes="request-fixed")
+
+    def action_decide(self, allowed: bool) -> None:
+        self.dismiss(allowed)
+
+
+class SampleReviewScreen(ModalScreen[str | None]):
+    """The model's answer before it goes back to the server: Ctrl+S sends it (as edited), Esc rejects it."""
+
+    CSS_PATH = CSS
+    AUTO_FOCUS = "#sampling-answer"
+    BINDINGS = [
+        Binding("ctrl+s", "send", "Send the answer (as edited)", id="sampling_review.send", priority=True),
+        Binding("escape", "reject", "Reject the answer", id="sampling_review.reject"),
+    ]
+
+    def __init__(self, server: str, text: str, tool_uses: list[ToolUse]) -> None:
+        super().__init__()
+        self.server = server
+        self.text = text
+        self.tool_uses = tool_uses
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="request-dialog"):
+            yield Static(_title(self.server, "gets this answer"), classes="request-title")
+            yield Static("[b]Ctrl+S[/] send (with your edits)  [b]Esc[/] reject", classes="request-keys")
+            yield TextArea(self.text, id="sampling-answer", soft_wrap=True, classes="request-text", compact=True)
+            for use in self.tool_uses:
+                yield Static(literal(f"tool use: {use.name} {pretty_json(use.arguments)}"), classes="request-fixed")
+
+    def action_send(self) -> None:
+        self.dismiss(self.query_one("#sampling-answer", TextArea).text)
+
+    def action_reject(self) -> None:
+        self.dismiss(None)
+
+
+class ElicitFormScreen(ModalScreen[tuple[str, dict[str, Any]]]):
+    """A form built from an elicitation's schema: Ctrl+S sends it once every field is valid (errors
+    shown under each field), Ctrl+D declines, Esc cancels."""
+
+    CSS_PATH = CSS
+    AUTO_FOCUS = "#field-0"
+    BINDINGS = [
+        Binding("ctrl+s", "accept", "Send the form", id="elicit.accept", priority=True),
+        Binding("ctrl+d", "finish('decline')", "Decline the form", id="elicit.decline", priority=True),
+        Binding("escape", "finish('cancel')", "Cancel the form", id="elicit.cancel"),
+    ]
+
+    def __init__(self, server: str, message: str, fields: list[FormField]) -> None:
+        super().__init__()
+        self.server = server
+        self.message = message
+        self.fields = fields
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="request-dialog"):
+            yield Static(_title(self.server, "asks you"), classes="request-title")
+            yield Static("[b]Ctrl+S[/] send  [b]Ctrl+D[/] decline  [b]Esc[/] cancel", classes="request-keys")
+            yield Static(literal(self.message), classes="request-info")
+            for index, field in enumerate(self.fields):
+                label = literal(field.label, "bold")
+                if field.required:
+                    label.append(" *", style="bold")
+                label.append_text(literal(f"  {field.hint()}", "dim"))
+                yield Static(label, classes="request-label")
+                if field.description:
+                    yield Static(literal(field.description), classes="field-description")
+                yield self._input(index, field)
+                yield Static("", id=f"field-error-{index}", classes="field-error")
+
+    def _input(self, index: int, field: FormField) -> Any:
+        widget_id = f"field-{index}"
+        if field.kind == "boolean":
+            return Switch(value=bool(field.default), id=widget_id)
+        if field.kind == "enum":
+            options = [(title, value) for value, title in field.options]
+            default = str(field.default) if field.default is not None else Select.NULL
+            allow_blank = not field.required or field.default is None
+            return Select(options, value=default, allow_blank=allow_blank, id=widget_id, compact=True)
+        return Input(
+            value=field.shown_default(), password=field.secret, id=widget_id, placeholder=field.hint(), compact=True
+        )
+
+    def _raw(self, index: int, field: FormField) -> str:
+        widget = self.query_one(f"#field-{index}")
+        if isinstance(widget, Switch):
+            return "yes" if widget.value else "no"
+        if isinstance(widget, Select):
+            return "" if widget.value is Select.NULL else str(widget.value)
+        assert isinstance(widget, Input)
+        return widget.value
+
+    def action_accept(self) -> None:
+        values: dict[str, Any] = {}
+        first_bad = None
+        for index, field in enumerate(self.fields):
+            value, problem = field.parse(self._raw(index, field))
+            error = self.query_one(f"#field-error-{index}", Static)
+            error.update(literal(problem))
+            error.set_class(bool(problem), "shown")
+            if problem and first_bad is None:
+                first_bad = index
+            elif value is not None:
+                values[field.name] = value
+        if first_bad is not None:
+            self.query_one(f"#field-{first_bad}").focus()
+            return
+        self.dismiss(("accept", values))
+
+    def action_finish(self, action: str) -> None:
+        self.dismiss((action, {}))
+
+
+class ElicitUrlScreen(ModalScreen[str]):
+    """A server asks the user to visit a URL: shown whole; opened in the browser only on ``o``."""
+
+    CSS_PATH = CSS
+    BINDINGS = [
+        Binding("o", "open", "Open the URL in the browser", id="elicit_url.open"),
+        Binding("d", "finish('decline')", "Decline the URL", id="elicit_url.decline"),
+        Binding("escape", "finish('cancel')", "Cancel the URL", id="elicit_url.cancel"),
+    ]
+
+    def __init__(self, server: str, message: str, url: str) -> None:
+        super().__init__()
+        self.server = server
+        self.message = message
+        self.url = url
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="request-dialog"):
+            yield Static(_title(self.server, "asks you to open a page"), classes="request-title")
+            yield Static("[b]o[/] open it in the browser  [b]d[/] decline  [b]Esc[/] cancel", classes="request-keys")
+            yield Static(literal(self.message), classes="request-info")
+            yield Static(literal(self.url), id="elicit-url", classes="request-fixed")
+
+    def action_open(self) -> None:
+        try:
+            opened = webbrowser.open(self.url)
+        except webbrowser.Error:
+            opened = False
+        if not opened:
+            self.notify("no browser could be opened: copy the URL", severity="warning")
+        self.dismiss("accept")
+
+    def action_finish(self, action: str) -> None:
+        self.dismiss(action)

@@ -1,0 +1,125 @@
+"""A server's sampling and elicitation requests in ``--plain`` and ``-p``: the real CLI in a subprocess,
+a scripted model endpoint, and tests/servers/asking_server.py asking for real."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from mcp_chat_tui.transcript import parse, read_transcript_text
+from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
+from tests.test_oneshot import run_cli, saved_conversations
+
+ASKING_SERVER = str(Path(__file__).parent / "servers" / "asking_server.py")
+
+
+def asking_servers(folder: Path, dirs: Path) -> Path:
+    """mcp.json with the asking server; config.toml lets its tools run without asking (the requests
+    they make are what is tested)."""
+    config = folder / "servers.json"
+    config.write_text(json.dumps({"servers": {"asking": {"command": sys.executable, "args": [ASKING_SERVER]}}}))
+    (dirs / "config").mkdir(parents=True, exist_ok=True)
+    (dirs / "config" / "config.toml").write_text(
+        '[approvals.asking]\nsummarize = "always"\nsign_up = "always"\nopen_page = "always"\n'
+    )
+    return config
+
+
+def cli(endpoint, folder, dirs, *flags, stdin=None):
+    return run_cli(
+        "--endpoint",
+        endpoint.url,
+        "scripted",
+        "--mcp-config",
+        str(asking_servers(folder, dirs)),
+        *flags,
+        cwd=folder,
+        dirs=dirs,
+        stdin=stdin,
+    )
+
+
+def requests_recorded(dirs: Path) -> list:
+    (path,) = saved_conversations(dirs)
+    transcript = parse(read_transcript_text(path), path)
+    return [request for exchange in transcript.exchanges for step in exchange.steps for request in step.requests]
+
+
+def test_one_shot_without_a_terminal_declines_a_form_with_one_line(tmp_path, isolated_user_dirs):
+    script = [tool_reply("sign_up", {}), "You declined."]
+    with ScriptedEndpoint(script) as endpoint:
+        result = cli(endpoint, tmp_path, isolated_user_dirs, "-p", "sign me up")
+    assert result.returncode == 0, result.stderr
+    assert "asking asked for a form (Sign up for the newsletter); declined: no terminal to ask" in result.stderr
+    tool_message = endpoint.requests[1]["messages"][-1]
+    assert json.loads(tool_message["content"]) == {"action": "decline"}
+    (request,) = requests_recorded(isolated_user_dirs)
+    assert (request.kind, request.answer) == ("elicitation", "decline")
+
+
+def test_one_shot_without_yes_refuses_sampling_and_with_yes_the_model_answers(tmp_path, isolated_user_dirs):
+    with ScriptedEndpoint([tool_reply("summarize", {"text": "abc"}), "No summary."]) as endpoint:
+        refused = cli(endpoint, tmp_path, isolated_user_dirs, "-p", "summarize abc")
+    assert refused.returncode == 1, refused.stderr  # the server's tool failed on the refusal
+    assert "sampling request of asking refused (use --yes to let the model answer): no terminal to ask" in (
+        refused.stderr
+    )
+    assert len(endpoint.requests) == 2  # the turn's two replies: the model was never sampled
+    with ScriptedEndpoint([tool_reply("summarize", {"text": "abc"}), "A one-line summary.", "Done."]) as endpoint:
+        approved = cli(endpoint, tmp_path / "..", isolated_user_dirs, "-p", "summarize abc", "--yes")
+    assert approved.returncode == 0, approved.stderr
+    assert approved.stdout == "Done.\n"
+    sampled = endpoint.requests[1]["messages"]
+    assert sampled == [
+        {"role": "system", "content": "You summarize in one line."},
+        {"role": "user", "content": "Summarize: abc"},
+    ]
+    result = json.loads(endpoint.requests[2]["messages"][-1]["content"])
+    assert result["content"] == {"type": "text", "text": "A one-line summary."}
+    assert "📨 asking asked the model for a reply (40 tokens at most) → approved" in approved.stderr
+
+
+def test_plain_asks_each_field_again_until_it_is_valid(tmp_path, isolated_user_dirs):
+    lines = ["sign me up", "f", "A", "Ada", "not-an-email", "ada@example.com", "200", "", "2", "yes", "tok-secret-99"]
+    with ScriptedEndpoint([tool_reply("sign_up", {}), "Signed up."]) as endpoint:
+        result = cli(endpoint, tmp_path, isolated_user_dirs, "--plain", stdin="\n".join([*lines, "bye"]) + "\n")
+    assert result.returncode == 0, result.stderr
+    assert "Your name: at least 2 characters" in result.stdout
+    assert "email: an email address, such as name@example.com" in result.stdout
+    assert "age: at most 150" in result.stdout
+    sent = json.loads(endpoint.requests[1]["messages"][-1]["content"])  # the server echoes what it got
+    assert sent == {
+        "action": "accept",
+        "content": {
+            "name": "Ada",
+            "email": "ada@example.com",
+            "plan": "pro",
+            "newsletter": True,
+            "api_token": "[redacted: asking.api_token]",  # the secret typed is hidden from then on
+        },
+    }
+    (request,) = requests_recorded(isolated_user_dirs)
+    assert request.result["content"]["api_token"] == "[redacted]"
+    (saved,) = saved_conversations(isolated_user_dirs)
+    assert "tok-secret-99" not in saved.read_text()
+    with ScriptedEndpoint([]) as endpoint:  # resumed: the request is shown again, nothing is asked
+        resumed = cli(endpoint, tmp_path, isolated_user_dirs, "--plain", "--transcript", str(saved), stdin="bye\n")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "📨 asking asked: Sign up for the newsletter → accept: name=Ada" in resumed.stdout
+    assert "api_token=[redacted]" in resumed.stdout and endpoint.requests == []
+
+
+def test_plain_approves_and_edits_a_sampling_request(tmp_path, isolated_user_dirs):
+    lines = ["summarize abc", "e", "Answer in French.", "Summarize: xyz", "s"]
+    script = [tool_reply("summarize", {"text": "abc"}), "Un résumé.", "Done."]
+    with ScriptedEndpoint(script) as endpoint:
+        result = cli(endpoint, tmp_path, isolated_user_dirs, "--plain", stdin="\n".join([*lines, "bye"]) + "\n")
+    assert result.returncode == 0, result.stderr
+    assert endpoint.requests[1]["messages"] == [
+        {"role": "system", "content": "Answer in French."},
+        {"role": "user", "content": "Summarize: xyz"},
+    ]
+    assert "Server asking asks the model for a reply (up to 40 tokens)" in result.stdout
+    (request,) = requests_recorded(isolated_user_dirs)
+    assert request.answer == "edited" and request.result["text"] == "Un résumé."

@@ -1,0 +1,179 @@
+"""The app's dialogs for a server's requests, under Pilot: the real app, the real asking server
+(tests/servers/asking_server.py, which echoes what it got back as JSON), a scripted model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from textual.widgets import Input, TextArea
+
+from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.ui.records import CallState
+from mcp_chat_tui.ui.screens.requests import (
+    ElicitFormScreen,
+    ElicitUrlScreen,
+    SampleReviewScreen,
+    SamplingScreen,
+    ToolUseScreen,
+)
+from tests.fakes import ScriptedEngine, call
+from tests.test_client_requests import asking_config
+from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+
+
+def asking_app(replies: list, *, yes: bool = False):
+    """The asking server's tools run without the tool approval dialog: the requests are what is tested."""
+    engine = ScriptedEngine(replies)
+    return make_app(engine, [asking_config("modern")], policy=ApprovalPolicy("auto", yes=yes)), engine
+
+
+async def on_screen(pilot, kind) -> None:
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, kind), what=kind.__name__)
+
+
+def tool_result(app) -> str:
+    record = next(iter(app.calls_table.records.values()))
+    return record.content_for_model
+
+
+async def test_sampling_request_edited_then_its_answer_edited_before_it_goes_back():
+    app, engine = asking_app([[call("summarize", {"text": "abc"})], "model summary", "Final."])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "summarize abc")
+        await on_screen(pilot, SamplingScreen)
+        assert "You summarize in one line." in app.screen.query_one("#sampling-system", TextArea).text
+        app.screen.query_one("#sampling-message-0", TextArea).text = "Summarize: edited"
+        await pilot.press("ctrl+s")
+        await on_screen(pilot, SampleReviewScreen)
+        assert app.screen.query_one(TextArea).text == "model summary"
+        app.screen.query_one(TextArea).text = "my summary"
+        await pilot.press("ctrl+s")
+        await wait_turn_done(pilot, app)
+        assert engine.prompts[1][-1] == {"role": "user", "content": "Summarize: edited"}
+        assert json.loads(tool_result(app))["content"] == {"type": "text", "text": "my summary"}
+        assert "📨 asking asked the model for a reply (40 tokens at most) → edited" in chat_text(app)
+        (request,) = app.recorder.transcript.exchanges[0].steps[0].requests
+        assert request.answer == "edited" and request.result["text"] == "my summary"
+    resumed = make_app(ScriptedEngine([]), [asking_config("modern")], transcript=app.recorder.transcript)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, resumed)
+        assert "📨 asking asked the model for a reply (40 tokens at most) → edited" in chat_text(resumed)
+
+
+@pytest.mark.parametrize("where", ["request", "answer"])
+async def test_rejected_sampling_fails_the_servers_call_with_why(where):
+    app, engine = asking_app([[call("summarize", {"text": "abc"})], "model summary", "Final."])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "summarize abc")
+        await on_screen(pilot, SamplingScreen)
+        if where == "answer":
+            await pilot.press("ctrl+s")
+            await on_screen(pilot, SampleReviewScreen)
+        await pilot.press("escape")
+        await wait_turn_done(pilot, app)
+        record = next(iter(app.calls_table.records.values()))
+        assert record.state == CallState.ERROR and "the user rejected" in record.content_for_model
+        assert len(engine.prompts) == (2 if where == "request" else 3)
+
+
+@pytest.mark.parametrize("key", ["y", "n"])
+async def test_each_tool_use_of_a_sampled_reply_is_approved(key):
+    replies = [[call("define", {"word": "ketch"})], [call("lookup", {"word": "ketch"}, "toolu_9")], "Final."]
+    app, _ = asking_app(replies)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "define ketch")
+        await on_screen(pilot, SamplingScreen)
+        assert "may call: lookup" in str(app.screen.query_one(".request-info").render())
+        await pilot.press("ctrl+s")
+        await on_screen(pilot, ToolUseScreen)
+        await pilot.press(key)
+        await on_screen(pilot, SampleReviewScreen)
+        await pilot.press("ctrl+s")
+        await wait_turn_done(pilot, app)
+        got = json.loads(tool_result(app))
+    if key == "y":
+        assert got["stopReason"] == "toolUse" and got["content"][-1]["name"] == "lookup"
+    else:
+        assert all(block["type"] == "text" for block in got["content"])
+
+
+async def test_yes_answers_sampling_without_a_dialog():
+    app, _ = asking_app([[call("summarize", {"text": "abc"})], "auto summary", "Final."], yes=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "summarize abc")
+        await wait_turn_done(pilot, app)
+        assert json.loads(tool_result(app))["content"]["text"] == "auto summary"
+        why = app.servers_table.get_cell("asking", "reason")
+        assert str(why) == "sampled 1× (limit 10/min)"  # the server panel counts it
+
+
+async def fill(pilot, index: int, text: str) -> None:
+    field = pilot.app.screen.query_one(f"#field-{index}", Input)
+    field.value = text
+
+
+async def test_form_shows_errors_at_the_fields_and_sends_once_valid():
+    app, _ = asking_app([[call("sign_up", {})], "Final."])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "sign me up")
+        await on_screen(pilot, ElicitFormScreen)
+        form = app.screen
+        assert form.query_one("#field-5", Input).password  # api_token: typed hidden
+        await fill(pilot, 0, "A")
+        await fill(pilot, 1, "not-an-email")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.screen is form
+        assert "at least 2 characters" in str(form.query_one("#field-error-0").render())
+        assert "an email address" in str(form.query_one("#field-error-1").render())
+        assert form.query_one("#field-error-0").has_class("shown")
+        assert form.focused is form.query_one("#field-0")
+        await fill(pilot, 0, "Ada")
+        await fill(pilot, 1, "ada@example.com")
+        await fill(pilot, 2, "42")
+        await fill(pilot, 5, "tok-secret-77")
+        await pilot.press("ctrl+s")
+        await wait_turn_done(pilot, app)
+        got = json.loads(tool_result(app))
+        assert got["action"] == "accept"
+        content = got["content"]
+        assert content["name"] == "Ada" and content["age"] == 42 and content["plan"] == "free"
+        assert content["newsletter"] is False
+        assert content["api_token"] == "[redacted: asking.api_token]"  # hidden from the model from then on
+        assert "tok-secret-77" not in app.recorder.rendered()
+
+
+@pytest.mark.parametrize(("key", "action"), [("ctrl+d", "decline"), ("escape", "cancel")])
+async def test_form_decline_and_cancel(key, action):
+    app, _ = asking_app([[call("sign_up", {})], "Final."])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "sign me up")
+        await on_screen(pilot, ElicitFormScreen)
+        await pilot.press(key)
+        await wait_turn_done(pilot, app)
+        assert json.loads(tool_result(app)) == {"action": action}
+
+
+@pytest.mark.parametrize(("key", "action"), [("o", "accept"), ("d", "decline"), ("escape", "cancel")])
+async def test_url_is_opened_only_on_the_users_key(monkeypatch, key, action):
+    opened = []
+    monkeypatch.setattr("webbrowser.open", lambda url, *args, **kwargs: opened.append(url) or True)
+    app, _ = asking_app([[call("open_page", {})], "Final."])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "open it")
+        await on_screen(pilot, ElicitUrlScreen)
+        assert "https://bank.example/authorize?state=xyz" in str(app.screen.query_one("#elicit-url").render())
+        await pilot.pause()
+        assert opened == []
+        await pilot.press(key)
+        await wait_turn_done(pilot, app)
+        assert json.loads(tool_result(app)) == {"action": action}
+    assert opened == (["https://bank.example/authorize?state=xyz"] if key == "o" else [])

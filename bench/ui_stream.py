@@ -304,7 +304,7 @@ async def post_reply(app: ChatApp, pilot, blocks: list[list[str]], times: list[f
         if times is not None:
             times.append(time.perf_counter() - began)
     app.post_message(AgentEventPosted(TurnFinished(TurnEnd.ANSWERED, 1)))
-    await wait_for(pilot, lambda: app._reply is None, "the end of the reply")
+    await wait_for(pilot, lambda: not app.reply.is_open, "the end of the reply")
 
 
 async def settled(app: ChatApp, pilot) -> None:
@@ -318,7 +318,7 @@ async def settled(app: ChatApp, pilot) -> None:
 
 def _reply_idle(app: ChatApp) -> bool:
     """No text waits in the reply's Markdown stream or in a Markdown update."""
-    reply = app._reply
+    reply = app.reply.widget
     if reply is None:
         return True
     stream = reply._stream

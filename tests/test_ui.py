@@ -759,12 +759,14 @@ async def test_a_streaming_paragraph_grows_on_screen_while_it_is_written():
         await wait_for(
             pilot,
             lambda: (
-                app._reply is not None and app._reply._segment is not None and len(app._reply._segment.source) > 1500
+                app.reply.widget is not None
+                and app.reply.widget._segment is not None
+                and len(app.reply.widget._segment.source) > 1500
             ),
             what="a long paragraph",
         )
         await pilot.pause(MAX_PACE + 0.2)  # one redraw at least since
-        segment = app._reply._segment
+        segment = app.reply.widget._segment
         shown = len(segment.source)
         assert segment.size.height >= 0.8 * shown / segment.size.width, (shown, segment.size)
         await wait_turn_done(pilot, app)
@@ -825,7 +827,7 @@ async def test_the_prompt_cursor_holds_still_while_a_reply_is_written():
         assert await cursor_states(pilot, prompt) == {True, False}
         # Out of focus when the turn ends: no blink until the prompt has the focus again.
         await send(pilot, "again")
-        await wait_for(pilot, lambda: app._reply is not None, what="the next reply")
+        await wait_for(pilot, lambda: app.reply.is_open, what="the next reply")
         app.query_one("#chat").focus()
         await let_the_turn_end(pilot, app, engine)
         assert len(await cursor_states(pilot, prompt)) == 1
@@ -892,12 +894,14 @@ async def test_a_streaming_reply_is_laid_out_as_the_same_markdown_shown_whole():
             await wait_for(
                 pilot,
                 lambda: (
-                    app._reply is not None and app._reply._segment is not None and app._reply._segment.source == shown
+                    app.reply.widget is not None
+                    and app.reply.widget._segment is not None
+                    and app.reply.widget._segment.source == shown
                 ),
                 what="the part to be shown",
             )
             await pilot.pause(MAX_PACE + 0.1)
-            segment = app._reply._segment
+            segment = app.reply.widget._segment
             holder = AssistantReply("reference")  # the same styles around it as the reply's
             await app.chat.mount(holder)
             reference = Markdown(shown)

@@ -38,7 +38,7 @@ from mcp_chat_tui.ui.messages import AgentEventPosted
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE
-from mcp_chat_tui.ui.widgets.chat import AssistantReply, Notice, drawing_cost
+from mcp_chat_tui.ui.widgets.chat import Notice, drawing_cost
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
 OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its prompt to be drawn
@@ -46,16 +46,16 @@ OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its pr
 
 class AgentEventView:
     """The agent's events shown in the chat, the sidebar and the status bar: uses ``ChatApp``'s
-    ``_reply``, ``call_store``, ``chat``, ``status_bar`` and ``_engine_state``."""
+    ``reply``, ``call_store``, ``chat``, ``status_bar`` and ``_engine_state``."""
 
     def _sink(self, event: AgentEvent) -> None:
         self._recording(event)
         if isinstance(event, AssistantText):
-            if self._agent_messages == 0 and self._reply is not None and not self._shut_down:
+            if self._agent_messages == 0 and not self._shut_down:
                 # Nothing from the agent waits to be shown before it: text that only extends the
                 # reply's open part goes straight into its stream, without a message through the
                 # app's queue (a fast model sends a batch of text ten times a second).
-                if self._reply.append_text_now(event.text):
+                if self.reply.append_now(event.text):
                     return
             queued = self._queued_text
             if queued is not None:
@@ -81,17 +81,13 @@ class AgentEventView:
             await handler(self, message.whole_event())
 
     async def _show_text(self, event: AssistantText) -> None:
-        if self._reply is not None:
-            await self._reply.append_text(event.text)
+        await self.reply.append(event.text)
 
     async def _show_thinking(self, event: AssistantThinking) -> None:
-        if self._reply is not None:
-            await self._reply.append_thinking(event.text)
+        await self.reply.append_thinking(event.text)
 
     async def _show_turn_started(self, event: TurnStarted) -> None:
-        if self._reply is None:  # not opened before the turn (the chat was cleared meanwhile)
-            await self._open_reply()
-        self._reply.count_from_now()
+        await self.reply.count_from_now()
 
     async def _show_call_proposed(self, event: CallProposed) -> None:
         await self._add_record(self.call_store.proposed(event.call))
@@ -125,11 +121,7 @@ class AgentEventView:
         self.status_bar.detail = f"{stats.tokens_per_second:.1f} tok/s"
 
     async def _show_notice(self, event: NoticeEvent) -> None:
-        notice = Notice(event.text)
-        if self._reply is not None:
-            await self._reply.add_widget(notice)
-        else:
-            await self.chat.mount(notice)
+        await self.reply.add_widget(Notice(event.text))
 
     async def _turn_finished(self, event: TurnFinished) -> None:
         note = ""
@@ -137,9 +129,7 @@ class AgentEventView:
             note = STOPPED_NOTE
         elif event.error:
             note = f"error: {event.error}"
-        if self._reply is not None:
-            await self._reply.finish(note)
-        self._reply = None
+        await self.reply.finish(note)
         self._engine_state("ready")
         self.query_one(PromptInput).hold_cursor(False)
 
@@ -149,8 +139,7 @@ class AgentEventView:
         before the frame ``_wait_until_drawn`` waits for, so none of them is drawn beside the model."""
         self.query_one(PromptInput).hold_cursor(True)
         self._engine_state("generating")
-        self._reply = AssistantReply(self.model_label, self._model_cost)
-        await self.chat.mount(self._reply)
+        await self.reply.start()
 
     async def _wait_until_drawn(self) -> None:
         """Wait until the screen has been drawn with what changed so far (the prompt just sent,
@@ -182,11 +171,7 @@ class AgentEventView:
         return drawing_cost(load.share, getattr(load, "spare_cores", 0.0))
 
     async def _add_record(self, record: CallRecord) -> None:
-        card = self.call_store.add(record)
-        if self._reply is not None:
-            await self._reply.add_widget(card)
-        else:
-            await self.chat.mount(card)
+        await self.reply.add_widget(self.call_store.add(record))
 
     @work(group="approvals")
     async def ask_approval(self, event: ApprovalNeeded) -> None:

@@ -37,6 +37,7 @@ from mcp_chat_tui.ui.help import help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
 from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.recording import RecordingSink
+from mcp_chat_tui.ui.reply import ReplyController
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
 from mcp_chat_tui.ui.startup import StartUp
@@ -126,7 +127,7 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
         self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
         self._queue: list[str] = []
         self._turn_running = False
-        self._reply: AssistantReply | None = None
+        self.reply = ReplyController(lambda: self.chat, self.model_label, self._model_cost)
         self._queued_text: AgentEventPosted | None = None  # the text message not yet handled
         self._agent_messages = 0  # agent events posted and not yet handled to the end
         self.call_store = CallStore(self.clock, lambda: self.calls_table)
@@ -437,7 +438,7 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
     async def action_clear_chat(self) -> None:
         self.agent.stop()
         self.agent.turns = []
-        self._reply = None  # first: the stopped turn's last text must not go to a reply being removed
+        self.reply.drop()  # first: the stopped turn's last text must not go to a reply being removed
         await self.chat.clear()
         self.status_bar.context_tokens = 0
         self._detach_saver()

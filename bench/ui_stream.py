@@ -131,10 +131,11 @@ class TimedChatApp(ChatApp):
             self.generated_tokens = event.stats.generated_tokens
         super()._sink(event)
 
-    async def _turn_finished(self, event) -> None:
-        await super()._turn_finished(event)
-        self.turn_shown = time.perf_counter()
-        self.shown.set()
+    async def _show_agent_event(self, message: AgentEventPosted) -> None:
+        await super()._show_agent_event(message)
+        if isinstance(message.event, TurnFinished):
+            self.turn_shown = time.perf_counter()
+            self.shown.set()
 
 
 async def wait_for(pilot, predicate, what: str, timeout: float = 600.0) -> None:

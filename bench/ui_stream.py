@@ -332,14 +332,14 @@ async def append_ratio(total: int, runs: int) -> float:
     """Median over ``runs`` apps of (last block's time / first block's time), with the streaming
     reply's pauses between redraws switched off: what is timed is the work of appending, not
     the waits that keep the app's share of the CPU down while a model writes."""
-    from mcp_chat_tui.ui.widgets import chat
+    from mcp_chat_tui.ui import streaming
 
-    paces = chat.PACE, chat.MAX_PACE
-    chat.PACE = chat.MAX_PACE = 0.0
+    paces = streaming.PACE, streaming.MAX_PACE
+    streaming.PACE = streaming.MAX_PACE = 0.0
     try:
         return await _append_ratio(total, runs)
     finally:
-        chat.PACE, chat.MAX_PACE = paces
+        streaming.PACE, streaming.MAX_PACE = paces
 
 
 async def _append_ratio(total: int, runs: int) -> float:

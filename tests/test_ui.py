@@ -14,16 +14,17 @@ from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig, Settings, load_settings
 from mcp_chat_tui.engine.events import Done, Stats, TextDelta, Throughput
 from mcp_chat_tui.servers import ServerState
-from mcp_chat_tui.ui.app import SWITCH_INTERVAL, ChatApp
+from mcp_chat_tui.ui.app import ChatApp
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
-from mcp_chat_tui.ui.widgets.chat import (
+from mcp_chat_tui.ui.streaming import (
     MAX_PACE,
     MAX_SHARE,
     MODEL_SLOWDOWN,
     PACE,
+    SWITCH_INTERVAL,
     DrawingBudget,
     drawing_cost,
     drawing_share,
@@ -347,7 +348,7 @@ async def test_text_that_only_extends_the_open_part_of_a_reply_takes_no_message(
     # come as messages, in order.
     from mcp_chat_tui.agent.events import AssistantText, CallProposed
     from mcp_chat_tui.ui.messages import AgentEventPosted
-    from mcp_chat_tui.ui.widgets.chat import AssistantReply
+    from mcp_chat_tui.ui.widgets.reply import AssistantReply
 
     posted = []
     original = ChatApp.post_message
@@ -394,7 +395,7 @@ async def test_a_reply_that_starts_with_thinking_or_a_call_keeps_no_empty_text_p
     # Each reply comes with its first text part ready (mounted before the model starts); a reply
     # that begins with something else lets it go rather than keep an empty part above it.
     from mcp_chat_tui.engine.events import ThinkingDelta
-    from mcp_chat_tui.ui.widgets.chat import AssistantReply, ReplyMarkdown
+    from mcp_chat_tui.ui.widgets.reply import AssistantReply, ReplyMarkdown
 
     engine = ScriptedEngine(
         [
@@ -427,7 +428,7 @@ async def test_a_long_reply_is_split_only_at_paragraph_breaks_and_keeps_every_ch
     cheap): never inside a code fence or a list, and no text is lost or reordered."""
     from rich.markdown import Markdown as RichMarkdown
 
-    from mcp_chat_tui.ui.widgets.chat import SEAL_AFTER, AssistantReply
+    from mcp_chat_tui.ui.widgets.reply import SEAL_AFTER, AssistantReply
 
     def block(k: int) -> str:  # blocks of varying length, so the segments end at different places
         return (
@@ -591,16 +592,16 @@ class BusyModel(ScriptedEngine):
 
 async def redraws_of_a_streaming_reply(engine: ScriptedEngine, monkeypatch) -> int:
     """How often the reply's Markdown took in new text while 30 words came over 1.5 s."""
-    from mcp_chat_tui.ui.widgets import chat
+    from mcp_chat_tui.ui.widgets import reply
 
     updates = []
-    original = chat.ReplyMarkdown.append
+    original = reply.ReplyMarkdown.append
 
     def append(self, markdown):
         updates.append(markdown)
         return original(self, markdown)
 
-    monkeypatch.setattr(chat.ReplyMarkdown, "append", append)
+    monkeypatch.setattr(reply.ReplyMarkdown, "append", append)
     app = make_app(engine)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -665,7 +666,8 @@ class WatchingEngine(ScriptedEngine):
     def stream(self, messages, tools=None, *, known_tools=None):
         from textual.errors import NoWidget
 
-        from mcp_chat_tui.ui.widgets.chat import ReplyHeader, ReplyMarkdown, UserMessage
+        from mcp_chat_tui.ui.widgets.chat import UserMessage
+        from mcp_chat_tui.ui.widgets.reply import ReplyHeader, ReplyMarkdown
 
         def on_screen(kind) -> int:
             placed = 0
@@ -703,7 +705,8 @@ async def test_a_stream_about_to_give_way_leaves_the_rest_out_of_its_widget():
     # widget about to go, would be work on the app's thread for nothing.
     from textual.app import App
 
-    from mcp_chat_tui.ui.widgets.chat import PacedMarkdownStream, ReplyMarkdown
+    from mcp_chat_tui.ui.streaming import PacedMarkdownStream
+    from mcp_chat_tui.ui.widgets.reply import ReplyMarkdown
 
     shown = {}
     for show_the_rest in (True, False):
@@ -843,7 +846,7 @@ async def test_the_prompt_cursor_holds_still_while_a_reply_is_written():
 async def test_the_updates_of_a_streaming_reply_share_one_parser(monkeypatch):
     """Textual's Markdown widget builds a Markdown parser for every update; the reply's takes
     the one shared parser."""
-    from mcp_chat_tui.ui.widgets.chat import ReplyMarkdown
+    from mcp_chat_tui.ui.widgets.reply import ReplyMarkdown
 
     built = []
 
@@ -873,7 +876,7 @@ async def test_a_streaming_reply_is_laid_out_as_the_same_markdown_shown_whole():
     """The reply's Markdown takes one layout per update (``OneLayoutPass``): stopped part-way
     through a list, a wide code block, a table and at the end, every block of it is as wide and
     as tall as Textual's own Markdown widget lays out the same text, and so is the whole."""
-    from mcp_chat_tui.ui.widgets.chat import AssistantReply
+    from mcp_chat_tui.ui.widgets.reply import AssistantReply
 
     parts = [
         "# Findings\n\n"
@@ -919,7 +922,7 @@ async def test_an_update_of_a_streaming_reply_is_one_layout():
     layout only finds the new sizes stored by the first); the reply's widgets take one."""
     from textual.screen import Screen
 
-    from mcp_chat_tui.ui.widgets.chat import AssistantReply, ReplyMarkdown
+    from mcp_chat_tui.ui.widgets.reply import AssistantReply, ReplyMarkdown
 
     app = make_app(ScriptedEngine([]), servers=[])
     async with app.run_test(size=SIZE) as pilot:
@@ -960,7 +963,8 @@ async def test_no_layout_of_a_reply_finds_nothing_to_move(monkeypatch):
     first size, or text a Markdown block was given before it was mounted, asked for one)."""
     from textual._compositor import Compositor
 
-    from mcp_chat_tui.ui.widgets.chat import AssistantReply, Notice, UserMessage
+    from mcp_chat_tui.ui.widgets.chat import Notice, UserMessage
+    from mcp_chat_tui.ui.widgets.reply import AssistantReply
 
     app = make_app(ScriptedEngine([]), servers=[])
     async with app.run_test(size=SIZE) as pilot:

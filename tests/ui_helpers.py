@@ -77,7 +77,7 @@ def chat_text(app: ChatApp) -> str:
     """Everything the chat pane shows, as plain text (replies by their Markdown source)."""
     from textual.widgets import Markdown, Static
 
-    from mcp_chat_tui.ui.widgets.chat import AssistantReply
+    from mcp_chat_tui.ui.widgets.reply import AssistantReply
 
     parts = []
     for widget in app.query_one("#chat").query("*"):

@@ -37,8 +37,9 @@ from mcp_chat_tui.agent.events import (
 from mcp_chat_tui.ui.messages import AgentEventPosted
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from mcp_chat_tui.ui.streaming import drawing_cost
 from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE
-from mcp_chat_tui.ui.widgets.chat import Notice, drawing_cost
+from mcp_chat_tui.ui.widgets.chat import Notice
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
 OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its prompt to be drawn

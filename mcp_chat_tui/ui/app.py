@@ -9,9 +9,7 @@ own task takes in); long work (starting up, a turn, an approval) runs in workers
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Iterable
-from contextlib import contextmanager
 from pathlib import Path
 
 from textual import events, on, work
@@ -41,36 +39,24 @@ from mcp_chat_tui.ui.reply import ReplyController
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
 from mcp_chat_tui.ui.startup import StartUp
+from mcp_chat_tui.ui.streaming import quick_switches
 from mcp_chat_tui.ui.styles import preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
-from mcp_chat_tui.ui.widgets.chat import AssistantReply, ChatLog, UserMessage, chat_widget_classes
+from mcp_chat_tui.ui.widgets.chat import ChatLog, UserMessage, chat_widget_classes
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
+from mcp_chat_tui.ui.widgets.reply import AssistantReply
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
 
 EXIT_WORDS = {"bye", "quit"}
 COLLECT_AFTER = 1.0  # seconds idle after a turn before the cycle collector runs (``IdleCollector``)
-SWITCH_INTERVAL = 0.001  # seconds: how often Python switches threads while a local model generates
 
 
-@contextmanager
-def quick_switches(model_in_process: bool):
-    """While turns run beside a model generating on a thread of this process, Python hands the
-    interpreter from thread to thread every ``SWITCH_INTERVAL`` rather than every 5 ms.
-
-    The model's thread needs the interpreter for a moment between steps; while the app's thread
-    draws, it waits for it, up to the whole interval. Measured beside a small model on the
-    CPU, a 10 ms burst on the app's thread cost the model 8.7 ms with the default interval and
-    6.6-7.2 ms with 0.5-1 ms."""
-    if not model_in_process:
-        yield
-        return
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(min(previous, SWITCH_INTERVAL))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(previous)
+def chat_agent(engine: Engine, hub: ServerHub, policy: ApprovalPolicy, settings: Settings) -> Agent:
+    """The agent of a chat, with the settings' system prompt and turn limit and the hub's redactor."""
+    return Agent(
+        engine, hub, policy, system_prompt=settings.system_prompt, max_turns=settings.max_turns, redactor=hub.redactor
+    )
 
 
 class Workspace(Horizontal):
@@ -112,14 +98,7 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
         self.model_label = model_label or engine.model_name
         self.clock = clock or DisplayClock()
         self.theme_dirs = theme_dirs
-        self.agent = Agent(
-            engine,
-            hub,
-            policy,
-            system_prompt=settings.system_prompt,
-            max_turns=settings.max_turns,
-            redactor=hub.redactor,
-        )
+        self.agent = chat_agent(engine, hub, policy, settings)
         policy.add_listener(lambda: self.post_message(PolicyChanged()))
         self.ready = asyncio.Event()
         self.fatal_error: str | None = None

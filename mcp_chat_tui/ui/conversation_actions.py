@@ -1,7 +1,4 @@
-"""What the app does with conversation files: autosave, show a loaded one, resume, export.
-
-A part of ``ChatApp`` (mixed into it), kept apart so each file reads in one go.
-"""
+"""What the app does with conversation files (autosave, show a loaded one, resume, export), a part of ``ChatApp``."""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from textual.widget import Widget
 
-from mcp_chat_tui.ui.widgets.chat import AssistantReply, ChatLog
+from mcp_chat_tui.ui.widgets.chat import ChatLog
+from mcp_chat_tui.ui.widgets.reply import AssistantReply
 
 
 class ReplyController:

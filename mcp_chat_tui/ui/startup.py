@@ -1,8 +1,4 @@
-"""Start-up: the model loads and the servers start together, the status bar says what is still
-awaited, and a failure ends the app on the fatal screen.
-
-A part of ``ChatApp`` (mixed into it), kept apart so each file reads in one go.
-"""
+"""Start-up, a part of ``ChatApp``: the model and the servers start together; a failure shows the fatal screen."""
 
 from __future__ import annotations
 

@@ -135,22 +135,14 @@ class AgentEventView:
         self.query_one(PromptInput).hold_cursor(False)
 
     async def _open_reply(self) -> None:
-        """Keep the prompt's cursor still until the turn ends, say the model is generating, and
-        mount the coming reply (its header line and the widget its first text streams into): all
-        before the frame ``_wait_until_drawn`` waits for, so none of them is drawn beside the model."""
+        """Hold the prompt's cursor, show "generating" and open the reply, before the frame the turn waits for."""
         self.query_one(PromptInput).hold_cursor(True)
         self._engine_state("generating")
         await self.reply.start()
 
     async def _wait_until_drawn(self) -> None:
-        """Wait until the screen has been drawn with what changed so far (the prompt just sent,
-        the reply's header and first text widget, the status bar).
-
-        A turn starts after that frame rather than beside it: drawing it takes the app's thread
-        10-20 ms, which would be taken from a model generating on a CPU (``drawing_cost``), and
-        the model would start that much later anyway. Twice: laying out
-        the screen can ask for one more frame (the prompt input, cleared of the text just sent,
-        measures itself again and repaints), and the second wait is over at once when it does not."""
+        """Wait until the prompt just sent and the opened reply are drawn: the model starts after that frame."""
+        # Twice: the prompt input, cleared, may measure itself again and ask for one more frame.
         try:
             for _ in range(2):
                 await asyncio.wait_for(self.chat.wait_for_refresh(), OPENING_WAIT)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 
 import pytest
 from textual.widgets import Markdown, _markdown
@@ -24,7 +23,6 @@ from mcp_chat_tui.ui.streaming import (
     MAX_SHARE,
     MODEL_SLOWDOWN,
     PACE,
-    SWITCH_INTERVAL,
     DrawingBudget,
     drawing_cost,
     drawing_share,
@@ -616,42 +614,6 @@ async def test_the_chat_redraws_less_beside_a_model_whose_thread_is_busy(monkeyp
     idle = await redraws_of_a_streaming_reply(ScriptedEngine([reply], delay=0.05), monkeypatch)
     busy = await redraws_of_a_streaming_reply(BusyModel([reply], delay=0.05), monkeypatch)
     assert busy < idle, (busy, idle)
-
-
-class SwitchWatchingEngine(ScriptedEngine):
-    """Notes Python's thread switch interval each time it is asked for a reply."""
-
-    def __init__(self, replies: list) -> None:
-        super().__init__(replies)
-        self.intervals: list[float] = []
-
-    def stream(self, messages, tools=None, *, known_tools=None):
-        self.intervals.append(sys.getswitchinterval())
-        return super().stream(messages, tools, known_tools=known_tools)
-
-
-class InProcessModel(SwitchWatchingEngine):
-    class thread_load:
-        share = 0.6
-        spare_cores = 0.5
-
-
-async def test_python_switches_threads_more_often_while_a_local_model_generates():
-    # The model's thread waits for the interpreter while the app's thread draws; it gets it back
-    # within a millisecond rather than Python's usual 5.
-    before = sys.getswitchinterval()
-    for engine, expected in (
-        (InProcessModel(["one", "two"]), SWITCH_INTERVAL),
-        (SwitchWatchingEngine(["one", "two"]), before),
-    ):
-        app = make_app(engine)
-        async with app.run_test(size=SIZE) as pilot:
-            await wait_ready(pilot, app)
-            for prompt in ("a", "b"):
-                await send(pilot, prompt)
-                await wait_turn_done(pilot, app)
-                assert sys.getswitchinterval() == before  # between turns: as it was
-        assert engine.intervals == [expected, expected]
 
 
 class WatchingEngine(ScriptedEngine):

@@ -39,7 +39,6 @@ from mcp_chat_tui.ui.reply import ReplyController
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
 from mcp_chat_tui.ui.startup import StartUp
-from mcp_chat_tui.ui.streaming import quick_switches
 from mcp_chat_tui.ui.styles import preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
 from mcp_chat_tui.ui.widgets.chat import ChatLog, UserMessage, chat_widget_classes
@@ -329,17 +328,16 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
     @work(group="turns")
     async def run_turns(self) -> None:
         try:
-            with quick_switches(self._thread_load is not None):
-                if self._resume_pending:
-                    await self.ready.wait()
-                    await self._continue_pending()
-                while self._queue:
-                    await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
-                    prompt = self._queue.pop(0)
-                    self.status_bar.waiting = len(self._queue)
-                    await self._open_reply()
-                    await self._wait_until_drawn()
-                    await self.agent.run_turn(prompt, self._sink)
+            if self._resume_pending:
+                await self.ready.wait()
+                await self._continue_pending()
+            while self._queue:
+                await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
+                prompt = self._queue.pop(0)
+                self.status_bar.waiting = len(self._queue)
+                await self._open_reply()
+                await self._wait_until_drawn()
+                await self.agent.run_turn(prompt, self._sink)
         finally:
             self._turn_running = False
             self.set_timer(COLLECT_AFTER, self._collect_when_idle)

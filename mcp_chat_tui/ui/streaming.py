@@ -1,4 +1,4 @@
-"""How a streaming reply shares the process with a local model: paced redraws and quick thread switches.
+"""How a streaming reply shares the process with a local model: redraws paced by a drawing budget.
 
 Why each exists and what it was measured to do: docs/architecture.md (the streaming path) and
 bench/README.md.
@@ -7,10 +7,8 @@ bench/README.md.
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
@@ -19,7 +17,6 @@ PACE = 0.1  # seconds between updates of a streaming reply's Markdown at the lea
 MAX_PACE = 0.75  # seconds: text waits no longer than this to be shown
 MODEL_SLOWDOWN = 0.02  # the share of a local model's speed the redraw budget gives up at most (``drawing_cost``)
 MAX_SHARE = 0.25  # of one core: what the app's thread may use over a streaming reply, whatever the model
-SWITCH_INTERVAL = 0.001  # seconds: how often Python switches threads while a local model generates
 
 
 def drawing_cost(thread_share: float, spare_cores: float) -> float:
@@ -124,17 +121,3 @@ class PacedMarkdownStream(MarkdownStream):
         self._pending.clear()
         if new_markdown and self._show_the_rest:
             await self.markdown_widget.append(new_markdown)
-
-
-@contextmanager
-def quick_switches(model_in_process: bool) -> Iterator[None]:
-    """Switch Python threads every ``SWITCH_INTERVAL`` (not 5 ms) while a model generates in this process."""
-    if not model_in_process:
-        yield
-        return
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(min(previous, SWITCH_INTERVAL))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(previous)

@@ -453,8 +453,6 @@ async def test_a_long_reply_is_split_only_at_paragraph_breaks_and_keeps_every_ch
             widget.content.markup for widget in reply.query(".reply-text") if isinstance(widget.content, RichMarkdown)
         ]
         assert len(shown) >= 6 and "".join(shown) == source
-        # each part closed mid-turn had the collector set aside what the reply had made so far
-        assert app.collector.set_asides == len(shown) - 1
         for part in shown:
             assert part.count("```") % 2 == 0, part[-200:]
             assert not re.search(r"- item \d+\s*$", part), part[-200:]  # a loose list stays one list
@@ -956,34 +954,3 @@ async def test_no_layout_of_a_reply_finds_nothing_to_move(monkeypatch):
         monkeypatch.setattr(Compositor, "reflow", original)
         assert "short reply" in chat_text(app)
         assert len(layouts) >= 5 and all(layouts), layouts
-
-
-async def test_the_cycle_collector_runs_when_the_app_is_idle_and_lets_go_on_leaving(monkeypatch):
-    """Start-up's objects are set aside once the model is ready; after a turn, once the app has
-    been idle for a moment, the collector runs, but not if the next reply has started by then;
-    on leaving nothing stays frozen."""
-    import gc
-
-    from mcp_chat_tui.ui import app as app_module
-
-    monkeypatch.setattr(app_module, "COLLECT_AFTER", 0.5)
-    app = make_app(ScriptedEngine(["one", "two " * 500], delay=0.004), servers=[])
-    settled_while_running = []
-    settle = app.collector.settle
-
-    def noting_settle() -> None:
-        settled_while_running.append(app._turn_running)
-        settle()
-
-    app.collector.settle = noting_settle
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_ready(pilot, app)
-        assert app.collector.settles == 1 and gc.get_freeze_count() > 0
-        await send(pilot, "first")
-        await wait_turn_done(pilot, app)
-        await send(pilot, "second")  # two seconds of reply: the first turn's collection falls in it
-        await wait_turn_done(pilot, app)
-        assert app.collector.settles == 1
-        await wait_for(pilot, lambda: app.collector.settles == 2, what="the collection after the turns")
-    assert settled_while_running == [False, False]
-    assert gc.get_freeze_count() == 0

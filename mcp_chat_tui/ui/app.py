@@ -23,7 +23,6 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.config import Settings
-from mcp_chat_tui.core.collector import IdleCollector
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
@@ -43,12 +42,10 @@ from mcp_chat_tui.ui.styles import preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
 from mcp_chat_tui.ui.widgets.chat import ChatLog, UserMessage, chat_widget_classes
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
-from mcp_chat_tui.ui.widgets.reply import AssistantReply
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
 
 EXIT_WORDS = {"bye", "quit"}
-COLLECT_AFTER = 1.0  # seconds idle after a turn before the cycle collector runs (``IdleCollector``)
 
 
 def chat_agent(engine: Engine, hub: ServerHub, policy: ApprovalPolicy, settings: Settings) -> Agent:
@@ -110,7 +107,6 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
         self._agent_messages = 0  # agent events posted and not yet handled to the end
         self.call_store = CallStore(self.clock, lambda: self.calls_table)
         self._shut_down = False
-        self.collector = IdleCollector()
         self.autosave = autosave
         self.transcript_file = transcript_file
         self.open_resume = open_resume
@@ -340,18 +336,6 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
                 await self.agent.run_turn(prompt, self._sink)
         finally:
             self._turn_running = False
-            self.set_timer(COLLECT_AFTER, self._collect_when_idle)
-
-    @on(AssistantReply.PartClosed)
-    def _reply_part_closed(self) -> None:
-        # Mid-turn: what the reply made so far is set aside, so the collector's passes during
-        # the rest of it do not walk the whole reply again and again (``IdleCollector``).
-        self.collector.set_aside()
-
-    def _collect_when_idle(self) -> None:
-        """Run the cycle collector between turns, not in the middle of the next reply."""
-        if not self._turn_running and not self._shut_down:
-            self.collector.settle()
 
     @on(AgentEventPosted)
     async def _agent_event(self, message: AgentEventPosted) -> None:
@@ -432,7 +416,6 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
         if self._shut_down:
             return
         self._shut_down = True
-        self.collector.release()
         try:
             self._engine_state("shutting down", "the servers…")
         except Exception:  # noqa: BLE001 - the screen is already gone when the app unmounts

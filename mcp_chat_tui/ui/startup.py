@@ -52,7 +52,6 @@ class StartUp:
             await self.chat.mount(Notice(self._welcome_text(), muted=True), before=0)
         self._engine_state("ready")
         self.status_bar.hide_download()
-        self.collector.settle()  # start-up's objects (libraries, model, tokenizer) set aside
         self.ready.set()
         if self._resume_pending and not self._turn_running:
             self._turn_running = True

@@ -78,9 +78,6 @@ class AssistantReply(OneLayoutPass, Vertical):
     AssistantReply .reply-end { color: $warning; }
     """
 
-    class PartClosed(Message):
-        """A long part of the reply was closed for good at a paragraph break (``SEAL_AFTER``)."""
-
     def __init__(self, model_label: str, model_cost: Callable[[], float] = lambda: 0.0) -> None:
         super().__init__()
         self.model_label = model_label
@@ -220,7 +217,6 @@ class AssistantReply(OneLayoutPass, Vertical):
         self._closed_text += text
         self._segment, self._segment_text = None, ""
         await self._show_static(widget, text)
-        self.post_message(self.PartClosed())
 
     async def _show_static(self, widget: Markdown, text: str) -> None:
         """Put one static rendering of ``text`` in the place of its Markdown ``widget``."""

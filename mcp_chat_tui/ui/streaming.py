@@ -1,7 +1,6 @@
 """How a streaming reply shares the process with a local model: redraws paced by a drawing budget.
 
-Why each exists and what it was measured to do: docs/architecture.md (the streaming path) and
-bench/README.md.
+Why it exists: docs/architecture.md (the streaming path); the A/B run that kept it: bench/README.md.
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ async def longest_pause(autosave: bool, folder: Path, run: int) -> float:
         prompt.value = "stream please"
         await pilot.press("enter")
         await pilot.pause(0.2)
-        while app._turn_running or app._reply is not None:
+        while app._turn_running or app.reply.is_open:
             await pilot.pause(0.05)
         streaming = False
         await watcher

@@ -131,10 +131,11 @@ class TimedChatApp(ChatApp):
             self.generated_tokens = event.stats.generated_tokens
         super()._sink(event)
 
-    async def _turn_finished(self, event) -> None:
-        await super()._turn_finished(event)
-        self.turn_shown = time.perf_counter()
-        self.shown.set()
+    async def _show_agent_event(self, message: AgentEventPosted) -> None:
+        await super()._show_agent_event(message)
+        if isinstance(message.event, TurnFinished):
+            self.turn_shown = time.perf_counter()
+            self.shown.set()
 
 
 async def wait_for(pilot, predicate, what: str, timeout: float = 600.0) -> None:
@@ -304,7 +305,7 @@ async def post_reply(app: ChatApp, pilot, blocks: list[list[str]], times: list[f
         if times is not None:
             times.append(time.perf_counter() - began)
     app.post_message(AgentEventPosted(TurnFinished(TurnEnd.ANSWERED, 1)))
-    await wait_for(pilot, lambda: app._reply is None, "the end of the reply")
+    await wait_for(pilot, lambda: not app.reply.is_open, "the end of the reply")
 
 
 async def settled(app: ChatApp, pilot) -> None:
@@ -318,7 +319,7 @@ async def settled(app: ChatApp, pilot) -> None:
 
 def _reply_idle(app: ChatApp) -> bool:
     """No text waits in the reply's Markdown stream or in a Markdown update."""
-    reply = app._reply
+    reply = app.reply.widget
     if reply is None:
         return True
     stream = reply._stream
@@ -331,14 +332,14 @@ async def append_ratio(total: int, runs: int) -> float:
     """Median over ``runs`` apps of (last block's time / first block's time), with the streaming
     reply's pauses between redraws switched off: what is timed is the work of appending, not
     the waits that keep the app's share of the CPU down while a model writes."""
-    from mcp_chat_tui.ui.widgets import chat
+    from mcp_chat_tui.ui import streaming
 
-    paces = chat.PACE, chat.MAX_PACE
-    chat.PACE = chat.MAX_PACE = 0.0
+    paces = streaming.PACE, streaming.MAX_PACE
+    streaming.PACE = streaming.MAX_PACE = 0.0
     try:
         return await _append_ratio(total, runs)
     finally:
-        chat.PACE, chat.MAX_PACE = paces
+        streaming.PACE, streaming.MAX_PACE = paces
 
 
 async def _append_ratio(total: int, runs: int) -> float:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 
 import pytest
 from textual.widgets import Markdown, _markdown
@@ -14,12 +13,12 @@ from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig, Settings, load_settings
 from mcp_chat_tui.engine.events import Done, Stats, TextDelta, Throughput
 from mcp_chat_tui.servers import ServerState
-from mcp_chat_tui.ui.app import SWITCH_INTERVAL, ChatApp
+from mcp_chat_tui.ui.app import ChatApp
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
-from mcp_chat_tui.ui.widgets.chat import (
+from mcp_chat_tui.ui.streaming import (
     MAX_PACE,
     MAX_SHARE,
     MODEL_SLOWDOWN,
@@ -347,7 +346,7 @@ async def test_text_that_only_extends_the_open_part_of_a_reply_takes_no_message(
     # come as messages, in order.
     from mcp_chat_tui.agent.events import AssistantText, CallProposed
     from mcp_chat_tui.ui.messages import AgentEventPosted
-    from mcp_chat_tui.ui.widgets.chat import AssistantReply
+    from mcp_chat_tui.ui.widgets.reply import AssistantReply
 
     posted = []
     original = ChatApp.post_message
@@ -394,7 +393,7 @@ async def test_a_reply_that_starts_with_thinking_or_a_call_keeps_no_empty_text_p
     # Each reply comes with its first text part ready (mounted before the model starts); a reply
     # that begins with something else lets it go rather than keep an empty part above it.
     from mcp_chat_tui.engine.events import ThinkingDelta
-    from mcp_chat_tui.ui.widgets.chat import AssistantReply, ReplyMarkdown
+    from mcp_chat_tui.ui.widgets.reply import AssistantReply, ReplyMarkdown
 
     engine = ScriptedEngine(
         [
@@ -427,7 +426,7 @@ async def test_a_long_reply_is_split_only_at_paragraph_breaks_and_keeps_every_ch
     cheap): never inside a code fence or a list, and no text is lost or reordered."""
     from rich.markdown import Markdown as RichMarkdown
 
-    from mcp_chat_tui.ui.widgets.chat import SEAL_AFTER, AssistantReply
+    from mcp_chat_tui.ui.widgets.reply import SEAL_AFTER, AssistantReply
 
     def block(k: int) -> str:  # blocks of varying length, so the segments end at different places
         return (
@@ -454,8 +453,6 @@ async def test_a_long_reply_is_split_only_at_paragraph_breaks_and_keeps_every_ch
             widget.content.markup for widget in reply.query(".reply-text") if isinstance(widget.content, RichMarkdown)
         ]
         assert len(shown) >= 6 and "".join(shown) == source
-        # each part closed mid-turn had the collector set aside what the reply had made so far
-        assert app.collector.set_asides == len(shown) - 1
         for part in shown:
             assert part.count("```") % 2 == 0, part[-200:]
             assert not re.search(r"- item \d+\s*$", part), part[-200:]  # a loose list stays one list
@@ -591,16 +588,16 @@ class BusyModel(ScriptedEngine):
 
 async def redraws_of_a_streaming_reply(engine: ScriptedEngine, monkeypatch) -> int:
     """How often the reply's Markdown took in new text while 30 words came over 1.5 s."""
-    from mcp_chat_tui.ui.widgets import chat
+    from mcp_chat_tui.ui.widgets import reply
 
     updates = []
-    original = chat.ReplyMarkdown.append
+    original = reply.ReplyMarkdown.append
 
     def append(self, markdown):
         updates.append(markdown)
         return original(self, markdown)
 
-    monkeypatch.setattr(chat.ReplyMarkdown, "append", append)
+    monkeypatch.setattr(reply.ReplyMarkdown, "append", append)
     app = make_app(engine)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -617,42 +614,6 @@ async def test_the_chat_redraws_less_beside_a_model_whose_thread_is_busy(monkeyp
     assert busy < idle, (busy, idle)
 
 
-class SwitchWatchingEngine(ScriptedEngine):
-    """Notes Python's thread switch interval each time it is asked for a reply."""
-
-    def __init__(self, replies: list) -> None:
-        super().__init__(replies)
-        self.intervals: list[float] = []
-
-    def stream(self, messages, tools=None, *, known_tools=None):
-        self.intervals.append(sys.getswitchinterval())
-        return super().stream(messages, tools, known_tools=known_tools)
-
-
-class InProcessModel(SwitchWatchingEngine):
-    class thread_load:
-        share = 0.6
-        spare_cores = 0.5
-
-
-async def test_python_switches_threads_more_often_while_a_local_model_generates():
-    # The model's thread waits for the interpreter while the app's thread draws; it gets it back
-    # within a millisecond rather than Python's usual 5.
-    before = sys.getswitchinterval()
-    for engine, expected in (
-        (InProcessModel(["one", "two"]), SWITCH_INTERVAL),
-        (SwitchWatchingEngine(["one", "two"]), before),
-    ):
-        app = make_app(engine)
-        async with app.run_test(size=SIZE) as pilot:
-            await wait_ready(pilot, app)
-            for prompt in ("a", "b"):
-                await send(pilot, prompt)
-                await wait_turn_done(pilot, app)
-                assert sys.getswitchinterval() == before  # between turns: as it was
-        assert engine.intervals == [expected, expected]
-
-
 class WatchingEngine(ScriptedEngine):
     """Notes, each time it is asked for a reply, how many prompts, reply headers and Markdown
     widgets for replies the app's screen has been laid out and drawn with."""
@@ -665,7 +626,8 @@ class WatchingEngine(ScriptedEngine):
     def stream(self, messages, tools=None, *, known_tools=None):
         from textual.errors import NoWidget
 
-        from mcp_chat_tui.ui.widgets.chat import ReplyHeader, ReplyMarkdown, UserMessage
+        from mcp_chat_tui.ui.widgets.chat import UserMessage
+        from mcp_chat_tui.ui.widgets.reply import ReplyHeader, ReplyMarkdown
 
         def on_screen(kind) -> int:
             placed = 0
@@ -703,7 +665,8 @@ async def test_a_stream_about_to_give_way_leaves_the_rest_out_of_its_widget():
     # widget about to go, would be work on the app's thread for nothing.
     from textual.app import App
 
-    from mcp_chat_tui.ui.widgets.chat import PacedMarkdownStream, ReplyMarkdown
+    from mcp_chat_tui.ui.streaming import PacedMarkdownStream
+    from mcp_chat_tui.ui.widgets.reply import ReplyMarkdown
 
     shown = {}
     for show_the_rest in (True, False):
@@ -759,12 +722,14 @@ async def test_a_streaming_paragraph_grows_on_screen_while_it_is_written():
         await wait_for(
             pilot,
             lambda: (
-                app._reply is not None and app._reply._segment is not None and len(app._reply._segment.source) > 1500
+                app.reply.widget is not None
+                and app.reply.widget._segment is not None
+                and len(app.reply.widget._segment.source) > 1500
             ),
             what="a long paragraph",
         )
         await pilot.pause(MAX_PACE + 0.2)  # one redraw at least since
-        segment = app._reply._segment
+        segment = app.reply.widget._segment
         shown = len(segment.source)
         assert segment.size.height >= 0.8 * shown / segment.size.width, (shown, segment.size)
         await wait_turn_done(pilot, app)
@@ -825,7 +790,7 @@ async def test_the_prompt_cursor_holds_still_while_a_reply_is_written():
         assert await cursor_states(pilot, prompt) == {True, False}
         # Out of focus when the turn ends: no blink until the prompt has the focus again.
         await send(pilot, "again")
-        await wait_for(pilot, lambda: app._reply is not None, what="the next reply")
+        await wait_for(pilot, lambda: app.reply.is_open, what="the next reply")
         app.query_one("#chat").focus()
         await let_the_turn_end(pilot, app, engine)
         assert len(await cursor_states(pilot, prompt)) == 1
@@ -841,7 +806,7 @@ async def test_the_prompt_cursor_holds_still_while_a_reply_is_written():
 async def test_the_updates_of_a_streaming_reply_share_one_parser(monkeypatch):
     """Textual's Markdown widget builds a Markdown parser for every update; the reply's takes
     the one shared parser."""
-    from mcp_chat_tui.ui.widgets.chat import ReplyMarkdown
+    from mcp_chat_tui.ui.widgets.reply import ReplyMarkdown
 
     built = []
 
@@ -871,7 +836,7 @@ async def test_a_streaming_reply_is_laid_out_as_the_same_markdown_shown_whole():
     """The reply's Markdown takes one layout per update (``OneLayoutPass``): stopped part-way
     through a list, a wide code block, a table and at the end, every block of it is as wide and
     as tall as Textual's own Markdown widget lays out the same text, and so is the whole."""
-    from mcp_chat_tui.ui.widgets.chat import AssistantReply
+    from mcp_chat_tui.ui.widgets.reply import AssistantReply
 
     parts = [
         "# Findings\n\n"
@@ -892,12 +857,14 @@ async def test_a_streaming_reply_is_laid_out_as_the_same_markdown_shown_whole():
             await wait_for(
                 pilot,
                 lambda: (
-                    app._reply is not None and app._reply._segment is not None and app._reply._segment.source == shown
+                    app.reply.widget is not None
+                    and app.reply.widget._segment is not None
+                    and app.reply.widget._segment.source == shown
                 ),
                 what="the part to be shown",
             )
             await pilot.pause(MAX_PACE + 0.1)
-            segment = app._reply._segment
+            segment = app.reply.widget._segment
             holder = AssistantReply("reference")  # the same styles around it as the reply's
             await app.chat.mount(holder)
             reference = Markdown(shown)
@@ -915,7 +882,7 @@ async def test_an_update_of_a_streaming_reply_is_one_layout():
     layout only finds the new sizes stored by the first); the reply's widgets take one."""
     from textual.screen import Screen
 
-    from mcp_chat_tui.ui.widgets.chat import AssistantReply, ReplyMarkdown
+    from mcp_chat_tui.ui.widgets.reply import AssistantReply, ReplyMarkdown
 
     app = make_app(ScriptedEngine([]), servers=[])
     async with app.run_test(size=SIZE) as pilot:
@@ -956,7 +923,8 @@ async def test_no_layout_of_a_reply_finds_nothing_to_move(monkeypatch):
     first size, or text a Markdown block was given before it was mounted, asked for one)."""
     from textual._compositor import Compositor
 
-    from mcp_chat_tui.ui.widgets.chat import AssistantReply, Notice, UserMessage
+    from mcp_chat_tui.ui.widgets.chat import Notice, UserMessage
+    from mcp_chat_tui.ui.widgets.reply import AssistantReply
 
     app = make_app(ScriptedEngine([]), servers=[])
     async with app.run_test(size=SIZE) as pilot:
@@ -986,34 +954,3 @@ async def test_no_layout_of_a_reply_finds_nothing_to_move(monkeypatch):
         monkeypatch.setattr(Compositor, "reflow", original)
         assert "short reply" in chat_text(app)
         assert len(layouts) >= 5 and all(layouts), layouts
-
-
-async def test_the_cycle_collector_runs_when_the_app_is_idle_and_lets_go_on_leaving(monkeypatch):
-    """Start-up's objects are set aside once the model is ready; after a turn, once the app has
-    been idle for a moment, the collector runs, but not if the next reply has started by then;
-    on leaving nothing stays frozen."""
-    import gc
-
-    from mcp_chat_tui.ui import app as app_module
-
-    monkeypatch.setattr(app_module, "COLLECT_AFTER", 0.5)
-    app = make_app(ScriptedEngine(["one", "two " * 500], delay=0.004), servers=[])
-    settled_while_running = []
-    settle = app.collector.settle
-
-    def noting_settle() -> None:
-        settled_while_running.append(app._turn_running)
-        settle()
-
-    app.collector.settle = noting_settle
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_ready(pilot, app)
-        assert app.collector.settles == 1 and gc.get_freeze_count() > 0
-        await send(pilot, "first")
-        await wait_turn_done(pilot, app)
-        await send(pilot, "second")  # two seconds of reply: the first turn's collection falls in it
-        await wait_turn_done(pilot, app)
-        assert app.collector.settles == 1
-        await wait_for(pilot, lambda: app.collector.settles == 2, what="the collection after the turns")
-    assert settled_while_running == [False, False]
-    assert gc.get_freeze_count() == 0

@@ -83,7 +83,7 @@ async def test_escape_stops_a_real_generation_and_the_engine_answers_again(tiny_
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "tell me everything")
-        await wait_for(pilot, lambda: app._reply is not None and len(app._reply.text) > 40, what="streaming")
+        await wait_for(pilot, lambda: len(app.reply.text) > 40, what="streaming")
         await pilot.press("escape")
         await wait_turn_done(pilot, app, timeout=10)
         partial = app.agent.messages[-1]

@@ -67,7 +67,7 @@ async def wait_turn_done(pilot, app: ChatApp, timeout: float = 30.0, *, left_in_
     def done() -> bool:
         asked = sum(1 for message in app.agent.messages if message["role"] == "user")
         shown = len(app.chat.query(UserMessage))
-        idle = not app._queue and not app._resume_pending and not app._turn_running and app._reply is None
+        idle = not app._queue and not app._resume_pending and not app._turn_running and not app.reply.is_open
         return idle and prompt_line.value == left_in_prompt and asked >= shown
 
     await wait_for(pilot, done, timeout, "the turn to finish")
@@ -77,7 +77,7 @@ def chat_text(app: ChatApp) -> str:
     """Everything the chat pane shows, as plain text (replies by their Markdown source)."""
     from textual.widgets import Markdown, Static
 
-    from mcp_chat_tui.ui.widgets.chat import AssistantReply
+    from mcp_chat_tui.ui.widgets.reply import AssistantReply
 
     parts = []
     for widget in app.query_one("#chat").query("*"):

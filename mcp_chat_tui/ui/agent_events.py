@@ -39,8 +39,9 @@ from mcp_chat_tui.agent.events import (
 from mcp_chat_tui.ui.messages import AgentEventPosted
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from mcp_chat_tui.ui.streaming import drawing_cost
 from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE
-from mcp_chat_tui.ui.widgets.chat import AssistantReply, Notice, drawing_cost
+from mcp_chat_tui.ui.widgets.chat import Notice
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
 OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its prompt to be drawn
@@ -48,16 +49,16 @@ OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its pr
 
 class AgentEventView:
     """The agent's events shown in the chat, the sidebar and the status bar: uses ``ChatApp``'s
-    ``_reply``, ``call_store``, ``chat``, ``status_bar`` and ``_engine_state``."""
+    ``reply``, ``call_store``, ``chat``, ``status_bar`` and ``_engine_state``."""
 
     def _sink(self, event: AgentEvent) -> None:
         self._recording(event)
         if isinstance(event, AssistantText):
-            if self._agent_messages == 0 and self._reply is not None and not self._shut_down:
+            if self._agent_messages == 0 and not self._shut_down:
                 # Nothing from the agent waits to be shown before it: text that only extends the
                 # reply's open part goes straight into its stream, without a message through the
                 # app's queue (a fast model sends a batch of text ten times a second).
-                if self._reply.append_text_now(event.text):
+                if self.reply.append_now(event.text):
                     return
             queued = self._queued_text
             if queued is not None:
@@ -83,17 +84,13 @@ class AgentEventView:
             await handler(self, message.whole_event())
 
     async def _show_text(self, event: AssistantText) -> None:
-        if self._reply is not None:
-            await self._reply.append_text(event.text)
+        await self.reply.append(event.text)
 
     async def _show_thinking(self, event: AssistantThinking) -> None:
-        if self._reply is not None:
-            await self._reply.append_thinking(event.text)
+        await self.reply.append_thinking(event.text)
 
     async def _show_turn_started(self, event: TurnStarted) -> None:
-        if self._reply is None:  # not opened before the turn (the chat was cleared meanwhile)
-            await self._open_reply()
-        self._reply.count_from_now()
+        await self.reply.count_from_now()
 
     async def _show_call_proposed(self, event: CallProposed) -> None:
         await self._add_record(self.call_store.proposed(event.call))
@@ -127,11 +124,7 @@ class AgentEventView:
         self.status_bar.detail = f"{stats.tokens_per_second:.1f} tok/s"
 
     async def _show_notice(self, event: NoticeEvent) -> None:
-        notice = Notice(event.text)
-        if self._reply is not None:
-            await self._reply.add_widget(notice)
-        else:
-            await self.chat.mount(notice)
+        await self.reply.add_widget(Notice(event.text))
 
     async def _show_server_request(self, event: ServerRequestAnswered) -> None:
         await self._show_notice(NoticeEvent(describe_answered(event)))
@@ -142,30 +135,19 @@ class AgentEventView:
             note = STOPPED_NOTE
         elif event.error:
             note = f"error: {event.error}"
-        if self._reply is not None:
-            await self._reply.finish(note)
-        self._reply = None
+        await self.reply.finish(note)
         self._engine_state("ready")
         self.query_one(PromptInput).hold_cursor(False)
 
     async def _open_reply(self) -> None:
-        """Keep the prompt's cursor still until the turn ends, say the model is generating, and
-        mount the coming reply (its header line and the widget its first text streams into): all
-        before the frame ``_wait_until_drawn`` waits for, so none of them is drawn beside the model."""
+        """Hold the prompt's cursor, show "generating" and open the reply, before the frame the turn waits for."""
         self.query_one(PromptInput).hold_cursor(True)
         self._engine_state("generating")
-        self._reply = AssistantReply(self.model_label, self._model_cost)
-        await self.chat.mount(self._reply)
+        await self.reply.start()
 
     async def _wait_until_drawn(self) -> None:
-        """Wait until the screen has been drawn with what changed so far (the prompt just sent,
-        the reply's header and first text widget, the status bar).
-
-        A turn starts after that frame rather than beside it: drawing it takes the app's thread
-        10-20 ms, which would be taken from a model generating on a CPU (``drawing_cost``), and
-        the model would start that much later anyway. Twice: laying out
-        the screen can ask for one more frame (the prompt input, cleared of the text just sent,
-        measures itself again and repaints), and the second wait is over at once when it does not."""
+        """Wait until the prompt just sent and the opened reply are drawn: the model starts after that frame."""
+        # Twice: the prompt input, cleared, may measure itself again and ask for one more frame.
         try:
             for _ in range(2):
                 await asyncio.wait_for(self.chat.wait_for_refresh(), OPENING_WAIT)
@@ -187,11 +169,7 @@ class AgentEventView:
         return drawing_cost(load.share, getattr(load, "spare_cores", 0.0))
 
     async def _add_record(self, record: CallRecord) -> None:
-        card = self.call_store.add(record)
-        if self._reply is not None:
-            await self._reply.add_widget(card)
-        else:
-            await self.chat.mount(card)
+        await self.reply.add_widget(self.call_store.add(record))
 
     @work(group="approvals")
     async def ask_approval(self, event: ApprovalNeeded) -> None:

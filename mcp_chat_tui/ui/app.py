@@ -9,9 +9,7 @@ own task takes in); long work (starting up, a turn, an approval) runs in workers
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Iterable
-from contextlib import contextmanager
 from pathlib import Path
 
 from textual import events, on, work
@@ -26,7 +24,6 @@ from textual.widgets import DataTable, Footer, Input, Static
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
 from mcp_chat_tui.config import Settings
-from mcp_chat_tui.core.collector import IdleCollector
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
@@ -39,39 +36,25 @@ from mcp_chat_tui.ui.help import help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
 from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.recording import RecordingSink
+from mcp_chat_tui.ui.reply import ReplyController
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
 from mcp_chat_tui.ui.startup import StartUp
 from mcp_chat_tui.ui.styles import preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
-from mcp_chat_tui.ui.widgets.chat import AssistantReply, ChatLog, UserMessage, chat_widget_classes
+from mcp_chat_tui.ui.widgets.chat import ChatLog, UserMessage, chat_widget_classes
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
 
 EXIT_WORDS = {"bye", "quit"}
-COLLECT_AFTER = 1.0  # seconds idle after a turn before the cycle collector runs (``IdleCollector``)
-SWITCH_INTERVAL = 0.001  # seconds: how often Python switches threads while a local model generates
 
 
-@contextmanager
-def quick_switches(model_in_process: bool):
-    """While turns run beside a model generating on a thread of this process, Python hands the
-    interpreter from thread to thread every ``SWITCH_INTERVAL`` rather than every 5 ms.
-
-    The model's thread needs the interpreter for a moment between steps; while the app's thread
-    draws, it waits for it, up to the whole interval. Measured beside a small model on the
-    CPU, a 10 ms burst on the app's thread cost the model 8.7 ms with the default interval and
-    6.6-7.2 ms with 0.5-1 ms."""
-    if not model_in_process:
-        yield
-        return
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(min(previous, SWITCH_INTERVAL))
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(previous)
+def chat_agent(engine: Engine, hub: ServerHub, policy: ApprovalPolicy, settings: Settings) -> Agent:
+    """The agent of a chat, with the settings' system prompt and turn limit and the hub's redactor."""
+    return Agent(
+        engine, hub, policy, system_prompt=settings.system_prompt, max_turns=settings.max_turns, redactor=hub.redactor
+    )
 
 
 class Workspace(Horizontal):
@@ -113,14 +96,7 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
         self.model_label = model_label or engine.model_name
         self.clock = clock or DisplayClock()
         self.theme_dirs = theme_dirs
-        self.agent = Agent(
-            engine,
-            hub,
-            policy,
-            system_prompt=settings.system_prompt,
-            max_turns=settings.max_turns,
-            redactor=hub.redactor,
-        )
+        self.agent = chat_agent(engine, hub, policy, settings)
         policy.add_listener(lambda: self.post_message(PolicyChanged()))
         self.ready = asyncio.Event()
         self.fatal_error: str | None = None
@@ -128,12 +104,11 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
         self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
         self._queue: list[str] = []
         self._turn_running = False
-        self._reply: AssistantReply | None = None
+        self.reply = ReplyController(lambda: self.chat, self.model_label, self._model_cost)
         self._queued_text: AgentEventPosted | None = None  # the text message not yet handled
         self._agent_messages = 0  # agent events posted and not yet handled to the end
         self.call_store = CallStore(self.clock, lambda: self.calls_table)
         self._shut_down = False
-        self.collector = IdleCollector()
         self.autosave = autosave
         self.transcript_file = transcript_file
         self.open_resume = open_resume
@@ -362,31 +337,18 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
     @work(group="turns")
     async def run_turns(self) -> None:
         try:
-            with quick_switches(self._thread_load is not None):
-                if self._resume_pending:
-                    await self.ready.wait()
-                    await self._continue_pending()
-                while self._queue:
-                    await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
-                    prompt = self._queue.pop(0)
-                    self.status_bar.waiting = len(self._queue)
-                    await self._open_reply()
-                    await self._wait_until_drawn()
-                    await self.agent.run_turn(prompt, self._sink)
+            if self._resume_pending:
+                await self.ready.wait()
+                await self._continue_pending()
+            while self._queue:
+                await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
+                prompt = self._queue.pop(0)
+                self.status_bar.waiting = len(self._queue)
+                await self._open_reply()
+                await self._wait_until_drawn()
+                await self.agent.run_turn(prompt, self._sink)
         finally:
             self._turn_running = False
-            self.set_timer(COLLECT_AFTER, self._collect_when_idle)
-
-    @on(AssistantReply.PartClosed)
-    def _reply_part_closed(self) -> None:
-        # Mid-turn: what the reply made so far is set aside, so the collector's passes during
-        # the rest of it do not walk the whole reply again and again (``IdleCollector``).
-        self.collector.set_aside()
-
-    def _collect_when_idle(self) -> None:
-        """Run the cycle collector between turns, not in the middle of the next reply."""
-        if not self._turn_running and not self._shut_down:
-            self.collector.settle()
 
     @on(AgentEventPosted)
     async def _agent_event(self, message: AgentEventPosted) -> None:
@@ -450,7 +412,7 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
     async def action_clear_chat(self) -> None:
         self.agent.stop()
         self.agent.turns = []
-        self._reply = None  # first: the stopped turn's last text must not go to a reply being removed
+        self.reply.drop()  # first: the stopped turn's last text must not go to a reply being removed
         await self.chat.clear()
         self.status_bar.context_tokens = 0
         self._detach_saver()
@@ -467,7 +429,6 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
         if self._shut_down:
             return
         self._shut_down = True
-        self.collector.release()
         try:
             self._engine_state("shutting down", "the servers…")
         except Exception:  # noqa: BLE001 - the screen is already gone when the app unmounts

@@ -1,7 +1,4 @@
-"""What the app does with conversation files: autosave, show a loaded one, resume, export.
-
-A part of ``ChatApp`` (mixed into it), kept apart so each file reads in one go.
-"""
+"""What the app does with conversation files (autosave, show a loaded one, resume, export), a part of ``ChatApp``."""
 
 from __future__ import annotations
 
@@ -78,7 +75,7 @@ class ConversationActions:
 
     async def _show_transcript(self, transcript: Transcript) -> None:
         """Show a loaded conversation, give the agent its messages, and note calls left open."""
-        self._reply = await show_transcript(
+        last_reply = await show_transcript(
             transcript,
             chat=self.chat,
             prompt=self.query_one(PromptInput),
@@ -87,8 +84,8 @@ class ConversationActions:
         )
         self.agent.load_messages(to_openai_messages(transcript))
         self._resume_pending = transcript.pending_proposals()
-        if self._reply is not None and not self._resume_pending:
-            self._reply = None
+        # The last reply goes on when the file left calls open.
+        self.reply.continue_with(last_reply if self._resume_pending else None)
 
     async def _continue_pending(self) -> None:
         """Finish the calls the file left open. Nothing runs on the file's word alone ("always"

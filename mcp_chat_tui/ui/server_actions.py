@@ -1,8 +1,4 @@
-"""What the app does to servers: show their state, restart them, show their stderr, toggle auto-run.
-
-A part of ``ChatApp`` (mixed into it), kept apart so each file reads in one go; the ``@on``
-handlers that call these stay on the app, where Textual finds them.
-"""
+"""What the app does to servers (show, restart, stderr, auto-run): a part of ``ChatApp``."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Start-up: the model loads and the servers start together, the status bar says what is still
-awaited, and a failure ends the app on the fatal screen.
-
-A part of ``ChatApp`` (mixed into it), kept apart so each file reads in one go.
-"""
+"""Start-up, a part of ``ChatApp``: the model and the servers start together; a failure shows the fatal screen."""
 
 from __future__ import annotations
 
@@ -60,7 +56,6 @@ class StartUp:
             await self.chat.mount(Notice(self._welcome_text(), muted=True), before=0)
         self._engine_state("ready")
         self.status_bar.hide_download()
-        self.collector.settle()  # start-up's objects (libraries, model, tokenizer) set aside
         self.ready.set()
         if self._resume_pending and not self._turn_running:
             self._turn_running = True

@@ -1,12 +1,4 @@
-"""Add the styles of widgets the chat will show to the app's style sheet before they are needed.
-
-Textual parses a widget class's ``DEFAULT_CSS`` when the first widget of that class is mounted,
-and a new source means every style sheet of the app is parsed again: about a tenth of a second
-on a slow machine, on the app's thread. Unprepared, that happens when the first reply starts
-streaming (the reply, the Markdown widget, its paragraphs), again at the first code block, the
-first table, the first list, and it takes that time from the model generating on the same
-cores. Added with the panes, it is one parse while the model is still loading.
-"""
+"""Add the styles of the widgets the chat will show to the app's style sheet before they are first mounted."""
 
 from __future__ import annotations
 

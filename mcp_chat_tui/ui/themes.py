@@ -1,8 +1,4 @@
-"""Themes are TOML files: the bundled ``themes/`` and the user's ``themes/`` in the config directory.
-
-Each file describes one Textual theme (name, colours, dark or light). A file
-that cannot be read is reported once and skipped; the other themes still load.
-"""
+"""Textual themes from TOML files, bundled and the user's; a file that cannot be read is reported and skipped."""
 
 from __future__ import annotations
 
@@ -78,11 +74,9 @@ class ThemeSettings:
     saving a new one; uses its ``settings``, ``settings_file`` and ``theme_dirs``."""
 
     def _register_themes(self) -> None:
-        """Register the theme files and choose the saved theme, before the CSS is first parsed.
-
-        Set without its watcher: Textual applies the app's theme once at start-up anyway, so
-        choosing it here costs nothing, where setting it once mounted would parse every style
-        sheet again before the first frame."""
+        """Register the theme files and choose the saved theme, before the CSS is first parsed."""
+        # Set without its watcher: Textual applies the theme at start-up anyway; setting it once
+        # mounted would parse every style sheet again before the first frame.
         themes, self._theme_problems = load_themes(self.theme_dirs)
         for theme in themes:
             self.register_theme(theme)

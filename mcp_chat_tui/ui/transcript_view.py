@@ -10,8 +10,9 @@ from mcp_chat_tui.agent.events import ApprovalChoice
 from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
 from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.records import CallRecord, CallState
-from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, AssistantReply, ChatLog, Notice, UserMessage
+from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, ChatLog, Notice, UserMessage
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
+from mcp_chat_tui.ui.widgets.reply import AssistantReply
 
 MAX_EARLIER_CALLS_LISTED = 1000  # calls of exchanges not shown in the chat that the sidebar lists (the last)
 STATUS_STATE = {

@@ -1,7 +1,7 @@
 """The sidebar: a live list of every tool call, and the state of every server.
 
-The state column of each table shows whole at any width the sidebar takes (80 or 60 columns of
-terminal included); the name before it (tool, server) is cut with an ellipsis to what is left."""
+Each table's state column shows whole at any width; the name before it is cut to what is left.
+"""
 
 from __future__ import annotations
 
@@ -153,11 +153,10 @@ def allowed_by_short(allowed_by: str) -> str:
 
 
 class ToolCallTable(FittedTable):
-    """One row per call, newest last; Enter opens the call, ``a`` toggles auto-run for its tool.
-    The tool comes first, cut to fit, then its state, whole; "by" says who let it run, in short.
+    """One row per call, newest last: tool, state, who let it run; Enter opens it, ``a`` toggles auto-run.
 
-    ``auto_run(record)`` says whether the row's tool runs without asking now: the ⚡ mark is drawn
-    from it, never kept with the row; ``refresh_marks`` draws them again after the policy changed.
+    Args:
+        auto_run: Whether a record's tool runs without asking now (its ⚡ mark, redrawn by ``refresh_marks``).
     """
 
     whole_width = max(len(call_state_label(state)) for state in CallState) + 2  # the state column

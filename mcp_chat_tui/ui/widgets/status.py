@@ -1,11 +1,6 @@
-"""The status bar: model, engine state (with download progress), messages waiting, tokens in
-context, servers, and "not saved" while saving the conversation fails.
+"""The status bar: model, engine state, download, messages waiting, tokens, servers, "not saved".
 
-The state and its detail are read as one phrase ("loading the model; starting 1 server…",
-"generating 12.3 tok/s"): the detail never repeats the state's verb.
-
-One widget drawing one line of text, download bar included: it is the whole first frame of
-the app, and a single widget with a few rules of CSS is what that frame can afford.
+The state and its detail read as one phrase ("generating 12.3 tok/s"): the detail never repeats the state's verb.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from enum import Enum
 from pathlib import Path
 
 from mcp_chat_tui.core.tools import ToolSpec
+from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
 from mcp_chat_tui.servers.listing import RefusedTool
 
 STDERR_TAIL_LINES = 200
@@ -69,6 +70,12 @@ class ServerStatus:
     total_latency: float = 0.0
     usage: dict[str, ToolUsage] = field(default_factory=dict)
     restarts: int = 0
+    prompts: list[PromptInfo] = field(default_factory=list)
+    resources: list[ResourceInfo] = field(default_factory=list)
+    resource_templates: list[ResourceInfo] = field(default_factory=list)
+    catalog_problems: list[str] = field(default_factory=list)  # lists that failed, like refused tools
+    subscribed: set[str] = field(default_factory=set)  # resource URIs whose updates it hears
+    resource_updates: dict[str, int] = field(default_factory=dict)  # URI -> updates heard
 
     @property
     def mean_latency(self) -> float | None:

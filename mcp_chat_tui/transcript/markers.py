@@ -23,9 +23,10 @@ SUMMARY = "📝:"
 PROPOSAL = "❓:"
 RESULT = "🛠️:"
 RESULT_PLAIN = "🛠:"  # the same without the emoji variation selector, as some editors save it
+ATTACHMENT = "📎:"  # something attached to the user's message: resource contents, the prompt command
 
-MARKERS = (USER, ASSISTANT, THOUGHT, SUMMARY, PROPOSAL, RESULT, RESULT_PLAIN)
-EXPECTED = "💬: 🤖: 🧠: 📝: ❓: 🛠️:"
+MARKERS = (USER, ASSISTANT, THOUGHT, SUMMARY, PROPOSAL, RESULT, RESULT_PLAIN, ATTACHMENT)
+EXPECTED = "💬: 📎: 🤖: 🧠: 📝: ❓: 🛠️:"
 
 _MARKER_LIKE = re.compile(r"^(\S{1,3}?):")
 

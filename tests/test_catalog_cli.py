@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 
 from mcp_chat_tui.transcript import parse, read_transcript_text, to_openai_messages
+from tests.helpers import CATALOG_SERVER
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_oneshot import run_cli, saved_conversations
-
-CATALOG_SERVER = str(Path(__file__).parent / "servers" / "catalog_server.py")
 
 
 def catalog_servers(folder: Path, *flags: str) -> Path:

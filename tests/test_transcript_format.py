@@ -387,10 +387,14 @@ def test_pending_proposals_are_found():
 def test_attachments_reach_the_model_after_the_prompt_and_old_files_read_without_them():
     notes = Attachment("resource", "docs", "today", "notes://today", "text/plain", "buy milk")
     command = Attachment("prompt", "docs", "summarise", arguments={"style": "short list"})
-    pixel = Attachment("image", "docs", "pixel", "images://pixel", "image/png", "[binary contents: image/png, 70 B]", 70)
+    pixel = Attachment(
+        "image", "docs", "pixel", "images://pixel", "image/png", "[binary contents: image/png, 70 B]", 70
+    )
     transcript = Transcript([Exchange("Summarise these notes.", attachments=[command, notes, pixel])])
     written = render(transcript)
-    assert '📎: {"kind": "prompt", "server": "docs", "name": "summarise", "arguments": {"style": "short list"}}' in written
+    assert (
+        '📎: {"kind": "prompt", "server": "docs", "name": "summarise", "arguments": {"style": "short list"}}' in written
+    )
     assert parse(written) == transcript
     content = to_openai_messages(parse(written))[0]["content"]
     assert content.startswith("Summarise these notes.\n\n[attached: docs › notes://today (text/plain)]\nbuy milk")

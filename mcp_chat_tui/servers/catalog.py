@@ -86,20 +86,20 @@ class ResourceInfo:
         return names
 
     def expand(self, values: dict[str, str]) -> str:
-        """The URI for these variable values (simple and reserved expansion; query forms joined)."""
+        """The URI for these variable values (RFC 6570 simple, reserved and query forms)."""
         from urllib.parse import quote
 
         uri = self.template
         for expression in _expressions(self.template):
             operator = expression[0] if expression[0] in "+#./;?&" else ""
-            names = [p.rstrip("*").split(":", 1)[0] for p in expression.lstrip("+#./;?&").split(",")]
-            safe = "/:@!$&'()*+,;=?#[]" if operator in "+#" else ""
-            if operator in "?&":
+            names = [p.rstrip("*").split(":", 1)[0] for p in expression[len(operator) :].split(",")]
+            if operator in ("?", "&"):
                 pairs = [f"{n}={quote(values[n], safe='')}" for n in names if values.get(n)]
                 text = (operator + "&".join(pairs)) if pairs else ""
             else:
+                safe = "/:@!$&'()*+,;=?#[]" if operator in ("+", "#") else ""
                 text = ",".join(quote(values.get(n, ""), safe=safe) for n in names)
-                text = (operator if operator not in "+" else "") + text if text else ""
+                text = (operator if operator not in ("", "+") else "") + text if text else ""
             uri = uri.replace("{" + expression + "}", text, 1)
         return uri
 

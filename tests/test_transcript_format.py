@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.transcript import (
     Exchange,
     Proposal,
@@ -21,7 +22,6 @@ from mcp_chat_tui.transcript import (
     to_anthropic_messages,
     to_openai_messages,
 )
-from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.transcript.model import CHOICES, STATUSES
 
 # Text of every kind, and lines built to look like markers, fences and escapes.

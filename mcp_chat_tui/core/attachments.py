@@ -45,7 +45,7 @@ class Attachment:
             given = " ".join(f"{key}={_quoted(value)}" for key, value in self.arguments.items())
             return f"/{self.server}:{self.name}" + (f" {given}" if given else "")
         what = self.uri or self.name or self.kind
-        details = ", ".join(part for part in (self.mime_type, _size(self.size)) if part)
+        details = ", ".join(part for part in (self.mime_type, size_text(self.size)) if part)
         return f"{self.server} › {what}" + (f" ({details})" if details else "")
 
     def to_json(self) -> dict[str, Any]:
@@ -88,7 +88,7 @@ class Attachment:
 
 def binary_placeholder(mime_type: str, size: int) -> str:
     """What the model is told in place of binary contents."""
-    return f"[binary contents: {mime_type or 'unknown type'}, {_size(size)}; not shown to the model]"
+    return f"[binary contents: {mime_type or 'unknown type'}, {size_text(size)}; not shown to the model]"
 
 
 def user_content(text: str, attachments: tuple[Attachment, ...] | list[Attachment] = ()) -> str:
@@ -101,7 +101,7 @@ def user_content(text: str, attachments: tuple[Attachment, ...] | list[Attachmen
     return "\n\n".join(parts)
 
 
-def _size(size: int | None) -> str:
+def size_text(size: int | None) -> str:
     if size is None:
         return ""
     if size < 1024:

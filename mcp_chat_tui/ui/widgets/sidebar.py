@@ -254,6 +254,7 @@ class ServerTable(FittedTable):
         Binding("r", "restart", "Restart", id="servers.restart"),
         Binding("l", "show_log", "Stderr log", id="servers.log"),
         Binding("a", "toggle_auto_run", "Auto-run tools", id="servers.toggle_auto_run"),
+        Binding("o", "resources", "Resources", id="servers.resources"),
     ]
 
     class ServerAction(Message):
@@ -325,3 +326,6 @@ class ServerTable(FittedTable):
 
     def action_toggle_auto_run(self) -> None:
         self._post("toggle_auto_run")
+
+    def action_resources(self) -> None:
+        self._post("resources")

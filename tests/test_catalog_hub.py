@@ -142,3 +142,11 @@ async def test_commands_name_near_prompts_and_refuse_bad_arguments():
             parse_command('/docs:review language="c', hub.prompts())
         command = parse_command('/more:review language=c focus="memory use"', hub.prompts())
         assert command.prompt.server == "more" and command.arguments == {"language": "c", "focus": "memory use"}
+
+
+async def test_a_broken_list_is_noted_where_refused_tools_are():
+    from mcp_chat_tui.servers import tool_list_notes
+
+    async with ServerHub([catalog_config("docs", "--broken-prompts")]) as hub:
+        await hub.start_all()
+        assert tool_list_notes(hub.status("docs")) == "listing its prompts failed: the prompt store is down"

@@ -44,7 +44,10 @@ def specs() -> list[ToolSpec]:
         ToolSpec(
             server=BUILTIN_SERVER,
             name=READ_RESOURCE,
-            description="Read one resource of an MCP server by its URI (as list_resources or a resource link gives it).",
+            description=(
+                "Read one resource of an MCP server by its URI, as list_resources, a resource link or an "
+                "embedded resource in a tool result gives it (server: the server that offers it)."
+            ),
             input_schema={
                 "type": "object",
                 "properties": {

@@ -96,4 +96,5 @@ def tool_list_notes(status: ServerStatus) -> str:
         notes.append(f"refused {len(status.refused_tools)} invalid tool(s): {reasons}")
     if status.tool_pages_unread:
         notes.append(f"its tool list has more than {status.tool_pages_read} pages: only those were read")
+    notes += status.catalog_problems  # its prompt and resource lists, reported the same way
     return "\n".join(notes)

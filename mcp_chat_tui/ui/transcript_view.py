@@ -10,7 +10,7 @@ from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
 from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.records import CallRecord, CallState
 from mcp_chat_tui.ui.widgets.attachments import user_message
-from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, AssistantReply, ChatLog
+from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, AssistantReply, ChatLog, UserMessage
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
 MAX_EARLIER_CALLS_LISTED = 1000  # calls of exchanges not shown in the chat that the sidebar lists (the last)
@@ -81,7 +81,8 @@ async def show_transcript(
     for exchange in transcript.exchanges[hidden:]:
         if leaving():  # the app is leaving: stop here, the screen is being taken down
             return None
-        await chat.add_prompt(user_message(exchange.user, exchange.attachments))
+        attached = exchange.attachments
+        await chat.add_prompt(user_message(exchange.user, attached) if attached else UserMessage(exchange.user))
         prompt.remember(exchange.user)
         if exchange.model is None:
             reply = None

@@ -130,3 +130,14 @@ def test_without_resources_there_are_no_built_in_tools(tmp_path, isolated_user_d
     assert result.returncode == 0, result.stderr
     offered = [tool["function"]["name"] for tool in endpoint.requests[0].get("tools") or []]
     assert "list_resources" not in offered and "read_resource" not in offered
+
+
+def test_plain_shows_the_attachments_of_a_resumed_conversation(tmp_path, isolated_user_dirs):
+    with ScriptedEndpoint(["Buy milk."]) as endpoint:
+        first = run(endpoint, tmp_path, isolated_user_dirs, "-p", "/summarise")
+    assert first.returncode == 0, first.stderr
+    [saved] = saved_conversations(isolated_user_dirs)
+    with ScriptedEndpoint([]) as endpoint:
+        again = run(endpoint, tmp_path, isolated_user_dirs, "--plain", "--transcript", str(saved), stdin="bye\n")
+    assert again.returncode == 0, again.stderr
+    assert "📎 /docs:summarise\n" in again.stdout and "📎 docs › notes://today (text/plain)" in again.stdout

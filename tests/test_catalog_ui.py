@@ -136,3 +136,21 @@ async def test_a_resumed_conversation_shows_its_attachments_and_sends_them_again
 
 def _shown(body) -> str:
     return "\n".join(str(widget.render()) for widget in body.query(Static))
+
+
+async def test_the_built_in_read_resource_is_approved_and_listed_like_any_call():
+    from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+    from tests.fakes import call
+    from tests.ui_helpers import send
+
+    engine = ScriptedEngine([[call("read_resource", {"server": "docs", "uri": "data://config"})], "Dark."])
+    app = make_app(engine, [catalog_config("docs")])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "which theme?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+        await pilot.press("y")
+        await wait_turn_done(pilot, app)
+        [record] = app.calls_table.records.values()
+        assert (record.server, record.tool) == ("(app)", "read_resource")
+        assert engine.prompts[1][-1]["content"] == '{"theme": "dark", "size": 3}'

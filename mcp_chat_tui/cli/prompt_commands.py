@@ -4,7 +4,7 @@ terminal (with the server's suggestions), attachments listed under the prompt.""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rich.console import Console
 from rich.text import Text
@@ -14,8 +14,13 @@ from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.servers.commands import PromptCommand, run_command
 
 if TYPE_CHECKING:
-    from mcp_chat_tui.cli.plain import LineReader
     from mcp_chat_tui.servers.hub import ServerHub
+
+
+class LineReader(Protocol):
+    """Lines typed on the terminal (``cli/plain.py``'s reader)."""
+
+    async def read(self) -> str | None: ...
 
 
 async def command_turn(

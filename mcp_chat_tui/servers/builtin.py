@@ -11,22 +11,31 @@ from __future__ import annotations
 import json
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.tools import BUILTIN_SERVER, FailureKind, ToolCallResult, ToolFailure, ToolSpec
-from mcp_chat_tui.servers.catalog import CatalogError
+from mcp_chat_tui.servers.catalog import CatalogError, ResourceInfo
 
-if TYPE_CHECKING:
-    from mcp_chat_tui.servers.hub import ServerHub
+__all__ = ["BUILTIN_SERVER", "builtin_specs", "call_builtin"]
 
-__all__ = ["BUILTIN_SERVER", "call", "specs"]
+
+class Resources(Protocol):
+    """What the tools need of the hub."""
+
+    def resources(self) -> list[ResourceInfo]: ...
+
+    def resource_templates(self) -> list[ResourceInfo]: ...
+
+    async def read_resource(self, server: str, uri: str, name: str = "") -> list[Attachment]: ...
+
 
 LIST_RESOURCES = "list_resources"
 READ_RESOURCE = "read_resource"
 READ_ONLY = {"readOnlyHint": True}
 
 
-def specs() -> list[ToolSpec]:
+def builtin_specs() -> list[ToolSpec]:
     return [
         ToolSpec(
             server=BUILTIN_SERVER,
@@ -61,7 +70,7 @@ def specs() -> list[ToolSpec]:
     ]
 
 
-async def call(hub: ServerHub, tool: str, arguments: dict[str, Any]) -> ToolCallResult:
+async def call_builtin(hub: Resources, tool: str, arguments: dict[str, Any]) -> ToolCallResult:
     """Run one built-in tool; a failure comes back in the result, never as an exception."""
     started_at, clock = datetime.now(), time.perf_counter()
     result = ToolCallResult(BUILTIN_SERVER, tool, dict(arguments), started_at, 0.0)
@@ -78,7 +87,7 @@ async def call(hub: ServerHub, tool: str, arguments: dict[str, Any]) -> ToolCall
     return result
 
 
-def _listing(hub: ServerHub, arguments: dict[str, Any]) -> str:
+def _listing(hub: Resources, arguments: dict[str, Any]) -> str:
     server = arguments.get("server") or None
     if server is not None and not isinstance(server, str):
         raise CatalogError("server must be a string (a server's name), or left out for every server")
@@ -86,7 +95,7 @@ def _listing(hub: ServerHub, arguments: dict[str, Any]) -> str:
     for item in hub.resources() + hub.resource_templates():
         if server is not None and item.server != server:
             continue
-        entry = {"server": item.server, "name": item.name}
+        entry: dict[str, Any] = {"server": item.server, "name": item.name}
         entry |= {"uriTemplate": item.template} if item.is_template else {"uri": item.uri}
         for key, value in (("mimeType", item.mime_type), ("size", item.size), ("description", item.description)):
             if value:
@@ -98,7 +107,7 @@ def _listing(hub: ServerHub, arguments: dict[str, Any]) -> str:
     return json.dumps(entries, ensure_ascii=False, indent=1)
 
 
-async def _read(hub: ServerHub, arguments: dict[str, Any]) -> str:
+async def _read(hub: Resources, arguments: dict[str, Any]) -> str:
     server, uri = arguments.get("server"), arguments.get("uri")
     if not isinstance(server, str) or not isinstance(uri, str) or not server or not uri:
         raise CatalogError('read_resource needs "server" and "uri", both strings (list_resources gives them)')

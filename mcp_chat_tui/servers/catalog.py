@@ -279,7 +279,8 @@ class CatalogAccess:
             raise CatalogError(f"there is no server named {server!r} (servers: {known})")
         if not rt.status.state.usable or rt.client is None:
             raise CatalogError(f"server {server!r} is {rt.status.state.value}; restart it and try again")
-        return rt.client
+        client: Client = rt.client
+        return client
 
     # ----- reading ---------------------------------------------------------------------------
 
@@ -365,14 +366,19 @@ class CatalogAccess:
             self._resource_updated(rt, str(message.params.uri))
 
     def _catalog_changed(self, rt: Any, client: Client) -> None:
-        async def reread() -> None:
+        """Read the lists again, one reading at a time (a change during one causes one more)."""
+        rt.catalog_wanted = True
+        if rt.catalog_refresh is None or rt.catalog_refresh.done():
+            rt.catalog_refresh = asyncio.get_running_loop().create_task(self._reread_catalog(rt, client))
+
+    async def _reread_catalog(self, rt: Any, client: Client) -> None:
+        while rt.catalog_wanted and rt.client is client:
+            rt.catalog_wanted = False
             try:
                 await self._read_catalog(rt, client, refresh=True)
             except Exception as exc:  # noqa: BLE001
                 rt.status.catalog_problems = [self.redactor.text(f"refreshing prompts and resources failed: {exc}")]
             self._changed(rt, tools_changed=True)  # the built-in resource tools come and go with resources
-
-        asyncio.get_running_loop().create_task(reread())
 
     def _resource_updated(self, rt: Any, uri: str) -> None:
         rt.status.resource_updates[uri] = rt.status.resource_updates.get(uri, 0) + 1

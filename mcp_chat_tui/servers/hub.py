@@ -29,7 +29,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_chat_tui import __version__
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
-from mcp_chat_tui.servers import builtin
+from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, builtin_specs, call_builtin
 from mcp_chat_tui.servers.catalog import CatalogAccess
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
@@ -77,6 +77,8 @@ class _Runtime:
     stdout_noise: str = ""  # the first line on stdout that was not JSON-RPC, while starting
     start_refused: str = ""  # why the start was given up before the init timeout
     catalog_task: asyncio.Task[None] | None = None  # the prompt and resource change stream (2026-07-28)
+    catalog_refresh: asyncio.Task[None] | None = None  # reading prompts and resources again
+    catalog_wanted: bool = False
 
 
 class ServerHub(CatalogAccess):
@@ -145,7 +147,7 @@ class ServerHub(CatalogAccess):
 
     def _rebuild_tool_index(self) -> None:
         specs = [spec for rt in self._runtimes.values() if rt.status.state.usable for spec in rt.status.tools]
-        specs += builtin.specs() if self.has_resources() else []
+        specs += builtin_specs() if self.has_resources() else []
         self._tools = unique_model_names(specs)
         self._by_model_name = {spec.model_name: spec for spec in self._tools}
 
@@ -244,7 +246,7 @@ class ServerHub(CatalogAccess):
             await self._client_failed(rt, generation, exc)
         finally:
             rt.client = None
-            for task in (rt.refresh_task, rt.catalog_task):
+            for task in (rt.refresh_task, rt.catalog_task, rt.catalog_refresh):
                 if task is not None and not task.done():
                     task.cancel()
             if rt.capture is not None:
@@ -423,8 +425,8 @@ class ServerHub(CatalogAccess):
         sends ``notifications/cancelled``) and leaves the server usable.
         """
         arguments = dict(arguments or {})
-        if server == builtin.BUILTIN_SERVER:
-            return await builtin.call(self, tool, arguments)
+        if server == BUILTIN_SERVER:
+            return await call_builtin(self, tool, arguments)
         started_at = datetime.now()
         clock = time.perf_counter()
 

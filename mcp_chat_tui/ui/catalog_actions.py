@@ -96,8 +96,10 @@ class CatalogActions:
             self.notify(str(exc), title="not sent", severity="error", markup=False, timeout=8)
             prompt_box.value = typed
             return
-        prompt_box.value = ""
-        prompt_box.remember(command_text(command.prompt, command.arguments))
+        if prompt_box.value.strip() == typed:  # not if something else is being written by now
+            prompt_box.value = ""
+        if ask:
+            prompt_box.remember(command_text(command.prompt, command.arguments))
         await self._queue_turn(text, attachments)
 
     def action_resources(self, server: str | None = None) -> None:

@@ -79,7 +79,7 @@ class ArgumentsScreen(ModalScreen[dict[str, str] | None]):
                     yield Static("", classes="arguments-hint", id=f"hint-{index}")
             yield Static("", id="arguments-problem")
             yield Static(
-                "[b]Enter[/] send  [b]Tab[/] next field  [b]→[/] take suggestion  [b]Esc[/] cancel",
+                "[b]Enter[/] send  [b]Tab[/] next  [b]→[/] take suggestion  [b]Esc[/] cancel",
                 classes="arguments-keys",
             )
 

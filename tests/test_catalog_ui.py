@@ -154,3 +154,14 @@ async def test_the_built_in_read_resource_is_approved_and_listed_like_any_call()
         [record] = app.calls_table.records.values()
         assert (record.server, record.tool) == ("(app)", "read_resource")
         assert engine.prompts[1][-1]["content"] == '{"theme": "dark", "size": 3}'
+
+
+async def test_a_clicked_entry_is_taken_like_enter():
+    app = make_app(ScriptedEngine([]), [catalog_config("docs")])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.press("/")
+        await wait_for(pilot, lambda: app.query(CompletionMenu) and names(app), what="the completion list")
+        await pilot.click(CompletionMenu, offset=(4, 2))  # the second entry, /docs:greet
+        await wait_for(pilot, lambda: isinstance(app.screen, ArgumentsScreen), what="the argument form")
+        assert app.screen.title_text == "/docs:greet"

@@ -152,7 +152,8 @@ class Agent:
         """Run one user turn to its end; the partial answer is kept when the user stops it.
         ``attachments`` (resource contents, the prompt command it came from) go with the prompt."""
         prompt = self.redactor.text(prompt)
-        attached = tuple(replace(a, text=self.redactor.text(a.text)) for a in attachments)
+        redact = self.redactor.text
+        attached = tuple(replace(a, text=redact(a.text), uri=redact(a.uri), name=redact(a.name)) for a in attachments)
         self.turns.append([{"role": "user", "content": user_content(prompt, attached)}])
         sink(TurnStarted(prompt, attached))
         state = TurnState(self.redactor)

@@ -47,6 +47,7 @@ from mcp_chat_tui.ui.styles import preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
 from mcp_chat_tui.ui.widgets.attachments import user_message
 from mcp_chat_tui.ui.widgets.chat import AssistantReply, ChatLog, chat_widget_classes
+from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
@@ -336,6 +337,10 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
     @on(PromptInput.Chosen)
     def _completion_chosen(self, message: PromptInput.Chosen) -> None:
         self.take_completion(message.candidate)
+
+    @on(CompletionMenu.Clicked)
+    def _completion_clicked(self) -> None:
+        self.query_one(PromptInput).action_choose()
 
     @on(Input.Submitted, "#prompt")
     async def _submitted(self, message: Input.Submitted) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.table import Table
+from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -20,9 +21,16 @@ class CompletionMenu(OptionList):
     """
     can_focus = False
 
+    class Clicked(Message):
+        """An entry was clicked: taken as Tab or Enter would take it."""
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.candidates: list[Candidate] = []
+
+    def _on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.post_message(self.Clicked())
 
     def offer(self, candidates: list[Candidate]) -> None:
         self.candidates = candidates

@@ -19,8 +19,8 @@ class PromptInput(Input):
     BINDINGS = [
         Binding("up", "history(-1)", "Earlier prompt", show=False, id="prompt.earlier"),
         Binding("down", "history(1)", "Later prompt", show=False, id="prompt.later"),
-        Binding("tab", "choose", "Complete", show=False, id="prompt.complete"),
-        Binding("escape", "close_menu", "Close the list", show=False, id="prompt.close_completion"),
+        Binding("tab", "choose", "Take the / or @ entry", show=False, id="prompt.complete"),
+        Binding("escape", "close_menu", "Close the / or @ list", show=False, id="prompt.close_completion"),
     ]
 
     class Chosen(Message):

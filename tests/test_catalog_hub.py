@@ -150,3 +150,16 @@ async def test_a_broken_list_is_noted_where_refused_tools_are():
     async with ServerHub([catalog_config("docs", "--broken-prompts")]) as hub:
         await hub.start_all()
         assert tool_list_notes(hub.status("docs")) == "listing its prompts failed: the prompt store is down"
+
+
+async def test_every_page_of_a_list_is_read_up_to_the_bound(monkeypatch):
+    from mcp_chat_tui.servers import catalog
+
+    async with ServerHub([catalog_config("docs", "--page-size", "1")]) as hub:
+        await hub.start_all()
+        assert [r.name for r in hub.resources()] == ["today", "readme", "config", "pixel"]
+    monkeypatch.setattr(catalog, "MAX_CATALOG_PAGES", 2)
+    async with ServerHub([catalog_config("docs", "--page-size", "1")]) as hub:
+        await hub.start_all()
+        assert [r.name for r in hub.resources()] == ["today", "readme"]
+        assert hub.status("docs").catalog_problems == ["its resources list has more than 2 pages: only those were read"]

@@ -5,7 +5,7 @@ JSON and a PNG image; a template has a variable. Tools change the catalog at run
 and tell the client (``notifications/*/list_changed``, ``resources/updated``, or the
 2026-07-28 ``subscriptions/listen`` events). Flags: ``--legacy`` refuses ``server/discover``
 serves the 2025-11-25 handshake only; ``--broken-prompts`` fails
-``prompts/list``; ``--no-resources`` offers prompts only.
+``prompts/list``; ``--no-resources`` offers prompts only; ``--page-size N`` pages ``resources/list``.
 """
 
 import argparse
@@ -34,6 +34,8 @@ NOTES: dict[str, str] = {"notes://today": "buy milk"}  # resource text a tool ma
 
 def build(args: argparse.Namespace) -> MCPServer:
     middleware = [fail_prompt_list] if args.broken_prompts else []
+    if args.page_size:
+        middleware.append(paged_resources(args.page_size))
     server = MCPServer(name="catalog", version="1.0", log_level="WARNING", middleware=middleware)
     add_prompts(server)
     if not args.no_resources:
@@ -173,6 +175,22 @@ async def fail_prompt_list(ctx, call_next):
     return await call_next(ctx)
 
 
+def paged_resources(page_size: int):
+    """Serve ``resources/list`` in pages of ``page_size`` (the cursor is the next index)."""
+
+    async def middleware(ctx, call_next):
+        result = await call_next(ctx)
+        if ctx.method != "resources/list" or not isinstance(result, dict):
+            return result
+        start = int((ctx.params or {}).get("cursor") or 0)
+        items = result.get("resources", [])
+        more = {"nextCursor": str(start + page_size)} if start + page_size < len(items) else {}
+        rest = {key: value for key, value in result.items() if key not in ("resources", "nextCursor")}
+        return {**rest, "resources": items[start : start + page_size], **more}
+
+    return middleware
+
+
 def allow_subscribe(server: MCPServer) -> None:
     """``resources/subscribe`` for handshake-era clients (the SDK's MCPServer has no decorator for it)."""
     from mcp_types import EmptyResult, SubscribeRequestParams, UnsubscribeRequestParams
@@ -194,6 +212,7 @@ def main() -> None:
     parser.add_argument("--legacy", action="store_true")
     parser.add_argument("--broken-prompts", action="store_true")
     parser.add_argument("--no-resources", action="store_true")
+    parser.add_argument("--page-size", type=int, default=0, help="serve resources/list in pages of this size")
     args = parser.parse_args()
     server = build(args)
     if args.legacy:

@@ -16,6 +16,7 @@ from mcp_chat_tui.config import ServerConfig
 
 FIXTURE_SERVER = str(Path(__file__).parent / "servers" / "fixture_server.py")
 LIAR_SERVER = str(Path(__file__).parent / "servers" / "liar_server.py")
+CATALOG_SERVER = str(Path(__file__).parent / "servers" / "catalog_server.py")
 
 
 def fixture_config(name: str, *flags: str, marker: str = "", **overrides: object) -> ServerConfig:
@@ -35,6 +36,11 @@ def demo_config(name: str = "demo", **overrides: object) -> ServerConfig:
 def liar_config(name: str = "liar") -> ServerConfig:
     """tests/servers/liar_server.py: a tool that writes a file while marked read-only."""
     return ServerConfig(name=name, type="stdio", command=sys.executable, args=[LIAR_SERVER])
+
+
+def catalog_config(name: str = "docs", *flags: str) -> ServerConfig:
+    """tests/servers/catalog_server.py: prompts, resources and templates (``--legacy``: 2025-11-25 only)."""
+    return ServerConfig(name=name, type="stdio", command=sys.executable, args=[CATALOG_SERVER, *flags])
 
 
 def new_marker() -> str:

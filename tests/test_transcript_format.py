@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.transcript import (
     Exchange,
     Proposal,
@@ -33,6 +34,7 @@ TRICKY_LINES = [
     "🛠️: [t][c]",
     "📝: s",
     "📨: {}",
+    '📎: {"kind": "resource"}',
     "🤔: unknown",
     "```",
     "````done",
@@ -111,6 +113,21 @@ def steps(draw, final: bool):
 
 
 @st.composite
+def attachments(draw):
+    kind = draw(st.sampled_from(["resource", "image", "prompt"]))
+    return Attachment(
+        kind=kind,
+        server=draw(any_text),
+        name=draw(any_text),
+        uri=draw(any_text),
+        mime_type=draw(st.one_of(st.just(""), any_text)),
+        text="" if kind == "prompt" else draw(text),
+        size=draw(st.one_of(st.none(), st.integers(0, 10**9))),
+        arguments=draw(st.dictionaries(any_text, any_text, max_size=3)) if kind == "prompt" else {},
+    )
+
+
+@st.composite
 def exchanges(draw):
     model = draw(st.one_of(st.none(), any_text))
     chosen = []
@@ -124,6 +141,7 @@ def exchanges(draw):
         summary=draw(st.one_of(st.none(), text)),
         end=end,
         error=draw(any_text) if end == "error" else "",
+        attachments=draw(st.lists(attachments(), max_size=3)),
     )
 
 
@@ -325,6 +343,10 @@ BAD_FILES = {
         "unknown choice [maybe]",
     ),
     "text before any prompt": ("hello\n💬: hi\n", 1, "expected a 💬: line"),
+    "attachment after the reply": ('💬: hi\n\n🤖:[m]\n\nok\n\n📎: {"kind": "resource"}\n', 7, "after the reply"),
+    "attachment without JSON": ("💬: hi\n\n📎: notes\n", 3, "needs a JSON object"),
+    "attachment of no known kind": ('💬: hi\n\n📎: {"kind": "video"}\n', 3, "kind must be one of"),
+    "unclosed attachment": ('💬: hi\n\n📎: {"kind": "resource"}\n```\nx\n', 4, "no closing ```"),
     "unclosed result": (
         '💬: hi\n\n🤖:[m]\n\n❓: `{"id":"c","function":{"name":"t"}}`\n\n🛠️: [t][c]\n```done\nx\n',
         7,
@@ -376,3 +398,21 @@ def test_pending_proposals_are_found():
     pending = transcript.pending_proposals()
     assert [(p.call_id, p.choice) for p in pending] == [("c1", None), ("c2", "yo")]
     assert pending[0].awaiting_choice and not pending[1].awaiting_choice and pending[1].allowed
+
+
+def test_attachments_reach_the_model_after_the_prompt_and_old_files_read_without_them():
+    notes = Attachment("resource", "docs", "today", "notes://today", "text/plain", "buy milk")
+    command = Attachment("prompt", "docs", "summarise", arguments={"style": "short list"})
+    pixel = Attachment(
+        "image", "docs", "pixel", "images://pixel", "image/png", "[binary contents: image/png, 70 B]", 70
+    )
+    transcript = Transcript([Exchange("Summarise these notes.", attachments=[command, notes, pixel])])
+    written = render(transcript)
+    assert (
+        '📎: {"kind": "prompt", "server": "docs", "name": "summarise", "arguments": {"style": "short list"}}' in written
+    )
+    assert parse(written) == transcript
+    content = to_openai_messages(parse(written))[0]["content"]
+    assert content.startswith("Summarise these notes.\n\n[attached: docs › notes://today (text/plain)]\nbuy milk")
+    assert "[attached: docs › images://pixel (image/png, 70 B)]" in content and "summarise" not in content
+    assert to_openai_messages(parse("💬: hi\n"))[0]["content"] == "hi"

@@ -14,6 +14,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.tools import ToolCallResult, ToolSpec
 from mcp_chat_tui.engine.events import Stats
 
@@ -110,6 +111,7 @@ class TurnEnd(str, Enum):
 @dataclass(frozen=True)
 class TurnStarted:
     prompt: str
+    attachments: tuple[Attachment, ...] = ()  # what comes with the prompt (resources, the prompt command)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -47,6 +48,7 @@ from mcp_chat_tui.agent.turn import (
     seconds,
     wire_call,
 )
+from mcp_chat_tui.core.attachments import Attachment, user_content
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolSpec
 from mcp_chat_tui.engine.base import Engine
@@ -144,11 +146,14 @@ class Agent:
 
     # ----- a turn ----------------------------------------------------------------------------
 
-    async def run_turn(self, prompt: str, sink: AgentSink) -> TurnEnd:
-        """Run one user turn to its end; the partial answer is kept when the user stops it."""
+    async def run_turn(self, prompt: str, sink: AgentSink, attachments: Sequence[Attachment] = ()) -> TurnEnd:
+        """Run one user turn to its end; the partial answer is kept when the user stops it.
+        ``attachments`` (resource contents, the prompt command it came from) go with the prompt."""
         prompt = self.redactor.text(prompt)
-        self.turns.append([{"role": "user", "content": prompt}])
-        sink(TurnStarted(prompt))
+        redact = self.redactor.text
+        attached = tuple(replace(a, text=redact(a.text), uri=redact(a.uri), name=redact(a.name)) for a in attachments)
+        self.turns.append([{"role": "user", "content": user_content(prompt, attached)}])
+        sink(TurnStarted(prompt, attached))
         state = TurnState(self.redactor)
         return await self._supervise(state, sink, self._turn(state, sink))
 

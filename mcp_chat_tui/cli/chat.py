@@ -169,6 +169,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
                 model_label=display_name(model),
                 report=report,
                 save=not args.no_save,
+                catalog=hub,
             )
             if report is not None:
                 report.write(sys.stdout, as_json=args.json)

@@ -37,9 +37,14 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
 )
 from mcp_chat_tui.cli.client_requests import install_console_requests
+from mcp_chat_tui.cli.prompt_commands import command_turn, print_attachments
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
+from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.engine.events import Stats
+from mcp_chat_tui.servers.commands import is_command
+from mcp_chat_tui.servers.hub import ServerHub
 from mcp_chat_tui.transcript import (
     AutoSaver,
     Transcript,
@@ -259,6 +264,7 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
     """A resumed conversation, compactly: prompts, answers, one line per call."""
     for exchange in transcript.exchanges:
         console.print(literal(PROMPT + exchange.user, "bold"))
+        print_attachments(console, exchange.attachments)
         for step in exchange.steps:
             if step.text:
                 console.print(literal(step.text))
@@ -311,6 +317,7 @@ async def run_plain(
     model_label: str = "model",
     report: OneShotReport | None = None,
     save: bool = True,
+    catalog: ServerHub | None = None,
 ) -> int:
     """The ``prompt ->`` loop (or one turn with ``-p``), saving the conversation as it goes (unless not
     ``save``); returns the exit code. With ``-p`` the ``report`` holds the answer back for stdout and
@@ -328,6 +335,7 @@ async def run_plain(
             model_label=model_label,
             report=report,
             save=save,
+            catalog=catalog,
         )
     finally:
         problem = unsaved(recorder)  # the recorder is closed by now
@@ -351,6 +359,7 @@ async def _converse(
     model_label: str,
     report: OneShotReport | None,
     save: bool,
+    catalog: ServerHub | None = None,
 ) -> int:
     """``run_plain``'s loop: the resumed conversation's open calls, then the prompts; the recorder is
     closed on the way out."""
@@ -391,9 +400,20 @@ async def _converse(
                     continue
                 if prompt.lower() in EXIT_WORDS:
                     return 0
+            attachments: list[Attachment] = []
+            if catalog is not None and is_command(prompt):
+                try:
+                    prompt, attachments = await command_turn(
+                        catalog, console, reader if one_prompt is None else None, prompt
+                    )
+                except UserFacingError as exc:
+                    if one_prompt is not None:
+                        raise
+                    console.print(literal(str(exc), "red"))
+                    continue
             if recorder is not None and recorder.saver is None and save:
                 recorder.saver = reporting_saver(transcript_file or new_transcript_path(prompt), loop)
-            await agent.run_turn(prompt, sink)
+            await agent.run_turn(prompt, sink, attachments)
             if report is not None:
                 report.transcript = str(recorder.saver.path) if recorder is not None and recorder.saver else None
                 if recorder is not None and recorder.saver is not None and not recorder.saver.flush():

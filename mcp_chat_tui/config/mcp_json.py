@@ -23,6 +23,7 @@ from mcp_chat_tui.config.variables import AskInput, Expander, InputCache, InputS
 from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
 from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.tools import BUILTIN_SERVER
 
 _WHAT = 'an mcp.json file ({"servers": {...}})'
 
@@ -130,6 +131,8 @@ def _parse(path: Path) -> tuple[dict[str, tuple[ServerConfig, str]], list[InputS
 def _parse_server(path: Path, servers_key: str, name: str, raw: Any) -> ServerConfig:
     """One server as written (variables not yet expanded), with its types and required keys checked."""
     where = key_path(servers_key, name)
+    if name == BUILTIN_SERVER:
+        raise ConfigError(path, where, f"{name!r} names the app's own tools; give this server another name")
     if not isinstance(raw, dict):
         raise ConfigError(path, where, f"expected an object describing the server, found {kind_of(raw)}")
     data = {**raw, "name": name, "type": _transport(path, where, raw)}

@@ -16,6 +16,10 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+# The server name the app's own tools (the built-in resource tools) appear under. mcp.json
+# cannot name a server so: config/mcp_json.py refuses it.
+BUILTIN_SERVER = "(app)"
+
 _MODEL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _NAME_UNSAFE_RUN = re.compile(r"[^A-Za-z0-9_-]+")
 

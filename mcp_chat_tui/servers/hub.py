@@ -27,6 +27,8 @@ from mcp_chat_tui import __version__
 from mcp_chat_tui.core.paths import user_data_dir
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
+from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, builtin_specs, call_builtin
+from mcp_chat_tui.servers.catalog import CatalogAccess
 from mcp_chat_tui.servers.client_requests import DEFAULT_SAMPLING_PER_MINUTE, ClientRequests, RequestDesk
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
@@ -79,9 +81,12 @@ class _Runtime:
     oauth: OAuthSession | None = None
     sign_in_prompt: SignInPrompt | None = None  # a person to ask, while signing in
     person: PersonClock = field(default_factory=PersonClock)  # their time is not the init timeout's
+    catalog_task: asyncio.Task[None] | None = None  # the prompt and resource change stream (2026-07-28)
+    catalog_refresh: asyncio.Task[None] | None = None  # reading prompts and resources again
+    catalog_wanted: bool = False
 
 
-class ServerHub:
+class ServerHub(CatalogAccess):
     """Runs the configured servers; ``async with ServerHub(...)`` starts nothing, ``start_all()`` does."""
 
     def __init__(
@@ -164,11 +169,13 @@ class ServerHub:
 
     def _rebuild_tool_index(self) -> None:
         specs = [spec for rt in self._runtimes.values() if rt.status.state.usable for spec in rt.status.tools]
+        specs += builtin_specs() if self.has_resources() else []
         self._tools = unique_model_names(specs)
         self._by_model_name = {spec.model_name: spec for spec in self._tools}
 
     def tools(self) -> list[ToolSpec]:
-        """Every tool of every usable server, each with a model-facing name no other tool has."""
+        """Every tool of every usable server, each with a model-facing name no other tool has, and
+        the built-in resource tools when a server has resources (``servers/builtin.py``)."""
         return list(self._tools)
 
     def find_tool(self, model_name: str) -> ToolSpec | None:
@@ -209,6 +216,8 @@ class ServerHub:
         rt.status.tools = []
         rt.status.refused_tools = []
         rt.status.tool_pages_unread = False
+        rt.status.prompts, rt.status.resources, rt.status.resource_templates = [], [], []
+        rt.status.catalog_problems, rt.status.subscribed = [], set()
         self._set_state(rt, ServerState.STARTING)
         timeout = rt.config.init_timeout or self.init_timeout
         started = time.perf_counter()
@@ -241,6 +250,7 @@ class ServerHub:
                     rt.capture.release_write_end()
                 rt.client = client
                 await self._list_tools(rt, client)
+                await self._read_catalog(rt, client)
                 self._record_server_info(rt, client)
                 rt.status.start_seconds = time.perf_counter() - started
                 self._set_state(rt, ServerState.READY)
@@ -248,6 +258,7 @@ class ServerHub:
                 async with anyio.create_task_group() as group:
                     if self._wants_listen(client):
                         group.start_soon(self._listen_for_tool_changes, rt, client)
+                    self._watch_catalog(rt, client)
                     await rt.stop.wait()
                     group.cancel_scope.cancel()
         except asyncio.CancelledError:
@@ -262,8 +273,9 @@ class ServerHub:
             if rt.oauth is not None:
                 await rt.oauth.close()
                 rt.oauth = None
-            if rt.refresh_task is not None and not rt.refresh_task.done():
-                rt.refresh_task.cancel()
+            for task in (rt.refresh_task, rt.catalog_task, rt.catalog_refresh):
+                if task is not None and not task.done():
+                    task.cancel()
             if rt.capture is not None:
                 rt.capture.release_write_end()
             rt.settled.set()
@@ -446,6 +458,8 @@ class ServerHub:
             self._want_refresh(rt, rt.client)
         elif isinstance(message, mcp_types.ElicitCompleteNotification):
             self.requests.completed(rt.config.name, message.params.elicitation_id)
+        else:
+            self._catalog_message(rt, message)
 
     def _on_stdout_noise(self, rt: _Runtime, line: str) -> None:
         """A line on stdout that is not JSON-RPC: noted in the log tail (observers are not told:
@@ -496,6 +510,8 @@ class ServerHub:
         sends ``notifications/cancelled``) and leaves the server usable.
         """
         arguments = dict(arguments or {})
+        if server == BUILTIN_SERVER:
+            return await call_builtin(self, tool, arguments)
         started_at = datetime.now()
         clock = time.perf_counter()
 

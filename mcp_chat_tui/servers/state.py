@@ -9,6 +9,7 @@ from enum import Enum
 from pathlib import Path
 
 from mcp_chat_tui.core.tools import ToolSpec
+from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
 from mcp_chat_tui.servers.listing import RefusedTool
 
 STDERR_TAIL_LINES = 200
@@ -70,6 +71,12 @@ class ServerStatus:
     total_latency: float = 0.0
     usage: dict[str, ToolUsage] = field(default_factory=dict)
     restarts: int = 0
+    prompts: list[PromptInfo] = field(default_factory=list)
+    resources: list[ResourceInfo] = field(default_factory=list)
+    resource_templates: list[ResourceInfo] = field(default_factory=list)
+    catalog_problems: list[str] = field(default_factory=list)  # lists that failed, like refused tools
+    subscribed: set[str] = field(default_factory=set)  # resource URIs whose updates it hears
+    resource_updates: dict[str, int] = field(default_factory=dict)  # URI -> updates heard
     samples_asked: int = 0  # sampling requests of this server, those over the rate limit included
     samples_refused: int = 0  # refused for the rate limit
     sampling_per_minute: int = 10  # the rate limit (config.toml ``sampling_per_minute``)
@@ -100,4 +107,5 @@ def tool_list_notes(status: ServerStatus) -> str:
         notes.append(f"refused {len(status.refused_tools)} invalid tool(s): {reasons}")
     if status.tool_pages_unread:
         notes.append(f"its tool list has more than {status.tool_pages_read} pages: only those were read")
+    notes += status.catalog_problems  # its prompt and resource lists, reported the same way
     return "\n".join(notes)

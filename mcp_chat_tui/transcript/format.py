@@ -10,9 +10,11 @@ import re
 from datetime import datetime
 from typing import Any
 
+from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.transcript.markers import (
     ASSISTANT,
+    ATTACHMENT,
     EXPECTED,
     PROPOSAL,
     RESULT,
@@ -70,6 +72,8 @@ def _block(out: list[str], marker: str, lines: list[str]) -> None:
 
 def _render_exchange(exchange: Exchange, out: list[str]) -> None:
     _block(out, USER, escape_text(exchange.user))
+    for attachment in exchange.attachments:
+        _render_attachment(attachment, out)
     if exchange.model is not None:
         out.append(f"{ASSISTANT}[{escape_name(exchange.model)}]{_reply_meta(exchange)}\n\n")
         steps = exchange.steps
@@ -145,6 +149,15 @@ def _text_lines(text: str) -> list[str]:
     return lines
 
 
+def _render_attachment(attachment: Attachment, out: list[str]) -> None:
+    """``📎: {header}``, then the text in a fenced block when there is any (a prompt command has none)."""
+    out.append(f"{ATTACHMENT}{_meta_json(attachment.to_json())}\n")
+    if attachment.text:
+        fence = fence_for(attachment.text)
+        out.append(f"{fence}\n{attachment.text}\n{fence}\n")
+    out.append("\n")
+
+
 def _render_result(result: ToolResult, out: list[str]) -> None:
     meta: dict[str, Any] = {}
     if result.server:
@@ -195,6 +208,8 @@ class _Reader:
                 self.transcript.exchanges.append(Exchange(user=self._text_block(USER)))
             elif marker is None and not self.transcript.exchanges:
                 raise self.fail(f"expected a 💬: line to start the conversation, found {line[:40]!r}")
+            elif marker == ATTACHMENT:
+                self._attachment()
             elif marker == ASSISTANT:
                 self._assistant()
             elif marker == SUMMARY:
@@ -253,7 +268,7 @@ class _Reader:
         while self.index < len(self.lines):
             line = self.lines[self.index]
             marker = self._marker(line)
-            if marker in (USER, SUMMARY, ASSISTANT):
+            if marker in (USER, SUMMARY, ASSISTANT, ATTACHMENT):
                 break
             if marker == THOUGHT:
                 if after_calls or step.text:
@@ -285,6 +300,34 @@ class _Reader:
                 step.text = text
         if len(exchange.steps) > 1 and not _has_content(exchange.steps[0]):
             exchange.steps.pop(0)
+
+    def _attachment(self) -> None:
+        """``📎: {header}`` and its fenced text, right after the prompt it goes with."""
+        exchange = self._exchange(ATTACHMENT)
+        if exchange.model is not None:
+            raise self.fail("a 📎: attachment after the reply; it goes right after its 💬: prompt")
+        header = self.lines[self.index][len(ATTACHMENT) :].strip()
+        try:
+            meta = json.loads(header) if header else None
+            if not isinstance(meta, dict):
+                raise ValueError("not a JSON object")
+            attachment = Attachment.from_json(meta)
+        except ValueError as exc:
+            raise self.fail(f'a 📎: line needs a JSON object such as {{"kind": "resource", ...}} ({exc})') from None
+        self.index += 1
+        fence_match = re.match(r"^(`{3,})\s*$", self.lines[self.index]) if self.index < len(self.lines) else None
+        if fence_match is not None:
+            start, fence = self.index, fence_match.group(1)
+            self.index += 1
+            body: list[str] = []
+            while self.index < len(self.lines) and self.lines[self.index].rstrip() != fence:
+                body.append(self.lines[self.index])
+                self.index += 1
+            if self.index >= len(self.lines):
+                raise self.fail(f"the attachment's text has no closing {fence}", start)
+            self.index += 1
+            attachment = Attachment.from_json(meta, "\n".join(body))
+        exchange.attachments.append(attachment)
 
     def _thought(self) -> str:
         first = self.lines[self.index][len(THOUGHT) :]

@@ -16,9 +16,10 @@ PROPOSAL = "❓:"
 RESULT = "🛠️:"
 RESULT_PLAIN = "🛠:"  # the same without the emoji variation selector, as some editors save it
 SERVER_REQUEST = "📨:"  # a server's request to the client (sampling, elicitation) and its answer
+ATTACHMENT = "📎:"  # something attached to the user's message: resource contents, the prompt command
 
-MARKERS = (USER, ASSISTANT, THOUGHT, SUMMARY, PROPOSAL, RESULT, RESULT_PLAIN, SERVER_REQUEST)
-EXPECTED = "💬: 🤖: 🧠: 📝: ❓: 🛠️: 📨:"
+MARKERS = (USER, ASSISTANT, THOUGHT, SUMMARY, PROPOSAL, RESULT, RESULT_PLAIN, SERVER_REQUEST, ATTACHMENT)
+EXPECTED = "💬: 📎: 🤖: 🧠: 📝: ❓: 🛠️: 📨:"
 
 _MARKER_LIKE = re.compile(r"^(\S{1,3}?):")
 

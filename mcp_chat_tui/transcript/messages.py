@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcp_chat_tui.core.attachments import user_content
 from mcp_chat_tui.transcript.model import Transcript
 
 
@@ -16,7 +17,7 @@ def to_openai_messages(transcript: Transcript) -> list[dict[str, Any]]:
     """
     messages: list[dict[str, Any]] = []
     for exchange in transcript.exchanges:
-        messages.append({"role": "user", "content": exchange.user})
+        messages.append({"role": "user", "content": user_content(exchange.user, exchange.attachments)})
         for step in exchange.steps:
             assistant: dict[str, Any] = {"role": "assistant", "content": step.text}
             if step.proposals:

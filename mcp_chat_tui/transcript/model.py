@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from mcp_chat_tui.core.attachments import Attachment
+
 CHOICES = ("yo", "ya", "yO", "yA", "n", "nA", "auto")
 ALLOWING = ("yo", "ya", "yO", "yA", "auto")
 STATUSES = ("done", "error", "timeout", "denied", "malformed", "cancelled", "interrupted")
@@ -124,6 +126,7 @@ class Exchange:
     summary: str | None = None
     end: str | None = None
     error: str = ""
+    attachments: list[Attachment] = field(default_factory=list)  # what came with the prompt
 
 
 @dataclass

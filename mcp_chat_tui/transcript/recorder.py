@@ -8,9 +8,11 @@ second, so a crash loses at most the text being streamed.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.transcript.format import render_exchange
 from mcp_chat_tui.transcript.model import Exchange, Proposal, ServerRequest, Step, ToolResult, Transcript
 from mcp_chat_tui.transcript.store import AutoSaver
@@ -29,8 +31,8 @@ class TranscriptRecorder:
 
     # ----- what happened ---------------------------------------------------------------------
 
-    def user(self, prompt: str) -> None:
-        self.transcript.exchanges.append(Exchange(user=prompt))
+    def user(self, prompt: str, attachments: Sequence[Attachment] = ()) -> None:
+        self.transcript.exchanges.append(Exchange(user=prompt, attachments=list(attachments)))
         self.save()
 
     def reply_started(self, model: str) -> None:

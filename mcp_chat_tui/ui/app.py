@@ -9,7 +9,7 @@ own task takes in); long work (starting up, a turn, an approval) runs in workers
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from textual import events, on, work
@@ -24,11 +24,14 @@ from textual.widgets import DataTable, Footer, Input, Static
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
 from mcp_chat_tui.config import Settings
+from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub
+from mcp_chat_tui.servers.commands import is_command
 from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
 from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.call_store import CallStore
+from mcp_chat_tui.ui.catalog_actions import CatalogActions
 from mcp_chat_tui.ui.client_requests import DialogAsker
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
 from mcp_chat_tui.ui.format import DisplayClock, palette_text
@@ -42,7 +45,9 @@ from mcp_chat_tui.ui.server_actions import ServerActions
 from mcp_chat_tui.ui.startup import StartUp
 from mcp_chat_tui.ui.styles import preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
-from mcp_chat_tui.ui.widgets.chat import ChatLog, UserMessage, chat_widget_classes
+from mcp_chat_tui.ui.widgets.attachments import user_message
+from mcp_chat_tui.ui.widgets.chat import ChatLog, chat_widget_classes
+from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
@@ -65,7 +70,7 @@ class Workspace(Horizontal):
     DEFAULT_CSS = Path(__file__).with_name("app.tcss").read_text(encoding="utf-8")
 
 
-class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, ConversationActions, App[int]):
+class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, ConversationActions, CatalogActions, App[int]):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
 
     TITLE = "mcp-chat-tui"
@@ -102,7 +107,7 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
         self.fatal_error: str | None = None
         self._model_loading = False  # between start-up's start and the model being loaded
         self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
-        self._queue: list[str] = []
+        self._queue: list[tuple[str, tuple[Attachment, ...]]] = []  # prompts waiting, with their attachments
         self._turn_running = False
         self.reply = ReplyController(lambda: self.chat, self.model_label, self._model_cost)
         self._queued_text: AgentEventPosted | None = None  # the text message not yet handled
@@ -291,6 +296,8 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
             self.toggle_server_auto_run(message.server)
         elif message.action == "sign_in":
             self.sign_in_server(message.server)
+        elif message.action == "resources":
+            self.action_resources(message.server)
 
     @on(ToolCallTable.ToggleAutoRun)
     def _toggle_from_calls(self, message: ToolCallTable.ToggleAutoRun) -> None:
@@ -311,6 +318,18 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
 
     # ----- prompts and turns -----------------------------------------------------------------
 
+    @on(Input.Changed, "#prompt")
+    def _prompt_changed(self, message: Input.Changed) -> None:
+        self.offer_completions(self.query_one(PromptInput))
+
+    @on(PromptInput.Chosen)
+    def _completion_chosen(self, message: PromptInput.Chosen) -> None:
+        self.take_completion(message.candidate)
+
+    @on(CompletionMenu.Clicked)
+    def _completion_clicked(self) -> None:
+        self.query_one(PromptInput).action_choose()
+
     @on(Input.Submitted, "#prompt")
     async def _submitted(self, message: Input.Submitted) -> None:
         message.input.value = ""
@@ -324,11 +343,19 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
         if prompt.lower() in EXIT_WORDS:
             await self.action_quit()
             return
-        self.query_one(PromptInput).remember(prompt)
+        prompt_box = self.query_one(PromptInput)
+        prompt_box.remember(prompt)
+        if is_command(prompt):
+            self.run_prompt_command(prompt)  # the turn is queued once the server gave the prompt
+            return
+        await self._queue_turn(prompt, prompt_box.take_attachments(prompt))
+
+    async def _queue_turn(self, prompt: str, attachments: Sequence[Attachment] = ()) -> None:
+        """Show the prompt and queue its turn; it runs after the turns before it."""
         if self.recorder.saver is None:
             self._attach_saver(first_prompt=prompt)
-        await self.chat.add_prompt(UserMessage(prompt))
-        self._queue.append(prompt)
+        await self.chat.add_prompt(user_message(prompt, attachments))
+        self._queue.append((prompt, tuple(attachments)))
         self.status_bar.waiting = len(self._queue)
         if not self._turn_running:
             self._turn_running = True
@@ -342,11 +369,11 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
                 await self._continue_pending()
             while self._queue:
                 await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
-                prompt = self._queue.pop(0)
+                prompt, attachments = self._queue.pop(0)
                 self.status_bar.waiting = len(self._queue)
                 await self._open_reply()
                 await self._wait_until_drawn()
-                await self.agent.run_turn(prompt, self._sink)
+                await self.agent.run_turn(prompt, self._sink, attachments)
         finally:
             self._turn_running = False
 
@@ -450,6 +477,7 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
         yield SystemCommand("Export the transcript", "Write this conversation to a file you choose", self.action_export)
         yield SystemCommand("Resume a conversation", "Open a saved conversation", self.action_resume)
         yield SystemCommand("Hide or show the sidebar", "Tool calls and servers", self.action_toggle_sidebar)
+        yield SystemCommand("Browse resources", "Every server's resources and templates", self.action_resources)
         # The palette reads titles and help as markup: names and reasons from servers are escaped.
         for status in self.hub.statuses:
             yield SystemCommand(

@@ -41,7 +41,7 @@ class RecordingSink:
         elif isinstance(event, AssistantThinking):
             recorder.thought(event.text)
         elif isinstance(event, TurnStarted):
-            recorder.user(event.prompt)
+            recorder.user(event.prompt, event.attachments)
             recorder.reply_started(self.model_label)
         elif isinstance(event, CallProposed):
             recorder.proposed(wire_call(event.call), datetime.now())

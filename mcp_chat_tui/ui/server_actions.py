@@ -22,8 +22,8 @@ class ServerActions:
         """The tool ``server`` offers now by that name (None: no such server or tool now)."""
         try:
             tools = self.hub.status(server).tools
-        except KeyError:
-            return None
+        except KeyError:  # the app's own tools (``(app)``) have no server status
+            tools = [spec for spec in self.hub.tools() if spec.server == server]
         return next((spec for spec in tools if spec.name == tool), None)
 
     def _record_auto_run(self, record: CallRecord) -> bool:

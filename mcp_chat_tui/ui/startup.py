@@ -7,6 +7,7 @@ import asyncio
 from textual import work
 
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.tools import BUILTIN_SERVER
 from mcp_chat_tui.servers import ServerState
 from mcp_chat_tui.ui.format import counted
 from mcp_chat_tui.ui.messages import EngineProgress
@@ -75,7 +76,7 @@ class StartUp:
 
     def _welcome_text(self) -> str:
         """The first line of an empty chat: what is ready, and how tool calls will be handled."""
-        tools = self.hub.tools()
+        tools = [spec for spec in self.hub.tools() if spec.server != BUILTIN_SERVER]  # the servers' own
         servers = {spec.server for spec in tools}
 
         ready = (

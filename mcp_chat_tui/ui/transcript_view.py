@@ -10,6 +10,7 @@ from mcp_chat_tui.agent.events import ApprovalChoice
 from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
 from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.records import CallRecord, CallState
+from mcp_chat_tui.ui.widgets.attachments import user_message
 from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, ChatLog, Notice, UserMessage
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.reply import AssistantReply
@@ -82,7 +83,8 @@ async def show_transcript(
     for exchange in transcript.exchanges[hidden:]:
         if leaving():  # the app is leaving: stop here, the screen is being taken down
             return None
-        await chat.add_prompt(UserMessage(exchange.user))
+        attached = exchange.attachments
+        await chat.add_prompt(user_message(exchange.user, attached) if attached else UserMessage(exchange.user))
         prompt.remember(exchange.user)
         if exchange.model is None:
             reply = None

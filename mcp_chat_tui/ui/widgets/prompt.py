@@ -1,16 +1,34 @@
-"""The input line: Enter sends, Up and Down recall earlier prompts; the cursor holds still while a reply is written."""
+"""The input line: Enter sends, Up and Down recall earlier prompts; the cursor holds still while a reply is written.
+
+While the completion list (``/`` prompts, ``@`` resources) is open, Up and Down move in it, Tab
+and Enter take the highlighted entry, and Esc closes it. Resources chosen with ``@`` wait in
+``attached`` until the prompt is sent."""
 
 from __future__ import annotations
 
 from textual.binding import Binding
+from textual.message import Message
 from textual.widgets import Input
+
+from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.ui.completion import Candidate
+from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 
 
 class PromptInput(Input):
     BINDINGS = [
         Binding("up", "history(-1)", "Earlier prompt", show=False, id="prompt.earlier"),
         Binding("down", "history(1)", "Later prompt", show=False, id="prompt.later"),
+        Binding("tab", "choose", "Take the / or @ entry", show=False, id="prompt.complete"),
+        Binding("escape", "close_menu", "Close the / or @ list", show=False, id="prompt.close_completion"),
     ]
+
+    class Chosen(Message):
+        """An entry of the completion list was taken."""
+
+        def __init__(self, candidate: Candidate) -> None:
+            super().__init__()
+            self.candidate = candidate
 
     def __init__(self, **kwargs) -> None:
         # Coming back to the prompt (F5, Tab, typing in the chat) keeps the cursor where it was:
@@ -21,6 +39,34 @@ class PromptInput(Input):
         self._position = 0
         self._draft = ""
         self._blink_before_hold: bool | None = None
+        self.menu: CompletionMenu | None = None
+        self.attached: list[tuple[str, Attachment]] = []  # (the @word in the text, the resource's contents)
+
+    def take_attachments(self, text: str) -> list[Attachment]:
+        """The resources chosen with ``@`` whose word is still in ``text``; none wait after this."""
+        taken = [attachment for word, attachment in self.attached if word in text]
+        self.attached = []
+        return taken
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("choose", "close_menu"):
+            return self.menu is not None and self.menu.is_open
+        return True
+
+    def action_choose(self) -> None:
+        if self.menu is not None and (candidate := self.menu.chosen()) is not None:
+            self.menu.close()
+            self.post_message(self.Chosen(candidate))
+
+    def action_close_menu(self) -> None:
+        if self.menu is not None:
+            self.menu.close()
+
+    async def action_submit(self) -> None:
+        if self.menu is not None and self.menu.is_open:
+            self.action_choose()
+        else:
+            await super().action_submit()
 
     def remember(self, prompt: str) -> None:
         if not self.history or self.history[-1] != prompt:
@@ -29,6 +75,9 @@ class PromptInput(Input):
         self._draft = ""
 
     def action_history(self, step: int) -> None:
+        if self.menu is not None and self.menu.is_open:
+            self.menu.move(step)
+            return
         if not self.history:
             return
         if self._position == len(self.history):

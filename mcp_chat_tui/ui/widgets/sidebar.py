@@ -260,6 +260,7 @@ class ServerTable(FittedTable):
         Binding("l", "show_log", "Stderr log", id="servers.log"),
         Binding("a", "toggle_auto_run", "Auto-run tools", id="servers.toggle_auto_run"),
         Binding("s", "sign_in", "Sign in", id="servers.sign_in"),
+        Binding("o", "resources", "Resources", id="servers.resources"),
     ]
 
     class ServerAction(Message):
@@ -291,6 +292,7 @@ class ServerTable(FittedTable):
             tools += f" +{len(status.refused_tools)}✗"
         why = status.reason or (f"{len(status.refused_tools)} tool(s) refused" if status.refused_tools else "")
         why = why or ("tool list cut short" if status.tool_pages_unread else "")
+        why = why or (status.catalog_problems[0] if status.catalog_problems and status.state.usable else "")
         note = "" if why else status.sampling_note()
         return [
             Text(server_state_label(status.state), style=style),
@@ -348,3 +350,6 @@ class ServerTable(FittedTable):
     def watch_cursor_coordinate(self, old: object, new: object) -> None:
         super().watch_cursor_coordinate(old, new)
         self.refresh_bindings()
+
+    def action_resources(self) -> None:
+        self._post("resources")

@@ -1,0 +1,426 @@
+"""Each server's prompts, resources and resource templates: listed, kept fresh, read, got, completed.
+
+``CatalogAccess`` is the part of ``ServerHub`` that does this through the SDK client the hub
+keeps for each server. A server without the capability has none; a list that fails is noted
+in ``ServerStatus.catalog_problems`` (like refused tools) and never fails the server. Changes
+arrive as ``notifications/*/list_changed`` and ``resources/updated`` (2025-11-25) or on a
+``subscriptions/listen`` stream (2026-07-28); each leads to one fresh reading, and observers hear it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types
+from mcp import Client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcp_chat_tui.core.attachments import IMAGE, PROMPT, RESOURCE, Attachment, binary_placeholder
+from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.text import one_line
+
+log = logging.getLogger(__name__)
+
+MAX_CATALOG_PAGES = 20  # pages read of each list; more are noted, not read
+MAX_ATTACHMENT_CHARS = 100_000  # text of one resource the model is given, at most
+
+
+class CatalogError(UserFacingError):
+    """A prompt, read or completion that failed; the message names the server and what to do."""
+
+
+@dataclass(frozen=True)
+class PromptArgumentInfo:
+    name: str
+    description: str = ""
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class PromptInfo:
+    """One prompt of one server, as ``prompts/list`` gave it (redacted)."""
+
+    server: str
+    name: str
+    title: str = ""
+    description: str = ""
+    arguments: tuple[PromptArgumentInfo, ...] = ()
+
+    @property
+    def command(self) -> str:
+        return f"/{self.server}:{self.name}"
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    """One resource (``uri``) or resource template (``template``, RFC 6570) of one server."""
+
+    server: str
+    name: str
+    uri: str = ""
+    template: str = ""
+    title: str = ""
+    description: str = ""
+    mime_type: str = ""
+    size: int | None = None
+
+    @property
+    def is_template(self) -> bool:
+        return bool(self.template)
+
+    @property
+    def variables(self) -> list[str]:
+        """A template's variable names, in order (``{city}``, ``{+path}``, ``{?q,lang}``)."""
+        names: list[str] = []
+        for expression in _expressions(self.template):
+            for part in expression.lstrip("+#./;?&").split(","):
+                name = part.rstrip("*").split(":", 1)[0]
+                if name and name not in names:
+                    names.append(name)
+        return names
+
+    def expand(self, values: dict[str, str]) -> str:
+        """The URI for these variable values (RFC 6570 simple, reserved and query forms)."""
+        from urllib.parse import quote
+
+        uri = self.template
+        for expression in _expressions(self.template):
+            operator = expression[0] if expression[0] in "+#./;?&" else ""
+            names = [p.rstrip("*").split(":", 1)[0] for p in expression[len(operator) :].split(",")]
+            if operator in ("?", "&"):
+                pairs = [f"{n}={quote(values[n], safe='')}" for n in names if values.get(n)]
+                text = (operator + "&".join(pairs)) if pairs else ""
+            else:
+                safe = "/:@!$&'()*+,;=?#[]" if operator in ("+", "#") else ""
+                text = ",".join(quote(values.get(n, ""), safe=safe) for n in names)
+                text = (operator if operator not in ("", "+") else "") + text if text else ""
+            uri = uri.replace("{" + expression + "}", text, 1)
+        return uri
+
+
+def _expressions(template: str) -> list[str]:
+    out, rest = [], template
+    while "{" in rest and "}" in rest.split("{", 1)[1]:
+        inner, rest = rest.split("{", 1)[1].split("}", 1)
+        if inner:
+            out.append(inner)
+    return out
+
+
+@dataclass
+class CatalogListing:
+    prompts: list[PromptInfo] = field(default_factory=list)
+    resources: list[ResourceInfo] = field(default_factory=list)
+    templates: list[ResourceInfo] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+async def read_catalog(client: Client, server: str, redactor: Redactor, *, refresh: bool) -> CatalogListing:
+    """Every page (at most ``MAX_CATALOG_PAGES``) of each list the server's capabilities offer."""
+    listing = CatalogListing()
+    capabilities = client.server_capabilities
+    mode = "refresh" if refresh else "use"
+    text = redactor.text
+    if capabilities.prompts is not None:
+        for prompt in await _pages(client.list_prompts, "prompts", "prompts", mode, listing.problems):
+            listing.prompts.append(
+                PromptInfo(
+                    server,
+                    prompt.name,
+                    text(prompt.title or ""),
+                    text(prompt.description or ""),
+                    tuple(
+                        PromptArgumentInfo(arg.name, text(arg.description or ""), bool(arg.required))
+                        for arg in prompt.arguments or []
+                    ),
+                )
+            )
+    if capabilities.resources is not None:
+        for item in await _pages(client.list_resources, "resources", "resources", mode, listing.problems):
+            listing.resources.append(
+                ResourceInfo(
+                    server,
+                    text(item.name),
+                    uri=str(item.uri),
+                    title=text(item.title or ""),
+                    description=text(item.description or ""),
+                    mime_type=item.mime_type or "",
+                    size=item.size,
+                )
+            )
+        templates = await _pages(
+            client.list_resource_templates, "resource templates", "resource_templates", mode, listing.problems
+        )
+        for item in templates:
+            listing.templates.append(
+                ResourceInfo(
+                    server,
+                    text(item.name),
+                    template=item.uri_template,
+                    title=text(item.title or ""),
+                    description=text(item.description or ""),
+                    mime_type=item.mime_type or "",
+                )
+            )
+    listing.problems = [text(problem) for problem in listing.problems]
+    return listing
+
+
+async def _pages(list_page: Any, what: str, attribute: str, mode: str, problems: list[str]) -> list[Any]:
+    """Every item of one paginated list; a failure is noted in ``problems`` and keeps what was read."""
+    items: list[Any] = []
+    cursor: str | None = None
+    try:
+        for _ in range(MAX_CATALOG_PAGES):
+            page = await list_page(cursor=cursor, cache_mode=mode if cursor is None else "use")
+            items.extend(getattr(page, attribute))
+            cursor = page.next_cursor
+            if not cursor:
+                return items
+        problems.append(f"its {what} list has more than {MAX_CATALOG_PAGES} pages: only those were read")
+    except Exception as exc:  # noqa: BLE001 - a broken list loses that list, never the server
+        problems.append(f"listing its {what} failed: {one_line(str(exc) or type(exc).__name__, 200)}")
+    return items
+
+
+# ----- contents into attachments ---------------------------------------------------------------
+
+
+def contents_attachment(
+    contents: Any, server: str, redactor: Redactor, name: str = "", kind: str = RESOURCE
+) -> Attachment:
+    """One ``TextResourceContents`` or ``BlobResourceContents`` as an attachment (binary: a placeholder)."""
+    mime = contents.mime_type or ""
+    uri = str(contents.uri)
+    if isinstance(contents, mcp_types.TextResourceContents):
+        text = redactor.text(contents.text)
+        if len(text) > MAX_ATTACHMENT_CHARS:
+            text = text[:MAX_ATTACHMENT_CHARS] + f"\n[cut: {len(contents.text)} characters in all]"
+        return Attachment(kind, server, name, uri, mime, text)
+    size = _blob_size(getattr(contents, "blob", ""))
+    return Attachment(
+        IMAGE if mime.startswith("image/") else kind, server, name, uri, mime, binary_placeholder(mime, size), size
+    )
+
+
+def _blob_size(blob: str) -> int:
+    try:
+        return len(base64.b64decode(blob, validate=False))
+    except (ValueError, TypeError):
+        return len(blob) * 3 // 4
+
+
+def prompt_turn(
+    result: mcp_types.GetPromptResult, prompt: PromptInfo, arguments: dict[str, str], redactor: Redactor
+) -> tuple[str, list[Attachment]]:
+    """A prompt's messages as a user turn: their text joined, embedded resources and images attached,
+    and first the command it came from (so the transcript keeps it)."""
+    texts: list[str] = []
+    attachments = [Attachment(PROMPT, prompt.server, prompt.name, arguments=dict(arguments))]
+    for message in result.messages:
+        content = message.content
+        prefix = "" if message.role == "user" else f"({message.role}) "
+        if isinstance(content, mcp_types.TextContent):
+            texts.append(prefix + redactor.text(content.text))
+        elif isinstance(content, mcp_types.EmbeddedResource):
+            attachments.append(contents_attachment(content.resource, prompt.server, redactor))
+        elif isinstance(content, (mcp_types.ImageContent, mcp_types.AudioContent)):
+            size = _blob_size(content.data)
+            kind = IMAGE if isinstance(content, mcp_types.ImageContent) else RESOURCE
+            name = f"{content.type} from {prompt.name}"
+            placeholder = binary_placeholder(content.mime_type, size)
+            attachments.append(Attachment(kind, prompt.server, name, "", content.mime_type, placeholder, size))
+        elif isinstance(content, mcp_types.ResourceLink):
+            texts.append(prefix + f"[resource link: {redactor.text(content.name)} {content.uri}]")
+    return "\n\n".join(texts), attachments
+
+
+# ----- the hub's part --------------------------------------------------------------------------
+
+
+class CatalogAccess:
+    """What ``ServerHub`` does with prompts and resources (it provides ``_runtimes``, ``redactor``
+    and ``_changed``)."""
+
+    _runtimes: dict[str, Any]
+    redactor: Redactor
+
+    def _changed(self, rt: Any, *, tools_changed: bool = False) -> None:  # provided by the hub
+        raise NotImplementedError
+
+    # ----- what there is ---------------------------------------------------------------------
+
+    def prompts(self) -> list[PromptInfo]:
+        """Every prompt of every usable server, in server order."""
+        return [p for rt in self._usable() for p in rt.status.prompts]
+
+    def resources(self) -> list[ResourceInfo]:
+        return [r for rt in self._usable() for r in rt.status.resources]
+
+    def resource_templates(self) -> list[ResourceInfo]:
+        return [t for rt in self._usable() for t in rt.status.resource_templates]
+
+    def has_resources(self) -> bool:
+        return any(rt.status.resources or rt.status.resource_templates for rt in self._usable())
+
+    def _usable(self) -> list[Any]:
+        return [rt for rt in self._runtimes.values() if rt.status.state.usable]
+
+    def _client(self, server: str) -> Client:
+        rt = self._runtimes.get(server)
+        if rt is None:
+            known = ", ".join(self._runtimes) or "none"
+            raise CatalogError(f"there is no server named {server!r} (servers: {known})")
+        if not rt.status.state.usable or rt.client is None:
+            raise CatalogError(f"server {server!r} is {rt.status.state.value}; restart it and try again")
+        client: Client = rt.client
+        return client
+
+    # ----- reading ---------------------------------------------------------------------------
+
+    async def get_prompt(self, prompt: PromptInfo, arguments: dict[str, str]) -> tuple[str, list[Attachment]]:
+        """The prompt's messages as a user turn (text, attachments); raises ``CatalogError``."""
+        client = self._client(prompt.server)
+        try:
+            result = await client.get_prompt(prompt.name, arguments)
+        except Exception as exc:  # noqa: BLE001
+            raise CatalogError(self._failed(f"getting prompt {prompt.command}", exc)) from None
+        return prompt_turn(result, prompt, arguments, self.redactor)
+
+    async def read_resource(self, server: str, uri: str, name: str = "") -> list[Attachment]:
+        """Every content of one resource as attachments; raises ``CatalogError``."""
+        client = self._client(server)
+        try:
+            result = await client.read_resource(uri, cache_mode="refresh")
+        except Exception as exc:  # noqa: BLE001
+            raise CatalogError(self._failed(f"reading {uri} from {server}", exc)) from None
+        return [contents_attachment(contents, server, self.redactor, name) for contents in result.contents]
+
+    async def complete_argument(
+        self, server: str, ref: PromptInfo | ResourceInfo, argument: str, value: str, context: dict[str, str]
+    ) -> list[str]:
+        """Values the server suggests for an argument (none when it offers no completions or fails)."""
+        rt = self._runtimes.get(server)
+        if rt is None or rt.client is None or "completions" not in rt.status.capabilities:
+            return []
+        if isinstance(ref, PromptInfo):
+            reference: Any = mcp_types.PromptReference(type="ref/prompt", name=ref.name)
+        else:
+            reference = mcp_types.ResourceTemplateReference(type="ref/resource", uri=ref.template)
+        try:
+            result = await rt.client.complete(reference, {"name": argument, "value": value}, context or None)
+        except Exception as exc:  # noqa: BLE001 - suggestions are a help, not a requirement
+            log.info("completion of %s from %s failed: %s", argument, server, exc)
+            return []
+        return [self.redactor.text(v) for v in result.completion.values[:100]]
+
+    async def subscribe_resource(self, server: str, uri: str) -> bool:
+        """Hear when ``uri`` changes (``resources/updated``), where the server supports it."""
+        rt = self._runtimes.get(server)
+        if rt is None or rt.client is None or uri in rt.status.subscribed:
+            return rt is not None and uri in rt.status.subscribed
+        capability = rt.client.server_capabilities.resources
+        if capability is None or not capability.subscribe:
+            return False
+        rt.status.subscribed.add(uri)
+        if rt.client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            listening = self._watch_catalog(rt, rt.client)  # listen again, with this resource too
+            if listening is not None:
+                await asyncio.wait({listening}, timeout=5.0)
+            return True
+        try:
+            with warnings.catch_warnings():  # deprecated at 2026-07-28 only, and this is 2025-11-25
+                warnings.simplefilter("ignore")
+                await rt.client.session.subscribe_resource(uri)
+        except Exception as exc:  # noqa: BLE001
+            rt.status.subscribed.discard(uri)
+            log.info("subscribing to %s on %s failed: %s", uri, server, exc)
+            return False
+        return True
+
+    def _failed(self, what: str, exc: Exception) -> str:
+        return self.redactor.text(f"{what} failed: {one_line(str(exc) or type(exc).__name__, 300)}")
+
+    # ----- keeping it fresh ------------------------------------------------------------------
+
+    async def _read_catalog(self, rt: Any, client: Client, *, refresh: bool = False) -> None:
+        listing = await read_catalog(client, rt.config.name, self.redactor, refresh=refresh)
+        status = rt.status
+        status.prompts, status.resources = listing.prompts, listing.resources
+        status.resource_templates, status.catalog_problems = listing.templates, listing.problems
+
+    def _catalog_message(self, rt: Any, message: Any) -> None:
+        """A 2025-11-25 notification about prompts or resources (on 2026-07-28 the SDK hands the
+        listen stream's events here too: the stream handles those)."""
+        if rt.client is None or rt.client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        if isinstance(message, (mcp_types.PromptListChangedNotification, mcp_types.ResourceListChangedNotification)):
+            self._catalog_changed(rt, rt.client)
+        elif isinstance(message, mcp_types.ResourceUpdatedNotification):
+            self._resource_updated(rt, str(message.params.uri))
+
+    def _catalog_changed(self, rt: Any, client: Client) -> None:
+        """Read the lists again, one reading at a time (a change during one causes one more)."""
+        rt.catalog_wanted = True
+        if rt.catalog_refresh is None or rt.catalog_refresh.done():
+            rt.catalog_refresh = asyncio.get_running_loop().create_task(self._reread_catalog(rt, client))
+
+    async def _reread_catalog(self, rt: Any, client: Client) -> None:
+        while rt.catalog_wanted and rt.client is client:
+            rt.catalog_wanted = False
+            try:
+                await self._read_catalog(rt, client, refresh=True)
+            except Exception as exc:  # noqa: BLE001
+                rt.status.catalog_problems = [self.redactor.text(f"refreshing prompts and resources failed: {exc}")]
+            self._changed(rt, tools_changed=True)  # the built-in resource tools come and go with resources
+
+    def _resource_updated(self, rt: Any, uri: str) -> None:
+        rt.status.resource_updates[uri] = rt.status.resource_updates.get(uri, 0) + 1
+        self._changed(rt)
+
+    def _watch_catalog(self, rt: Any, client: Client) -> asyncio.Future[None] | None:
+        """On 2026-07-28: a ``subscriptions/listen`` stream for prompt and resource changes (and the
+        subscribed resources); a new one replaces the old. Returns a future done once the server
+        acknowledged it (or the stream failed)."""
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return None
+        capabilities = client.server_capabilities
+        prompts = bool(capabilities.prompts and capabilities.prompts.list_changed)
+        resources = bool(capabilities.resources and capabilities.resources.list_changed)
+        if not (prompts or resources or rt.status.subscribed):
+            return None
+        if rt.catalog_task is not None:
+            rt.catalog_task.cancel()
+        loop = asyncio.get_running_loop()
+        acked: asyncio.Future[None] = loop.create_future()
+        rt.catalog_task = loop.create_task(
+            self._listen_for_catalog(rt, client, prompts, resources, sorted(rt.status.subscribed), acked)
+        )
+        return acked
+
+    async def _listen_for_catalog(
+        self, rt: Any, client: Client, prompts: bool, resources: bool, uris: list[str], acked: asyncio.Future[None]
+    ) -> None:
+        from mcp.client.subscriptions import ResourceUpdated
+
+        try:
+            async with client.listen(
+                prompts_list_changed=prompts, resources_list_changed=resources, resource_subscriptions=uris
+            ) as subscription:
+                acked.set_result(None)
+                async for event in subscription:
+                    if isinstance(event, ResourceUpdated):
+                        self._resource_updated(rt, event.uri)
+                    else:
+                        self._catalog_changed(rt, client)
+        except Exception as exc:  # noqa: BLE001 - losing the stream only loses live updates
+            log.info("prompt and resource stream of %s ended: %s", rt.config.name, exc)
+        finally:
+            if not acked.done():
+                acked.set_result(None)

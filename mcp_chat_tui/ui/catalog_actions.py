@@ -1,0 +1,122 @@
+"""What the app does with server prompts and resources: the ``/`` and ``@`` completion list, prompt
+commands (with their argument form), ``@`` attachments, and the resources screen.
+
+A part of ``ChatApp`` (mixed into it); the ``@on`` handlers that call these stay on the app.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from textual import work
+
+from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
+from mcp_chat_tui.servers.commands import PromptCommand, command_text, parse_command
+from mcp_chat_tui.ui.completion import Candidate, candidates
+from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
+from mcp_chat_tui.ui.screens.resources import ResourcesScreen, variables_form
+from mcp_chat_tui.ui.widgets.completion import CompletionMenu
+from mcp_chat_tui.ui.widgets.prompt import PromptInput
+
+
+class CatalogActions:
+    """Prompts and resources behaviour of ``ChatApp``: uses its ``hub`` and the prompt box."""
+
+    def _completion_menu(self, prompt: PromptInput) -> CompletionMenu:
+        """The list above the prompt box (mounted the first time it is needed)."""
+        if prompt.menu is None:
+            prompt.menu = CompletionMenu(id="completion")
+            self.query_one("#chat-column").mount(prompt.menu, before="#input-row")
+        return prompt.menu
+
+    def offer_completions(self, prompt: PromptInput) -> None:
+        """List what the text at the cursor may become (prompts after ``/``, resources after ``@``)."""
+        found = candidates(
+            prompt.value,
+            prompt.cursor_position,
+            self.hub.prompts(),
+            self.hub.resources() + self.hub.resource_templates(),
+        )
+        if found or prompt.menu is not None:
+            self._completion_menu(prompt).offer(found)
+
+    @work(group="catalog")
+    async def take_completion(self, candidate: Candidate) -> None:
+        """A prompt chosen from the list is written out (its form opens when it takes arguments);
+        a resource is read and attached to the message being written."""
+        prompt = self.query_one(PromptInput)
+        prompt.value, prompt.cursor_position = candidate.apply(prompt.value)
+        item = candidate.item
+        if isinstance(item, PromptInfo):
+            if item.arguments:
+                await self._run_command(PromptCommand(item), typed=prompt.value.strip())
+            return
+        await self._attach(prompt, item, candidate.name)
+
+    async def _attach(self, prompt: PromptInput, item: ResourceInfo, word: str) -> None:
+        uri = item.uri
+        if item.is_template:
+            values = await self.push_screen_wait(variables_form(self.hub, item))
+            if values is None:
+                return
+            uri = item.expand(values)
+        try:
+            contents = await self.hub.read_resource(item.server, uri, item.name)
+        except UserFacingError as exc:
+            self.notify(str(exc), title="not attached", severity="error", markup=False)
+            return
+        prompt.attached += [(word, content) for content in contents]
+        self.notify(f"attached {item.server} › {uri}", markup=False)
+
+    @work(group="catalog")
+    async def run_prompt_command(self, text: str) -> None:
+        """A typed ``/server:prompt key=value``: its form when a required argument is missing, then
+        the prompt's messages become the user's turn."""
+        try:
+            command = parse_command(text, self.hub.prompts())
+        except UserFacingError as exc:
+            self.notify(str(exc), title="not sent", severity="error", markup=False, timeout=8)
+            self.query_one(PromptInput).value = text  # nothing typed is lost
+            return
+        await self._run_command(command, typed=text, ask=bool(command.missing))
+
+    async def _run_command(self, command: PromptCommand, *, typed: str, ask: bool = True) -> None:
+        prompt_box = self.query_one(PromptInput)
+        if ask:
+            values = await self.push_screen_wait(arguments_form(self.hub, command))
+            if values is None:
+                prompt_box.value = typed  # cancelled: the command stays to edit
+                return
+            command.arguments = values
+        try:
+            text, attachments = await self.hub.get_prompt(command.prompt, command.arguments)
+        except UserFacingError as exc:
+            self.notify(str(exc), title="not sent", severity="error", markup=False, timeout=8)
+            prompt_box.value = typed
+            return
+        if prompt_box.value.strip() == typed:  # not if something else is being written by now
+            prompt_box.value = ""
+        if ask:
+            prompt_box.remember(command_text(command.prompt, command.arguments))
+        await self._queue_turn(text, attachments)
+
+    def action_resources(self, server: str | None = None) -> None:
+        self.push_screen(ResourcesScreen(self.hub, server))
+
+    async def _queue_turn(self, prompt: str, attachments: Sequence[Attachment] = ()) -> None:
+        raise NotImplementedError  # the app's
+
+
+def arguments_form(hub, command: PromptCommand) -> ArgumentsScreen:
+    """The form for a prompt's arguments (what was typed filled in), each completed through the server."""
+    prompt = command.prompt
+
+    async def complete(name: str, value: str, context: dict[str, str]) -> list[str]:
+        return await hub.complete_argument(prompt.server, prompt, name, value, context)
+
+    fields = [
+        Field(arg.name, arg.description, arg.required, command.arguments.get(arg.name, "")) for arg in prompt.arguments
+    ]
+    return ArgumentsScreen(prompt.command, prompt.description, fields, complete)

@@ -1,0 +1,66 @@
+"""What the prompt box offers as you type: server prompts after ``/``, resources after ``@``.
+
+Plain logic over the hub's catalog (no widgets): ``candidates`` says what to list for the
+text and cursor, and ``Candidate.apply`` what the text becomes when one is chosen.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
+
+MAX_CANDIDATES = 50
+_AT_TOKEN = re.compile(r"(?:^|(?<=\s))@(\S*)$")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One entry of the completion list: a prompt or a resource, and the text it replaces."""
+
+    item: PromptInfo | ResourceInfo
+    start: int  # where the replaced text begins in the prompt box (its ``/`` or ``@``)
+    end: int
+
+    @property
+    def name(self) -> str:
+        if isinstance(self.item, PromptInfo):
+            return self.item.command
+        return "@" + self.item.name
+
+    @property
+    def detail(self) -> str:
+        item = self.item
+        if isinstance(item, PromptInfo):
+            return item.description or item.title
+        where = item.template or item.uri
+        return " · ".join(part for part in (where, item.mime_type, item.description) if part)
+
+    def apply(self, text: str) -> tuple[str, int]:
+        """The prompt box's text with this candidate chosen, and where the cursor goes."""
+        inserted = self.name + " "
+        return text[: self.start] + inserted + text[self.end :], self.start + len(inserted)
+
+
+def candidates(text: str, cursor: int, prompts: list[PromptInfo], resources: list[ResourceInfo]) -> list[Candidate]:
+    """The prompts matching a ``/`` command being typed (the whole box, before its first space),
+    or the resources and templates matching the ``@`` word at the cursor."""
+    before = text[:cursor]
+    if before.startswith("/") and " " not in before:
+        typed = before[1:].lower()
+        found = [p for p in prompts if typed in p.command[1:].lower()]
+        found.sort(key=lambda p: not p.command[1:].lower().startswith(typed) and not p.name.startswith(typed))
+        return [Candidate(p, 0, _word_end(text, 0)) for p in found[:MAX_CANDIDATES]]
+    match = _AT_TOKEN.search(before)
+    if match is None:
+        return []
+    typed = match.group(1).lower()
+    start = match.start(0) if not before[match.start(0)].isspace() else match.start(0) + 1
+    found_resources = [r for r in resources if typed in r.name.lower() or typed in (r.uri or r.template).lower()]
+    return [Candidate(r, start, _word_end(text, start)) for r in found_resources[:MAX_CANDIDATES]]
+
+
+def _word_end(text: str, start: int) -> int:
+    space = text.find(" ", start)
+    return len(text) if space < 0 else space

@@ -1,0 +1,155 @@
+"""The resources screen: every server's resources and resource templates, and a preview of one.
+
+Opened from the server panel (``o``) and the command palette. Enter previews the highlighted
+resource (a template first asks for its variables); the previewed resource is subscribed to
+where its server allows, and the list and the preview follow the server's changes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from mcp_chat_tui.core.attachments import size_text
+from mcp_chat_tui.servers.catalog import CatalogError, ResourceInfo
+from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
+from mcp_chat_tui.ui.widgets.attachments import preview
+from mcp_chat_tui.ui.widgets.sidebar import ListTable
+
+
+class CatalogChanged(Message):
+    """A server's resources changed, or a subscribed one was updated (from the hub's observer)."""
+
+
+class ResourcesScreen(ModalScreen[None]):
+    CSS_PATH = Path(__file__).with_name("resources.tcss")
+    BINDINGS = [
+        Binding("escape,q", "dismiss", "Close", id="resources.close"),
+        Binding("enter", "preview", "Preview", show=False, id="resources.preview"),
+    ]
+
+    def __init__(self, hub: Any, server: str | None = None) -> None:
+        super().__init__()
+        self.hub = hub
+        self.server = server  # the one server shown first (from the server panel)
+        self.items: dict[str, ResourceInfo] = {}
+        self.previewed: tuple[ResourceInfo, str] | None = None  # (resource, the URI read)
+        self.updates_seen = 0
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="resources-box"):
+            yield Static(literal("Resources", "bold"), classes="resources-title")
+            yield ListTable(id="resources")
+            yield Static("", id="resource-title")
+            with VerticalScroll(id="resource-body"):
+                yield Static(literal("Enter previews the highlighted resource."), classes="resource-preview")
+            yield Static("[b]Enter[/] preview  [b]Esc[/] or [b]q[/] close", classes="resources-keys")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#resources", ListTable)
+        for key, label in (("server", "server"), ("name", "name"), ("uri", "URI"), ("type", "type"), ("size", "size")):
+            table.add_column(label, key=key)
+        self.fill()
+        self.hub.add_observer(self._observed)
+
+    def on_unmount(self) -> None:
+        self.hub.remove_observer(self._observed)
+
+    def _observed(self, _status: Any) -> None:
+        self.post_message(CatalogChanged())
+
+    def fill(self) -> None:
+        """The rows from the hub's current lists (the cursor stays on the same resource)."""
+        table = self.query_one("#resources", ListTable)
+        current = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value if table.row_count else None
+        items = self.hub.resources() + self.hub.resource_templates()
+        items.sort(key=lambda item: item.server != self.server)  # stable: the chosen server's first
+        self.items = {f"{item.server}\0{item.template or item.uri}": item for item in items}
+        table.clear()
+        for key, item in self.items.items():
+            table.add_row(
+                literal(item.server, "dim"),
+                literal(item.title or item.name, "bold"),
+                literal(item.template or item.uri),
+                literal(item.mime_type or ("template" if item.is_template else ""), "dim"),
+                Text(size_text(item.size) if item.size is not None else ("template" if item.is_template else "")),
+                key=key,
+            )
+        if not self.items:
+            self.query_one("#resource-title", Static).update(literal("No server offers resources."))
+        if current in self.items:
+            table.move_cursor(row=table.get_row_index(current))
+
+    @on(CatalogChanged)
+    async def _catalog_changed(self) -> None:
+        self.fill()
+        if self.previewed is not None:
+            item, uri = self.previewed
+            if self._updates(item.server, uri) != self.updates_seen:
+                await self.show(item, uri)
+
+    def _updates(self, server: str, uri: str) -> int:
+        try:
+            return self.hub.status(server).resource_updates.get(uri, 0)
+        except KeyError:
+            return 0
+
+    @on(DataTable.RowSelected, "#resources")
+    def _selected(self, message: DataTable.RowSelected) -> None:
+        self._preview_key(message.row_key.value)
+
+    def action_preview(self) -> None:
+        table = self.query_one("#resources", ListTable)
+        if table.row_count:
+            self._preview_key(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    def _preview_key(self, key: str | None) -> None:
+        item = self.items.get(key or "")
+        if item is not None:
+            self.open(item)
+
+    @work(group="resource-preview", exclusive=True)
+    async def open(self, item: ResourceInfo) -> None:
+        uri = item.uri
+        if item.is_template:
+            values = await self.app.push_screen_wait(variables_form(self.hub, item))
+            if values is None:
+                return
+            uri = item.expand(values)
+        await self.hub.subscribe_resource(item.server, uri)
+        await self.show(item, uri)
+
+    async def show(self, item: ResourceInfo, uri: str) -> None:
+        self.previewed = (item, uri)
+        self.updates_seen = self._updates(item.server, uri)
+        body = self.query_one("#resource-body", VerticalScroll)
+        title = self.query_one("#resource-title", Static)
+        try:
+            contents = await self.hub.read_resource(item.server, uri, item.name)
+        except CatalogError as exc:
+            title.update(literal(str(exc), "bold red"))
+            await body.remove_children()
+            return
+        title.update(literal(f"{item.server} › {uri}", "bold"))
+        await body.remove_children()
+        await body.mount_all([preview(content) for content in contents] or [Static(literal("(no contents)"))])
+
+
+def variables_form(hub: Any, item: ResourceInfo) -> ArgumentsScreen:
+    """The form for a template's variables, each completed through the server."""
+
+    async def complete(name: str, value: str, context: dict[str, str]) -> list[str]:
+        return await hub.complete_argument(item.server, item, name, value, context)
+
+    fields = [Field(name, required=True) for name in item.variables]
+    return ArgumentsScreen(f"{item.server} › {item.template}", item.description, fields, complete)

@@ -1,0 +1,69 @@
+"""Attachments on screen: the lines under a user's message, and a resource's contents in a preview."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.widget import Widget
+from textual.widgets import Markdown, Static
+
+from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.core.text import pretty_json
+from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.widgets.chat import UserMessage
+
+
+class UserMessageWithAttachments(UserMessage):
+    """The prompt, then one ``📎`` line per attachment (the prompt command it came from, resources)."""
+
+    DEFAULT_CSS = """
+    UserMessageWithAttachments { margin: 1 0 0 0; color: $text; text-style: bold; }
+    """
+
+    def __init__(self, prompt: str, attachments: Sequence[Attachment]) -> None:
+        super().__init__(prompt)
+        self.attachments = list(attachments)
+        text = literal("prompt -> ", "dim")
+        text.append_text(literal(prompt))
+        for attachment in attachments:
+            text.append("\n")
+            text.append_text(attachment_line(attachment))
+        self.update(text)
+
+
+def user_message(prompt: str, attachments: Sequence[Attachment] = ()) -> UserMessage:
+    return UserMessageWithAttachments(prompt, attachments) if attachments else UserMessage(prompt)
+
+
+def attachment_line(attachment: Attachment) -> Text:
+    line = Text("  📎 ", style="not bold")
+    line.append_text(literal(attachment.label(), "not bold italic"))
+    return line
+
+
+def preview(attachment: Attachment) -> Widget:
+    """A resource's contents as they read best: Markdown rendered, JSON pretty-printed, text as it is;
+    binary contents through ``binary_preview``."""
+    if attachment.binary:
+        return binary_preview(attachment)
+    mime = attachment.mime_type.split(";", 1)[0].strip().lower()
+    if mime in ("text/markdown", "text/x-markdown") or attachment.uri.endswith(".md"):
+        return Markdown(attachment.text, classes="resource-preview")
+    if mime.endswith("json") or mime.endswith("+json"):
+        try:
+            return Static(literal(pretty_json(json.loads(attachment.text))), classes="resource-preview")
+        except ValueError:
+            pass
+    return Static(literal(attachment.text), classes="resource-preview")
+
+
+def binary_preview(attachment: Attachment) -> Widget:
+    """Binary contents: a line that says what they are. The hook where an image is to be drawn
+    (an image widget takes ``attachment`` once the app renders images)."""
+    kind = "image" if attachment.kind == "image" else "binary"
+    return Static(
+        literal(f"[{kind} {attachment.mime_type or 'of unknown type'}, {attachment.size} bytes]"),
+        classes="resource-preview",
+    )

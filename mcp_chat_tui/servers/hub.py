@@ -31,9 +31,10 @@ from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
-from mcp_chat_tui.servers.results import call_failure, convert_result
+from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
+from mcp_chat_tui.servers.tasks import set_apart_task_tools
 from mcp_chat_tui.servers.transports import (
     describe_start_failure,
     http_transport,
@@ -184,6 +185,7 @@ class ServerHub:
         rt.status.start_seconds = None
         rt.status.tools = []
         rt.status.refused_tools = []
+        rt.status.unsupported_tools = []
         rt.status.tool_pages_unread = False
         self._set_state(rt, ServerState.STARTING)
         timeout = rt.config.init_timeout or self.init_timeout
@@ -296,6 +298,7 @@ class ServerHub:
     async def _list_tools(self, rt: _Runtime, client: Client, refresh: bool = False) -> None:
         """Read every page of the tool list into the status: valid tools, and those refused with why."""
         listing = await list_all_tools(client, refresh=refresh, max_pages=MAX_TOOL_PAGES)
+        rt.status.unsupported_tools = set_apart_task_tools(listing)
         rt.status.tools = [tool_spec(rt.config.name, tool, self.redactor) for tool in listing.tools]
         rt.status.refused_tools = listing.refused
         rt.status.tool_pages_read, rt.status.tool_pages_unread = listing.pages_read, listing.pages_unread
@@ -447,6 +450,9 @@ class ServerHub:
             result = failed(kind, message)
             if crash:
                 self._mark_crashed(rt, crash)
+            if server_broke_protocol(exc):
+                rt.status.protocol_problem_count += 1
+                rt.status.protocol_problems.append(f"{tool}: {result.failure.message if result.failure else message}")
         finally:
             rt.status.calls_in_flight -= 1
             if result is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import base64
 import io
+import random
 import struct
 import wave
 import zlib
@@ -30,6 +31,14 @@ def small_png() -> bytes:
     """A 16×8 picture: red on the left, blue on the right."""
     image = Image.new("RGB", (16, 8), (220, 30, 30))
     image.paste((30, 60, 220), (8, 0, 16, 8))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def noisy_png(side: int = 128) -> bytes:
+    """A picture of coloured noise (the same every time): too large to go into a transcript inline."""
+    image = Image.frombytes("RGB", (side, side), random.Random(7).randbytes(side * side * 3))
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     return buffer.getvalue()
@@ -86,6 +95,11 @@ def build() -> MCPServer:
                 ImageContent(data=b64(small_png()), mime_type="image/png"),
             ]
         )
+
+    @server.tool(structured_output=False)
+    def photo() -> CallToolResult:
+        """A 128×128 picture of noise."""
+        return CallToolResult(content=[ImageContent(data=b64(noisy_png()), mime_type="image/png")])
 
     @server.tool(structured_output=False)
     def bad_image(kind: str) -> CallToolResult:

@@ -5,6 +5,7 @@ Against tests/servers/results_server.py, a real MCPServer process."""
 from __future__ import annotations
 
 import base64
+import json
 import stat
 import sys
 from datetime import datetime
@@ -167,3 +168,40 @@ def test_media_over_the_limit_per_block_is_not_kept():
     )
     part = convert_result(raw, "s", "t", {}, datetime.now(), 100).parts[0]
     assert part.data is None and part.note.startswith("not kept: 8.0 MB is more than")
+
+
+def results_servers(folder: Path) -> Path:
+    config = folder / "servers.json"
+    config.write_text(json.dumps({"servers": {"results": {"command": sys.executable, "args": [RESULTS_SERVER]}}}))
+    return config
+
+
+@pytest.mark.parametrize("mode", [("-p", "show me"), ("--plain",)])
+def test_the_console_prints_a_line_for_each_image_and_audio(tmp_path, isolated_user_dirs, mode):
+    from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
+    from tests.test_oneshot import run_cli
+
+    script = [
+        tool_reply("picture", {}),
+        tool_reply("sound", {}),
+        tool_reply("bad_image", {"kind": "not_image"}),
+        "three results",
+    ]
+    with ScriptedEndpoint(script) as endpoint:
+        result = run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--mcp-config",
+            str(results_servers(tmp_path)),
+            "--yes",
+            *mode,
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+            stdin="show me\n" if mode == ("--plain",) else None,
+        )
+    output = result.stdout + result.stderr
+    assert "three results" in output, output
+    assert "▣ image image/png, 86 B, 16×8 px" in output
+    assert "♪ audio audio/wav, 0.5 s" in output
+    assert "▣ image image/png, 33 B" in output

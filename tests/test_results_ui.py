@@ -98,3 +98,23 @@ async def test_images_are_kept_with_the_conversation_and_shown_again_on_resume(t
         await wait_ready(pilot, resumed)
         chat = resumed.query_one("#chat")
         await wait_for(pilot, lambda: len(drawn_images(chat)) == 2, what="both images again")
+
+
+def test_snapshot_of_a_result_with_an_image(snap_compare):
+    """The call detail of an image result at 80×24: the report, then the image in half blocks."""
+    from textual.widgets import Input
+
+    async def run_before(pilot) -> None:
+        app = pilot.app
+        await run_turn(pilot, "show me a flag")
+        for field in app.query(Input):
+            field.cursor_blink = False
+        await pilot.press("f3", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, CallDetailScreen), what="the call detail")
+        await wait_for(pilot, lambda: drawn_images(app.screen), what="the image")
+        app.screen.query_one(".detail-body").scroll_end(animate=False)
+        await pilot.pause(0.2)
+
+    engine = ScriptedEngine([[call("picture", {}, "call_1")], "a flag"])
+    app = make_app(engine, [results_config()], policy=ApprovalPolicy("auto"), autosave=False)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -193,7 +193,11 @@ async def image_result(out: Path) -> None:
     )
     engine = ScriptedEngine([[call("photo", {}, "call_1")], "Here is the picture the tool made."], delay=0.01)
     app = ChatApp(
-        engine=engine, hub=ServerHub([server]), policy=ApprovalPolicy("auto"), settings=Settings(), model_label="scripted"
+        engine=engine,
+        hub=ServerHub([server]),
+        policy=ApprovalPolicy("auto"),
+        settings=Settings(),
+        model_label="scripted",
     )
     async with app.run_test(size=SIZE) as pilot:
         await start(pilot, app)

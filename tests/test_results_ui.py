@@ -56,9 +56,7 @@ async def test_bad_image_bytes_show_a_line_in_the_card_and_nothing_crashes(tmp_p
 
 
 async def test_the_detail_screen_shows_blocks_with_annotations_and_structured_content(tmp_path):
-    engine = ScriptedEngine(
-        [[call("annotated", {}, "call_1"), call("weather", {"city": "Oslo"}, "call_2")], "done"]
-    )
+    engine = ScriptedEngine([[call("annotated", {}, "call_1"), call("weather", {"city": "Oslo"}, "call_2")], "done"])
     app = make_app(engine, [results_config()], policy=ApprovalPolicy("auto"), autosave=False)
     async with app.run_test(size=(100, 40)) as pilot:
         await run_turn(pilot, "annotate")

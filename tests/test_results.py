@@ -205,3 +205,22 @@ def test_the_console_prints_a_line_for_each_image_and_audio(tmp_path, isolated_u
     assert "▣ image image/png, 86 B, 16×8 px" in output
     assert "♪ audio audio/wav, 0.5 s" in output
     assert "▣ image image/png, 33 B" in output
+
+
+def test_saving_never_writes_outside_the_folder_whatever_the_call_id(tmp_path):
+    from mcp_chat_tui.core.content import ContentPart
+
+    part = ContentPart("audio", mime_type="audio/wav", size=3, data=b"abc")
+    saved = save_media(part, tmp_path, "../../etc/passwd")
+    assert saved.parent == tmp_path and saved.name == "__.._etc_passwd.wav"
+
+
+def test_an_image_resource_keeps_its_bytes_for_the_screen():
+    from mcp_chat_tui.servers.results import resource_part
+    from tests.servers.results_server import small_png
+
+    blob = mcp_types.BlobResourceContents(
+        uri="file:///flag.png", mime_type="image/png", blob=base64.b64encode(small_png()).decode()
+    )
+    part = resource_part(blob, "[binary resource file:///flag.png, image/png]")
+    assert part.kind == "image" and prepare_image(part.data).size == (16, 8)

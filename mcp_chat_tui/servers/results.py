@@ -69,7 +69,8 @@ def _media_bytes(encoded: str) -> tuple[bytes | None, int, str]:
 
 
 def content_part(block: Any, text: str) -> ContentPart:
-    """A block for the screen; ``text`` is its (redacted) text or one-line description."""
+    """A block (of a tool result, or of a prompt's message) for the screen; ``text`` is its
+    (redacted) text or one-line description. ``ui/widgets/media.MediaView`` draws an image or audio part."""
     audience, priority = _annotations(block)
     if isinstance(block, (mcp_types.ImageContent, mcp_types.AudioContent)):
         data, size, note = _media_bytes(block.data)
@@ -81,6 +82,17 @@ def content_part(block: Any, text: str) -> ContentPart:
         mcp_types.ResourceLink: "link",
     }.get(type(block), "other")
     return ContentPart(kind, text, audience=audience, priority=priority)
+
+
+def resource_part(contents: mcp_types.TextResourceContents | mcp_types.BlobResourceContents, text: str) -> ContentPart:
+    """A resource's contents for the screen: an image or audio blob keeps its bytes (bounded like a
+    result's), anything else is its ``text`` (the resource's text, or a line describing it)."""
+    mime = contents.mime_type or ""
+    kind = mime.split("/")[0]
+    if isinstance(contents, mcp_types.BlobResourceContents) and kind in ("image", "audio"):
+        data, size, note = _media_bytes(contents.blob)
+        return ContentPart(kind, text, mime, size, data, note)
+    return ContentPart("resource", text, mime)
 
 
 def _cut(texts: list[str], max_chars: int) -> str:

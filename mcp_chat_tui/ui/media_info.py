@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import struct
 import warnings
 import wave
@@ -16,6 +17,7 @@ from PIL import Image as PILImage
 
 from mcp_chat_tui.core.content import ContentPart, size_text
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+|^\.+")
 MAX_IMAGE_PIXELS = 40_000_000  # more than this is not decoded (a 60000×60000 PNG can be a few bytes)
 THUMBNAIL_SIDE = 512  # pixels: an image is scaled down to this before it is drawn
 
@@ -96,6 +98,7 @@ def save_media(part: ContentPart, folder: Path, stem: str) -> Path:
     if data is None:
         raise FileNotFoundError(part.media_problem() or "its bytes were not kept")
     extension = part.extension()
+    stem = _UNSAFE.sub("_", stem)[:80] or "media"  # a call id comes from the model: never a path
     for number in range(1, 1000):
         path = folder / (f"{stem}{extension}" if number == 1 else f"{stem}-{number}{extension}")
         try:

@@ -285,6 +285,7 @@ class ServerTable(FittedTable):
             tools += f" +{len(status.refused_tools)}✗"
         why = status.reason or (f"{len(status.refused_tools)} tool(s) refused" if status.refused_tools else "")
         why = why or ("tool list cut short" if status.tool_pages_unread else "")
+        why = why or (f"{len(status.unsupported_tools)} tool(s) not supported" if status.unsupported_tools else "")
         why = why or (f"{status.protocol_problem_count} protocol problem(s)" if status.protocol_problem_count else "")
         return [
             Text(f"{glyph} {status.state.value}", style=style),

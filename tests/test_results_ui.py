@@ -10,7 +10,7 @@ from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.transcript import parse
 from mcp_chat_tui.transcript.media import media_folder
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen
-from mcp_chat_tui.ui.widgets.media import IMAGE_WIDGET, MediaView
+from mcp_chat_tui.ui.widgets.media import IMAGE_WIDGET, MediaView, StructuredPreview
 from tests.fakes import ScriptedEngine, call
 from tests.test_results import results_config
 from tests.ui_helpers import make_app, send, wait_for, wait_ready, wait_turn_done
@@ -56,7 +56,16 @@ async def test_bad_image_bytes_show_a_line_in_the_card_and_nothing_crashes(tmp_p
 
 
 async def test_the_detail_screen_shows_blocks_with_annotations_and_structured_content(tmp_path):
-    engine = ScriptedEngine([[call("annotated", {}, "call_1"), call("weather", {"city": "Oslo"}, "call_2")], "done"])
+    engine = ScriptedEngine(
+        [
+            [
+                call("annotated", {}, "call_1"),
+                call("weather", {"city": "Oslo"}, "call_2"),
+                call("bad_weather", {"city": "Oslo"}, "call_3"),
+            ],
+            "done",
+        ]
+    )
     app = make_app(engine, [results_config()], policy=ApprovalPolicy("auto"), autosave=False)
     async with app.run_test(size=(100, 40)) as pilot:
         await run_turn(pilot, "annotate")
@@ -74,6 +83,13 @@ async def test_the_detail_screen_shows_blocks_with_annotations_and_structured_co
         await wait_for(pilot, lambda: app.screen.query(".detail-body"), what="the weather detail")
         body = str(app.screen.query_one(".detail-body").query_one("Static").render())
         assert 'structured content:\n{\n  "city": "Oslo",\n  "celsius": 21.5\n}' in body
+        preview = str(app.query_one("#chat").query_one(StructuredPreview).render())
+        assert preview == '{\n  "city": "Oslo",\n  "celsius": 21.5\n}'
+        broken = next(r for r in app.calls_table.records.values() if r.tool == "bad_weather")
+        assert broken.state.value == "error"
+        assert "its result does not match the tool's output schema" in broken.result.failure.message
+        why = str(app.servers_table.get_cell("results", "reason"))
+        assert why == "1 protocol problem(s)"
 
 
 async def test_images_are_kept_with_the_conversation_and_shown_again_on_resume(tmp_path):

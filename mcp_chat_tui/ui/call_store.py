@@ -7,11 +7,13 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
+from textual.widget import Widget
+
 from mcp_chat_tui.agent.events import CallFinished, CallStarted, CallStatus, MalformedCall, PlannedCall
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.records import CallRecord, CallState
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
-from mcp_chat_tui.ui.widgets.media import MediaView
+from mcp_chat_tui.ui.widgets.media import MediaView, StructuredPreview
 from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
 
 FINISHED_STATE = {
@@ -125,11 +127,12 @@ class CallStore:
         return record
 
     async def show_media(self, record: CallRecord) -> None:
-        """The result's images and audio, under the call's card in the chat."""
+        """The result's structured content, images and audio, under the call's card in the chat."""
         card = self.cards.get(record.key)
-        if card is None or card.parent is None or not record.media:
-            return
-        await card.parent.mount_all([MediaView(part) for part in record.media], after=card)
+        shown: list[Widget] = [StructuredPreview(record.structured)] if record.structured is not None else []
+        shown += [MediaView(part) for part in record.media]
+        if card is not None and card.parent is not None and shown:
+            await card.parent.mount_all(shown, after=card)
 
     def resumed(self, call: PlannedCall) -> None:
         """A call the loaded file left open goes on as ``call``: its record follows it."""

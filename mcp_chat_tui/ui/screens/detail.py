@@ -46,7 +46,10 @@ def call_report(record: CallRecord, clock: DisplayClock) -> str:
     if result is not None and result.failure is not None:
         lines += [f"failure ({result.failure.kind.value}):", result.failure.message]
     elif result is not None:
-        lines += ["result (error reported by the tool):" if result.is_error else "result:", result.text]
+        label = "result (error reported by the tool)" if result.is_error else "result"
+        if worth_keeping(record.parts):
+            label += ", as the model was told it"
+        lines += [f"{label}:", result.text]
     else:
         lines += ["outcome:", record.reason or record.content_for_model or "(none yet)"]
     if worth_keeping(record.parts):

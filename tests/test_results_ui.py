@@ -8,7 +8,7 @@ import stat
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.transcript import parse
-from mcp_chat_tui.transcript.media import media_folder
+from mcp_chat_tui.transcript.media import media_folder, self_contained
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen
 from mcp_chat_tui.ui.widgets.media import IMAGE_WIDGET, MediaView, StructuredPreview
 from tests.fakes import ScriptedEngine, call
@@ -106,6 +106,12 @@ async def test_images_are_kept_with_the_conversation_and_shown_again_on_resume(t
     saved = media_folder(path) / "call_2-1.png"
     assert stat.S_IMODE(saved.stat().st_mode) == stat.S_IMODE(path.stat().st_mode)
     assert not list(media_folder(path).glob(".*tmp"))
+
+    elsewhere = tmp_path / "shared" / "copy.md"  # an export needs no media folder beside it
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(self_contained(parse(text, path)))
+    exported = parse(elsewhere.read_text(), elsewhere).exchanges[0].steps[0].proposals[1].result.parts[0]
+    assert not exported.file and exported.media_bytes() == saved.read_bytes()
 
     resumed = make_app(ScriptedEngine([]), [results_config()], transcript_file=path, transcript=parse(text, path))
     async with resumed.run_test(size=(100, 40)) as pilot:

@@ -10,12 +10,15 @@ memory and goes into the file as base64, so nothing is lost.
 
 from __future__ import annotations
 
+import copy
 import re
 import stat
 from dataclasses import replace
 from pathlib import Path
 
 from mcp_chat_tui.core.content import ContentPart
+from mcp_chat_tui.transcript.format import render_exchange
+from mcp_chat_tui.transcript.model import Exchange, Transcript
 from mcp_chat_tui.transcript.store import NEW_FILE_MODE, write_bytes_atomically
 
 INLINE_MEDIA_BYTES = 16 * 1024
@@ -57,3 +60,26 @@ def _to_file(part: ContentPart, conversation: Path, name: str) -> ContentPart:
     except OSError:
         return part  # kept in memory: the conversation file takes it as base64
     return replace(part.with_file(f"{folder.name}/{name}", str(conversation.parent)), data=part.data)
+
+
+def self_contained(transcript: Transcript) -> str:
+    """The conversation as one file that needs no media folder (for an export to another place):
+    every image and audio kept in a file goes in as base64 (one whose file is gone stays a reference)."""
+    return "".join(render_exchange(_inlined(exchange)) for exchange in transcript.exchanges)
+
+
+def _inlined(exchange: Exchange) -> Exchange:
+    results = [p.result for step in exchange.steps for p in step.proposals if p.result is not None]
+    if not any(part.file for result in results for part in result.parts):
+        return exchange
+    exchange = copy.deepcopy(exchange)
+    for step in exchange.steps:
+        for proposal in step.proposals:
+            if proposal.result is not None:
+                proposal.result.parts = [_with_bytes(part) for part in proposal.result.parts]
+    return exchange
+
+
+def _with_bytes(part: ContentPart) -> ContentPart:
+    data = part.media_bytes() if part.file else None
+    return replace(part, data=data, file="") if data is not None else part

@@ -209,6 +209,34 @@ async def elicitation_form(out: Path) -> None:
         save(app, out, "elicitation.svg")
 
 
+async def image_result(out: Path) -> None:
+    """A tool result with an image, drawn in the chat card (tests/servers/results_server.py: the
+    demo model has no tool that returns one, so a scripted model calls it)."""
+    sys.path.insert(0, str(REPO_ROOT))
+    from tests.fakes import ScriptedEngine, call
+
+    server = ServerConfig(
+        name="pictures",
+        type="stdio",
+        command=sys.executable,
+        args=[str(REPO_ROOT / "tests" / "servers" / "results_server.py")],
+    )
+    engine = ScriptedEngine([[call("photo", {}, "call_1")], "Here is the picture the tool made."], delay=0.01)
+    app = ChatApp(
+        engine=engine,
+        hub=ServerHub([server]),
+        policy=ApprovalPolicy("auto"),
+        settings=Settings(),
+        model_label="scripted",
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot, app)
+        await send(pilot, app, "make me a picture")
+        await wait_for(pilot, lambda: turn_done(app) and app.chat.query("HalfcellImage"), "the image result")
+        await settle(pilot)
+        save(app, out, "image-result.svg")
+
+
 async def main() -> None:
     with tempfile.TemporaryDirectory(prefix="mct-screenshots-") as scratch:
         for kind in ("CONFIG", "DATA", "LOG"):
@@ -223,7 +251,14 @@ async def make_screenshots() -> None:
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "screenshots", help="where the SVGs go")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    for name in ("main.svg", "approval.svg", "call-detail.svg", "server-failed.svg", "elicitation.svg"):
+    for name in (
+        "main.svg",
+        "approval.svg",
+        "call-detail.svg",
+        "server-failed.svg",
+        "elicitation.svg",
+        "image-result.svg",
+    ):
         (args.out / name).unlink(missing_ok=True)
     label = "scripted" if args.scripted else ("demo model" if args.model == DEMO_MODEL else args.model.name)
     replies = await conversation(make_engine(args.scripted, args.model), args.out, label)
@@ -231,6 +266,7 @@ async def make_screenshots() -> None:
         print(f"{prompt!r} -> {reply!r}")
     await failed_server(make_engine(args.scripted, args.model), args.out, label)
     await elicitation_form(args.out)
+    await image_result(args.out)
 
 
 if __name__ == "__main__":

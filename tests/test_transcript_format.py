@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.transcript import (
     Exchange,
     Proposal,
@@ -61,6 +62,25 @@ def calls(draw):
     return call
 
 
+content_parts = st.builds(
+    ContentPart,
+    kind=st.sampled_from(["text", "image", "audio", "resource", "link"]),
+    text=any_text,
+    mime_type=st.sampled_from(["", "image/png", "audio/wav"]),
+    size=st.integers(0, 10**9),
+    data=st.one_of(st.none(), st.binary(max_size=30)),
+    note=st.one_of(st.just(""), any_text),
+    audience=st.one_of(st.none(), st.lists(st.sampled_from(["user", "assistant"]), max_size=2).map(tuple)),
+    priority=st.one_of(st.none(), st.floats(0, 1)),
+    file=st.one_of(st.just(""), any_text),
+)
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), any_text),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(any_text, inner, max_size=3)),
+    max_leaves=8,
+)
+
+
 @st.composite
 def results(draw, call):
     return ToolResult(
@@ -70,6 +90,8 @@ def results(draw, call):
         content=draw(text),
         server=draw(st.one_of(st.just(""), any_text)),
         duration=draw(st.one_of(st.none(), st.integers(0, 10**6).map(lambda n: n / 10_000))),
+        parts=draw(st.lists(content_parts, max_size=3)),
+        structured=draw(st.one_of(st.none(), st.dictionaries(any_text, json_values, max_size=3))),
     )
 
 

@@ -54,6 +54,7 @@ from mcp_chat_tui.transcript import (
     to_openai_messages,
 )
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
+from mcp_chat_tui.ui.media_info import media_line
 from mcp_chat_tui.ui.recording import RecordingSink, pending_calls, tee
 
 PROMPT = "prompt -> "
@@ -186,6 +187,9 @@ class PlainConsole:
         shown = "\n".join(lines[:RESULT_LINES_SHOWN])
         if len(lines) > RESULT_LINES_SHOWN:
             shown += f"\n… {len(lines) - RESULT_LINES_SHOWN} more lines"
+        media = [part for part in event.result.parts if part.is_media] if event.result is not None else []
+        if media:  # each image and audio in a line of its own (the full-screen app draws images)
+            shown += "\n" + "\n".join(media_line(part) for part in media)
         title = Text.assemble(
             (f"{glyph} ", colour), (visible_controls(event.call.tool), "bold"), (f" {event.status.value}", colour)
         )

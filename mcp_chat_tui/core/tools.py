@@ -16,6 +16,8 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from mcp_chat_tui.core.content import ContentPart
+
 # The server name the app's own tools (the built-in resource tools) appear under. mcp.json
 # cannot name a server so: config/mcp_json.py refuses it.
 BUILTIN_SERVER = "(app)"
@@ -139,9 +141,10 @@ class ToolFailure:
 class ToolCallResult:
     """The outcome of one tool call: the tool's own result, or a failure that kept it from giving one.
 
-    ``text`` joins the text of every content block (non-text blocks are described
-    in one line); it is cut at the hub's result limit and ``truncated`` says so,
-    with ``full_size`` the size in characters before the cut.
+    ``text`` joins the text of every content block meant for the model (non-text blocks
+    are described in one line); it is cut at the hub's result limit and ``truncated`` says so,
+    with ``full_size`` the size in characters before the cut. ``parts`` keeps every block for
+    the screen (annotations, images and audio, text meant only for the user).
     """
 
     server: str
@@ -155,6 +158,7 @@ class ToolCallResult:
     failure: ToolFailure | None = None
     truncated: bool = False
     full_size: int = 0
+    parts: list[ContentPart] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

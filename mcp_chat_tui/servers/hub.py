@@ -33,9 +33,10 @@ from mcp_chat_tui.servers.client_requests import DEFAULT_SAMPLING_PER_MINUTE, Cl
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
 from mcp_chat_tui.servers.oauth import OAuthSession, PersonClock, SignInPrompt, oauth_failure, open_oauth_session
-from mcp_chat_tui.servers.results import call_failure, convert_result
+from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
+from mcp_chat_tui.servers.tasks import set_apart_task_tools
 from mcp_chat_tui.servers.token_vault import TOKEN_FILE_NAME, TokenVault
 from mcp_chat_tui.servers.transports import (
     describe_start_failure,
@@ -215,6 +216,7 @@ class ServerHub(CatalogAccess):
         rt.status.start_seconds = None
         rt.status.tools = []
         rt.status.refused_tools = []
+        rt.status.unsupported_tools = []
         rt.status.tool_pages_unread = False
         rt.status.prompts, rt.status.resources, rt.status.resource_templates = [], [], []
         rt.status.catalog_problems, rt.status.subscribed = [], set()
@@ -391,6 +393,7 @@ class ServerHub(CatalogAccess):
     async def _list_tools(self, rt: _Runtime, client: Client, refresh: bool = False) -> None:
         """Read every page of the tool list into the status: valid tools, and those refused with why."""
         listing = await list_all_tools(client, refresh=refresh, max_pages=MAX_TOOL_PAGES)
+        rt.status.unsupported_tools = set_apart_task_tools(listing)
         rt.status.tools = [tool_spec(rt.config.name, tool, self.redactor) for tool in listing.tools]
         rt.status.refused_tools = listing.refused
         rt.status.tool_pages_read, rt.status.tool_pages_unread = listing.pages_read, listing.pages_unread
@@ -548,6 +551,9 @@ class ServerHub(CatalogAccess):
             result = failed(kind, message)
             if crash:
                 self._mark_crashed(rt, crash)
+            if server_broke_protocol(exc):
+                rt.status.protocol_problem_count += 1
+                rt.status.protocol_problems.append(f"{tool}: {result.failure.message if result.failure else message}")
         finally:
             rt.status.calls_in_flight -= 1
             if result is not None:

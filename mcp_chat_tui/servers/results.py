@@ -4,11 +4,17 @@ What is kept of a large result: the text of its content blocks up to
 ``max_chars`` characters (the rest is dropped and ``truncated``/``full_size``
 say so), structured content only when its JSON fits in the same limit, and a
 one-line description of each image, audio or binary block instead of its bytes.
+The model is told that text; blocks whose audience is only the user are left out of it.
+Each block is also kept as a ``ContentPart`` for the screen: its annotations, and the bytes
+of an image or audio up to ``MAX_MEDIA_BYTES``.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 from pydantic import ValidationError
 
+from mcp_chat_tui.core.content import MAX_MEDIA_BYTES, ContentPart, size_text
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult
 
@@ -38,6 +45,67 @@ def _block_text(block: Any) -> str:
     return f"[{getattr(block, 'type', type(block).__name__)} content]"
 
 
+MAX_MEDIA_BYTES_PER_RESULT = 2 * MAX_MEDIA_BYTES
+
+
+def _annotations(block: Any) -> tuple[tuple[str, ...] | None, float | None]:
+    annotations = getattr(block, "annotations", None)
+    if annotations is None:
+        return None, None
+    audience = tuple(str(role) for role in annotations.audience) if annotations.audience is not None else None
+    return audience, annotations.priority
+
+
+def _media_bytes(encoded: str) -> tuple[bytes | None, int, str]:
+    """The bytes of a base64 image or audio, its size, and why they are not kept ("" when they are)."""
+    size = len(encoded) * 3 // 4
+    if size > MAX_MEDIA_BYTES:
+        return None, size, f"not kept: {size_text(size)} is more than the {size_text(MAX_MEDIA_BYTES)} limit"
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        return None, size, "not shown: its data is not valid base64"
+    return data, len(data), ""
+
+
+def content_part(block: Any, text: str) -> ContentPart:
+    """A block (of a tool result, or of a prompt's message) for the screen; ``text`` is its
+    (redacted) text or one-line description. ``ui/widgets/media.MediaView`` draws an image or audio part."""
+    audience, priority = _annotations(block)
+    if isinstance(block, (mcp_types.ImageContent, mcp_types.AudioContent)):
+        data, size, note = _media_bytes(block.data)
+        kind = "image" if isinstance(block, mcp_types.ImageContent) else "audio"
+        return ContentPart(kind, text, block.mime_type, size, data, note, audience, priority)
+    kind = {
+        mcp_types.TextContent: "text",
+        mcp_types.EmbeddedResource: "resource",
+        mcp_types.ResourceLink: "link",
+    }.get(type(block), "other")
+    return ContentPart(kind, text, audience=audience, priority=priority)
+
+
+def resource_part(contents: mcp_types.TextResourceContents | mcp_types.BlobResourceContents, text: str) -> ContentPart:
+    """A resource's contents for the screen: an image or audio blob keeps its bytes (bounded like a
+    result's), anything else is its ``text`` (the resource's text, or a line describing it)."""
+    mime = contents.mime_type or ""
+    kind = mime.split("/")[0]
+    if isinstance(contents, mcp_types.BlobResourceContents) and kind in ("image", "audio"):
+        data, size, note = _media_bytes(contents.blob)
+        return ContentPart(kind, text, mime, size, data, note)
+    return ContentPart("resource", text, mime)
+
+
+def _cut(texts: list[str], max_chars: int) -> str:
+    kept: list[str] = []
+    room = max_chars
+    for piece in texts:
+        if room <= 0:
+            break
+        kept.append(piece[:room])
+        room -= len(kept[-1]) + 1
+    return "\n".join(kept)
+
+
 def convert_result(
     raw: mcp_types.CallToolResult,
     server: str,
@@ -49,16 +117,20 @@ def convert_result(
 ) -> ToolCallResult:
     """Our result for ``raw``; secrets are redacted before the cut, so no part of one is kept."""
     redactor = redactor if redactor is not None else Redactor()
-    texts = [redactor.text(_block_text(block)) for block in raw.content]
+    parts = [content_part(block, redactor.text(_block_text(block))) for block in raw.content]
+    texts = [part.text for part in parts if part.for_model]
     full_size = sum(len(piece) for piece in texts) + max(0, len(texts) - 1)
-    kept: list[str] = []
-    room = max_chars
-    for piece in texts:
-        if room <= 0:
-            break
-        kept.append(piece[:room])
-        room -= len(kept[-1]) + 1
-    text = "\n".join(kept)
+    text = _cut(texts, max_chars)
+    room, media_room = max_chars, MAX_MEDIA_BYTES_PER_RESULT
+    for index, part in enumerate(parts):  # what the screen keeps is bounded too
+        part = replace(part, text=part.text[: max(room, 0)])
+        room -= len(part.text)
+        if part.data is not None:
+            media_room -= len(part.data)
+            if media_room < 0:
+                limit = size_text(MAX_MEDIA_BYTES_PER_RESULT)
+                part = replace(part, data=None, note=f"not kept: the result's images and audio pass {limit}")
+        parts[index] = part
     structured = redactor.value(raw.structured_content)
     if structured is not None:
         encoded = json.dumps(structured, ensure_ascii=False, default=str)
@@ -76,7 +148,32 @@ def convert_result(
         is_error=bool(raw.is_error),
         truncated=full_size > len(text) or (raw.structured_content is not None and structured is None),
         full_size=full_size,
+        parts=parts,
     )
+
+
+SCHEMA_CHECK_FAILURES = (  # what the SDK's client raises when a result breaks the tool's outputSchema
+    "Invalid structured content returned by tool",
+    "has an output schema but did not return structured content",
+    "Invalid schema for tool",
+)
+
+
+def schema_problem(exc: Exception) -> str:
+    """The SDK client's own output-schema check failed: what is wrong ("" for any other error).
+
+    The client checks every result that is not an error against the tool's ``outputSchema``
+    (jsonschema) and raises instead of returning it; the check is not repeated here.
+    """
+    if isinstance(exc, RuntimeError) and any(marker in str(exc) for marker in SCHEMA_CHECK_FAILURES):
+        return str(exc).strip().split("\n")[0]  # jsonschema adds the schema and the instance on later lines
+    return ""
+
+
+def server_broke_protocol(exc: Exception) -> bool:
+    """Whether a failed call was the server's fault at the protocol level (a malformed result, or
+    one that breaks the tool's output schema), to be counted against the server."""
+    return isinstance(exc, ValidationError) or bool(schema_problem(exc))
 
 
 def call_failure(exc: Exception, server: str, tool: str, limit: float) -> tuple[FailureKind, str, str]:
@@ -95,6 +192,11 @@ def call_failure(exc: Exception, server: str, tool: str, limit: float) -> tuple[
         return FailureKind.PROTOCOL_ERROR, f"{exc.message} (error {exc.code})", ""
     if isinstance(exc, ValidationError):
         message = f"the server sent a malformed result: {exc.error_count()} problems"
+        return FailureKind.PROTOCOL_ERROR, message, ""
+    if schema_problem(exc):
+        message = (
+            f"the server broke the protocol: its result does not match the tool's output schema ({schema_problem(exc)})"
+        )
         return FailureKind.PROTOCOL_ERROR, message, ""
     if isinstance(exc, (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError)):
         message = f"server {server!r} is gone ({type(exc).__name__})"

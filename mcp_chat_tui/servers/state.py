@@ -13,6 +13,7 @@ from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
 from mcp_chat_tui.servers.listing import RefusedTool
 
 STDERR_TAIL_LINES = 200
+PROTOCOL_PROBLEMS_KEPT = 20
 
 
 class ServerState(str, Enum):
@@ -59,6 +60,9 @@ class ServerStatus:
     instructions: str = ""
     tools: list[ToolSpec] = field(default_factory=list)
     refused_tools: list[RefusedTool] = field(default_factory=list)
+    unsupported_tools: list[RefusedTool] = field(default_factory=list)  # valid, but this client cannot call them
+    protocol_problems: deque[str] = field(default_factory=lambda: deque(maxlen=PROTOCOL_PROBLEMS_KEPT))
+    protocol_problem_count: int = 0  # what the server broke of the protocol in calls (the last few are kept)
     tool_pages_read: int = 0
     tool_pages_unread: bool = False  # the list had more pages than the hub reads
     stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_TAIL_LINES))
@@ -105,7 +109,18 @@ def tool_list_notes(status: ServerStatus) -> str:
     if status.refused_tools:
         reasons = "; ".join(refused.describe() for refused in status.refused_tools)
         notes.append(f"refused {len(status.refused_tools)} invalid tool(s): {reasons}")
+    if status.unsupported_tools:
+        reasons = "; ".join(tool.describe() for tool in status.unsupported_tools)
+        notes.append(f"{len(status.unsupported_tools)} tool(s) not supported: {reasons}")
     if status.tool_pages_unread:
         notes.append(f"its tool list has more than {status.tool_pages_read} pages: only those were read")
     notes += status.catalog_problems  # its prompt and resource lists, reported the same way
     return "\n".join(notes)
+
+
+def protocol_notes(status: ServerStatus) -> str:
+    """How often the server broke the protocol in a call, and the last time how ("" when never)."""
+    if not status.protocol_problem_count:
+        return ""
+    last = status.protocol_problems[-1] if status.protocol_problems else ""
+    return f"{status.protocol_problem_count} protocol problem(s) in calls; the last: {last}"

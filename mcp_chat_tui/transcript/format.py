@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.transcript.markers import (
     ASSISTANT,
@@ -166,6 +168,10 @@ def _render_result(result: ToolResult, out: list[str]) -> None:
         meta["tool"] = result.tool
     if result.duration is not None:
         meta["duration"] = round(result.duration, 4)
+    if result.parts:
+        meta["parts"] = [part.to_json(inline=True) for part in result.parts]
+    if result.structured is not None:
+        meta["structured"] = result.structured
     header = f"{RESULT} [{escape_name(result.name)}][{escape_name(result.call_id)}]"
     if meta:
         header += " " + json.dumps(meta, ensure_ascii=False)
@@ -457,7 +463,17 @@ class _Reader:
             server=str(meta.get("server", "")),
             duration=float(duration) if isinstance(duration, (int, float)) else None,
             tool=str(meta.get("tool", "")),
+            parts=self._parts(meta.get("parts")),
+            structured=meta["structured"] if isinstance(meta.get("structured"), dict) else None,
         )
+
+    def _parts(self, entries: object) -> list[ContentPart]:
+        """The blocks a result header keeps; media files are found beside the transcript file."""
+        if not isinstance(entries, list):
+            return []
+        folder = str(Path(self.path).parent) if isinstance(self.path, Path) else ""
+        parts = [ContentPart.from_json(entry, folder) for entry in entries]
+        return [part for part in parts if part is not None]
 
 
 def _join(body: list[str]) -> str:

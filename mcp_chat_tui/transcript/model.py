@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.core.content import ContentPart
 
 CHOICES = ("yo", "ya", "yO", "yA", "n", "nA", "auto")
 ALLOWING = ("yo", "ya", "yO", "yA", "auto")
@@ -30,6 +31,8 @@ class ToolResult:
     server: str = ""
     duration: float | None = None
     tool: str = ""  # the tool's own name at ``server``, when the model was given another (``name``)
+    parts: list[ContentPart] = field(default_factory=list)  # the blocks, when they say more than ``content``
+    structured: dict[str, Any] | None = None  # the result's structured content
 
 
 @dataclass

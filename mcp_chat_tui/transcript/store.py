@@ -78,6 +78,24 @@ def write_atomically(path: Path, text: str, *, create_folder: bool = True) -> No
         raise
 
 
+def write_bytes_atomically(path: Path, data: bytes, mode: int) -> None:
+    """Write ``data`` to a temporary file beside ``path`` with ``mode``, flush it, rename it over ``path``."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fchmod(file.fileno(), mode)
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
 def read_transcript_text(path: Path) -> str:
     """The text of a transcript; a file that is not text (not UTF-8, NUL bytes, a folder) is a
     ``TranscriptError`` naming the line, like any other bad file."""

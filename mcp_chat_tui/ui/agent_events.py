@@ -111,7 +111,9 @@ class AgentEventView:
         self._engine_state("running tools")
 
     async def _show_call_finished(self, event: CallFinished) -> None:
-        self.call_store.finished(event)
+        record = self.call_store.finished(event)
+        if record is not None:
+            await self.call_store.show_media(record)
         if not self.call_store.open:  # the last call of the reply: the model reads the results next
             self._engine_state("generating")
 

@@ -7,10 +7,13 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
+from textual.widget import Widget
+
 from mcp_chat_tui.agent.events import CallFinished, CallStarted, CallStatus, MalformedCall, PlannedCall
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.records import CallRecord, CallState
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
+from mcp_chat_tui.ui.widgets.media import MediaView, StructuredPreview
 from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
 
 FINISHED_STATE = {
@@ -105,21 +108,31 @@ class CallStore:
             record.started_clock = time.perf_counter()
             self.update(record, state=CallState.RUNNING)
 
-    def finished(self, event: CallFinished) -> None:
+    def finished(self, event: CallFinished) -> CallRecord | None:
+        """The call's outcome into its record; returns the record (None for a malformed call)."""
         if event.status is CallStatus.MALFORMED:
             record = self.malformed.pop(event.call.id, None)
             if record is not None:
                 record.content_for_model = event.content_for_model
-            return
+            return None
         record = self.open.pop(id(event.call), None)
         if record is None:
-            return
+            return None
         record.duration = event.duration
         record.result = event.result
         record.content_for_model = event.content_for_model
         if event.result is None:
             record.reason = event.content_for_model
         self.update(record, state=FINISHED_STATE[event.status])
+        return record
+
+    async def show_media(self, record: CallRecord) -> None:
+        """The result's structured content, images and audio, under the call's card in the chat."""
+        card = self.cards.get(record.key)
+        shown: list[Widget] = [StructuredPreview(record.structured)] if record.structured is not None else []
+        shown += [MediaView(part) for part in record.media]
+        if card is not None and card.parent is not None and shown:
+            await card.parent.mount_all(shown, after=card)
 
     def resumed(self, call: PlannedCall) -> None:
         """A call the loaded file left open goes on as ``call``: its record follows it."""

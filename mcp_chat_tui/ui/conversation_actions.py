@@ -18,6 +18,7 @@ from mcp_chat_tui.transcript import (
     to_openai_messages,
     write_atomically,
 )
+from mcp_chat_tui.transcript.media import self_contained
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
 from mcp_chat_tui.ui.messages import SaveChanged
 from mcp_chat_tui.ui.recording import pending_calls
@@ -103,7 +104,7 @@ class ConversationActions:
             if path is None:
                 return
             try:
-                write_atomically(path, self.recorder.rendered())
+                write_atomically(path, self_contained(self.recorder.transcript))  # no media folder needed
             except OSError as exc:
                 self.notify(f"cannot write {path}: {exc.strerror or exc}", title="export failed", severity="error")
                 return

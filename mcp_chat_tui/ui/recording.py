@@ -25,6 +25,7 @@ from mcp_chat_tui.agent.events import (
 from mcp_chat_tui.agent.turn import MALFORMED_NAME, wire_call
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.transcript import Proposal, ServerRequest, ToolResult, TranscriptRecorder
+from mcp_chat_tui.transcript.media import keep_media, worth_keeping
 
 
 class RecordingSink:
@@ -55,6 +56,9 @@ class RecordingSink:
         elif isinstance(event, CallStarted):
             recorder.started(event.call.id, event.call.server, event.started_at, real_tool_name(event.call))
         elif isinstance(event, CallFinished):
+            result = event.result
+            parts = result.parts if result is not None and worth_keeping(result.parts) else []
+            saver = recorder.saver
             recorder.finished(
                 ToolResult(
                     name=event.call.model_name,
@@ -64,6 +68,8 @@ class RecordingSink:
                     server=event.call.server,
                     duration=event.duration,
                     tool=real_tool_name(event.call),
+                    parts=keep_media(parts, saver.path if saver is not None else None, event.call.id),
+                    structured=result.structured if result is not None else None,
                 )
             )
         elif isinstance(event, ServerRequestAnswered):

@@ -8,6 +8,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.tools import ToolCallResult
 
 
@@ -63,6 +64,22 @@ class CallRecord:
     allowed_by: str = ""  # who or which rule let it run ("you (once)", "auto policy"…), once decided
     given_id: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    loaded_parts: list[ContentPart] = field(default_factory=list)  # a call read from a transcript
+    loaded_structured: dict[str, Any] | None = None
+
+    @property
+    def parts(self) -> list[ContentPart]:
+        """The result's content blocks (live, or as a transcript kept them)."""
+        return self.result.parts if self.result is not None else self.loaded_parts
+
+    @property
+    def structured(self) -> dict[str, Any] | None:
+        return self.result.structured if self.result is not None else self.loaded_structured
+
+    @property
+    def media(self) -> list[ContentPart]:
+        """The result's images and audio."""
+        return [part for part in self.parts if part.is_media]
 
     def elapsed(self) -> float | None:
         if self.duration is not None:

@@ -8,7 +8,7 @@ from textual.widgets import Static
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.servers.oauth import SignInRequest
-from mcp_chat_tui.servers.state import ServerState, tool_list_notes
+from mcp_chat_tui.servers.state import ServerState, protocol_notes, tool_list_notes
 from mcp_chat_tui.ui.format import counted, literal, palette_text
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.detail import TextScreen
@@ -55,7 +55,11 @@ class ServerActions:
         """Under the server table, the whole failure reason of the highlighted server (the row cuts it)
         and the tools it listed that were refused, each with why."""
         status = self.servers_table.statuses.get(name) if name is not None else None
-        lines = [] if status is None else [line for line in (status.reason, tool_list_notes(status)) if line]
+        lines = (
+            []
+            if status is None
+            else [line for line in (status.reason, tool_list_notes(status), protocol_notes(status)) if line]
+        )
         reason = self.query_one("#server-reason", Static)
         reason.display = bool(lines)
         reason.update(literal(f"{status.name}: " + "\n".join(lines)) if lines else "")

@@ -99,6 +99,7 @@ async def show_transcript(
             for proposal in step.proposals:
                 record = _add_proposal_record(calls, proposal)
                 await reply.add_widget(calls.card_for(record))
+                await calls.show_media(record)
             for request in step.requests:  # a server's sampling or elicitation, as shown live
                 await reply.add_widget(Notice(describe_answered(request)))
         await reply.finish(reply_note(exchange))
@@ -127,6 +128,7 @@ def _add_proposal_record(calls: CallStore, proposal: Proposal) -> CallRecord:
     if result is not None:
         record.duration = result.duration
         record.content_for_model = result.content
+        record.loaded_parts, record.loaded_structured = result.parts, result.structured
         record.reason = "" if result.status == "done" else result.content
     else:
         calls.pending_keys[proposal.call_id] = record.key

@@ -12,11 +12,15 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.core.tools import ToolSpec
-from mcp_chat_tui.servers.state import ServerStatus, tool_list_notes
+from mcp_chat_tui.servers.state import ServerStatus, protocol_notes, tool_list_notes
+from mcp_chat_tui.transcript.media import worth_keeping
 from mcp_chat_tui.ui.format import DisplayClock, literal
+from mcp_chat_tui.ui.media_info import media_line, save_media
 from mcp_chat_tui.ui.records import CallRecord
+from mcp_chat_tui.ui.widgets.media import MediaView
 from mcp_chat_tui.ui.widgets.sidebar import ListTable
 
 CSS = Path(__file__).with_name("detail.tcss")
@@ -42,14 +46,29 @@ def call_report(record: CallRecord, clock: DisplayClock) -> str:
     if result is not None and result.failure is not None:
         lines += [f"failure ({result.failure.kind.value}):", result.failure.message]
     elif result is not None:
-        lines += ["result (error reported by the tool):" if result.is_error else "result:", result.text]
-        if result.structured is not None:
-            lines += ["", "structured content:", pretty_json(result.structured)]
-        if result.truncated:
-            lines += ["", f"[cut: {result.full_size} characters in all]"]
+        label = "result (error reported by the tool)" if result.is_error else "result"
+        if worth_keeping(record.parts):
+            label += ", as the model was told it"
+        lines += [f"{label}:", result.text]
     else:
         lines += ["outcome:", record.reason or record.content_for_model or "(none yet)"]
+    if worth_keeping(record.parts):
+        lines += ["", f"content as sent ({len(record.parts)} block(s)):", *blocks_report(record.parts)]
+    if record.structured is not None:
+        lines += ["", "structured content:", pretty_json(record.structured)]
+    if result is not None and result.truncated:
+        lines += ["", f"[cut: {result.full_size} characters in all]"]
     return "\n".join(lines)
+
+
+def blocks_report(parts: list[ContentPart]) -> list[str]:
+    """Each content block with its annotations: its text, or a line about its image or audio."""
+    lines = []
+    for number, part in enumerate(parts, 1):
+        notes = part.annotations_line()
+        lines.append(f"[{number}] {part.kind}" + (f" · {notes}" if notes else ""))
+        lines.append(media_line(part) if part.is_media else part.text)
+    return lines
 
 
 class CallDetailScreen(ModalScreen[None]):
@@ -57,12 +76,14 @@ class CallDetailScreen(ModalScreen[None]):
     BINDINGS = [
         Binding("escape,q", "dismiss", "Close", id="detail.close"),
         Binding("c", "copy", "Copy", id="detail.copy"),
+        Binding("s", "save_media", "Save images and audio", id="detail.save_media"),
     ]
 
-    def __init__(self, record: CallRecord, clock: DisplayClock) -> None:
+    def __init__(self, record: CallRecord, clock: DisplayClock, save_folder: Path | None = None) -> None:
         super().__init__()
         self.record = record
         self.clock = clock
+        self.save_folder = save_folder  # where ``s`` saves media (None: the working directory)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="detail-box"):
@@ -71,11 +92,31 @@ class CallDetailScreen(ModalScreen[None]):
             yield Static(title, classes="detail-title")
             with VerticalScroll(classes="detail-body"):
                 yield Static(literal(call_report(self.record, self.clock)))
-            yield Static("[b]c[/] copy  [b]Esc[/] or [b]q[/] close", classes="detail-keys")
+                for part in self.record.media:
+                    yield MediaView(part, large=True)
+            save = "[b]s[/] save images and audio  " if self.record.media else ""
+            yield Static(f"[b]c[/] copy  {save}[b]Esc[/] or [b]q[/] close", classes="detail-keys")
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(call_report(self.record, self.clock))
         self.notify("call copied to the clipboard")
+
+    def action_save_media(self) -> None:
+        """Save each image and audio of the result to a new file (never over an existing one)."""
+        folder = self.save_folder or Path.cwd()
+        saved, problems = [], []
+        for number, part in enumerate(self.record.media, 1):
+            try:
+                saved.append(str(save_media(part, folder, f"{self.record.call_id}-{number}")))
+            except OSError as exc:
+                problems.append(f"{part.kind} {number} not saved: {exc.strerror or exc}")
+        if not saved and not problems:
+            self.notify("this result has no images or audio")
+            return
+        if saved:
+            self.notify(literal("saved " + ", ".join(saved)).plain, markup=False, timeout=10)
+        if problems:
+            self.notify(literal("; ".join(problems)).plain, severity="error", markup=False, timeout=10)
 
 
 class ServerDetailScreen(ModalScreen[None]):
@@ -109,6 +150,8 @@ class ServerDetailScreen(ModalScreen[None]):
                 yield Static(literal(status.reason, "bold red"))
             if tool_list_notes(status):
                 yield Static(literal(tool_list_notes(status), "red"), id="server-tool-notes")
+            if protocol_notes(status):
+                yield Static(literal(protocol_notes(status), "red"), id="server-protocol-notes")
             yield ListTable(id="server-tools")
             yield Static("[b]a[/] toggle auto-run  [b]Esc[/] or [b]q[/] close", classes="detail-keys")
 

@@ -293,6 +293,8 @@ class ServerTable(FittedTable):
         why = status.reason or (f"{len(status.refused_tools)} tool(s) refused" if status.refused_tools else "")
         why = why or ("tool list cut short" if status.tool_pages_unread else "")
         why = why or (status.catalog_problems[0] if status.catalog_problems and status.state.usable else "")
+        why = why or (f"{len(status.unsupported_tools)} tool(s) not supported" if status.unsupported_tools else "")
+        why = why or (f"{status.protocol_problem_count} protocol problem(s)" if status.protocol_problem_count else "")
         note = "" if why else status.sampling_note()
         return [
             Text(server_state_label(status.state), style=style),

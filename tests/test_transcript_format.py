@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.transcript import (
     Exchange,
     Proposal,
@@ -66,6 +67,17 @@ def results(draw, call):
         content=draw(text),
         server=draw(st.one_of(st.just(""), any_text)),
         duration=draw(st.one_of(st.none(), st.integers(0, 10**6).map(lambda n: n / 10_000))),
+        progress=draw(st.one_of(st.none(), progresses())),
+    )
+
+
+@st.composite
+def progresses(draw):
+    """A call's last progress: a count, with or without a total and a message."""
+    return ToolProgress(
+        float(draw(st.integers(0, 10**6))) / draw(st.sampled_from([1, 4, 10])),
+        draw(st.one_of(st.none(), st.integers(1, 10**6).map(float))),
+        draw(st.one_of(st.just(""), any_text)),
     )
 
 

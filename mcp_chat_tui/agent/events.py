@@ -14,6 +14,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.tools import ToolCallResult, ToolSpec
 from mcp_chat_tui.engine.events import Stats
 
@@ -207,6 +208,14 @@ class TurnFinished:
     error: str = ""
 
 
+@dataclass(frozen=True)
+class CallProgress:
+    """A running call's server reported progress (``notifications/progress``, redacted)."""
+
+    call: PlannedCall
+    progress: ToolProgress
+
+
 AgentEvent = (
     TurnStarted
     | AssistantText
@@ -221,5 +230,6 @@ AgentEvent = (
     | GenerationStats
     | Notice
     | TurnFinished
+    | CallProgress
 )
 AgentSink = Callable[[AgentEvent], None]

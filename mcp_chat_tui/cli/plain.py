@@ -27,6 +27,7 @@ from mcp_chat_tui.agent.events import (
     AssistantThinking,
     CallDecided,
     CallFinished,
+    CallProgress,
     CallStarted,
     CallStatus,
     GenerationStats,
@@ -37,6 +38,7 @@ from mcp_chat_tui.agent.events import (
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.engine.events import Stats
+from mcp_chat_tui.servers.notifications import LogEntry
 from mcp_chat_tui.transcript import (
     AutoSaver,
     Transcript,
@@ -137,6 +139,11 @@ class PlainConsole:
                 title.append(f"  allowed by {visible_controls(allowed_by)}", "dim")
             self.console.print(title)
             self.console.print(Text(pretty_arguments(call.arguments), style="dim"), highlight=False)
+        elif isinstance(event, CallProgress):
+            self._break_line()
+            self.console.print(
+                literal(f"  ⋯ {event.call.tool} {event.progress.describe()}", "cyan"), highlight=False, soft_wrap=True
+            )
         elif isinstance(event, CallFinished):
             self._break_line()
             self.console.print(self._finished_panel(event))
@@ -247,6 +254,17 @@ class PlainConsole:
         if self._in_text:
             self.console.print()
             self._in_text = False
+
+
+def log_printer(stderr: Console) -> Callable[[str, LogEntry], None]:
+    """A hub log listener that prints each warning (or worse) on ``stderr``, after its server's name."""
+
+    def show(server: str, entry: LogEntry) -> None:
+        if entry.at_least_warning:
+            logger = f" [{entry.logger}]" if entry.logger else ""
+            stderr.print(literal(f"{server}: {entry.level}{logger}: {entry.text}", "yellow"), soft_wrap=True)
+
+    return show
 
 
 def print_loaded(console: Console, transcript: Transcript) -> None:
@@ -382,6 +400,11 @@ async def _converse(
                     continue
                 if prompt.lower() in EXIT_WORDS:
                     return 0
+                roots_command = getattr(agent.tools, "roots_command", None)
+                said = await roots_command(prompt) if roots_command is not None else None
+                if said is not None:
+                    console.print(literal(said, "dim"), soft_wrap=True)
+                    continue
             if recorder is not None and recorder.saver is None and save:
                 recorder.saver = reporting_saver(transcript_file or new_transcript_path(prompt), loop)
             await agent.run_turn(prompt, sink)

@@ -16,6 +16,8 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from mcp_chat_tui.core.progress import ToolProgress
+
 _MODEL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _NAME_UNSAFE_RUN = re.compile(r"[^A-Za-z0-9_-]+")
 
@@ -151,6 +153,7 @@ class ToolCallResult:
     failure: ToolFailure | None = None
     truncated: bool = False
     full_size: int = 0
+    progress: ToolProgress | None = None  # the last progress the server reported for the call
 
     @property
     def ok(self) -> bool:

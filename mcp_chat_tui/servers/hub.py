@@ -24,11 +24,15 @@ from mcp_types import Implementation
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_chat_tui import __version__
+from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
+from mcp_chat_tui.servers import client_context
+from mcp_chat_tui.servers.client_context import LogListener, ServerContext
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
 from mcp_chat_tui.servers.results import call_failure, convert_result
+from mcp_chat_tui.servers.roots import Roots
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
 from mcp_chat_tui.servers.transports import (
@@ -71,9 +75,10 @@ class _Runtime:
     refresh_wanted: bool = False
     stdout_noise: str = ""  # the first line on stdout that was not JSON-RPC, while starting
     start_refused: str = ""  # why the start was given up before the init timeout
+    log_shown_soon: asyncio.TimerHandle | None = None
 
 
-class ServerHub:
+class ServerHub(ServerContext):
     """Runs the configured servers; ``async with ServerHub(...)`` starts nothing, ``start_all()`` does."""
 
     def __init__(
@@ -85,8 +90,11 @@ class ServerHub:
         log_dir: Path | None = None,
         max_result_chars: int = MAX_RESULT_CHARS,
         redactor: Redactor | None = None,
+        roots: Roots | None = None,
     ) -> None:
         self.init_timeout = init_timeout
+        self.roots = roots if roots is not None else Roots()
+        self._log_listeners: list[LogListener] = []
         self.redactor = redactor if redactor is not None else Redactor()
         self.tool_timeout = tool_timeout
         self.log_dir = log_dir
@@ -98,6 +106,7 @@ class ServerHub:
         for config in servers:
             transport = config.type
             status = ServerStatus(name=config.name, transport=transport)
+            status.log_level = getattr(config, "log_level", None) or status.log_level
             if getattr(config, "disabled", False):
                 status.state = ServerState.DISABLED
             if log_dir is not None and transport == "stdio":
@@ -214,6 +223,7 @@ class ServerHub:
                     rt.capture.release_write_end()
                 rt.client = client
                 await self._list_tools(rt, client)
+                await self._send_log_level(rt, client)
                 self._record_server_info(rt, client)
                 rt.status.start_seconds = time.perf_counter() - started
                 self._set_state(rt, ServerState.READY)
@@ -244,6 +254,9 @@ class ServerHub:
             self._transport(rt, generation),
             client_info=Implementation(name="mcp-chat-tui", version=__version__),
             message_handler=partial(self._on_message, rt, generation),
+            logging_callback=partial(self._on_log, rt, generation),
+            log_level=rt.status.log_level,  # type: ignore[arg-type]
+            list_roots_callback=partial(self._list_roots, rt),
         )
 
     async def _client_failed(self, rt: _Runtime, generation: int, exc: BaseException) -> None:
@@ -400,11 +413,18 @@ class ServerHub:
     # ----- calling ---------------------------------------------------------------------------
 
     async def call_tool(
-        self, server: str, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: client_context.ProgressListener | None = None,
     ) -> ToolCallResult:
         """Call one tool; a failure comes back as ``result.failure``, never as an exception.
 
-        Cancelling the awaiting task cancels the request at the server (the SDK
+        ``on_progress`` hears each progress notification of the call (redacted); the last one
+        is kept on the result. Cancelling the awaiting task cancels the request at the server (the SDK
         sends ``notifications/cancelled``) and leaves the server usable.
         """
         arguments = dict(arguments or {})
@@ -436,8 +456,15 @@ class ServerHub:
         if rt.status.state == ServerState.READY:
             self._set_state(rt, ServerState.BUSY)
         result: ToolCallResult | None = None
+        latest: list[ToolProgress] = []
         try:
-            raw = await client.call_tool(tool, arguments, read_timeout_seconds=limit)
+            raw = await client.call_tool(
+                tool,
+                arguments,
+                read_timeout_seconds=limit,
+                progress_callback=client_context.progress_callback(on_progress or _ignore, self.redactor, latest),
+                meta=client_context.log_level_meta(client, rt.status.log_level),  # type: ignore[arg-type]
+            )
             result = convert_result(raw, server, tool, arguments, started_at, self.max_result_chars, self.redactor)
         except Exception as exc:  # noqa: BLE001 - a tool failure never raises into the caller
             kind, message, crash = call_failure(exc, server, tool, limit)
@@ -446,6 +473,8 @@ class ServerHub:
                 self._mark_crashed(rt, crash)
         finally:
             rt.status.calls_in_flight -= 1
+            if result is not None and latest:
+                result.progress = latest[0]
             if result is not None:
                 result.duration = time.perf_counter() - clock
                 self._record_usage(rt, result)
@@ -517,3 +546,7 @@ class ServerHub:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await asyncio.shield(self.shutdown())
+
+
+def _ignore(_progress: ToolProgress) -> None:
+    """No one listens to this call's progress (it is still kept on the result)."""

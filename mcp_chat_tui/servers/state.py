@@ -10,6 +10,7 @@ from pathlib import Path
 
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.servers.listing import RefusedTool
+from mcp_chat_tui.servers.notifications import DEFAULT_LOG_LEVEL, ServerLog
 
 STDERR_TAIL_LINES = 200
 
@@ -69,6 +70,8 @@ class ServerStatus:
     total_latency: float = 0.0
     usage: dict[str, ToolUsage] = field(default_factory=dict)
     restarts: int = 0
+    log: ServerLog = field(default_factory=ServerLog)  # its notifications/message, bounded
+    log_level: str = DEFAULT_LOG_LEVEL  # the least level it is asked to send
 
     @property
     def mean_latency(self) -> float | None:

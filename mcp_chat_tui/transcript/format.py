@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.transcript.markers import (
     ASSISTANT,
     EXPECTED,
@@ -131,6 +132,8 @@ def _render_result(result: ToolResult, out: list[str]) -> None:
         meta["tool"] = result.tool
     if result.duration is not None:
         meta["duration"] = round(result.duration, 4)
+    if result.progress is not None:
+        meta["progress"] = result.progress.to_json()
     header = f"{RESULT} [{escape_name(result.name)}][{escape_name(result.call_id)}]"
     if meta:
         header += " " + json.dumps(meta, ensure_ascii=False)
@@ -375,6 +378,7 @@ class _Reader:
             server=str(meta.get("server", "")),
             duration=float(duration) if isinstance(duration, (int, float)) else None,
             tool=str(meta.get("tool", "")),
+            progress=ToolProgress.from_json(meta.get("progress")),
         )
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from mcp_chat_tui.core.progress import ToolProgress
+
 CHOICES = ("yo", "ya", "yO", "yA", "n", "nA", "auto")
 ALLOWING = ("yo", "ya", "yO", "yA", "auto")
 STATUSES = ("done", "error", "timeout", "denied", "malformed", "cancelled", "interrupted")
@@ -28,6 +30,7 @@ class ToolResult:
     server: str = ""
     duration: float | None = None
     tool: str = ""  # the tool's own name at ``server``, when the model was given another (``name``)
+    progress: ToolProgress | None = None  # the last progress its server reported
 
 
 @dataclass

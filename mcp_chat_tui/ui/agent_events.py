@@ -22,6 +22,7 @@ from mcp_chat_tui.agent.events import (
     AssistantThinking,
     CallDecided,
     CallFinished,
+    CallProgress,
     CallProposed,
     CallStarted,
     GenerationRate,
@@ -110,6 +111,9 @@ class AgentEventView:
     async def _show_call_started(self, event: CallStarted) -> None:
         self.call_store.started(event)
         self._engine_state("running tools")
+
+    async def _show_call_progress(self, event: CallProgress) -> None:
+        self.call_store.progressed(event)
 
     async def _show_call_finished(self, event: CallFinished) -> None:
         self.call_store.finished(event)
@@ -214,4 +218,5 @@ EVENT_HANDLERS: dict[type, Handler] = {
     GenerationStats: AgentEventView._show_generation_stats,
     NoticeEvent: AgentEventView._show_notice,
     TurnFinished: AgentEventView._turn_finished,
+    CallProgress: AgentEventView._show_call_progress,
 }

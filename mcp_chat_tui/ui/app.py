@@ -26,6 +26,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.config import Settings
 from mcp_chat_tui.core.collector import IdleCollector
+from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
@@ -318,7 +319,9 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
     def _open_server(self, message: DataTable.RowSelected) -> None:
         status = self.hub.status(message.row_key.value)
         self.push_screen(
-            ServerDetailScreen(status, self.clock, self.policy.runs_without_asking, self.toggle_tool_auto_run)
+            ServerDetailScreen(
+                status, self.clock, self.policy.runs_without_asking, self.toggle_tool_auto_run, self.set_log_level
+            )
         )
 
     # ----- prompts and turns -----------------------------------------------------------------
@@ -335,6 +338,11 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
             return
         if prompt.lower() in EXIT_WORDS:
             await self.action_quit()
+            return
+        said = await self.hub.roots_command(prompt)
+        if said is not None:  # /roots: the folders servers may work in, changed here
+            self.query_one(PromptInput).remember(prompt)
+            self.notify(visible_controls(said), title="roots", markup=False, timeout=8)
             return
         self.query_one(PromptInput).remember(prompt)
         if self.recorder.saver is None:

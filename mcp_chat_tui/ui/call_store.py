@@ -7,7 +7,14 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
-from mcp_chat_tui.agent.events import CallFinished, CallStarted, CallStatus, MalformedCall, PlannedCall
+from mcp_chat_tui.agent.events import (
+    CallFinished,
+    CallProgress,
+    CallStarted,
+    CallStatus,
+    MalformedCall,
+    PlannedCall,
+)
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.records import CallRecord, CallState
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
@@ -105,6 +112,13 @@ class CallStore:
             record.started_clock = time.perf_counter()
             self.update(record, state=CallState.RUNNING)
 
+    def progressed(self, event: CallProgress) -> None:
+        """A running call's latest progress, drawn in its row (bar and message) and its card."""
+        record = self.open.get(id(event.call))
+        if record is not None:
+            record.progress = event.progress
+            self.update(record)
+
     def finished(self, event: CallFinished) -> None:
         if event.status is CallStatus.MALFORMED:
             record = self.malformed.pop(event.call.id, None)
@@ -116,6 +130,8 @@ class CallStore:
             return
         record.duration = event.duration
         record.result = event.result
+        if event.result is not None and event.result.progress is not None:
+            record.progress = event.result.progress
         record.content_for_model = event.content_for_model
         if event.result is None:
             record.reason = event.content_for_model

@@ -63,6 +63,7 @@ class RecordingSink:
                     server=event.call.server,
                     duration=event.duration,
                     tool=real_tool_name(event.call),
+                    progress=event.result.progress if event.result is not None else None,
                 )
             )
         elif isinstance(event, TurnFinished):

@@ -8,6 +8,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.tools import ToolCallResult
 
 
@@ -62,6 +63,7 @@ class CallRecord:
     reason: str = ""
     allowed_by: str = ""  # who or which rule let it run ("you (once)", "auto policy"…), once decided
     given_id: str = ""
+    progress: ToolProgress | None = None  # the last progress its server reported
     extra: dict[str, Any] = field(default_factory=dict)
 
     def elapsed(self) -> float | None:

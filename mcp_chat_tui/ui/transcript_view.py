@@ -120,6 +120,7 @@ def _add_proposal_record(calls: CallStore, proposal: Proposal) -> CallRecord:
         record.raw = str(proposal.call.get("function", {}).get("arguments", ""))
     if result is not None:
         record.duration = result.duration
+        record.progress = result.progress
         record.content_for_model = result.content
         record.reason = "" if result.status == "done" else result.content
     else:

@@ -18,6 +18,7 @@ from typing import Any
 
 import mcp_types
 from mcp import Client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import LOG_LEVEL_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -82,7 +83,7 @@ def log_entry(params: mcp_types.LoggingMessageNotificationParams, redactor: Reda
     )
 
 
-def progress_callback(listener: ProgressListener, redactor: Redactor, latest: list[ToolProgress]):
+def progress_callback(listener: ProgressListener, redactor: Redactor, latest: list[ToolProgress]) -> ProgressFnT:
     """The SDK's per-call progress callback: each notification redacted, kept as the latest
     (``latest`` holds at most one) and handed to ``listener``."""
 

@@ -27,8 +27,13 @@ from mcp_chat_tui import __version__
 from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
-from mcp_chat_tui.servers import client_context
-from mcp_chat_tui.servers.client_context import LogListener, ServerContext
+from mcp_chat_tui.servers.client_context import (
+    LogListener,
+    ProgressListener,
+    ServerContext,
+    log_level_meta,
+    progress_callback,
+)
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
 from mcp_chat_tui.servers.results import call_failure, convert_result
@@ -419,7 +424,7 @@ class ServerHub(ServerContext):
         arguments: dict[str, Any] | None = None,
         *,
         timeout: float | None = None,
-        on_progress: client_context.ProgressListener | None = None,
+        on_progress: ProgressListener | None = None,
     ) -> ToolCallResult:
         """Call one tool; a failure comes back as ``result.failure``, never as an exception.
 
@@ -462,8 +467,8 @@ class ServerHub(ServerContext):
                 tool,
                 arguments,
                 read_timeout_seconds=limit,
-                progress_callback=client_context.progress_callback(on_progress or _ignore, self.redactor, latest),
-                meta=client_context.log_level_meta(client, rt.status.log_level),  # type: ignore[arg-type]
+                progress_callback=progress_callback(on_progress or _ignore, self.redactor, latest),
+                meta=log_level_meta(client, rt.status.log_level),  # type: ignore[arg-type]
             )
             result = convert_result(raw, server, tool, arguments, started_at, self.max_result_chars, self.redactor)
         except Exception as exc:  # noqa: BLE001 - a tool failure never raises into the caller

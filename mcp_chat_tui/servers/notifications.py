@@ -43,10 +43,10 @@ class LogEntry:
     def at_least_warning(self) -> bool:
         return level_rank(self.level) >= WARNING_RANK
 
-    def line(self) -> str:
-        """``12:00:01 warning [logger] text``."""
+    def line(self, time: str | None = None) -> str:
+        """``12:00:01 warning [logger] text`` (``time`` written by the caller's clock, when given)."""
         logger = f" [{self.logger}]" if self.logger else ""
-        return f"{self.time:%H:%M:%S} {self.level}{logger} {self.text}"
+        return f"{time or f'{self.time:%H:%M:%S}'} {self.level}{logger} {self.text}"
 
 
 def log_text(data: Any) -> str:

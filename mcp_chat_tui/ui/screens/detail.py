@@ -25,12 +25,12 @@ LOG_LINES_SHOWN = 200  # the server detail screen's log shows the latest this ma
 LEVEL_STYLE = {"debug": "dim", "info": "", "notice": "bold", "warning": "yellow"}  # worse ones: red
 
 
-def log_lines(entries: list[LogEntry]) -> Text:
+def log_lines(entries: list[LogEntry], clock: DisplayClock) -> Text:
     """Log messages as literal lines, each coloured by its level."""
     text = Text()
     for entry in entries:
         style = LEVEL_STYLE.get(entry.level, "bold red")
-        text.append_text(literal(entry.line() + "\n", style))
+        text.append_text(literal(entry.line(clock.time(entry.time)) + "\n", style))
     return text
 
 
@@ -178,7 +178,7 @@ class ServerDetailScreen(ModalScreen[None]):
         self._log_shown = now
         self.query_one("#server-log-title", Static).update(literal(log_title(status), "bold"))
         entries = list(status.log.entries)[-LOG_LINES_SHOWN:]
-        lines = log_lines(entries) if entries else literal("(no log messages yet)", "dim")
+        lines = log_lines(entries, self.clock) if entries else literal("(no log messages yet)", "dim")
         self.query_one("#server-log-lines", Static).update(lines)
         self.query_one("#server-log", VerticalScroll).scroll_end(animate=False)
 

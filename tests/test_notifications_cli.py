@@ -65,10 +65,17 @@ def test_one_shot_prints_progress_lines_and_warnings_and_offers_a_new_tool_in_th
     assert first is not None and first.progress is not None and first.progress.describe() == "3/3 step 3"
 
 
-def test_plain_prints_progress_without_a_total_and_takes_roots_commands(tmp_path, isolated_user_dirs):
+def test_plain_prints_progress_without_a_total_and_offers_configured_roots_and_roots_commands(
+    tmp_path, isolated_user_dirs
+):
     script = [tool_reply("count_without_total", {"steps": 2}), "Two.", tool_reply("list_roots", {}), "Listed."]
-    added = tmp_path / "added"
-    added.mkdir()
+    added, shared, own = tmp_path / "added", tmp_path / "shared", tmp_path / "own"
+    for folder in (added, shared, own):
+        folder.mkdir()
+    (isolated_user_dirs / "config").mkdir()
+    (isolated_user_dirs / "config" / "config.toml").write_text(
+        f'roots = ["{shared}"]\n[server_roots]\nnotify = ["{own}"]\nother = ["{tmp_path}"]\n'
+    )
     with ScriptedEndpoint(script) as endpoint:
         result = run_cli(
             "--endpoint",
@@ -89,7 +96,7 @@ def test_plain_prints_progress_without_a_total_and_takes_roots_commands(tmp_path
     assert f"roots unchanged: {tmp_path / 'nope'} is not a folder" in out
     assert len(endpoint.requests) == 4  # the /roots lines never reached the model
     roots_result = endpoint.requests[3]["messages"][-1]["content"]
-    assert roots_result.splitlines() == [tmp_path.resolve().as_uri(), added.resolve().as_uri()]
+    assert roots_result.splitlines() == [tmp_path.as_uri(), shared.as_uri(), added.as_uri(), own.as_uri()]
 
 
 def test_a_bad_log_level_in_mcp_json_is_named_with_its_file_and_key(tmp_path, isolated_user_dirs):

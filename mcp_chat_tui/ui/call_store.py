@@ -117,7 +117,10 @@ class CallStore:
         record = self.open.get(id(event.call))
         if record is not None:
             record.progress = event.progress
-            self.update(record)
+            self.table.update_record(record, ("args",))  # only its bar and message changed
+            card = self.cards.get(record.key)
+            if card is not None:
+                card.refresh_card()
 
     def finished(self, event: CallFinished) -> None:
         if event.status is CallStatus.MALFORMED:

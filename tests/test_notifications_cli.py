@@ -63,6 +63,22 @@ def test_one_shot_prints_progress_lines_and_warnings_and_offers_a_new_tool_in_th
     assert '"progress": {"progress": 3.0, "total": 3.0, "message": "step 3"}' in text
     first = parse(text).exchanges[0].steps[0].proposals[0].result
     assert first is not None and first.progress is not None and first.progress.describe() == "3/3 step 3"
+    with ScriptedEndpoint([]) as endpoint:
+        resumed = run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--plain",
+            "--transcript",
+            str(saved),
+            "--mcp-config",
+            str(notify_servers(tmp_path, *ERAS[era])),
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+            stdin="bye\n",
+        )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "→ done (last progress 3/3 step 3)" in resumed.stdout
 
 
 def test_plain_prints_progress_without_a_total_and_offers_configured_roots_and_roots_commands(

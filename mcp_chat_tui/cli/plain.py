@@ -282,6 +282,9 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
                         "interrupted" if proposal.interrupted else "waiting" if proposal.awaiting_choice else "approved"
                     )
                 )
+                progress = proposal.result.progress if proposal.result else None
+                if progress is not None:
+                    status += f" (last progress {progress.describe()})"
                 console.print(literal(f"  ⚙ {proposal.name} {pretty_json(proposal.arguments)} → {status}", "dim"))
     console.print(literal(f"— resumed: {len(transcript.exchanges)} exchange(s) —", "dim"))
 

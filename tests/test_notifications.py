@@ -111,13 +111,20 @@ async def test_a_flooding_server_keeps_memory_bounded(era):
         assert len(seen) < messages / 10  # observers hear of a burst once, not once a message
 
 
-async def test_log_messages_and_progress_are_redacted(era):
-    redactor = Redactor({"token": "counted"})
-    async with ServerHub([notify_config("n", *ERAS[era])], redactor=redactor) as hub:
+async def test_log_messages_progress_and_instructions_are_redacted(era, tmp_path):
+    redactor = Redactor({"word": "counted", "found": "found it", "key": "sekrit-value-123"})
+    server = notify_config("n", *ERAS[era], "--instructions", "The key is sekrit-value-123.")
+    async with ServerHub([server], redactor=redactor) as hub:
         await started(hub, era)
         await hub.call_tool("n", "count", {"steps": 1})
         assert await eventually(lambda: hub.status("n").log.total == 2)
-        assert "counted" not in hub.status("n").log.entries[0].text
+        assert hub.status("n").log.entries[0].text == "[redacted: word] 1"
+        (tmp_path / "there").touch()
+        heard = []
+        result = await hub.call_tool("n", "wait_for_file", {"path": str(tmp_path / "there")}, on_progress=heard.append)
+        assert [p.message for p in heard] == ["waiting for the file", "[redacted: found]"]
+        assert result.progress is not None and result.progress.message == "[redacted: found]"
+        assert "## n\nThe key is [redacted: key]." in hub.instructions_prompt()
 
 
 async def test_roots_are_the_working_directory_and_the_configured_folders(era, tmp_path):

@@ -249,6 +249,9 @@ class ServerHub(ServerContext):
             rt.client = None
             if rt.refresh_task is not None and not rt.refresh_task.done():
                 rt.refresh_task.cancel()
+            if rt.log_shown_soon is not None:  # observers hear of the last log messages with the state change
+                rt.log_shown_soon.cancel()
+                rt.log_shown_soon = None
             if rt.capture is not None:
                 rt.capture.release_write_end()
             rt.settled.set()

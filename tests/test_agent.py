@@ -67,7 +67,8 @@ async def test_a_whole_turn_asks_runs_the_tool_and_feeds_the_result_back(hub):
     [finished] = sink.of(CallFinished)
     assert finished.status == CallStatus.DONE and finished.result.text == "12 * 7 = 84"
     second_prompt = engine.prompts[1]
-    assert second_prompt[1]["tool_calls"][0]["function"] == {
+    assert second_prompt[0] == {"role": "system", "content": hub.instructions_prompt()}  # the demo's instructions
+    assert second_prompt[2]["tool_calls"][0]["function"] == {
         "name": "calculator",
         "arguments": '{"expression": "12 * 7"}',
     }
@@ -218,7 +219,7 @@ async def test_only_the_last_max_turns_go_into_the_prompt_dropped_whole(hub):
     for index in range(5):
         await agent.run_turn(f"question {index}", Recorder())
     last_prompt = engine.prompts[-1]
-    assert last_prompt[0] == {"role": "system", "content": "Be brief."}
+    assert last_prompt[0] == {"role": "system", "content": "Be brief.\n\n" + hub.instructions_prompt()}
     assert [m["content"] for m in last_prompt if m["role"] == "user"] == ["question 2", "question 3", "question 4"]
     assert [m["content"] for m in tool_messages(last_prompt)] == ["t2", "t3", "t4"]
     assert last_prompt[1] == {"role": "user", "content": "question 2"}

@@ -223,3 +223,18 @@ def test_remove_setting_that_is_not_there_changes_nothing(tmp_path):
 def test_keys_must_be_given(tmp_path):
     with pytest.raises(ValueError):
         save_setting(tmp_path / "config.toml", (), 1)
+
+
+def test_roots_must_be_existing_absolute_folders_named_by_file_and_key(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text(f'roots = ["{tmp_path}", "{tmp_path / "missing"}"]\n')
+    with pytest.raises(ConfigError) as missing:
+        load_settings(config)
+    assert str(missing.value) == f"{config}: roots[1]: `{tmp_path / 'missing'}` is not an existing folder"
+    config.write_text('[server_roots]\ndemo = ["relative/folder"]\n')
+    with pytest.raises(ConfigError) as relative:
+        load_settings(config)
+    assert str(relative.value).startswith(f"{config}: server_roots.demo[0]: `relative/folder` is not an absolute path")
+    config.write_text(f'roots = ["~"]\n[server_roots]\ndemo = ["{tmp_path}"]\n')
+    settings = load_settings(config)
+    assert settings.roots == ["~"] and settings.server_roots == {"demo": [str(tmp_path)]}

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from mcp_chat_tui.demo.server import server as demo_server
+from mcp_chat_tui.servers.notifications import instructions_prompt
 from mcp_chat_tui.transcript import parse, read_transcript_text
 from tests.helpers import FIXTURE_SERVER
 from tests.scripted_endpoint import ScriptedEndpoint, failure, tool_reply
@@ -178,7 +180,9 @@ def test_dash_reads_the_prompt_from_stdin_and_no_save_saves_nothing(tmp_path, is
             endpoint, tmp_path, isolated_user_dirs, "--yes", "--json", "--no-save", prompt="-", stdin=QUESTION + "\n"
         )
     assert result.returncode == 0, result.stderr
-    assert endpoint.requests[0]["messages"][0] == {"role": "user", "content": QUESTION}
+    demo_instructions = instructions_prompt([("demo", demo_server.instructions or "")])
+    assert endpoint.requests[0]["messages"][0] == {"role": "system", "content": demo_instructions}
+    assert endpoint.requests[0]["messages"][1] == {"role": "user", "content": QUESTION}
     report = json.loads(result.stdout)
     assert report["prompt"] == QUESTION and report["answer"] == ANSWER and report["transcript"] is None
     assert saved_conversations(isolated_user_dirs) == []

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mcp_chat_tui.demo.server import server as demo_server
+from mcp_chat_tui.servers.notifications import instructions_prompt
 from mcp_chat_tui.transcript import (
     Exchange,
     Proposal,
@@ -84,7 +86,9 @@ async def test_resuming_rebuilds_the_prompt_from_the_file_without_calling_tools_
         await send(pilot, "and plus one?")
         await wait_turn_done(pilot, app)
     prompt = engine.prompts[-1]
-    assert prompt[0] == {"role": "user", "content": "what is 12 * 7?"}
+    demo_instructions = instructions_prompt([("demo", demo_server.instructions or "")])
+    assert prompt[0] == {"role": "system", "content": demo_instructions}
+    assert prompt[1] == {"role": "user", "content": "what is 12 * 7?"}
     assert {"role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": "12 * 7 = 84"} in prompt
     assert prompt[-1] == {"role": "user", "content": "and plus one?"}
     assert app.hub.status("demo").call_count == 0, "a tool the file already ran was run again"

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.content import ContentPart
+from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.transcript import (
     Exchange,
     Proposal,
@@ -92,6 +93,17 @@ def results(draw, call):
         duration=draw(st.one_of(st.none(), st.integers(0, 10**6).map(lambda n: n / 10_000))),
         parts=draw(st.lists(content_parts, max_size=3)),
         structured=draw(st.one_of(st.none(), st.dictionaries(any_text, json_values, max_size=3))),
+        progress=draw(st.one_of(st.none(), progresses())),
+    )
+
+
+@st.composite
+def progresses(draw):
+    """A call's last progress: a count, with or without a total and a message."""
+    return ToolProgress(
+        float(draw(st.integers(0, 10**6))) / draw(st.sampled_from([1, 4, 10])),
+        draw(st.one_of(st.none(), st.integers(1, 10**6).map(float))),
+        draw(st.one_of(st.just(""), any_text)),
     )
 
 

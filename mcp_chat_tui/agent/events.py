@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any
 
 from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.tools import ToolCallResult, ToolSpec
 from mcp_chat_tui.engine.events import Stats
 
@@ -227,6 +228,14 @@ class ServerRequestAnswered:
     at: datetime = field(default_factory=datetime.now, compare=False)
 
 
+@dataclass(frozen=True)
+class CallProgress:
+    """A running call's server reported progress (``notifications/progress``, redacted)."""
+
+    call: PlannedCall
+    progress: ToolProgress
+
+
 AgentEvent = (
     TurnStarted
     | AssistantText
@@ -242,5 +251,6 @@ AgentEvent = (
     | Notice
     | TurnFinished
     | ServerRequestAnswered
+    | CallProgress
 )
 AgentSink = Callable[[AgentEvent], None]

@@ -23,6 +23,7 @@ from mcp_chat_tui.agent.events import (
     AssistantThinking,
     CallDecided,
     CallFinished,
+    CallProgress,
     CallProposed,
     CallStarted,
     CallStatus,
@@ -49,6 +50,7 @@ from mcp_chat_tui.agent.turn import (
     wire_call,
 )
 from mcp_chat_tui.core.attachments import Attachment, user_content
+from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolSpec
 from mcp_chat_tui.engine.base import Engine
@@ -71,7 +73,20 @@ class ToolProvider(Protocol):
 
     def find_tool(self, model_name: str) -> ToolSpec | None: ...
 
-    async def call_tool(self, server: str, tool: str, arguments: dict[str, Any] | None = None) -> ToolCallResult: ...
+    async def call_tool(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        on_progress: Callable[[ToolProgress], None] | None = None,
+    ) -> ToolCallResult: ...
+
+    async def settle_tools(self) -> None:
+        """Return once tool lists that servers said changed have been read again."""
+
+    def instructions_prompt(self) -> str:
+        """The servers' instructions, for the system prompt ("" when none)."""
 
 
 class Agent:
@@ -117,10 +132,12 @@ class Agent:
         return [message for turn in self.turns for message in turn]
 
     def prompt_messages(self) -> list[dict[str, Any]]:
-        """What the model is sent: the system prompt and the last ``max_turns`` turns."""
+        """What the model is sent: the system prompt (the servers' instructions after the user's own)
+        and the last ``max_turns`` turns."""
         window = [message for turn in self.turns[-self.max_turns :] for message in turn]
-        if self.system_prompt:
-            return [{"role": "system", "content": self.system_prompt}, *window]
+        system = "\n\n".join(part for part in (self.system_prompt, self.tools.instructions_prompt()) if part)
+        if system:
+            return [{"role": "system", "content": system}, *window]
         return window
 
     def load_messages(self, messages: Sequence[dict[str, Any]]) -> None:
@@ -207,6 +224,8 @@ class Agent:
         while True:
             state.iterations += 1
             at_limit = self.max_iterations is not None and state.iterations > self.max_iterations
+            if state.iterations > 1 or resume:
+                await self.tools.settle_tools()  # a call may have changed a tool list: offer the new one
             offered = [] if at_limit else self._offered_tools(sink)
             state.reply_recorded = False
             await self._generate(state, offered, sink)
@@ -429,7 +448,12 @@ class Agent:
         if self.checkpoint is not None:
             await self.checkpoint()  # the start is on record before the call goes out
         started = state.started[call.id] = time.perf_counter()
-        result = await self.tools.call_tool(call.spec.server, call.spec.name, call.arguments)
+        result = await self.tools.call_tool(
+            call.spec.server,
+            call.spec.name,
+            call.arguments,
+            on_progress=lambda progress: sink(CallProgress(call, progress)),
+        )
         if result.failure is not None and result.failure.kind == FailureKind.TIMEOUT:
             status = CallStatus.TIMEOUT
         else:

@@ -108,7 +108,7 @@ def transcript_held(args: argparse.Namespace) -> Iterator[None]:
 
 async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None) -> int:
     """``--plain`` and ``-p``. With ``-p`` everything but the answer (or ``--json``'s object) goes to stderr."""
-    from mcp_chat_tui.cli.plain import run_plain
+    from mcp_chat_tui.cli.plain import log_printer, run_plain
 
     one_shot = args.prompt is not None
     console = Console(highlight=False, stderr=one_shot)
@@ -118,6 +118,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
     warn_short_secrets(mcp_config.redactor, console)
     engine = make_engine(args, model)
     hub = make_hub(settings, mcp_config)
+    hub.add_log_listener(log_printer(Console(stderr=True, highlight=False)))
     async with hub:
         try:
             with console.status(f"loading {model} and starting {len(mcp_config.enabled())} server(s)…") as status:

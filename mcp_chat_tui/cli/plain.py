@@ -28,6 +28,7 @@ from mcp_chat_tui.agent.events import (
     AssistantThinking,
     CallDecided,
     CallFinished,
+    CallProgress,
     CallStarted,
     CallStatus,
     GenerationStats,
@@ -45,6 +46,7 @@ from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.engine.events import Stats
 from mcp_chat_tui.servers.commands import is_command
 from mcp_chat_tui.servers.hub import ServerHub
+from mcp_chat_tui.servers.notifications import LogEntry
 from mcp_chat_tui.transcript import (
     AutoSaver,
     Transcript,
@@ -146,6 +148,11 @@ class PlainConsole:
                 title.append(f"  allowed by {visible_controls(allowed_by)}", "dim")
             self.console.print(title)
             self.console.print(Text(pretty_arguments(call.arguments), style="dim"), highlight=False)
+        elif isinstance(event, CallProgress):
+            self._break_line()
+            self.console.print(
+                literal(f"  ⋯ {event.call.tool} {event.progress.describe()}", "cyan"), highlight=False, soft_wrap=True
+            )
         elif isinstance(event, CallFinished):
             self._break_line()
             self.console.print(self._finished_panel(event))
@@ -264,6 +271,17 @@ class PlainConsole:
             self._in_text = False
 
 
+def log_printer(stderr: Console) -> Callable[[str, LogEntry], None]:
+    """A hub log listener that prints each warning (or worse) on ``stderr``, after its server's name."""
+
+    def show(server: str, entry: LogEntry) -> None:
+        if entry.at_least_warning:
+            logger = f" [{entry.logger}]" if entry.logger else ""
+            stderr.print(literal(f"{server}: {entry.level}{logger}: {entry.text}", "yellow"), soft_wrap=True)
+
+    return show
+
+
 def print_loaded(console: Console, transcript: Transcript) -> None:
     """A resumed conversation, compactly: prompts, answers, one line per call."""
     for exchange in transcript.exchanges:
@@ -280,6 +298,9 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
                         "interrupted" if proposal.interrupted else "waiting" if proposal.awaiting_choice else "approved"
                     )
                 )
+                progress = proposal.result.progress if proposal.result else None
+                if progress is not None:
+                    status += f" (last progress {progress.describe()})"
                 console.print(literal(f"  ⚙ {proposal.name} {pretty_json(proposal.arguments)} → {status}", "dim"))
             for request in step.requests:
                 console.print(literal(f"  {describe_answered(request)}", "dim"))
@@ -404,6 +425,11 @@ async def _converse(
                     continue
                 if prompt.lower() in EXIT_WORDS:
                     return 0
+                roots_command = getattr(agent.tools, "roots_command", None)
+                said = await roots_command(prompt) if roots_command is not None else None
+                if said is not None:
+                    console.print(literal(said, "dim"), soft_wrap=True)
+                    continue
             attachments: list[Attachment] = []
             if catalog is not None and is_command(prompt):
                 try:

@@ -22,6 +22,7 @@ from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.paths import bundled_path, user_log_dir
 from mcp_chat_tui.core.redact import Redactor, redact_logs
 from mcp_chat_tui.servers import ServerHub
+from mcp_chat_tui.servers.roots import Roots
 
 
 def load_configuration(
@@ -56,6 +57,10 @@ def make_hub(settings: Settings, mcp_config: McpConfig) -> ServerHub:
         log_dir=user_log_dir() / "servers",
         redactor=mcp_config.redactor,
         sampling_per_minute=settings.sampling_per_minute,
+        roots=Roots(
+            [Path(path).expanduser() for path in settings.roots],
+            {name: [Path(path).expanduser() for path in paths] for name, paths in settings.server_roots.items()},
+        ),
     )
 
 

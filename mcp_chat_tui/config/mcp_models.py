@@ -23,6 +23,8 @@ _Text = Annotated[str, Field(strict=True)]
 _Seconds = Annotated[float, Field(strict=True, gt=0)]
 
 Transport = Literal["stdio", "http", "sse"]
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
 _Port = Annotated[int, Field(strict=True, ge=1, le=65535)]
 
 
@@ -48,7 +50,8 @@ class ServerConfig(BaseModel):
     """One MCP server: how to start it (stdio) or reach it (http, sse), and its timeouts.
 
     ``timeout`` (seconds per tool call) and ``init_timeout`` (seconds to start and initialise)
-    override the settings when given. Unknown keys in the file are ignored, as VS Code does.
+    override the settings when given; ``log_level`` is the least level of log message the server
+    is asked to send (default ``info``). Unknown keys in the file are ignored, as VS Code does.
     """
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
@@ -66,6 +69,7 @@ class ServerConfig(BaseModel):
     timeout: _Seconds | None = None
     init_timeout: _Seconds | None = Field(None, alias="initTimeout")
     oauth: OAuthSettings | Annotated[bool, Field(strict=True)] = True
+    log_level: LogLevel | None = Field(None, alias="logLevel")
 
     # Field name -> value safe to show (password answers replaced by their placeholder).
     _display: dict[str, Any] = PrivateAttr(default_factory=dict)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from mcp_chat_tui.config._errors import from_toml_error, from_validation_error, key_path, kind_of, read_text
 from mcp_chat_tui.core.errors import ConfigError
@@ -26,12 +26,26 @@ ToolApproval = Literal["always", "ask"]
 ServerName = Annotated[str, StringConstraints(min_length=1)]
 
 
+def _existing_folder(text: str) -> str:
+    """A root must name an existing folder (``~`` expanded): a typo is an error, not a root that is never there."""
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        raise ValueError(f"`{text}` is not an absolute path: give the whole path of a folder (~ is allowed)")
+    if not path.is_dir():
+        raise ValueError(f"`{text}` is not an existing folder")
+    return text
+
+
+RootFolder = Annotated[str, StringConstraints(min_length=1), AfterValidator(_existing_folder)]
+
+
 class Settings(BaseModel):
     """Everything ``config.toml`` may set; every field has a default, so no file means defaults.
 
     ``approval``: "ask" before every call, "auto" runs every call, "auto-readonly" runs the tools a
     server named in ``trusted_servers`` marks read-only and asks for the rest (any server can mark
-    any tool read-only). ``approvals[server][tool]`` overrides it per tool.
+    any tool read-only). ``approvals[server][tool]`` overrides it per tool. ``roots`` (every server)
+    and ``server_roots[server]`` are folders offered to servers as roots, besides the working directory.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -46,6 +60,8 @@ class Settings(BaseModel):
     theme: str = "mcp-dark"
     on_server_failure: Literal["exit", "continue"] = "exit"
     sampling_per_minute: int = Field(10, ge=0)  # sampling requests one server may make a minute (0: none)
+    roots: list[RootFolder] = Field(default_factory=list)
+    server_roots: dict[ServerName, list[RootFolder]] = Field(default_factory=dict)
 
     def tool_approval(self, server: str, tool: str) -> ToolApproval | None:
         """The remembered choice for one tool, if any."""

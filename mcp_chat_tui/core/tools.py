@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any
 
 from mcp_chat_tui.core.content import ContentPart
+from mcp_chat_tui.core.progress import ToolProgress
 
 # The server name the app's own tools (the built-in resource tools) appear under. mcp.json
 # cannot name a server so: config/mcp_json.py refuses it.
@@ -159,6 +160,7 @@ class ToolCallResult:
     truncated: bool = False
     full_size: int = 0
     parts: list[ContentPart] = field(default_factory=list)
+    progress: ToolProgress | None = None  # the last progress the server reported for the call
 
     @property
     def ok(self) -> bool:

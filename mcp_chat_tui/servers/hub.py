@@ -25,15 +25,24 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_chat_tui import __version__
 from mcp_chat_tui.core.paths import user_data_dir
+from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
 from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, builtin_specs, call_builtin
 from mcp_chat_tui.servers.catalog import CatalogAccess
+from mcp_chat_tui.servers.client_context import (
+    LogListener,
+    ProgressListener,
+    ServerContext,
+    log_level_meta,
+    progress_callback,
+)
 from mcp_chat_tui.servers.client_requests import DEFAULT_SAMPLING_PER_MINUTE, ClientRequests, RequestDesk
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
 from mcp_chat_tui.servers.oauth import OAuthSession, PersonClock, SignInPrompt, oauth_failure, open_oauth_session
 from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol
+from mcp_chat_tui.servers.roots import Roots
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
 from mcp_chat_tui.servers.tasks import set_apart_task_tools
@@ -86,8 +95,10 @@ class _Runtime:
     catalog_refresh: asyncio.Task[None] | None = None  # reading prompts and resources again
     catalog_wanted: bool = False
 
+    log_shown_soon: asyncio.TimerHandle | None = None
 
-class ServerHub(CatalogAccess):
+
+class ServerHub(CatalogAccess, ServerContext):
     """Runs the configured servers; ``async with ServerHub(...)`` starts nothing, ``start_all()`` does."""
 
     def __init__(
@@ -101,9 +112,12 @@ class ServerHub(CatalogAccess):
         redactor: Redactor | None = None,
         token_vault: TokenVault | None = None,
         sampling_per_minute: int = DEFAULT_SAMPLING_PER_MINUTE,
+        roots: Roots | None = None,
     ) -> None:
         self.init_timeout = init_timeout
         self.token_vault = token_vault or TokenVault(user_data_dir() / TOKEN_FILE_NAME)
+        self.roots = roots if roots is not None else Roots()
+        self._log_listeners: list[LogListener] = []
         self.redactor = redactor if redactor is not None else Redactor()
         self.requests = RequestDesk(self.redactor, sampling_per_minute)  # sampling and elicitation
         self.tool_timeout = tool_timeout
@@ -116,6 +130,7 @@ class ServerHub(CatalogAccess):
         for config in servers:
             transport = config.type
             status = ServerStatus(name=config.name, transport=transport, sampling_per_minute=sampling_per_minute)
+            status.log_level = getattr(config, "log_level", None) or status.log_level
             if getattr(config, "disabled", False):
                 status.state = ServerState.DISABLED
             if log_dir is not None and transport == "stdio":
@@ -253,6 +268,7 @@ class ServerHub(CatalogAccess):
                 rt.client = client
                 await self._list_tools(rt, client)
                 await self._read_catalog(rt, client)
+                await self._send_log_level(rt, client)
                 self._record_server_info(rt, client)
                 rt.status.start_seconds = time.perf_counter() - started
                 self._set_state(rt, ServerState.READY)
@@ -278,6 +294,9 @@ class ServerHub(CatalogAccess):
             for task in (rt.refresh_task, rt.catalog_task, rt.catalog_refresh):
                 if task is not None and not task.done():
                     task.cancel()
+            if rt.log_shown_soon is not None:  # observers hear of the last log messages with the state change
+                rt.log_shown_soon.cancel()
+                rt.log_shown_soon = None
             if rt.capture is not None:
                 rt.capture.release_write_end()
             rt.settled.set()
@@ -291,6 +310,9 @@ class ServerHub(CatalogAccess):
             sampling_callback=partial(self._on_sampling, rt),
             sampling_capabilities=mcp_types.SamplingCapability(tools=mcp_types.SamplingToolsCapability()),
             elicitation_callback=partial(self._on_elicitation, rt),
+            logging_callback=partial(self._on_log, rt, generation),
+            log_level=rt.status.log_level,  # type: ignore[arg-type]
+            list_roots_callback=partial(self._list_roots, rt),
         )
 
     async def _on_sampling(self, rt: _Runtime, context: Any, params: mcp_types.CreateMessageRequestParams) -> Any:
@@ -505,11 +527,18 @@ class ServerHub(CatalogAccess):
     # ----- calling ---------------------------------------------------------------------------
 
     async def call_tool(
-        self, server: str, tool: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressListener | None = None,
     ) -> ToolCallResult:
         """Call one tool; a failure comes back as ``result.failure``, never as an exception.
 
-        Cancelling the awaiting task cancels the request at the server (the SDK
+        ``on_progress`` hears each progress notification of the call (redacted); the last one
+        is kept on the result. Cancelling the awaiting task cancels the request at the server (the SDK
         sends ``notifications/cancelled``) and leaves the server usable.
         """
         arguments = dict(arguments or {})
@@ -543,8 +572,15 @@ class ServerHub(CatalogAccess):
         if rt.status.state == ServerState.READY:
             self._set_state(rt, ServerState.BUSY)
         result: ToolCallResult | None = None
+        latest: list[ToolProgress] = []
         try:
-            raw = await client.call_tool(tool, arguments, read_timeout_seconds=limit)
+            raw = await client.call_tool(
+                tool,
+                arguments,
+                read_timeout_seconds=limit,
+                progress_callback=progress_callback(on_progress or _ignore, self.redactor, latest),
+                meta=log_level_meta(client, rt.status.log_level),  # type: ignore[arg-type]
+            )
             result = convert_result(raw, server, tool, arguments, started_at, self.max_result_chars, self.redactor)
         except Exception as exc:  # noqa: BLE001 - a tool failure never raises into the caller
             kind, message, crash = call_failure(exc, server, tool, limit)
@@ -556,6 +592,8 @@ class ServerHub(CatalogAccess):
                 rt.status.protocol_problems.append(f"{tool}: {result.failure.message if result.failure else message}")
         finally:
             rt.status.calls_in_flight -= 1
+            if result is not None and latest:
+                result.progress = latest[0]
             if result is not None:
                 result.duration = time.perf_counter() - clock
                 self._record_usage(rt, result)
@@ -627,3 +665,7 @@ class ServerHub(CatalogAccess):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await asyncio.shield(self.shutdown())
+
+
+def _ignore(_progress: ToolProgress) -> None:
+    """No one listens to this call's progress (it is still kept on the result)."""

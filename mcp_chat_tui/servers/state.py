@@ -11,6 +11,7 @@ from pathlib import Path
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
 from mcp_chat_tui.servers.listing import RefusedTool
+from mcp_chat_tui.servers.notifications import DEFAULT_LOG_LEVEL, ServerLog
 
 STDERR_TAIL_LINES = 200
 PROTOCOL_PROBLEMS_KEPT = 20
@@ -91,6 +92,9 @@ class ServerStatus:
             return ""
         refused = f", {self.samples_refused} over the limit" if self.samples_refused else ""
         return f"sampled {self.samples_asked}× (limit {self.sampling_per_minute}/min{refused})"
+
+    log: ServerLog = field(default_factory=ServerLog)  # its notifications/message, bounded
+    log_level: str = DEFAULT_LOG_LEVEL  # the least level it is asked to send
 
     @property
     def mean_latency(self) -> float | None:

@@ -14,6 +14,7 @@ from typing import Any
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.transcript.markers import (
     ASSISTANT,
     ATTACHMENT,
@@ -172,6 +173,8 @@ def _render_result(result: ToolResult, out: list[str]) -> None:
         meta["parts"] = [part.to_json(inline=True) for part in result.parts]
     if result.structured is not None:
         meta["structured"] = result.structured
+    if result.progress is not None:
+        meta["progress"] = result.progress.to_json()
     header = f"{RESULT} [{escape_name(result.name)}][{escape_name(result.call_id)}]"
     if meta:
         header += " " + json.dumps(meta, ensure_ascii=False)
@@ -465,6 +468,7 @@ class _Reader:
             tool=str(meta.get("tool", "")),
             parts=self._parts(meta.get("parts")),
             structured=meta["structured"] if isinstance(meta.get("structured"), dict) else None,
+            progress=ToolProgress.from_json(meta.get("progress")),
         )
 
     def _parts(self, entries: object) -> list[ContentPart]:

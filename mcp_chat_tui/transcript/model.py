@@ -14,6 +14,7 @@ from typing import Any
 
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.content import ContentPart
+from mcp_chat_tui.core.progress import ToolProgress
 
 CHOICES = ("yo", "ya", "yO", "yA", "n", "nA", "auto")
 ALLOWING = ("yo", "ya", "yO", "yA", "auto")
@@ -33,6 +34,7 @@ class ToolResult:
     tool: str = ""  # the tool's own name at ``server``, when the model was given another (``name``)
     parts: list[ContentPart] = field(default_factory=list)  # the blocks, when they say more than ``content``
     structured: dict[str, Any] | None = None  # the result's structured content
+    progress: ToolProgress | None = None  # the last progress its server reported
 
 
 @dataclass

@@ -23,6 +23,7 @@ from mcp_chat_tui.agent.events import (
     AssistantThinking,
     CallDecided,
     CallFinished,
+    CallProgress,
     CallProposed,
     CallStarted,
     GenerationRate,
@@ -109,6 +110,9 @@ class AgentEventView:
     async def _show_call_started(self, event: CallStarted) -> None:
         self.call_store.started(event)
         self._engine_state("running tools")
+
+    async def _show_call_progress(self, event: CallProgress) -> None:
+        self.call_store.progressed(event)
 
     async def _show_call_finished(self, event: CallFinished) -> None:
         record = self.call_store.finished(event)
@@ -200,4 +204,5 @@ EVENT_HANDLERS: dict[type, Handler] = {
     NoticeEvent: AgentEventView._show_notice,
     TurnFinished: AgentEventView._turn_finished,
     ServerRequestAnswered: AgentEventView._show_server_request,
+    CallProgress: AgentEventView._show_call_progress,
 }

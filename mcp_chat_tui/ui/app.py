@@ -25,6 +25,7 @@ from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
 from mcp_chat_tui.config import Settings
 from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.commands import is_command
@@ -313,7 +314,9 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
     def _open_server(self, message: DataTable.RowSelected) -> None:
         status = self.hub.status(message.row_key.value)
         self.push_screen(
-            ServerDetailScreen(status, self.clock, self.policy.runs_without_asking, self.toggle_tool_auto_run)
+            ServerDetailScreen(
+                status, self.clock, self.policy.runs_without_asking, self.toggle_tool_auto_run, self.set_log_level
+            )
         )
 
     # ----- prompts and turns -----------------------------------------------------------------
@@ -342,6 +345,11 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
             return
         if prompt.lower() in EXIT_WORDS:
             await self.action_quit()
+            return
+        said = await self.hub.roots_command(prompt)
+        if said is not None:  # /roots: the folders servers may work in, changed here
+            self.query_one(PromptInput).remember(prompt)
+            self.notify(visible_controls(said), title="roots", markup=False, timeout=8)
             return
         prompt_box = self.query_one(PromptInput)
         prompt_box.remember(prompt)

@@ -9,7 +9,14 @@ from datetime import datetime
 
 from textual.widget import Widget
 
-from mcp_chat_tui.agent.events import CallFinished, CallStarted, CallStatus, MalformedCall, PlannedCall
+from mcp_chat_tui.agent.events import (
+    CallFinished,
+    CallProgress,
+    CallStarted,
+    CallStatus,
+    MalformedCall,
+    PlannedCall,
+)
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.records import CallRecord, CallState
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
@@ -108,6 +115,16 @@ class CallStore:
             record.started_clock = time.perf_counter()
             self.update(record, state=CallState.RUNNING)
 
+    def progressed(self, event: CallProgress) -> None:
+        """A running call's latest progress, drawn in its row (bar and message) and its card."""
+        record = self.open.get(id(event.call))
+        if record is not None:
+            record.progress = event.progress
+            self.table.update_record(record, ("args",))  # only its bar and message changed
+            card = self.cards.get(record.key)
+            if card is not None:
+                card.refresh_card()
+
     def finished(self, event: CallFinished) -> CallRecord | None:
         """The call's outcome into its record; returns the record (None for a malformed call)."""
         if event.status is CallStatus.MALFORMED:
@@ -120,6 +137,8 @@ class CallStore:
             return None
         record.duration = event.duration
         record.result = event.result
+        if event.result is not None and event.result.progress is not None:
+            record.progress = event.result.progress
         record.content_for_model = event.content_for_model
         if event.result is None:
             record.reason = event.content_for_model

@@ -70,6 +70,7 @@ class RecordingSink:
                     tool=real_tool_name(event.call),
                     parts=keep_media(parts, saver.path if saver is not None else None, event.call.id),
                     structured=result.structured if result is not None else None,
+                    progress=event.result.progress if event.result is not None else None,
                 )
             )
         elif isinstance(event, ServerRequestAnswered):

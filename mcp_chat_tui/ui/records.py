@@ -9,6 +9,7 @@ from enum import Enum
 from typing import Any
 
 from mcp_chat_tui.core.content import ContentPart
+from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.tools import ToolCallResult
 
 
@@ -63,6 +64,7 @@ class CallRecord:
     reason: str = ""
     allowed_by: str = ""  # who or which rule let it run ("you (once)", "auto policy"…), once decided
     given_id: str = ""
+    progress: ToolProgress | None = None  # the last progress its server reported
     extra: dict[str, Any] = field(default_factory=dict)
     loaded_parts: list[ContentPart] = field(default_factory=list)  # a call read from a transcript
     loaded_structured: dict[str, Any] | None = None

@@ -117,6 +117,15 @@ class ServerActions:
         body = where + ("\n".join(status.stderr_tail) or "(nothing on stderr yet)")
         self.push_screen(TextScreen(f"stderr of {name}", body))
 
+    def set_log_level(self, name: str, level: str) -> None:
+        """Ask a server for log messages at ``level`` and above (this session; ``logLevel`` in mcp.json keeps one)."""
+
+        async def send() -> None:
+            said = await self.hub.set_log_level(name, level)
+            self.notify(visible_controls(said), markup=False)
+
+        self.run_worker(send(), group=f"log-level-{name}")
+
     def toggle_server_auto_run(self, name: str) -> None:
         """Every tool of the server runs without asking, or every one asks: for this session only
         (config.toml is not written; its saved choices apply again next time)."""

@@ -127,6 +127,7 @@ def _add_proposal_record(calls: CallStore, proposal: Proposal) -> CallRecord:
         record.raw = str(proposal.call.get("function", {}).get("arguments", ""))
     if result is not None:
         record.duration = result.duration
+        record.progress = result.progress
         record.content_for_model = result.content
         record.loaded_parts, record.loaded_structured = result.parts, result.structured
         record.reason = "" if result.status == "done" else result.content

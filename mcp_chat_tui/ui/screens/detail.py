@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Static
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.core.tools import ToolSpec
+from mcp_chat_tui.servers.notifications import LogEntry, level_rank, next_level
 from mcp_chat_tui.servers.state import ServerStatus, protocol_notes, tool_list_notes
 from mcp_chat_tui.transcript.media import worth_keeping
 from mcp_chat_tui.ui.format import DisplayClock, literal
@@ -24,6 +25,24 @@ from mcp_chat_tui.ui.widgets.media import MediaView
 from mcp_chat_tui.ui.widgets.sidebar import ListTable
 
 CSS = Path(__file__).with_name("detail.tcss")
+LOG_LINES_SHOWN = 200  # the server detail screen's log shows the latest this many messages
+LEVEL_STYLE = {"debug": "dim", "info": "", "notice": "bold", "warning": "yellow"}  # worse ones: red
+
+
+def log_lines(entries: list[LogEntry], clock: DisplayClock) -> Text:
+    """Log messages as literal lines, each coloured by its level."""
+    text = Text()
+    for entry in entries:
+        style = LEVEL_STYLE.get(entry.level, "bold red")
+        text.append_text(literal(entry.line(clock.time(entry.time)) + "\n", style))
+    return text
+
+
+def log_title(status: ServerStatus) -> str:
+    counts = status.log.counts
+    worse = f", {status.log.problems} warning or worse" if status.log.problems else ""
+    shown = ", ".join(f"{counts[level]} {level}" for level in sorted(counts, key=level_rank))
+    return f"log · level {status.log_level} · {status.log.total} message(s){worse}" + (f" ({shown})" if shown else "")
 
 
 def call_report(record: CallRecord, clock: DisplayClock) -> str:
@@ -120,22 +139,32 @@ class CallDetailScreen(ModalScreen[None]):
 
 
 class ServerDetailScreen(ModalScreen[None]):
-    """A server's tools, with their calls so far and mean duration; ``a`` toggles auto-run for one."""
+    """A server's tools, with their calls so far and mean duration; ``a`` toggles auto-run for one.
+    Below them its instructions and its log messages (live); ``+`` and ``-`` set its log level."""
 
     CSS_PATH = CSS
     BINDINGS = [
         Binding("escape,q", "dismiss", "Close", id="server_detail.close"),
         Binding("a", "toggle", "Toggle auto-run", id="server_detail.toggle"),
+        Binding("plus,equals_sign", "log_level(1)", "Fewer log messages", id="server_detail.log_less"),
+        Binding("minus", "log_level(-1)", "More log messages", id="server_detail.log_more"),
     ]
 
     def __init__(
-        self, status: ServerStatus, clock: DisplayClock, auto_run: Callable[[ToolSpec], bool], on_toggle
+        self,
+        status: ServerStatus,
+        clock: DisplayClock,
+        auto_run: Callable[[ToolSpec], bool],
+        on_toggle,
+        on_log_level: Callable[[str, str], None] | None = None,
     ) -> None:
         super().__init__()
         self.status = status
         self.clock = clock
         self.auto_run = auto_run  # whether a tool runs without asking now (its ⚡)
         self.on_toggle = on_toggle
+        self.on_log_level = on_log_level  # (server, level): ask the server for that level from now on
+        self._log_shown: tuple[int, str] | None = None  # (messages, level) the log view shows
 
     def compose(self) -> ComposeResult:
         status = self.status
@@ -153,7 +182,14 @@ class ServerDetailScreen(ModalScreen[None]):
             if protocol_notes(status):
                 yield Static(literal(protocol_notes(status), "red"), id="server-protocol-notes")
             yield ListTable(id="server-tools")
-            yield Static("[b]a[/] toggle auto-run  [b]Esc[/] or [b]q[/] close", classes="detail-keys")
+            if status.instructions:
+                yield Static(literal(f"instructions: {status.instructions}", "italic"), id="server-instructions")
+            yield Static(id="server-log-title", classes="detail-section")
+            with VerticalScroll(id="server-log", classes="detail-body"):
+                yield Static(id="server-log-lines")
+            yield Static(
+                "[b]a[/] toggle auto-run  [b]+[/]/[b]-[/] log level  [b]Esc[/] or [b]q[/] close", classes="detail-keys"
+            )
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -173,6 +209,25 @@ class ServerDetailScreen(ModalScreen[None]):
                 key=spec.name,
             )
         table.focus()
+        self.show_log()
+        self.set_interval(0.1, self.show_log)
+
+    def show_log(self) -> None:
+        """The log title and the latest messages, drawn again only when they changed."""
+        status = self.status
+        now = (status.log.total, status.log_level)
+        if now == self._log_shown:
+            return
+        self._log_shown = now
+        self.query_one("#server-log-title", Static).update(literal(log_title(status), "bold"))
+        entries = list(status.log.entries)[-LOG_LINES_SHOWN:]
+        lines = log_lines(entries, self.clock) if entries else literal("(no log messages yet)", "dim")
+        self.query_one("#server-log-lines", Static).update(lines)
+        self.query_one("#server-log", VerticalScroll).scroll_end(animate=False)
+
+    def action_log_level(self, step: int) -> None:
+        if self.on_log_level is not None:
+            self.on_log_level(self.status.name, next_level(self.status.log_level, step))
 
     def action_toggle(self) -> None:
         table = self.query_one(DataTable)

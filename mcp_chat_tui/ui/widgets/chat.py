@@ -11,6 +11,7 @@ from textual.widget import Widget
 from textual.widgets import MarkdownViewer, Static, Tree, _collapsible, _markdown
 from textual.widgets.markdown import MarkdownTableOfContents
 
+from mcp_chat_tui.core.progress import progress_bar
 from mcp_chat_tui.core.text import one_line
 from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import STATE_GLYPH, CallRecord, CallState
@@ -146,6 +147,8 @@ class ToolCallCard(Static):
             text.append_text(literal(f"  {self.clock.duration(record.duration)}", "dim"))
         if record.state is CallState.INTERRUPTED:
             text.append_text(literal("  (it may or may not have run)", "italic"))
+        if record.progress is not None:
+            text.append_text(literal(f"\n{progress_bar(record.progress)} {record.progress.describe()}", "dim"))
         if record.state is CallState.MALFORMED:
             text.append_text(literal(f"\n{record.reason}\n", "italic"))
             text.append_text(literal(one_line(record.raw, 400), "dim"))

@@ -14,6 +14,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable
 
+from mcp_chat_tui.core.progress import progress_bar
 from mcp_chat_tui.core.text import arguments_summary, one_line
 from mcp_chat_tui.servers.state import ServerState, ServerStatus
 from mcp_chat_tui.ui.format import DisplayClock, literal
@@ -194,12 +195,17 @@ class ToolCallTable(FittedTable):
             "state": state,
             "took": Text(self.clock.duration(record.elapsed()), style="dim"),
             "by": literal(allowed_by_short(record.allowed_by), "dim"),
-            "args": literal(
-                arguments_summary(record.arguments, 48)
-                if record.state is not CallState.MALFORMED
-                else one_line(record.raw, 48)
-            ),
+            "args": self._args_cell(record),
         }
+
+    @staticmethod
+    def _args_cell(record: CallRecord) -> Text:
+        """The call's arguments in short; while it runs with progress, its bar and latest message."""
+        if record.state is CallState.RUNNING and record.progress is not None:
+            return literal(one_line(f"{progress_bar(record.progress)} {record.progress.describe()}", 48), "cyan")
+        if record.state is CallState.MALFORMED:
+            return literal(one_line(record.raw, 48))
+        return literal(arguments_summary(record.arguments, 48))
 
     def add_record(self, record: CallRecord, *, follow: bool = True) -> None:
         """A row for ``record``; the cursor follows to it when it was on the last row (unless not
@@ -212,7 +218,7 @@ class ToolCallTable(FittedTable):
             self.move_cursor(row=self.row_count - 1, animate=False)
 
     def update_record(
-        self, record: CallRecord, columns: tuple[str, ...] = ("time", "tool", "state", "took", "by")
+        self, record: CallRecord, columns: tuple[str, ...] = ("time", "tool", "state", "took", "by", "args")
     ) -> None:
         if record.key not in self.records:
             return
@@ -296,13 +302,18 @@ class ServerTable(FittedTable):
         why = why or (f"{len(status.unsupported_tools)} tool(s) not supported" if status.unsupported_tools else "")
         why = why or (f"{status.protocol_problem_count} protocol problem(s)" if status.protocol_problem_count else "")
         note = "" if why else status.sampling_note()
+        log_style = "yellow" if status.log.problems else "dim"
+        if why:
+            why_cell = literal(one_line(why, 60), "red")
+        else:
+            why_cell = literal(note, "dim") if note else literal(status.log.summary(), log_style)
         return [
             Text(server_state_label(status.state), style=style),
             cut(literal(status.name, "bold"), self.name_width),
             Text(status.transport, style="dim"),
             Text(tools),
             Text(self.clock.duration(status.last_latency), style="dim"),
-            literal(one_line(why, 60), "red") if why else literal(note, "dim"),
+            why_cell,
         ]
 
     def show(self, status: ServerStatus) -> None:

@@ -6,7 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.models import build_tiny_model
+from mcp_chat_tui.engine.blas import load_blas
+
+load_blas()  # before any test imports mlx.core, as the app's entry point does
+
+from tests.models import build_tiny_model  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

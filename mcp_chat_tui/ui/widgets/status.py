@@ -1,4 +1,4 @@
-"""The status bar: model, engine state (with download progress), messages waiting, tokens in
+"""The status bar: model (and what it computes with), engine state (with download progress), messages waiting, tokens in
 context, servers, and "not saved" while saving the conversation fails.
 
 The state and its detail are read as one phrase ("loading the model; starting 1 server…",
@@ -46,6 +46,7 @@ class StatusBar(Widget):
     """
 
     model = reactive("")
+    compute = reactive("")  # the local model's compute dtype and BLAS: "float32 (from float16) · OpenBLAS"
     engine_state = reactive("starting")
     detail = reactive("")
     context_tokens = reactive(0)
@@ -60,6 +61,8 @@ class StatusBar(Widget):
 
     def render(self) -> Text:
         text = literal(self.model or "no model", "bold")
+        if self.compute:
+            text.append_text(literal(f" ({self.compute})", "dim"))
         text.append("  ·  ")
         failed = "failed" in self.engine_state
         text.append(self.engine_state, style=STATE_COLOUR.get(self.engine_state, "red" if failed else "yellow"))

@@ -131,6 +131,10 @@ def worker_raw(folder: str, dtype: str, tokens: int) -> dict:
     from mlx_lm.utils import load
 
     model, tokenizer = load(folder)
+    if dtype == "dequantized":  # quantized weights made dense float32
+        from mlx_lm.utils import dequantize_model
+
+        model, dtype = dequantize_model(model), "float32"
     if dtype != "stored":
         model.set_dtype(getattr(mx, dtype))
         mx.eval(model.parameters())
@@ -232,7 +236,7 @@ def main() -> None:
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument(
-        "--dtype", default="stored", help="worker: stored, float32, bfloat16, float16 (engine: default)"
+        "--dtype", default="stored", help="worker: stored, float32, bfloat16, float16, dequantized (engine: default)"
     )
     parser.add_argument("--engine", action="store_true", help="worker: through MlxEngine")
     args = parser.parse_args()

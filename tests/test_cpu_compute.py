@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from mcp_chat_tui.engine.blas import BLAS_ENV, INSTALL_HINT, blas_in_use
-from mcp_chat_tui.engine.compute import ComputeChoice, decide
+from mcp_chat_tui.engine.compute import ComputeChoice, ModelFacts, decide
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from tests.models import build_tiny_model
 
@@ -92,17 +92,18 @@ def test_the_systems_openblas_is_found_where_each_distribution_puts_it(tmp_path,
     assert choose_under(tmp_path) == {"name": "OpenBLAS", "path": str(placed), "reason": "", "hint": None}
 
 
-def test_mkl_from_pip_comes_before_the_systems_openblas(tmp_path):
-    place(reference_blas(), tmp_path, DEBIAN)
+def test_the_systems_openblas_comes_before_mkl_from_pip_which_is_used_without_it(tmp_path):
     mkl = place(reference_blas(), tmp_path, "pip/libmkl_rt.so.2")
-    assert choose_under(tmp_path)["path"] == str(mkl)
+    assert choose_under(tmp_path) == {"name": "MKL", "path": str(mkl), "reason": "", "hint": None}
+    openblas = place(reference_blas(), tmp_path, DEBIAN)
+    assert choose_under(tmp_path)["path"] == str(openblas)
 
 
 def test_a_library_without_cblas_sgemm_is_passed_over(tmp_path):
     gfortran = next(reference_blas().parent.glob("libgfortran*.so*"))  # loads, but is no BLAS
-    place(gfortran, tmp_path, "pip/libmkl_rt.so.2")
-    placed = place(reference_blas(), tmp_path, DEBIAN)
-    assert choose_under(tmp_path)["path"] == str(placed)
+    place(gfortran, tmp_path, DEBIAN)
+    mkl = place(reference_blas(), tmp_path, "pip/libmkl_rt.so.2")
+    assert choose_under(tmp_path)["path"] == str(mkl)
 
 
 def test_none_found_says_what_to_install(tmp_path):
@@ -189,36 +190,51 @@ def test_the_install_hint_is_one_line_on_stderr_when_none_is_found(tmp_path):
 # -- the dtype the model computes in --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("weights", ["float16", "bfloat16", "4-bit", "8-bit"])
-def test_half_precision_and_quantized_weights_compute_in_float32_on_the_cpu(weights):
+def facts(weights: str, cast: int = GB, dense: int = 0, on_cpu: bool = True, available: int | None = 16 * GB):
     floating = "float16" if weights.endswith("-bit") else weights
-    assert decide(weights, floating, "auto", True, GB, 16 * GB) == ComputeChoice(weights, "float32")
+    return ModelFacts(weights, floating, cast, dense or cast, on_cpu, available)
+
+
+@pytest.mark.parametrize("weights", ["float16", "bfloat16"])
+def test_half_precision_weights_compute_in_float32_on_the_cpu(weights):
+    assert decide(facts(weights), "auto") == ComputeChoice(weights, "float32")
+
+
+@pytest.mark.parametrize("weights", ["4-bit", "8-bit"])
+def test_quantized_weights_are_made_dense_float32_when_memory_allows(weights):
+    assert decide(facts(weights, dense=4 * GB), "auto") == ComputeChoice(weights, "float32", dense=True)
+    scales_only = decide(facts(weights, cast=GB // 10, dense=12 * GB), "auto")
+    assert scales_only == ComputeChoice(weights, "float32", note="dense float32 needs 12.0 GB more memory")
+    assert scales_only.label() == f"{weights}, float32: dense float32 needs 12.0 GB more memory"
 
 
 def test_float32_weights_stay_as_they_are():
-    assert decide("float32", "float32", "auto", True, 0, 16 * GB) == ComputeChoice("float32", "float32")
+    assert decide(facts("float32", cast=0), "auto") == ComputeChoice("float32", "float32")
 
 
 def test_on_a_gpu_the_stored_dtype_is_kept():
-    assert decide("float16", "float16", "auto", False, GB, 16 * GB) == ComputeChoice("float16", "float16")
+    assert decide(facts("float16", on_cpu=False), "auto") == ComputeChoice("float16", "float16")
+    assert decide(facts("4-bit", on_cpu=False), "auto") == ComputeChoice("4-bit", "float16")
 
 
 def test_without_the_memory_for_float32_the_stored_dtype_is_kept_and_said():
-    choice = decide("bfloat16", "bfloat16", "auto", True, 3 * GB, 4 * GB)
-    assert choice == ComputeChoice("bfloat16", "bfloat16", "float32 needs 3.0 GB more memory")
-    assert choice.label() == "bfloat16 (float32 needs 3.0 GB more memory)"
-    assert decide("float16", "float16", "auto", True, 2 * GB, 4 * GB).dtype == "float32"  # half of it is allowed
+    choice = decide(facts("bfloat16", cast=3 * GB, available=4 * GB), "auto")
+    assert choice == ComputeChoice("bfloat16", "bfloat16", note="float32 needs 3.0 GB more memory")
+    assert choice.label() == "bfloat16: float32 needs 3.0 GB more memory"
+    assert decide(facts("float16", cast=2 * GB, available=4 * GB), "auto").dtype == "float32"  # half of it may go
 
 
 def test_the_setting_overrides_the_choice():
-    assert decide("float16", "float16", "stored", True, GB, 16 * GB).dtype == "float16"
-    assert decide("float32", "float32", "bfloat16", True, 0, 16 * GB).dtype == "bfloat16"
+    assert decide(facts("float16"), "stored").dtype == "float16"
+    assert decide(facts("float32", cast=0), "bfloat16").dtype == "bfloat16"
+    assert decide(facts("4-bit", on_cpu=False), "float32") == ComputeChoice("4-bit", "float32", dense=True)
 
 
 def test_labels_say_what_was_cast():
-    assert ComputeChoice("float16", "float32").label() == "float32 (from float16)"
+    assert ComputeChoice("float16", "float32").label() == "float32 from float16"
     assert ComputeChoice("float32", "float32").label() == "float32"
     assert ComputeChoice("4-bit", "float32").label() == "4-bit, float32"
+    assert ComputeChoice("4-bit", "float32", dense=True).label() == "float32 from 4-bit"
 
 
 @pytest.fixture(scope="session")
@@ -231,22 +247,31 @@ def half_models(tmp_path_factory, tiny_model) -> dict[str, Path]:
     if not (folders["float16"] / "config.json").exists():
         wide = build_tiny_model(base / "tiny-wide", hidden_size=128, intermediate_size=256)  # groups of 64 fit
         convert(str(wide), str(folders["float16"]), dtype="float16")
-        convert(str(wide), str(folders["4-bit"]), quantize=True, q_bits=4, q_group_size=64)
-        convert(str(wide), str(folders["8-bit"]), quantize=True, q_bits=8, q_group_size=64)
+        for bits in (4, 8):  # from the float16 folder: float16 scales, as published quantized models have
+            convert(
+                str(folders["float16"]),
+                str(folders[f"{bits}-bit"]),
+                quantize=True,
+                q_bits=bits,
+                q_group_size=64,
+                dtype="float16",
+            )
     return folders
 
 
 @pytest.mark.parametrize(
     ("kind", "setting", "label", "dtype"),
     [
-        ("float16", "auto", "float32 (from float16)", "float32"),
+        ("float16", "auto", "float32 from float16", "float32"),
         ("float16", "stored", "float16", "float16"),
-        ("4-bit", "auto", "4-bit, float32", "float32"),
-        ("8-bit", "auto", "8-bit, float32", "float32"),
+        ("4-bit", "auto", "float32 from 4-bit", "float32"),
+        ("8-bit", "auto", "float32 from 8-bit", "float32"),
+        ("4-bit", "stored", "4-bit, float16", "float16"),
     ],
 )
 async def test_the_engine_casts_at_load_and_says_so(half_models, kind, setting, label, dtype):
     import mlx.core as mx
+    import mlx.nn as nn
     from mlx.utils import tree_flatten
 
     engine = MlxEngine(str(half_models[kind]), max_tokens=4, compute_dtype=setting)
@@ -256,6 +281,8 @@ async def test_the_engine_casts_at_load_and_says_so(half_models, kind, setting, 
             str(v.dtype) for _, v in tree_flatten(engine._model.parameters()) if mx.issubdtype(v.dtype, mx.floating)
         }
         assert floating == {f"mlx.core.{dtype}"}
+        quantized = [m for _, m in engine._model.named_modules() if isinstance(m, nn.QuantizedLinear)]
+        assert bool(quantized) == label.startswith(f"{kind},"), "quantized layers are made dense exactly when said"
         assert engine.compute_label == f"{label} · {blas_in_use().name}"
         events = [e async for e in engine.stream([{"role": "user", "content": "hi"}])]
         assert events[-1].finish_reason == "length"
@@ -307,6 +334,17 @@ def test_greedy_output_is_the_same_token_for_token_with_and_without_the_optimize
     optimized = greedy_tokens(model, 64, {})
     reference = greedy_tokens(model, 64, {BLAS_ENV: "none"})
     assert optimized["blas"] and not reference["blas"]
-    assert optimized["compute"].startswith("float32 (from float16)")
+    assert optimized["compute"].startswith("float32 from float16")
     assert optimized["generated"] > 0
     assert optimized["tokens"] == reference["tokens"]
+
+
+async def test_the_status_bar_names_the_compute_dtype_and_the_blas():
+    from mcp_chat_tui.agent import ApprovalPolicy
+    from tests.ui_helpers import SIZE, make_app, wait_ready
+
+    app = make_app(MlxEngine(str(DEMO_MODEL)), policy=ApprovalPolicy("ask"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        line = app.status_bar.render().plain
+        assert line.startswith(f"{DEMO_MODEL} (float32 from float16 · {blas_in_use().name})  ·  ready"), line

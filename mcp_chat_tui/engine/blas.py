@@ -97,21 +97,22 @@ SYSTEM_ROOT = Path("/")  # where the system's libraries are looked for (tests po
 
 
 def candidates() -> list[tuple[str, Path]]:
-    """Libraries to try, fastest first: MKL from pip, then the system's OpenBLAS (Debian and Ubuntu,
-    Fedora, openSUSE, Arch)."""
+    """Libraries to try, fastest first: the system's OpenBLAS (Debian and Ubuntu, Fedora, openSUSE,
+    Arch), then MKL from pip (the ``mkl`` extra)."""
     arch = f"{platform.machine()}-linux-gnu"
-    found = [("MKL", folder / f"libmkl_rt.so.{v}") for folder in pip_lib_folders() for v in (2, 3)]
-    for path in (
-        f"usr/lib/{arch}/openblas-pthread/libblas.so.3",  # Debian, Ubuntu: libopenblas0-pthread
-        f"usr/lib/{arch}/openblas-openmp/libblas.so.3",
-        f"usr/lib/{arch}/libopenblas.so.0",
-        "usr/lib64/libopenblasp.so.0",  # Fedora: openblas-threads
-        "usr/lib64/libopenblas_pthreads.so.0",  # openSUSE: libopenblas_pthreads0
-        "usr/lib64/libopenblas.so.0",
-        "usr/lib/libopenblas.so.0",  # Arch: openblas
-    ):
-        found.append(("OpenBLAS", SYSTEM_ROOT / path))
-    return found
+    found = [
+        ("OpenBLAS", SYSTEM_ROOT / path)
+        for path in (
+            f"usr/lib/{arch}/openblas-pthread/libblas.so.3",  # Debian, Ubuntu: libopenblas0-pthread
+            f"usr/lib/{arch}/openblas-openmp/libblas.so.3",
+            f"usr/lib/{arch}/libopenblas.so.0",
+            "usr/lib64/libopenblasp.so.0",  # Fedora: openblas-threads
+            "usr/lib64/libopenblas_pthreads.so.0",  # openSUSE: libopenblas_pthreads0
+            "usr/lib64/libopenblas.so.0",
+            "usr/lib/libopenblas.so.0",  # Arch: openblas
+        )
+    ]
+    return found + [("MKL", folder / f"libmkl_rt.so.{v}") for folder in pip_lib_folders() for v in (2, 3)]
 
 
 def library_name(path: Path) -> str:
@@ -134,10 +135,30 @@ def pip_lib_folders() -> list[Path]:
     return list(dict.fromkeys(folders))
 
 
+def blas_threads() -> int:
+    """Threads the BLAS may use: every core this process may run on but one, which is left to the MLX
+    thread's Python work and the app's own thread (measured on 2 cores: docs/cpu.md)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, cores - 1)
+
+
+def _set_threads(name: str) -> None:
+    """Thread settings the library reads when it loads; a value the user set is kept."""
+    threads = str(blas_threads())
+    if name == "MKL":
+        os.environ.setdefault("MKL_NUM_THREADS", threads)
+        # one thread needs no OpenMP at all; more use the Intel OpenMP that pip's mkl brings along
+        os.environ.setdefault("MKL_THREADING_LAYER", "SEQUENTIAL" if threads == "1" else "INTEL")
+    else:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", threads)
+
+
 def _load(path: Path, name: str | None = None) -> bool:
     """Load ``path`` into the process's global symbols; True when it provides ``cblas_sgemm``."""
-    if (name or library_name(path)) == "MKL":
-        os.environ.setdefault("MKL_THREADING_LAYER", "GNU")  # the GNU OpenMP MLX's process already has
+    _set_threads(name or library_name(path))
     try:
         library = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
     except OSError as exc:

@@ -1,9 +1,9 @@
 """The dtype a model computes in: on MLX's CPU backend, float32 where that is faster than the stored weights.
 
-MLX's CPU kernels for float16 and bfloat16 are slow, and only float32 matmuls go through the
-optimized BLAS (``engine.blas``): unquantized half-precision weights are cast to float32 at load
-when memory allows. For quantized weights the cast touches only their scales and biases (so
-the activations are float32). The per-type choice comes from measurements: bench/README.md.
+MLX's CPU kernels for float16 and bfloat16 are slow, and only float32 products go through the
+optimized BLAS (``engine.blas``): half-precision weights are cast to float32 at load, and
+quantized ones made dense float32, when memory allows; a quantized model too big for that
+computes with float32 scales and biases. Why, with the figures: docs/cpu.md.
 """
 
 from __future__ import annotations
@@ -24,67 +24,81 @@ class ComputeChoice:
 
     weights: str  # "float16", "bfloat16", "float32", "4-bit", ...
     dtype: str  # "float32", or the stored floating dtype
-    note: str = ""  # why a faster dtype was not used ("" when nothing stood in the way)
-
-    @property
-    def cast(self) -> bool:
-        return self.dtype != self.weights and not self.weights.endswith("-bit")
+    dense: bool = False  # quantized weights made dense at load
+    note: str = ""  # why a faster way was not taken ("" when nothing stood in the way)
 
     def label(self) -> str:
-        """``float32 (from float16)``, ``4-bit, float32``, ``float16 (float32 needs 2.1 GB more memory)``."""
-        if self.weights.endswith("-bit"):
+        """``float32 from float16``, ``float32 from 4-bit``, ``4-bit, float32: ...``, ``float16: ...``."""
+        if self.weights.endswith("-bit") and not self.dense:
             text = f"{self.weights}, {self.dtype}"
         else:
-            text = f"{self.dtype} (from {self.weights})" if self.cast else self.dtype
-        return f"{text} ({self.note})" if self.note else text
+            text = f"{self.dtype} from {self.weights}" if self.dtype != self.weights else self.dtype
+        return f"{text}: {self.note}" if self.note else text
 
 
-def decide(
-    weights: str, floating: str, setting: str, on_cpu: bool, extra_bytes: int, available_bytes: int | None
-) -> ComputeChoice:
-    """What to compute in, from facts only (no MLX): see the module's docstring.
+@dataclass(frozen=True)
+class ModelFacts:
+    """What the choice depends on, read from a loaded model and the machine."""
 
-    Args:
-        weights: the stored weight type ("float16", "4-bit", ...).
-        floating: the dtype of the model's floating parameters (quantized models: their scales).
-        setting: ``auto``, ``stored``, or a dtype name such as ``float32``.
-        on_cpu: whether MLX computes on its CPU backend.
-        extra_bytes: what casting the floating parameters to float32 would add.
-        available_bytes: memory available now (None when unknown).
-    """
-    if setting == STORED or (setting == AUTO and not on_cpu):
+    weights: str  # the stored weight type
+    floating: str  # the dtype of the floating parameters (quantized models: their scales)
+    cast_bytes: int  # what casting the floating parameters to float32 adds
+    dense_bytes: int  # what making every weight dense float32 adds (quantized models; else cast_bytes)
+    on_cpu: bool  # MLX computes on its CPU backend
+    available_bytes: int | None  # memory available now (None when unknown)
+
+
+def decide(facts: ModelFacts, setting: str) -> ComputeChoice:
+    """What to compute in (see the module's docstring); ``setting``: ``auto``, ``stored`` or a dtype name."""
+    weights, floating = facts.weights, facts.floating
+    if setting == STORED or (setting == AUTO and not facts.on_cpu):
         return ComputeChoice(weights, floating)
     wanted = setting if setting != AUTO else ("float32" if weights in FLOAT32_ON_CPU else floating)
-    if wanted == floating:
-        return ComputeChoice(weights, floating)
-    if wanted == "float32" and available_bytes is not None and extra_bytes > available_bytes * MEMORY_SHARE:
-        return ComputeChoice(weights, floating, f"float32 needs {extra_bytes / 1e9:.1f} GB more memory")
-    return ComputeChoice(weights, wanted)
+    if wanted != "float32":
+        return ComputeChoice(weights, wanted)
+
+    def fits(extra: int) -> bool:
+        return facts.available_bytes is None or extra <= facts.available_bytes * MEMORY_SHARE
+
+    quantized = weights.endswith("-bit")
+    if quantized and fits(facts.dense_bytes):
+        return ComputeChoice(weights, "float32", dense=True)
+    if fits(facts.cast_bytes):
+        note = f"dense float32 needs {facts.dense_bytes / 1e9:.1f} GB more memory" if quantized else ""
+        return ComputeChoice(weights, "float32", note=note)
+    return ComputeChoice(weights, floating, note=f"float32 needs {facts.cast_bytes / 1e9:.1f} GB more memory")
 
 
-def weight_type(model: Any) -> tuple[str, str]:
-    """(stored weight type, dtype of the floating parameters) of a loaded mlx-lm model."""
+def model_facts(model: Any) -> ModelFacts:
+    """The facts ``decide`` needs about a loaded mlx-lm model (on the MLX thread)."""
     import mlx.core as mx
     import mlx.nn as nn
     from mlx.utils import tree_flatten
 
-    bits = {m.bits for _, m in model.named_modules() if isinstance(m, (nn.QuantizedLinear, nn.QuantizedEmbedding))}
-    floating = [v.dtype for _, v in tree_flatten(model.parameters()) if mx.issubdtype(v.dtype, mx.floating)]
-    dtype = _name(max(set(floating), key=floating.count)) if floating else "float32"
-    return (f"{max(bits)}-bit" if bits else dtype), dtype
+    quantized = [m for _, m in model.named_modules() if isinstance(m, (nn.QuantizedLinear, nn.QuantizedEmbedding))]
+    params = [v for _, v in tree_flatten(model.parameters())]
+    floating = [v for v in params if mx.issubdtype(v.dtype, mx.floating)]
+    dtypes = [_name(v.dtype) for v in floating]
+    dtype = max(set(dtypes), key=dtypes.count) if dtypes else "float32"
+    cast = sum(v.size * (4 - v.itemsize) for v in floating)
+    packed = sum(m.weight.size * (32 // m.bits) for m in quantized)  # the weights' values, unpacked
+    dense = 4 * (packed + sum(v.size for v in floating)) - sum(v.nbytes for v in params)
+    weights = f"{max(m.bits for m in quantized)}-bit" if quantized else dtype
+    on_cpu = mx.default_device().type == mx.DeviceType.cpu
+    return ModelFacts(weights, dtype, cast, dense if quantized else cast, on_cpu, available_memory())
 
 
 def prepare(model: Any, setting: str) -> ComputeChoice:
-    """Choose the compute dtype for ``model`` and cast its floating parameters to it (on the MLX thread)."""
+    """Choose the compute dtype for ``model`` and convert it in place (on the MLX thread)."""
     import mlx.core as mx
-    from mlx.utils import tree_flatten
 
-    weights, floating = weight_type(model)
-    on_cpu = mx.default_device().type == mx.DeviceType.cpu
-    params = [v for _, v in tree_flatten(model.parameters()) if mx.issubdtype(v.dtype, mx.floating)]
-    extra = sum(v.size * (4 - v.itemsize) for v in params)
-    choice = decide(weights, floating, setting, on_cpu, extra, available_memory())
-    if choice.dtype != floating:
+    facts = model_facts(model)
+    choice = decide(facts, setting)
+    if choice.dense:
+        from mlx_lm.utils import dequantize_model
+
+        dequantize_model(model)  # replaces the quantized layers of ``model`` itself
+    if choice.dtype != facts.floating or choice.dense:
         model.set_dtype(getattr(mx, choice.dtype))
         mx.eval(model.parameters())
     return choice

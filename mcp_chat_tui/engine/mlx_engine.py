@@ -192,7 +192,7 @@ class MlxEngine:
 
     @property
     def compute_label(self) -> str:
-        """What the model computes with, for the status bar: ``float32 (from float16) · OpenBLAS``."""
+        """What the model computes with, for the status bar: ``float32 from float16 · OpenBLAS``."""
         blas = blas_in_use()
         parts = [self.compute.label()] if self.compute is not None else []
         return " · ".join(parts + ([blas.name] if blas is not None else []))

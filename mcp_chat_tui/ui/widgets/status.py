@@ -46,7 +46,7 @@ class StatusBar(Widget):
     """
 
     model = reactive("")
-    compute = reactive("")  # the local model's compute dtype and BLAS: "float32 (from float16) · OpenBLAS"
+    compute = reactive("")  # the local model's compute dtype and BLAS: "float32 from float16 · OpenBLAS"
     engine_state = reactive("starting")
     detail = reactive("")
     context_tokens = reactive(0)

@@ -30,8 +30,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from mcp_chat_tui.engine.blas import load_blas  # noqa: E402
+from mcp_chat_tui.engine.compute import prepare as prepare_compute  # noqa: E402
 from mcp_chat_tui.engine.events import Stats  # noqa: E402
 from mcp_chat_tui.engine.mlx_engine import MlxEngine  # noqa: E402
+
+load_blas()  # before mlx.core is imported, as the app does
 
 DEMO_MODEL = ROOT / "mcp_chat_tui" / "demo" / "model"
 SYSTEM = "You are a helpful assistant. Use the tools when they help."
@@ -121,6 +125,7 @@ async def tps_ratio(name: str, runs: int, max_tokens: int) -> tuple[float, float
     from mlx_lm.utils import load
 
     model, tokenizer = load(name)  # the same model folder, loaded straight through mlx-lm
+    prepare_compute(model, MlxEngine(name).settings.compute_dtype)  # computing in the dtype the engine does
     prompt = list(tokenizer.apply_chat_template(STORY, add_generation_prompt=True))
     engine = MlxEngine(name, max_tokens=max_tokens)
     await engine.load()

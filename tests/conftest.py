@@ -8,8 +8,12 @@ from pathlib import Path
 import keyring
 import pytest
 
-from tests.keyring_backend import FileKeyring
-from tests.models import build_tiny_model
+from mcp_chat_tui.engine.blas import load_blas
+
+load_blas()  # before any test imports mlx.core, as the app's entry point does
+
+from tests.keyring_backend import FileKeyring  # noqa: E402
+from tests.models import build_tiny_model  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

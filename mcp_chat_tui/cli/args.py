@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from mcp_chat_tui import __version__
+from mcp_chat_tui.engine.blas import BLAS_ENV, blas_in_use
+from mcp_chat_tui.engine.compute import FLOAT32_ON_CPU
 
 DEMO_MODEL = "demo"
 
@@ -42,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "model", nargs="?", help="a Hugging Face repo id or a local model folder (with --endpoint: the model name)"
     )
-    parser.add_argument("--version", action="version", version=f"mcp-chat-tui {__version__}")
+    parser.add_argument("--version", action=VersionAction, help="show the versions, the BLAS in use, and exit")
     parser.add_argument(
         "--demo", action="store_true", help="use the bundled toy model with the bundled mcp.json (unless --mcp-config)"
     )
@@ -87,4 +90,48 @@ def build_parser() -> argparse.ArgumentParser:
         help="open this conversation file and continue it (created if missing)",
     )
     parser.add_argument("--resume", action="store_true", help="start by picking a saved conversation to continue")
+    add_blas_flag(parser)
     return parser
+
+
+def add_blas_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--blas",
+        metavar="WHICH",
+        help=f"the BLAS MLX computes with on the CPU: auto (the fastest found), none (MLX's own), or a library's "
+        f"path (default: ${BLAS_ENV}, else auto)",
+    )
+
+
+def blas_setting(argv: list[str] | None) -> str | None:
+    """``--blas``'s value, read before the rest of the command line: the BLAS loads before anything else."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_blas_flag(parser)
+    known, _ = parser.parse_known_args(argv)
+    return known.blas
+
+
+def version_text() -> str:
+    """``--version``: this app's version, MLX's, the BLAS in use, and the dtype it computes in on the CPU."""
+    versions = [f"mcp-chat-tui {__version__}"]
+    for package in ("mlx", "mlx-lm"):
+        try:
+            versions.append(f"{package} {version(package)}")
+        except PackageNotFoundError:
+            versions.append(f"{package} not installed")
+    blas = blas_in_use()
+    lines = [", ".join(versions), f"BLAS: {blas.describe() if blas is not None else 'not loaded yet'}"]
+    kinds = ", ".join(sorted(FLOAT32_ON_CPU))
+    lines.append(f"compute on the CPU: float32 for {kinds} weights (as stored on a GPU)")
+    return "\n".join(lines)
+
+
+class VersionAction(argparse.Action):
+    """Prints ``version_text()`` and exits, like argparse's own ``version`` action."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(version_text())
+        parser.exit()

@@ -36,8 +36,12 @@ def make_engine(args: argparse.Namespace, model: str) -> Engine:
         from mcp_chat_tui.engine.remote import OpenAIEngine
 
         return OpenAIEngine(args.endpoint, model, api_key_env=args.api_key_env)
+    from mcp_chat_tui.engine.blas import load_blas
     from mcp_chat_tui.engine.mlx_engine import MlxEngine
 
+    hint = load_blas().hint
+    if hint:
+        print(hint, file=sys.stderr)
     return MlxEngine(model)
 
 

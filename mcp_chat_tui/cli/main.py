@@ -10,10 +10,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from mcp_chat_tui.cli.args import build_parser
+from mcp_chat_tui.cli.args import blas_setting, build_parser
 from mcp_chat_tui.cli.terminal import ask_on_terminal, exit_on_sigterm, run_until_signal
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import user_log_dir
+from mcp_chat_tui.engine.blas import load_blas
 
 
 def setup_logging() -> Path | None:
@@ -49,6 +50,7 @@ async def _check_servers(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     exit_on_sigterm()
+    load_blas(blas_setting(argv))  # before anything imports mlx.core: it binds its BLAS then
     parser = build_parser()
     args = parser.parse_args(argv)
     setup_logging()

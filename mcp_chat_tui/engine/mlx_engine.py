@@ -13,10 +13,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from mcp_chat_tui.engine.blas import blas_in_use, load_blas
 from mcp_chat_tui.engine.channel import ThreadChannel
+from mcp_chat_tui.engine.compute import ComputeChoice
+from mcp_chat_tui.engine.compute import prepare as prepare_compute
 from mcp_chat_tui.engine.events import (
     Done,
     EngineError,
@@ -34,9 +37,9 @@ from mcp_chat_tui.engine.loading import (
 )
 from mcp_chat_tui.engine.messages import for_template
 from mcp_chat_tui.engine.mlx_thread import MLX_THREAD
+from mcp_chat_tui.engine.settings import EngineSettings
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 
-DEFAULT_MAX_TOKENS = 4096
 THROUGHPUT_INTERVAL = 1.0  # seconds between live rate reports while a reply is generated
 STREAM_INTERVAL = 0.1  # seconds: text reaches the loop in batches at most this often (after the first): as often as the chat redraws a streaming reply at most
 LOAD_WINDOW = 0.25  # seconds of generation over which the thread's load is measured
@@ -108,24 +111,62 @@ class _Request:
     stop: threading.Event = field(default_factory=threading.Event)
 
 
+@dataclass(eq=False)
+class _Run:
+    """One generation as it goes, on the MLX thread: what was prefilled and generated, and when."""
+
+    request: _Request
+    recogniser: ToolCallStream
+    prefilled: int = 0
+    generated: list[int] = field(default_factory=list)
+    finish: str = "stop"
+    cancelled: bool = False
+    first_token_at: float | None = None
+    tokens_per_second: float = 0.0
+    first_text: bool = True
+    rate_reported_at: float = 0.0
+
+    def on_prefill(self, done: int, total: int) -> None:
+        """mlx-lm's prefill progress; stops prefill once the consumer stopped listening."""
+        self.prefilled = done
+        if done < total and self.request.stop.is_set():
+            raise _Cancelled
+
+    def take(self, response: Any, load: ThreadLoad) -> bool:
+        """Handle one generated token; False when generation should stop."""
+        self.generated.append(response.token)
+        if self.first_token_at is None:
+            self.first_token_at = time.perf_counter()
+            load.start(self.first_token_at)
+        events = self.recogniser.feed(response.text) if response.text else []
+        if len(self.generated) % 8 == 0:  # the clock is read every few tokens, not on each
+            now = time.perf_counter()
+            load.sample(now)
+            if now - max(self.rate_reported_at, self.first_token_at) >= THROUGHPUT_INTERVAL:
+                events.append(Throughput(len(self.generated), response.generation_tps))
+                self.rate_reported_at = now
+        if events:
+            self.request.channel.put(events, self.first_text)
+            self.first_text = False
+        if response.finish_reason is not None:
+            self.finish = response.finish_reason
+        self.tokens_per_second = response.generation_tps
+        if self.request.stop.is_set():
+            self.cancelled = True
+            return False
+        return True
+
+
 class MlxEngine:
     """The local engine: ``await load()``, then ``async for event in stream(messages, tools)``."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        temperature: float = 0.0,
-        top_p: float = 1.0,
-        prefill_step_size: int = 2048,
-    ) -> None:
+    def __init__(self, model: str, settings: EngineSettings | None = None, **overrides: Any) -> None:
+        """``overrides`` are ``EngineSettings`` fields (``max_tokens=12``) set over ``settings``."""
+        load_blas()  # before anything imports mlx.core; a no-op when the entry point did it
         self.model_name = model
         self.supports_tools = False
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.top_p = top_p
-        self.prefill_step_size = prefill_step_size
+        self.settings = replace(settings or EngineSettings(), **overrides)
+        self.compute: ComputeChoice | None = None  # what the model computes in, once loaded
         self._model: Any = None
         self._tokenizer: Any = None
         self._cache: list[Any] | None = None
@@ -140,6 +181,21 @@ class MlxEngine:
     @property
     def loaded(self) -> bool:
         return self._model is not None
+
+    @property
+    def max_tokens(self) -> int:
+        return self.settings.max_tokens
+
+    @max_tokens.setter
+    def max_tokens(self, value: int) -> None:
+        self.settings.max_tokens = value
+
+    @property
+    def compute_label(self) -> str:
+        """What the model computes with, for the status bar: ``float32 from float16 · OpenBLAS``."""
+        blas = blas_in_use()
+        parts = [self.compute.label()] if self.compute is not None else []
+        return " · ".join(parts + ([blas.name] if blas is not None else []))
 
     @property
     def busy(self) -> bool:
@@ -238,6 +294,7 @@ class MlxEngine:
         size = sum(f.stat().st_size for f in path.glob("model*.safetensors"))
         report(LoadProgress("load", 0, size, f"loading {name}"))
         model, tokenizer = load_model_and_tokenizer(name, path)
+        self.compute = prepare_compute(model, self.settings.compute_dtype)
         self._model, self._tokenizer = model, tokenizer
         self.supports_tools = template_supports_tools(tokenizer)
         self._cache, self._cache_tokens = None, []
@@ -308,10 +365,6 @@ class MlxEngine:
 
     def _generate(self, request: _Request) -> None:
         """Run one request on the MLX thread, posting events to its channel."""
-        import mlx.core as mx
-        from mlx_lm.generate import stream_generate
-        from mlx_lm.sample_utils import make_sampler
-
         post = request.channel.put
         if request.stop.is_set():
             post([Done("cancelled")])
@@ -325,87 +378,68 @@ class MlxEngine:
         except Exception as exc:
             post([_Failure(EngineError(f"model '{self.model_name}' cannot prepare the prompt: {exc}"))])
             return
-
         reused = self._reuse_cache(prompt)
-        suffix = prompt[reused:]
-        prefilled = 0
-        generated: list[int] = []
-        finish = "stop"
-        cancelled = False
-        first_token_at: float | None = None
-        tokens_per_second = 0.0
-        stop = request.stop
-        first_text = True
-        rate_reported_at = 0.0
-
-        def on_prefill(done: int, total: int) -> None:
-            nonlocal prefilled
-            prefilled = done
-            if done < total and stop.is_set():
-                raise _Cancelled
-
+        run = _Run(request, recogniser)
         try:
-            responses = stream_generate(
-                self._model,
-                self._tokenizer,
-                mx.array(suffix),
-                max_tokens=self.max_tokens,
-                sampler=make_sampler(temp=self.temperature, top_p=self.top_p),
-                prompt_cache=self._cache,
-                prefill_step_size=self.prefill_step_size,
-                prompt_progress_callback=on_prefill,
-            )
-            try:
-                for response in responses:
-                    generated.append(response.token)
-                    if first_token_at is None:
-                        first_token_at = time.perf_counter()
-                        prefilled = len(suffix)
-                        self.thread_load.start(first_token_at)
-                    events = recogniser.feed(response.text) if response.text else []
-                    if len(generated) % 8 == 0:  # the clock is read every few tokens, not on each
-                        now = time.perf_counter()
-                        self.thread_load.sample(now)
-                        if now - max(rate_reported_at, first_token_at) >= THROUGHPUT_INTERVAL:
-                            events.append(Throughput(len(generated), response.generation_tps))
-                            rate_reported_at = now
-                    if events:
-                        post(events, first_text)
-                        first_text = False
-                    if response.finish_reason is not None:
-                        finish = response.finish_reason
-                    tokens_per_second = response.generation_tps
-                    if stop.is_set():
-                        cancelled = True
-                        break
-            finally:
-                responses.close()
+            self._stream_tokens(prompt[reused:], run)
         except _Cancelled:
-            cancelled = True
+            run.cancelled = True
         except Exception as exc:
             self._cache, self._cache_tokens = None, []
             post([_Failure(EngineError(f"generation with model '{self.model_name}' failed: {exc}"))])
             return
+        self._remember(prompt[: reused + run.prefilled] + run.generated)
+        post(self._closing_events(run, len(prompt)))
 
-        self._remember(prompt[:reused] + suffix[:prefilled] + generated)
-        events: list[Any] = list(recogniser.finish())
-        if cancelled:
+    def _stream_tokens(self, suffix: list[int], run: _Run) -> None:
+        """Prefill ``suffix`` after the cached tokens and decode, feeding each token to ``run``."""
+        import mlx.core as mx
+        from mlx_lm.generate import stream_generate
+        from mlx_lm.sample_utils import make_sampler
+
+        settings = self.settings
+        responses = stream_generate(
+            self._model,
+            self._tokenizer,
+            mx.array(suffix),
+            max_tokens=settings.max_tokens,
+            sampler=make_sampler(temp=settings.temperature, top_p=settings.top_p),
+            prompt_cache=self._cache,
+            prefill_step_size=settings.prefill_step_size,
+            prompt_progress_callback=run.on_prefill,
+        )
+        try:
+            for response in responses:
+                if run.first_token_at is None:
+                    run.prefilled = len(suffix)
+                if not run.take(response, self.thread_load):
+                    break
+        finally:
+            responses.close()
+
+    def _closing_events(self, run: _Run, prompt_tokens: int) -> list[Any]:
+        """The recogniser's last events, the figures, and ``Done`` with why generation ended."""
+        import mlx.core as mx
+
+        events: list[Any] = list(run.recogniser.finish())
+        finish = run.finish
+        if run.cancelled:
             finish = "cancelled"
-        elif recogniser.calls_proposed:
+        elif run.recogniser.calls_proposed:
             finish = "tool_calls"
-        ttft = (first_token_at - request.submitted) if first_token_at is not None else 0.0
+        first = run.first_token_at
         events.append(
             Stats(
-                prompt_tokens=len(prompt),
-                prefilled_tokens=prefilled,
-                generated_tokens=len(generated),
-                time_to_first_token=ttft,
-                tokens_per_second=tokens_per_second,
+                prompt_tokens=prompt_tokens,
+                prefilled_tokens=run.prefilled,
+                generated_tokens=len(run.generated),
+                time_to_first_token=(first - run.request.submitted) if first is not None else 0.0,
+                tokens_per_second=run.tokens_per_second,
                 peak_memory_gb=mx.get_peak_memory() / 1e9,
             )
         )
         events.append(Done(finish))
-        post(events)
+        return events
 
     def _remember(self, tokens: list[int]) -> None:
         """Record what the cache now holds, checking it against the cache's own length."""

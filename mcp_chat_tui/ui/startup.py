@@ -36,6 +36,7 @@ class StartUp:
             self._fatal(f"cannot load model {self.model_label!r}: {exc}")
             return
         self._model_loading = False
+        self.status_bar.compute = getattr(self.engine, "compute_label", "")
         self._show_start_up()
         await servers
         failed = [s for s in self.hub.statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]

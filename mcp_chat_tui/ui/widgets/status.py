@@ -1,4 +1,5 @@
-"""The status bar: model, engine state, download, messages waiting, tokens, servers, "not saved".
+"""The status bar: model (and what it computes with), engine state, download, messages waiting, tokens, servers,
+"not saved".
 
 The state and its detail read as one phrase ("generating 12.3 tok/s"): the detail never repeats the state's verb.
 """
@@ -41,6 +42,7 @@ class StatusBar(Widget):
     """
 
     model = reactive("")
+    compute = reactive("")  # the local model's compute dtype and BLAS: "float32 from float16 · OpenBLAS"
     engine_state = reactive("starting")
     detail = reactive("")
     context_tokens = reactive(0)
@@ -55,6 +57,8 @@ class StatusBar(Widget):
 
     def render(self) -> Text:
         text = literal(self.model or "no model", "bold")
+        if self.compute:
+            text.append_text(literal(f" ({self.compute})", "dim"))
         text.append("  ·  ")
         failed = "failed" in self.engine_state
         text.append(self.engine_state, style=STATE_COLOUR.get(self.engine_state, "red" if failed else "yellow"))

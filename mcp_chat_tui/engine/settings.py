@@ -1,0 +1,20 @@
+"""What ``MlxEngine`` is told: how it generates and what it computes in, one object so a new setting is one field."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mcp_chat_tui.engine.compute import AUTO
+
+DEFAULT_MAX_TOKENS = 4096
+
+
+@dataclass
+class EngineSettings:
+    """The local engine's settings; ``MlxEngine(model, settings, **overrides)``."""
+
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    temperature: float = 0.0
+    top_p: float = 1.0
+    prefill_step_size: int = 2048
+    compute_dtype: str = AUTO  # "auto": float32 on the CPU where measured faster; "stored"; or a dtype name

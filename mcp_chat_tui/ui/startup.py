@@ -39,6 +39,8 @@ class StartUp:
         self.status_bar.compute = getattr(self.engine, "compute_label", "")
         self._show_start_up()
         await servers
+        if self._shut_down:  # the app is leaving: the servers were stopped, not started
+            return
         failed = [s for s in self.hub.statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
         if failed and self.settings.on_server_failure == "exit":
             reasons = "\n".join(f"• {s.name}: {s.reason}" for s in failed)

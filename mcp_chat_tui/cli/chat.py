@@ -122,7 +122,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
     warn_short_secrets(mcp_config.redactor, console)
     engine = make_engine(args, model)
     hub = make_hub(settings, mcp_config)
-    hub.add_log_listener(log_printer(Console(stderr=True, highlight=False)))
+    hub.add_log_listener(log_printer(Console(stderr=True, highlight=False, soft_wrap=True)))
     async with hub:
         try:
             with console.status(f"loading {model} and starting {len(mcp_config.enabled())} server(s)…") as status:
@@ -210,9 +210,9 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
         exit_on_sigterm()
         await app.shutdown()
     if app.unsaved:
-        Console(stderr=True).print(f"[bold red]mcp-chat-tui:[/] {escape(app.unsaved)}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(f"[bold red]mcp-chat-tui:[/] {escape(app.unsaved)}", highlight=False)
     if app.fatal_error:
-        Console(stderr=True).print(f"[bold red]mcp-chat-tui:[/] {escape(app.fatal_error)}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(f"[bold red]mcp-chat-tui:[/] {escape(app.fatal_error)}", highlight=False)
         return ExitCode.FAILURE
     return app.return_code or (ExitCode.FAILURE if app.unsaved else 0)
 

@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     setup_logging()
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     try:
         if args.check_servers:
             return asyncio.run(run_until_signal(lambda: _check_servers(args)))

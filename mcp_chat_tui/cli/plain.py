@@ -310,7 +310,7 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
 def reporting_saver(path: Path, loop: asyncio.AbstractEventLoop) -> AutoSaver:
     """An ``AutoSaver`` for ``path`` that says on stderr, in one line, when saving fails and when it
     works again (it retries on its own)."""
-    stderr = Console(stderr=True, highlight=False)
+    stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
     def changed(error: Exception | None) -> None:
         if error is not None:
@@ -365,7 +365,7 @@ async def run_plain(
     finally:
         problem = unsaved(recorder)  # the recorder is closed by now
         if problem is not None:
-            Console(stderr=True, highlight=False).print(Text(problem, style="bold red"), soft_wrap=True)
+            Console(stderr=True, highlight=False, soft_wrap=True).print(Text(problem, style="bold red"), soft_wrap=True)
     if problem is None:
         return code
     if report is not None:

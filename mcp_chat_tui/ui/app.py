@@ -276,8 +276,6 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
 
     @on(ServerChanged)
     def _server_changed(self, message: ServerChanged) -> None:
-        if self._shut_down:  # the panes may be gone; "shutting down" stays in the status bar
-            return
         self._show_server(message.status)
         self._show_start_up()
 

@@ -212,7 +212,9 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
     if app.unsaved:
         Console(stderr=True, soft_wrap=True).print(f"[bold red]mcp-chat-tui:[/] {escape(app.unsaved)}", highlight=False)
     if app.fatal_error:
-        Console(stderr=True, soft_wrap=True).print(f"[bold red]mcp-chat-tui:[/] {escape(app.fatal_error)}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(
+            f"[bold red]mcp-chat-tui:[/] {escape(app.fatal_error)}", highlight=False
+        )
         return ExitCode.FAILURE
     return app.return_code or (ExitCode.FAILURE if app.unsaved else 0)
 

@@ -55,6 +55,7 @@ async def test_a_typed_command_with_its_arguments_sends_at_once_and_an_unknown_o
         await pilot.press("escape", "enter")  # Esc closes the list, Enter sends
         await wait_for(pilot, lambda: prompt.value == "/docs:gret name=Ada" and app._notifications, what="a notice")
         assert "did you mean /docs:greet" in list(app._notifications)[-1].message
+        assert prompt.cursor_position == len(prompt.value)  # typing goes on at its end
         prompt.value = '/greet name="Ada Lovelace"'
         await pilot.press("escape", "enter")
         await wait_turn_done(pilot, app)

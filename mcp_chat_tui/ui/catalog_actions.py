@@ -78,7 +78,7 @@ class CatalogActions:
             command = parse_command(text, self.hub.prompts())
         except UserFacingError as exc:
             self.notify(str(exc), title="not sent", severity="error", markup=False, timeout=8)
-            self.query_one(PromptInput).value = text  # nothing typed is lost
+            self.query_one(PromptInput).put_back(text)  # nothing typed is lost
             return
         await self._run_command(command, typed=text, ask=bool(command.missing))
 
@@ -87,14 +87,14 @@ class CatalogActions:
         if ask:
             values = await self.push_screen_wait(arguments_form(self.hub, command))
             if values is None:
-                prompt_box.value = typed  # cancelled: the command stays to edit
+                prompt_box.put_back(typed)  # cancelled: the command stays to edit
                 return
             command.arguments = values
         try:
             text, attachments = await self.hub.get_prompt(command.prompt, command.arguments)
         except UserFacingError as exc:
             self.notify(str(exc), title="not sent", severity="error", markup=False, timeout=8)
-            prompt_box.value = typed
+            prompt_box.put_back(typed)
             return
         if prompt_box.value.strip() == typed:  # not if something else is being written by now
             prompt_box.value = ""

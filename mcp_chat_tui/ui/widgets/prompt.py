@@ -86,6 +86,11 @@ class PromptInput(Input):
         self.value = self.history[self._position] if self._position < len(self.history) else self._draft
         self.cursor_position = len(self.value)
 
+    def put_back(self, text: str) -> None:
+        """Give back text that was not sent, with the cursor at its end to go on editing."""
+        self.value = text
+        self.cursor_position = len(text)
+
     def hold_cursor(self, hold: bool) -> None:
         """Keep the cursor from blinking (while a reply is written: each blink is a frame drawn on
         the app's thread, whose time the model needs), or let it blink again as it did before."""

@@ -23,7 +23,8 @@ from mcp_chat_tui.engine.events import (
     ToolCallProposed,
 )
 from mcp_chat_tui.engine.messages import for_template
-from mcp_chat_tui.engine.mlx_engine import LOAD_WINDOW, MlxEngine, ThreadLoad, available_cores
+from mcp_chat_tui.engine.mlx_engine import MlxEngine
+from mcp_chat_tui.engine.thread_load import LOAD_WINDOW, ThreadLoad, available_cores
 from tests.fakes import FakeHubDownload
 from tests.helpers import eventually
 from tests.models import build_tiny_model, tool_schemas

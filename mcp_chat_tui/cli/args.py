@@ -42,6 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_model_flags(parser)
+    add_turn_flags(parser)
+    add_server_flags(parser)
+    add_endpoint_flags(parser)
+    add_transcript_flags(parser)
+    add_blas_flag(parser)
+    return parser
+
+
+def add_model_flags(parser: argparse.ArgumentParser) -> None:
+    """The model and how the conversation is shown."""
     parser.add_argument(
         "model", nargs="?", help="a Hugging Face repo id or a local model folder (with --endpoint: the model name)"
     )
@@ -50,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--demo", action="store_true", help="use the bundled toy model with the bundled mcp.json (unless --mcp-config)"
     )
     parser.add_argument("--plain", action="store_true", help="the plain console interface instead of the full screen")
+
+
+def add_turn_flags(parser: argparse.ArgumentParser) -> None:
+    """One turn for scripts, saving, and approvals."""
     parser.add_argument(
         "-p",
         "--prompt",
@@ -64,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--no-save", action="store_true", help="do not save the conversation")
     parser.add_argument("-y", "--yes", action="store_true", help="run every tool call without asking")
+
+
+def add_server_flags(parser: argparse.ArgumentParser) -> None:
+    """Checking and signing in to the servers, and the configuration files."""
     parser.add_argument(
         "--check-servers", action="store_true", help="start the configured servers, print a table, exit"
     )
@@ -77,12 +96,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--mcp-config", type=Path, metavar="PATH", help="the mcp.json to use")
     parser.add_argument("--config", type=Path, metavar="PATH", help="the config.toml to use")
+
+
+def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
+    """A model served elsewhere, over the OpenAI protocol."""
     parser.add_argument(
         "--endpoint", metavar="URL", help="an OpenAI-compatible server (mlx_lm.server, vLLM, llama.cpp)"
     )
     parser.add_argument(
         "--api-key-env", metavar="VAR", default="OPENAI_API_KEY", help="environment variable holding the endpoint's key"
     )
+
+
+def add_transcript_flags(parser: argparse.ArgumentParser) -> None:
+    """Which conversation to continue."""
     parser.add_argument(
         "--transcript",
         type=Path,
@@ -90,8 +117,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="open this conversation file and continue it (created if missing)",
     )
     parser.add_argument("--resume", action="store_true", help="start by picking a saved conversation to continue")
-    add_blas_flag(parser)
-    return parser
 
 
 def add_blas_flag(parser: argparse.ArgumentParser) -> None:

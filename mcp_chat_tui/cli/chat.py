@@ -125,35 +125,13 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
     hub.add_log_listener(log_printer(Console(stderr=True, highlight=False, soft_wrap=True)))
     async with hub:
         try:
-            with console.status(f"loading {model} and starting {len(mcp_config.enabled())} server(s)…") as status:
-
-                def on_progress(progress) -> None:
-                    if progress.stage == "download" and progress.bytes_total:
-                        status.update(
-                            f"downloading {model}: {progress.bytes_done / 1e6:.1f} of "
-                            f"{progress.bytes_total / 1e6:.1f} MB"
-                        )
-                    elif progress.message:
-                        status.update(progress.message)
-
-                await asyncio.gather(engine.load(on_progress), hub.start_all())
+            await _load_and_start(engine, hub, model, len(mcp_config.enabled()), console)
             if sys.stdin.isatty():  # without a terminal nobody can sign in: check_start says what to run
                 from mcp_chat_tui.cli.sign_in import offer_sign_in
 
                 await offer_sign_in(hub, console)
             check_start(hub, settings, console)
-            ready = [s for s in hub.statuses if s.state.usable]
-            leave = "" if one_shot else " · type bye or quit to leave"
-            console.print(
-                Text(
-                    f"{display_name(model)} · {len(hub.tools())} tools from {len(ready)} server(s){leave}",
-                    style="dim",
-                )
-            )
-            console.print(Text(f"mcp.json: {mcp_config.path} ({mcp_config.source})", style="dim"))
-            for status in ready:
-                if tool_list_notes(status):
-                    console.print(Text(visible_controls(f"{status.name}: {tool_list_notes(status)}"), style="yellow"))
+            _print_ready(hub, model, mcp_config, console, one_shot=one_shot)
             agent = Agent(
                 engine,
                 hub,
@@ -181,6 +159,38 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
             return code
         finally:
             await engine.close()
+
+
+async def _load_and_start(engine: Engine, hub: ServerHub, model: str, server_count: int, console: Console) -> None:
+    """Load the model and start the servers at once, with a status line that follows the download."""
+    with console.status(f"loading {model} and starting {server_count} server(s)…") as status:
+
+        def on_progress(progress) -> None:
+            if progress.stage == "download" and progress.bytes_total:
+                status.update(
+                    f"downloading {model}: {progress.bytes_done / 1e6:.1f} of {progress.bytes_total / 1e6:.1f} MB"
+                )
+            elif progress.message:
+                status.update(progress.message)
+
+        await asyncio.gather(engine.load(on_progress), hub.start_all())
+
+
+def _print_ready(hub: ServerHub, model: str, mcp_config: McpConfig, console: Console, *, one_shot: bool) -> None:
+    """The line that says what is ready (model, tools, servers), where mcp.json came from, and each
+    ready server's tool-list notes."""
+    ready = [s for s in hub.statuses if s.state.usable]
+    leave = "" if one_shot else " · type bye or quit to leave"
+    console.print(
+        Text(
+            f"{display_name(model)} · {len(hub.tools())} tools from {len(ready)} server(s){leave}",
+            style="dim",
+        )
+    )
+    console.print(Text(f"mcp.json: {mcp_config.path} ({mcp_config.source})", style="dim"))
+    for status in ready:
+        if tool_list_notes(status):
+            console.print(Text(visible_controls(f"{status.name}: {tool_list_notes(status)}"), style="yellow"))
 
 
 async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) -> int:

@@ -1,49 +1,31 @@
 """The plain console interface (document 002 as written): a ``prompt ->`` line, streamed answers, every call shown.
 
 Everything a server or the model sends is printed as literal text (``rich.text.Text``),
-so markup and terminal escape sequences in it cannot style or move the screen.
+so markup and terminal escape sequences in it cannot style or move the screen. This module runs
+the conversation; ``plain_console.py`` prints its events and asks for approvals.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-import threading
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from rich.console import Console, Group
-from rich.panel import Panel
+from rich.console import Console
 from rich.text import Text
 
 from mcp_chat_tui.agent import Agent
 from mcp_chat_tui.agent.client_requests import describe_answered
-from mcp_chat_tui.agent.events import (
-    AgentEvent,
-    ApprovalChoice,
-    ApprovalDecision,
-    ApprovalNeeded,
-    AssistantText,
-    AssistantThinking,
-    CallDecided,
-    CallFinished,
-    CallProgress,
-    CallStarted,
-    CallStatus,
-    GenerationStats,
-    MalformedCall,
-    Notice,
-    ServerRequestAnswered,
-    TurnFinished,
-)
+from mcp_chat_tui.agent.events import AgentEvent
 from mcp_chat_tui.cli.client_requests import install_console_requests
+from mcp_chat_tui.cli.plain_console import LineReader, PlainConsole, literal
 from mcp_chat_tui.cli.prompt_commands import command_turn, print_attachments
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
-from mcp_chat_tui.core.text import pretty_json, visible_controls
-from mcp_chat_tui.engine.events import Stats
+from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.servers.commands import is_command
 from mcp_chat_tui.servers.hub import ServerHub
 from mcp_chat_tui.servers.notifications import LogEntry
@@ -56,219 +38,10 @@ from mcp_chat_tui.transcript import (
     to_openai_messages,
 )
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
-from mcp_chat_tui.ui.media_info import media_line
 from mcp_chat_tui.ui.recording import RecordingSink, pending_calls, tee
 
 PROMPT = "prompt -> "
 EXIT_WORDS = {"bye", "quit"}
-RESULT_LINES_SHOWN = 20
-APPROVAL_KEYS = {
-    "y": ApprovalDecision(ApprovalChoice.ALLOW_ONCE),
-    "a": ApprovalDecision(ApprovalChoice.ALLOW_PENDING),
-    "t": ApprovalDecision(ApprovalChoice.ALWAYS_TOOL),
-    "T": ApprovalDecision(ApprovalChoice.ALWAYS_TOOL, save=True),
-    "n": ApprovalDecision(ApprovalChoice.DENY),
-    "s": ApprovalDecision(ApprovalChoice.DENY_ALL),
-}
-STATUS_STYLE = {
-    CallStatus.DONE: ("✓", "green"),
-    CallStatus.ERROR: ("✗", "red"),
-    CallStatus.TIMEOUT: ("⏱", "red"),
-    CallStatus.DENIED: ("⊘", "yellow"),
-    CallStatus.MALFORMED: ("?", "red"),
-    CallStatus.CANCELLED: ("■", "yellow"),
-    CallStatus.INTERRUPTED: ("↯", "red"),
-}
-
-
-class LineReader:
-    """Reads stdin lines on a daemon thread, so a pending read never keeps the app from exiting."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._lines: asyncio.Queue[str | None] = asyncio.Queue()
-        threading.Thread(target=self._pump, name="stdin", daemon=True).start()
-
-    def _pump(self) -> None:
-        for line in sys.stdin:
-            self._loop.call_soon_threadsafe(self._lines.put_nowait, line.rstrip("\n"))
-        self._loop.call_soon_threadsafe(self._lines.put_nowait, None)
-
-    async def read(self) -> str | None:
-        """The next line, or None at end of input."""
-        return await self._lines.get()
-
-
-def literal(value: object, style: str = "") -> Text:
-    """Untrusted text shown as itself: no markup, control characters written out as escapes."""
-    return Text(visible_controls(str(value)), style=style)
-
-
-def pretty_arguments(arguments: dict) -> str:
-    return visible_controls(pretty_json(arguments))
-
-
-class PlainConsole:
-    """Prints agent events and answers approvals from the keyboard (or denies them when it cannot ask)."""
-
-    def __init__(self, console: Console, reader: LineReader | None, *, auto_yes: bool = False) -> None:
-        self.console = console
-        self.reader = reader
-        self.auto_yes = auto_yes
-        self._in_text = False
-        self._in_thinking = False
-        self._pending: list[asyncio.Task[None]] = []
-        self._last_stats: Stats | None = None
-        self._allowed_by: dict[str, str] = {}  # call id -> who or which rule allowed it
-
-    def __call__(self, event: AgentEvent) -> None:
-        if isinstance(event, AssistantText):
-            self._end_thinking()
-            self._in_text = True
-            self.console.print(literal(event.text), end="", highlight=False)
-        elif isinstance(event, AssistantThinking):
-            if not self._in_thinking:
-                self._break_line()
-                self.console.print(Text("thinking: ", style="dim italic"), end="")
-                self._in_thinking = True
-            self.console.print(literal(event.text, "dim italic"), end="", highlight=False)
-        elif isinstance(event, CallDecided):
-            self._allowed_by[event.call.id] = event.allowed_by
-        elif isinstance(event, CallStarted):
-            self._break_line()
-            call = event.call
-            title = Text.assemble(
-                (f"{event.started_at:%H:%M:%S} ", "dim"),
-                ("→ ", "cyan"),
-                (visible_controls(call.tool), "bold cyan"),
-                (f"  [{visible_controls(call.server)}]", "dim"),
-            )
-            allowed_by = self._allowed_by.pop(call.id, "")
-            if allowed_by:
-                title.append(f"  allowed by {visible_controls(allowed_by)}", "dim")
-            self.console.print(title)
-            self.console.print(Text(pretty_arguments(call.arguments), style="dim"), highlight=False)
-        elif isinstance(event, CallProgress):
-            self._break_line()
-            self.console.print(
-                literal(f"  ⋯ {event.call.tool} {event.progress.describe()}", "cyan"), highlight=False, soft_wrap=True
-            )
-        elif isinstance(event, CallFinished):
-            self._break_line()
-            self.console.print(self._finished_panel(event))
-        elif isinstance(event, MalformedCall):
-            self._break_line()
-            body = Group(literal(f"malformed tool call ({event.reason})", "bold red"), literal(event.raw))
-            self.console.print(Panel(body, border_style="red", expand=False))
-        elif isinstance(event, ApprovalNeeded):
-            self._break_line()
-            self._pending.append(asyncio.ensure_future(self._approve(event)))
-        elif isinstance(event, Notice):
-            self._break_line()
-            self.console.print(literal(event.text, "yellow"))
-        elif isinstance(event, ServerRequestAnswered):
-            self._break_line()
-            self.console.print(literal(describe_answered(event), "dim"), soft_wrap=True)
-        elif isinstance(event, GenerationStats):
-            self._last_stats = event.stats
-        elif isinstance(event, TurnFinished):
-            self._break_line()
-            if event.error:
-                self.console.print(literal(f"error: {event.error}", "bold red"))
-            elif event.end.value == "stopped":
-                self.console.print(Text("[stopped]", style="yellow"))
-            stats, self._last_stats = self._last_stats, None
-            if stats is not None:
-                self.console.print(
-                    Text(
-                        f"{stats.generated_tokens} tokens, {stats.tokens_per_second:.1f} tok/s, "
-                        f"prefilled {stats.prefilled_tokens} of {stats.prompt_tokens} prompt tokens",
-                        style="dim",
-                    )
-                )
-
-    def _finished_panel(self, event: CallFinished) -> Panel:
-        glyph, colour = STATUS_STYLE[event.status]
-        text = event.result.for_model() if event.result is not None else event.content_for_model
-        lines = text.splitlines() or [""]
-        shown = "\n".join(lines[:RESULT_LINES_SHOWN])
-        if len(lines) > RESULT_LINES_SHOWN:
-            shown += f"\n… {len(lines) - RESULT_LINES_SHOWN} more lines"
-        media = [part for part in event.result.parts if part.is_media] if event.result is not None else []
-        if media:  # each image and audio in a line of its own (the full-screen app draws images)
-            shown += "\n" + "\n".join(media_line(part) for part in media)
-        title = Text.assemble(
-            (f"{glyph} ", colour), (visible_controls(event.call.tool), "bold"), (f" {event.status.value}", colour)
-        )
-        took = f"{event.duration:.2f} s" if event.duration is not None else None
-        return Panel(
-            literal(shown),
-            title=title,
-            title_align="left",
-            subtitle=took,
-            subtitle_align="right",
-            border_style=colour,
-            expand=False,
-        )
-
-    async def _approve(self, event: ApprovalNeeded) -> None:
-        call = event.call
-        spec = call.spec
-        header = Text.assemble(
-            ("Run ", "bold"),
-            (visible_controls(call.tool), "bold cyan"),
-            (" on ", "bold"),
-            (visible_controls(call.server), "bold"),
-            (f"? ({event.waiting} waiting)" if event.waiting > 1 else "?", "bold"),
-        )
-        parts: list = [header]
-        if event.recorded is not None:
-            parts.append(literal(event.recorded.describe(), "bold yellow"))
-        if event.why:
-            parts.append(literal(f"asking: {event.why}", "dim"))
-        if spec is not None and spec.description:
-            parts.append(literal(spec.description))
-        if spec is not None and spec.destructive:
-            parts.append(Text("the server marks this tool destructive", style="bold red"))
-        parts.append(Text(pretty_arguments(call.arguments)))
-        self.console.print(Panel(Group(*parts), border_style="yellow", expand=False))
-        interrupted = event.recorded is not None and event.recorded.interrupted
-        if interrupted and (self.auto_yes or self.reader is None or not sys.stdin.isatty()):
-            why = "--yes never runs an interrupted call again" if self.auto_yes else "no terminal to ask"
-            self.console.print(Text(f"not run again ({why}): left as interrupted", style="yellow"))
-            event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY))
-            return
-        if self.auto_yes:
-            event.decision.set_result(ApprovalDecision(ApprovalChoice.ALLOW_ONCE))
-            return
-        if self.reader is None or not sys.stdin.isatty():
-            self.console.print(Text("no terminal to ask: call denied (use --yes to allow calls)", style="yellow"))
-            event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY))
-            return
-        while not event.decision.done():
-            self.console.print(
-                "[bold]y[/] once · [bold]a[/] all waiting · [bold]t[/] always this tool · "
-                "[bold]T[/] always and save · [bold]n[/] no · [bold]s[/] deny all and stop: ",
-                end="",
-            )
-            answer = await self.reader.read()
-            if answer is None:
-                event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY_ALL))
-                return
-            decision = APPROVAL_KEYS.get(answer.strip()) or APPROVAL_KEYS.get(answer.strip().lower())
-            if decision is not None and not event.decision.done():
-                event.decision.set_result(decision)
-
-    def _end_thinking(self) -> None:
-        if self._in_thinking:
-            self.console.print()
-            self._in_thinking = False
-
-    def _break_line(self) -> None:
-        self._end_thinking()
-        if self._in_text:
-            self.console.print()
-            self._in_text = False
 
 
 def log_printer(stderr: Console) -> Callable[[str, LogEntry], None]:
@@ -390,65 +163,110 @@ async def _converse(
     closed on the way out."""
     loop = asyncio.get_running_loop()
     reader = LineReader(loop) if one_prompt is None or sys.stdin.isatty() else None
-    printer = PlainConsole(console, reader, auto_yes=auto_yes)
-    sink: Callable[[AgentEvent], None] = report.watch(printer) if report is not None else printer
-    if recorder is not None:
-        sink = tee(RecordingSink(recorder, model_label), sink)
-        agent.checkpoint = recorder.persisted  # a call's start is on disk before it goes out
-    install_console_requests(agent, console, reader, sink, auto_yes=auto_yes)
+    sink = _console_sink(agent, console, reader, recorder, report, model_label=model_label, auto_yes=auto_yes)
     try:
         if recorder is not None and recorder.transcript.exchanges:
             if save:
                 recorder.saver = reporting_saver(
                     transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user), loop
                 )
-            print_loaded(console, recorder.transcript)
-            agent.load_messages(to_openai_messages(recorder.transcript))
-            pending = pending_calls(recorder.transcript.pending_proposals(), agent.tools.find_tool)
-            if pending:
-                await agent.continue_turn(pending, sink)
+            await _resume(agent, console, recorder, sink)
         prompts = [one_prompt] if one_prompt is not None else None
         while True:
             if prompts is not None:
-                if not prompts:
-                    return 0
-                prompt = prompts.pop(0)
+                prompt = prompts.pop(0) if prompts else None
             else:
-                console.print(PROMPT, end="", style="bold", highlight=False)
                 assert reader is not None
-                line = await reader.read()
-                if line is None:
-                    console.print()
-                    return 0
-                prompt = agent.redactor.text(line.strip())
-                if not prompt:
-                    continue
-                if prompt.lower() in EXIT_WORDS:
-                    return 0
-                roots_command = getattr(agent.tools, "roots_command", None)
-                said = await roots_command(prompt) if roots_command is not None else None
-                if said is not None:
-                    console.print(literal(said, "dim"), soft_wrap=True)
-                    continue
-            attachments: list[Attachment] = []
-            if catalog is not None and is_command(prompt):
-                try:
-                    prompt, attachments = await command_turn(
-                        catalog, console, reader if one_prompt is None else None, prompt
-                    )
-                except UserFacingError as exc:
-                    if one_prompt is not None:
-                        raise
-                    console.print(literal(str(exc), "red"))
-                    continue
+                prompt = await _read_prompt(agent, console, reader)
+            if prompt is None:
+                return 0
+            turn = await _expand_command(catalog, console, reader, prompt, one_shot=one_prompt is not None)
+            if turn is None:
+                continue
+            prompt, attachments = turn
             if recorder is not None and recorder.saver is None and save:
                 recorder.saver = reporting_saver(transcript_file or new_transcript_path(prompt), loop)
             await agent.run_turn(prompt, sink, attachments)
             if report is not None:
-                report.transcript = str(recorder.saver.path) if recorder is not None and recorder.saver else None
-                if recorder is not None and recorder.saver is not None and not recorder.saver.flush():
-                    report.save_error = recorder.saver.unsaved
-                return int(report.exit_code)
+                return _one_shot_exit(report, recorder)
     finally:
         if recorder is not None:
             recorder.close()
+
+
+def _console_sink(
+    agent: Agent,
+    console: Console,
+    reader: LineReader | None,
+    recorder: TranscriptRecorder | None,
+    report: OneShotReport | None,
+    *,
+    model_label: str,
+    auto_yes: bool,
+) -> Callable[[AgentEvent], None]:
+    """Where the agent's events go: the console (through the ``-p`` report) and the transcript; the
+    servers' requests are answered at the console too."""
+    printer = PlainConsole(console, reader, auto_yes=auto_yes)
+    sink: Callable[[AgentEvent], None] = report.watch(printer) if report is not None else printer
+    if recorder is not None:
+        sink = tee(RecordingSink(recorder, model_label), sink)
+        agent.checkpoint = recorder.persisted  # a call's start is on disk before it goes out
+    install_console_requests(agent, console, reader, sink, auto_yes=auto_yes)
+    return sink
+
+
+async def _resume(
+    agent: Agent, console: Console, recorder: TranscriptRecorder, sink: Callable[[AgentEvent], None]
+) -> None:
+    """Show the resumed conversation, give it to the model, and continue its calls that were left open."""
+    print_loaded(console, recorder.transcript)
+    agent.load_messages(to_openai_messages(recorder.transcript))
+    pending = pending_calls(recorder.transcript.pending_proposals(), agent.tools.find_tool)
+    if pending:
+        await agent.continue_turn(pending, sink)
+
+
+async def _read_prompt(agent: Agent, console: Console, reader: LineReader) -> str | None:
+    """The next prompt typed at ``prompt ->`` (empty lines are skipped, roots commands answered here);
+    None at the end of input or an exit word."""
+    while True:
+        console.print(PROMPT, end="", style="bold", highlight=False)
+        line = await reader.read()
+        if line is None:
+            console.print()
+            return None
+        prompt = agent.redactor.text(line.strip())
+        if not prompt:
+            continue
+        if prompt.lower() in EXIT_WORDS:
+            return None
+        roots_command = getattr(agent.tools, "roots_command", None)
+        said = await roots_command(prompt) if roots_command is not None else None
+        if said is None:
+            return prompt
+        console.print(literal(said, "dim"), soft_wrap=True)
+
+
+async def _expand_command(
+    catalog: ServerHub | None, console: Console, reader: LineReader | None, prompt: str, *, one_shot: bool
+) -> tuple[str, list[Attachment]] | None:
+    """The turn to run for ``prompt``: a ``/command`` made into a server prompt's turn, any other text
+    as it is; None when the command failed (said here; with ``-p`` it is raised)."""
+    if catalog is None or not is_command(prompt):
+        return prompt, []
+    try:
+        return await command_turn(catalog, console, None if one_shot else reader, prompt)
+    except UserFacingError as exc:
+        if one_shot:
+            raise
+        console.print(literal(str(exc), "red"))
+        return None
+
+
+def _one_shot_exit(report: OneShotReport, recorder: TranscriptRecorder | None) -> int:
+    """After the one turn of ``-p``: where the transcript went, whether it was saved, and the exit code."""
+    saver = recorder.saver if recorder is not None else None
+    report.transcript = str(saver.path) if saver else None
+    if saver is not None and not saver.flush():
+        report.save_error = saver.unsaved
+    return int(report.exit_code)

@@ -23,7 +23,7 @@ class Engine(Protocol):
     An engine whose generation runs Python on a thread of this process may also offer
     ``thread_load``, an object whose ``share`` (0 to 1) says how much of the time that thread
     is running while it generates, and whose ``spare_cores`` says how many cores the process
-    leaves idle meanwhile (none if absent; see ``MlxEngine``'s ``ThreadLoad``): the chat
+    leaves idle meanwhile (none if absent; see ``engine/thread_load.py``): the chat
     redraws less often the busier they show the model to be. Engines without it (a remote
     server) are taken not to compete.
     """

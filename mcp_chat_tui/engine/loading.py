@@ -151,61 +151,8 @@ class _DownloadProgress:
         self._last = 0.0
 
     def bar_class(self) -> type:
-        owner = self
-
-        class ProgressBar:
-            def __init__(self, iterable: Any = None, *args: Any, **kwargs: Any) -> None:
-                self.iterable = iterable
-                self.n = kwargs.get("initial", 0) or 0
-                self.total = kwargs.get("total")
-                self.desc = kwargs.get("desc", "") or ""
-                self.unit = kwargs.get("unit", "it")
-                self.disable = False
-                if self.unit == "B":
-                    owner._byte_bars.append(self)
-
-            def __iter__(self):
-                for item in self.iterable or ():
-                    yield item
-                    self.update(1)
-
-            def __enter__(self) -> ProgressBar:
-                return self
-
-            def __exit__(self, *exc: Any) -> None:
-                self.close()
-
-            def update(self, n: float | None = 1) -> None:
-                self.n += n or 0
-                if self.unit == "B":
-                    owner.changed()
-
-            def refresh(self, *args: Any, **kwargs: Any) -> None:
-                if self.unit == "B":
-                    owner.changed()
-
-            def close(self) -> None:
-                pass
-
-            def reset(self, total: Any = None) -> None:
-                self.n, self.total = 0, total
-
-            def set_description(self, desc: str | None = None, refresh: bool = True) -> None:
-                self.desc = desc or ""
-
-            set_description_str = set_description
-
-            def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
-                pass
-
-            def set_postfix(self, *args: Any, **kwargs: Any) -> None:
-                pass
-
-            @property
-            def format_dict(self) -> dict[str, Any]:
-                return {"n": self.n, "total": self.total, "rate": None}
-
-        return ProgressBar
+        """The tqdm stand-in ``snapshot_download`` makes its bars from; its byte bars report here."""
+        return type("ProgressBar", (_ReportingBar,), {"owner": self})
 
     def _current(self) -> tuple[int, int | None]:
         if not self._byte_bars:
@@ -224,3 +171,61 @@ class _DownloadProgress:
     def done(self) -> None:
         done, total = self._current()
         self._report(LoadProgress("download", done, total if total is not None else done, "download complete"))
+
+
+class _ReportingBar:
+    """Enough of a tqdm bar for ``snapshot_download``: counts, and byte bars tell ``owner`` of each change
+    (``_DownloadProgress.bar_class`` makes a subclass with its own ``owner``)."""
+
+    owner: _DownloadProgress
+
+    def __init__(self, iterable: Any = None, *args: Any, **kwargs: Any) -> None:
+        self.iterable = iterable
+        self.n = kwargs.get("initial", 0) or 0
+        self.total = kwargs.get("total")
+        self.desc = kwargs.get("desc", "") or ""
+        self.unit = kwargs.get("unit", "it")
+        self.disable = False
+        if self.unit == "B":
+            self.owner._byte_bars.append(self)
+
+    def __iter__(self):
+        for item in self.iterable or ():
+            yield item
+            self.update(1)
+
+    def __enter__(self) -> _ReportingBar:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def update(self, n: float | None = 1) -> None:
+        self.n += n or 0
+        if self.unit == "B":
+            self.owner.changed()
+
+    def refresh(self, *args: Any, **kwargs: Any) -> None:
+        if self.unit == "B":
+            self.owner.changed()
+
+    def close(self) -> None:
+        pass
+
+    def reset(self, total: Any = None) -> None:
+        self.n, self.total = 0, total
+
+    def set_description(self, desc: str | None = None, refresh: bool = True) -> None:
+        self.desc = desc or ""
+
+    set_description_str = set_description
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        pass
+
+    def set_postfix(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    @property
+    def format_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "total": self.total, "rate": None}

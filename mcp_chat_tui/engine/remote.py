@@ -14,6 +14,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
@@ -104,12 +105,7 @@ class OpenAIEngine:
         """Nothing is held between requests."""
 
     async def _stream(self, body: dict[str, Any], recogniser: ToolCallStream) -> AsyncIterator[EngineEvent]:
-        started = time.perf_counter()
-        first_at: float | None = None
-        pieces = 0
-        finish: str | None = None
-        usage: dict[str, Any] = {}
-        calls: dict[int, dict[str, Any]] = {}
+        reply = _ReplyTally()
         events = self._event_data(body)
         ended = False
         try:
@@ -117,27 +113,11 @@ class OpenAIEngine:
                 if data.strip() == "[DONE]":
                     ended = True
                     break
-                chunk = self._decode(data)
-                if isinstance(chunk.get("usage"), dict):
-                    usage = chunk["usage"]
-                for choice in chunk.get("choices") or []:
-                    delta = choice.get("delta") or choice.get("message") or {}
-                    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-                    content = delta.get("content")
-                    if reasoning or content or delta.get("tool_calls"):
-                        pieces += 1
-                        first_at = first_at or time.perf_counter()
-                    if isinstance(reasoning, str) and reasoning:
-                        yield ThinkingDelta(reasoning)
-                    if isinstance(content, str) and content:
-                        for event in recogniser.feed(content):
-                            yield event
-                    _merge_tool_call_pieces(calls, delta.get("tool_calls"))
-                    if choice.get("finish_reason"):
-                        finish = choice["finish_reason"]
+                for event in reply.take(self._decode(data), recogniser):
+                    yield event
         finally:
             await events.aclose()
-        if not ended and finish is None:
+        if not ended and reply.finish is None:
             raise EngineError(
                 f"the model server at {self.endpoint} ended its stream before the reply was complete "
                 "(no finish_reason and no [DONE]); its own log may say why"
@@ -145,28 +125,16 @@ class OpenAIEngine:
 
         for event in recogniser.finish():
             yield event
-        for index in sorted(calls):
-            entry = calls[index]
+        for index in sorted(reply.calls):
+            entry = reply.calls[index]
             call = {"id": entry["id"], "name": entry["name"], "arguments": entry["arguments"]}
             raw = json.dumps({"name": entry["name"], "arguments": entry["arguments"]}, ensure_ascii=False)
             yield recogniser.validate(call, raw)
-        ended = time.perf_counter()
-        prompt_tokens = int(usage.get("prompt_tokens") or 0)
-        cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-        generated = int(usage.get("completion_tokens") or pieces)
-        decode_time = ended - first_at if first_at is not None else 0.0
-        yield Stats(
-            prompt_tokens=prompt_tokens,
-            prefilled_tokens=max(0, prompt_tokens - cached),
-            generated_tokens=generated,
-            time_to_first_token=(first_at - started) if first_at is not None else 0.0,
-            tokens_per_second=generated / decode_time if decode_time > 0 else 0.0,
-            peak_memory_gb=0.0,
-        )
+        yield reply.stats()
         if recogniser.calls_proposed:
             yield Done("tool_calls")
         else:
-            yield Done("length" if finish == "length" else "stop")
+            yield Done("length" if reply.finish == "length" else "stop")
 
     def _decode(self, data: str) -> dict[str, Any]:
         try:
@@ -238,6 +206,53 @@ class OpenAIEngine:
         else:
             hint = "the server rejected the request"
         return EngineError(f"the model server at {self.endpoint} answered HTTP {status}: {hint}. {detail}".rstrip())
+
+
+@dataclass
+class _ReplyTally:
+    """What a streamed reply has brought so far: its timing, usage, finish reason and native tool-call pieces."""
+
+    started: float = field(default_factory=time.perf_counter)
+    first_at: float | None = None
+    pieces: int = 0
+    finish: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    calls: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def take(self, chunk: dict[str, Any], recogniser: ToolCallStream) -> Iterator[EngineEvent]:
+        """The events of one chunk: thinking, and text through the tool-call recogniser."""
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or choice.get("message") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            content = delta.get("content")
+            if reasoning or content or delta.get("tool_calls"):
+                self.pieces += 1
+                self.first_at = self.first_at or time.perf_counter()
+            if isinstance(reasoning, str) and reasoning:
+                yield ThinkingDelta(reasoning)
+            if isinstance(content, str) and content:
+                yield from recogniser.feed(content)
+            _merge_tool_call_pieces(self.calls, delta.get("tool_calls"))
+            if choice.get("finish_reason"):
+                self.finish = choice["finish_reason"]
+
+    def stats(self) -> Stats:
+        """The reply's figures: the server's usage where it sent one, else the pieces counted."""
+        ended = time.perf_counter()
+        prompt_tokens = int(self.usage.get("prompt_tokens") or 0)
+        cached = int((self.usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+        generated = int(self.usage.get("completion_tokens") or self.pieces)
+        decode_time = ended - self.first_at if self.first_at is not None else 0.0
+        return Stats(
+            prompt_tokens=prompt_tokens,
+            prefilled_tokens=max(0, prompt_tokens - cached),
+            generated_tokens=generated,
+            time_to_first_token=(self.first_at - self.started) if self.first_at is not None else 0.0,
+            tokens_per_second=generated / decode_time if decode_time > 0 else 0.0,
+            peak_memory_gb=0.0,
+        )
 
 
 def _merge_tool_call_pieces(calls: dict[int, dict[str, Any]], pieces: Any) -> None:

@@ -2,7 +2,9 @@
 
 One asyncio task per server holds its SDK ``Client`` from start to stop; observers hear every
 state change through a plain callback; everything a server says passes through the hub's
-``Redactor`` first.
+``Redactor`` first. Its parts are mixed in from their own modules: tool calls (``calls.py``),
+sign-in (``sign_in.py``), prompts and resources (``catalog.py``), logging and roots
+(``client_context.py``).
 """
 
 from __future__ import annotations
@@ -25,25 +27,19 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_chat_tui import __version__
 from mcp_chat_tui.core.paths import user_data_dir
-from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.redact import Redactor
-from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec, unique_model_names
-from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, builtin_specs, call_builtin
+from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
+from mcp_chat_tui.servers.builtin import builtin_specs
+from mcp_chat_tui.servers.calls import ToolCalls
 from mcp_chat_tui.servers.catalog import CatalogAccess
-from mcp_chat_tui.servers.client_context import (
-    LogListener,
-    ProgressListener,
-    ServerContext,
-    log_level_meta,
-    progress_callback,
-)
+from mcp_chat_tui.servers.client_context import LogListener, ServerContext
 from mcp_chat_tui.servers.client_requests import DEFAULT_SAMPLING_PER_MINUTE, ClientRequests, RequestDesk
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
-from mcp_chat_tui.servers.oauth import OAuthSession, PersonClock, SignInPrompt, oauth_failure, open_oauth_session
-from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol
+from mcp_chat_tui.servers.oauth import OAuthSession, PersonClock, SignInPrompt
 from mcp_chat_tui.servers.roots import Roots
-from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage
+from mcp_chat_tui.servers.sign_in import SignIn
+from mcp_chat_tui.servers.state import ServerState, ServerStatus
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
 from mcp_chat_tui.servers.tasks import set_apart_task_tools
 from mcp_chat_tui.servers.token_vault import TOKEN_FILE_NAME, TokenVault
@@ -98,7 +94,7 @@ class _Runtime:
     log_shown_soon: asyncio.TimerHandle | None = None
 
 
-class ServerHub(CatalogAccess, ServerContext):
+class ServerHub(CatalogAccess, ServerContext, ToolCalls, SignIn):
     """Runs the configured servers; ``async with ServerHub(...)`` starts nothing, ``start_all()`` does."""
 
     def __init__(
@@ -240,7 +236,7 @@ class ServerHub(CatalogAccess, ServerContext):
         started = time.perf_counter()
         rt.task = asyncio.create_task(self._own(rt, generation, started), name=f"mcp-server-{rt.config.name}")
         try:
-            await rt.person.wait(rt.settled, timeout)
+            await self._wait_for_start(rt, timeout)
         except TimeoutError:
             rt.init_timed_out = True
             rt.task.cancel()
@@ -288,9 +284,7 @@ class ServerHub(CatalogAccess, ServerContext):
             await self._client_failed(rt, generation, exc)
         finally:
             rt.client = None
-            if rt.oauth is not None:
-                await rt.oauth.close()
-                rt.oauth = None
+            await self._close_oauth(rt)
             for task in (rt.refresh_task, rt.catalog_task, rt.catalog_refresh):
                 if task is not None and not task.done():
                     task.cancel()
@@ -365,52 +359,6 @@ class ServerHub(CatalogAccess, ServerContext):
                 rt.http_error = (code, phrase)
 
         return http_transport(config.url, dict(config.headers), note, auth)
-
-    # ----- signing in ------------------------------------------------------------------------
-
-    def _oauth(self, rt: _Runtime, generation: int) -> Any:
-        """The OAuth sign-in for an http or sse server (None where it is off); see servers/oauth.py."""
-        if rt.config.oauth_settings is None:
-            return None
-        prompt = rt.sign_in_prompt
-        # Once the sign-in is over, a later 401 is not met with the person of that sign-in.
-        asked = rt.person.timed(prompt, lambda: rt.sign_in_prompt is prompt, rt.config.name) if prompt else None
-        rt.oauth = open_oauth_session(
-            rt.config,
-            self.token_vault,
-            prompt=asked,
-            on_failure=partial(self._oauth_failed, rt, generation),
-            on_secret=lambda value: self.redactor.add(f"{rt.config.name} sign-in", value),
-        )
-        return rt.oauth.provider
-
-    def _oauth_failed(self, rt: _Runtime, generation: int, exc: Exception) -> None:
-        """The sign-in stopped (needs a person, refused, broken): the SDK's transport would only
-        log it and wait, so the start ends here, with why; a running server needs sign-in again."""
-        if generation != rt.generation or rt.stopping:
-            return
-        state, reason = oauth_failure(rt.config, exc, rt.http_error)
-        reason = self.redactor.text(reason)
-        if rt.status.state == ServerState.STARTING and rt.task is not None and not rt.start_refused:
-            rt.start_refused, rt.refused_state = reason, state
-            rt.task.cancel()
-        elif rt.status.state.usable:
-            self._set_state(rt, state, reason)
-            rt.stop.set()
-
-    async def sign_in(self, name: str, prompt: SignInPrompt) -> ServerStatus:
-        """Start ``name`` again with a person to authorize it (``prompt`` shows them the URL); the
-        init timeout waits for them. Returns the state it ends in (ready, or why not)."""
-        rt = self._runtimes[name]
-        rt.sign_in_prompt = prompt
-        try:
-            return await self.restart(name)
-        finally:
-            rt.sign_in_prompt = None
-
-    def forget_sign_in(self, name: str) -> bool:
-        """Drop the tokens (and registered client) kept for ``name``; True when there were some."""
-        return self.token_vault.forget(self._runtimes[name].config.url or "")
 
     async def _list_tools(self, rt: _Runtime, client: Client, refresh: bool = False) -> None:
         """Read every page of the tool list into the status: valid tools, and those refused with why."""
@@ -524,116 +472,6 @@ class ServerHub(CatalogAccess, ServerContext):
             self._set_state(rt, ServerState.CRASHED, reason)
             rt.stop.set()
 
-    # ----- calling ---------------------------------------------------------------------------
-
-    async def call_tool(
-        self,
-        server: str,
-        tool: str,
-        arguments: dict[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        on_progress: ProgressListener | None = None,
-    ) -> ToolCallResult:
-        """Call one tool; a failure comes back as ``result.failure``, never as an exception.
-
-        ``on_progress`` hears each progress notification of the call (redacted); the last one
-        is kept on the result. Cancelling the awaiting task cancels the request at the server (the SDK
-        sends ``notifications/cancelled``) and leaves the server usable.
-        """
-        arguments = dict(arguments or {})
-        if server == BUILTIN_SERVER:
-            return await call_builtin(self, tool, arguments)
-        started_at = datetime.now()
-        clock = time.perf_counter()
-
-        def failed(kind: FailureKind, message: str) -> ToolCallResult:
-            return ToolCallResult(
-                server=server,
-                tool=tool,
-                arguments=arguments,
-                started_at=started_at,
-                duration=time.perf_counter() - clock,
-                failure=ToolFailure(kind, self.redactor.text(message)),
-                is_error=True,
-            )
-
-        rt = self._runtimes.get(server)
-        if rt is None:
-            return failed(FailureKind.UNKNOWN_TOOL, f"there is no server named {server!r}")
-        client = rt.client
-        if not rt.status.state.usable or client is None:
-            why = f": {rt.status.reason}" if rt.status.reason else ""
-            return failed(FailureKind.NOT_READY, f"server {server!r} is {rt.status.state.value}{why}")
-        if rt.status.tools and not any(spec.name == tool for spec in rt.status.tools):
-            return failed(FailureKind.UNKNOWN_TOOL, f"server {server!r} has no tool named {tool!r}")
-        limit = timeout or rt.config.timeout or self.tool_timeout
-        rt.status.calls_in_flight += 1
-        if rt.status.state == ServerState.READY:
-            self._set_state(rt, ServerState.BUSY)
-        result: ToolCallResult | None = None
-        latest: list[ToolProgress] = []
-        try:
-            raw = await client.call_tool(
-                tool,
-                arguments,
-                read_timeout_seconds=limit,
-                progress_callback=progress_callback(on_progress or _ignore, self.redactor, latest),
-                meta=log_level_meta(client, rt.status.log_level),  # type: ignore[arg-type]
-            )
-            result = convert_result(raw, server, tool, arguments, started_at, self.max_result_chars, self.redactor)
-        except Exception as exc:  # noqa: BLE001 - a tool failure never raises into the caller
-            kind, message, crash = call_failure(exc, server, tool, limit)
-            result = failed(kind, message)
-            if crash:
-                self._mark_crashed(rt, crash)
-            if server_broke_protocol(exc):
-                rt.status.protocol_problem_count += 1
-                rt.status.protocol_problems.append(f"{tool}: {result.failure.message if result.failure else message}")
-        finally:
-            rt.status.calls_in_flight -= 1
-            if result is not None and latest:
-                result.progress = latest[0]
-            if result is not None:
-                result.duration = time.perf_counter() - clock
-                self._record_usage(rt, result)
-            if rt.status.calls_in_flight == 0 and rt.status.state == ServerState.BUSY:
-                self._set_state(rt, ServerState.READY)
-            elif result is not None:
-                self._changed(rt)
-        return result
-
-    async def call_model_tool(self, model_name: str, arguments: dict[str, Any] | None = None) -> ToolCallResult:
-        """Call a tool by the name the model used for it."""
-        spec = self.find_tool(model_name)
-        if spec is None:
-            return ToolCallResult(
-                server="",
-                tool=model_name,
-                arguments=dict(arguments or {}),
-                started_at=datetime.now(),
-                duration=0.0,
-                failure=ToolFailure(FailureKind.UNKNOWN_TOOL, f"no server offers a tool named {model_name!r}"),
-                is_error=True,
-            )
-        return await self.call_tool(spec.server, spec.name, arguments)
-
-    def _record_usage(self, rt: _Runtime, result: ToolCallResult) -> None:
-        status = rt.status
-        status.call_count += 1
-        status.last_latency = result.duration
-        status.total_latency += result.duration
-        usage = status.usage.setdefault(result.tool, ToolUsage())
-        usage.calls += 1
-        usage.total_seconds += result.duration
-        if not result.ok:
-            usage.errors += 1
-
-    def _mark_crashed(self, rt: _Runtime, reason: str) -> None:
-        if rt.status.state.usable and not rt.stopping:
-            self._set_state(rt, ServerState.CRASHED, reason)
-            rt.stop.set()
-
     # ----- stopping --------------------------------------------------------------------------
 
     async def _stop(self, rt: _Runtime, final_state: ServerState) -> None:
@@ -665,7 +503,3 @@ class ServerHub(CatalogAccess, ServerContext):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await asyncio.shield(self.shutdown())
-
-
-def _ignore(_progress: ToolProgress) -> None:
-    """No one listens to this call's progress (it is still kept on the result)."""

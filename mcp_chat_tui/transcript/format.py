@@ -412,49 +412,9 @@ class _Reader:
 
     def _result(self, exchange: Exchange) -> None:
         header_index = self.index
-        match = _RESULT_HEADER.match(self.lines[self.index][len(RESULT) :])
-        if match is None:
-            raise self.fail("a 🛠️: line needs the tool and the call id: 🛠️: [tool][call-id]")
-        name, call_id = unescape_name(match.group(1)), unescape_name(match.group(2))
-        meta: dict[str, Any] = {}
-        if match.group(3):
-            try:
-                meta = json.loads(match.group(3))
-            except ValueError:
-                raise self.fail("the details after 🛠️: [tool][call-id] are not valid JSON") from None
-        self.index += 1
-        while self.index < len(self.lines) and not self.lines[self.index].strip():
-            self.index += 1  # hand-written files (document 000's example) put a blank line here
-        fence_line = self.lines[self.index] if self.index < len(self.lines) else ""
-        fence_match = re.match(r"^(`{3,})(\w*)\s*$", fence_line)
-        inline = re.match(r"^`(.*)`\s*$", fence_line)
-        if fence_match is None and inline is not None:
-            status, content = "done", inline.group(1)
-            self.index += 1
-        elif fence_match is None:
-            raise self.fail("expected the result in a fenced block (``` on its own line) after the 🛠️: line")
-        else:
-            fence, status = fence_match.group(1), fence_match.group(2) or "done"
-            if status not in STATUSES:
-                raise self.fail(f"unknown result status {status!r}; expected one of {', '.join(STATUSES)}")
-            self.index += 1
-            body: list[str] = []
-            while self.index < len(self.lines) and self.lines[self.index].rstrip() != fence:
-                body.append(self.lines[self.index])
-                self.index += 1
-            if self.index >= len(self.lines):
-                raise self.fail(f"the result of {call_id!r} has no closing {fence}", header_index)
-            self.index += 1
-            content = "\n".join(body)
-        proposal = next(
-            (
-                p
-                for step in reversed(exchange.steps)
-                for p in step.proposals
-                if p.call_id == call_id and p.result is None
-            ),
-            None,
-        )
+        name, call_id, meta = self._result_header()
+        status, content = self._result_body(call_id, header_index)
+        proposal = _open_proposal(exchange, call_id)
         if proposal is None:
             raise self.fail(f"a result for call {call_id!r} without its ❓: proposal before it", header_index)
         duration = meta.get("duration")
@@ -471,6 +431,47 @@ class _Reader:
             progress=ToolProgress.from_json(meta.get("progress")),
         )
 
+    def _result_header(self) -> tuple[str, str, dict[str, Any]]:
+        """The tool, the call id and the details of a ``🛠️:`` line; moves past it."""
+        match = _RESULT_HEADER.match(self.lines[self.index][len(RESULT) :])
+        if match is None:
+            raise self.fail("a 🛠️: line needs the tool and the call id: 🛠️: [tool][call-id]")
+        name, call_id = unescape_name(match.group(1)), unescape_name(match.group(2))
+        meta: dict[str, Any] = {}
+        if match.group(3):
+            try:
+                meta = json.loads(match.group(3))
+            except ValueError:
+                raise self.fail("the details after 🛠️: [tool][call-id] are not valid JSON") from None
+        self.index += 1
+        return name, call_id, meta
+
+    def _result_body(self, call_id: str, header_index: int) -> tuple[str, str]:
+        """The status and content of a result: a fenced block (its info string is the status) or,
+        hand-written, one inline code span; moves past it."""
+        while self.index < len(self.lines) and not self.lines[self.index].strip():
+            self.index += 1  # hand-written files (document 000's example) put a blank line here
+        fence_line = self.lines[self.index] if self.index < len(self.lines) else ""
+        fence_match = re.match(r"^(`{3,})(\w*)\s*$", fence_line)
+        inline = re.match(r"^`(.*)`\s*$", fence_line)
+        if fence_match is None and inline is not None:
+            self.index += 1
+            return "done", inline.group(1)
+        if fence_match is None:
+            raise self.fail("expected the result in a fenced block (``` on its own line) after the 🛠️: line")
+        fence, status = fence_match.group(1), fence_match.group(2) or "done"
+        if status not in STATUSES:
+            raise self.fail(f"unknown result status {status!r}; expected one of {', '.join(STATUSES)}")
+        self.index += 1
+        body: list[str] = []
+        while self.index < len(self.lines) and self.lines[self.index].rstrip() != fence:
+            body.append(self.lines[self.index])
+            self.index += 1
+        if self.index >= len(self.lines):
+            raise self.fail(f"the result of {call_id!r} has no closing {fence}", header_index)
+        self.index += 1
+        return status, "\n".join(body)
+
     def _parts(self, entries: object) -> list[ContentPart]:
         """The blocks a result header keeps; media files are found beside the transcript file."""
         if not isinstance(entries, list):
@@ -483,6 +484,14 @@ class _Reader:
 def _join(body: list[str]) -> str:
     text = "\n".join(unescape_line(line) for line in body)
     return text[:-1] if text.endswith("\n") else text
+
+
+def _open_proposal(exchange: Exchange, call_id: str) -> Proposal | None:
+    """The latest proposal of ``call_id`` in ``exchange`` that has no result yet."""
+    return next(
+        (p for step in reversed(exchange.steps) for p in step.proposals if p.call_id == call_id and p.result is None),
+        None,
+    )
 
 
 def _has_content(step: Step) -> bool:

@@ -9,15 +9,14 @@ own task takes in); long work (starting up, a turn, an approval) runs in workers
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from textual import events, on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
-from textual.screen import Screen
 from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Footer, Input, Static
 
@@ -35,10 +34,11 @@ from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.catalog_actions import CatalogActions
 from mcp_chat_tui.ui.client_requests import DialogAsker
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
-from mcp_chat_tui.ui.format import DisplayClock, palette_text
+from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
 from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, PolicyChanged, SaveChanged, ServerChanged
+from mcp_chat_tui.ui.palette import PaletteCommands
 from mcp_chat_tui.ui.recording import RecordingSink
 from mcp_chat_tui.ui.reply import ReplyController
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
@@ -71,7 +71,16 @@ class Workspace(Horizontal):
     DEFAULT_CSS = Path(__file__).with_name("app.tcss").read_text(encoding="utf-8")
 
 
-class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, ConversationActions, CatalogActions, App[int]):
+class ChatApp(
+    AgentEventView,
+    StartUp,
+    ThemeSettings,
+    ServerActions,
+    ConversationActions,
+    CatalogActions,
+    PaletteCommands,
+    App[int],
+):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
 
     TITLE = "mcp-chat-tui"
@@ -118,22 +127,30 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
         self.autosave = autosave
         self.transcript_file = transcript_file
         self.open_resume = open_resume
-        self.recorder = TranscriptRecorder(transcript or Transcript())
-        self._recording = RecordingSink(self.recorder, self.model_label)
-        self.agent.checkpoint = self.recorder.persisted  # a call's start is on disk before it goes out
-        self._resume_pending: list[Proposal] = []
+        self._start_recording(transcript or Transcript())
         self.built = False
         self._typed_early = ""  # printable keys that came before the prompt
         self._theme_problems: list[str] = []
         self._register_themes()
+        self._answer_server_requests()
+
+    def _start_recording(self, transcript: Transcript) -> None:
+        """Record the conversation (``transcript``, a resumed one or a new one) as it goes."""
+        self.recorder = TranscriptRecorder(transcript)
+        self._recording = RecordingSink(self.recorder, self.model_label)
+        self.agent.checkpoint = self.recorder.persisted  # a call's start is on disk before it goes out
+        self._resume_pending: list[Proposal] = []
+
+    def _answer_server_requests(self) -> None:
+        """The servers' sampling and elicitation requests are asked in dialogs (or allowed, with ``--yes``)."""
         asker = DialogAsker(self)
-        hub.client_requests = AskingClientRequests(  # the servers' sampling and elicitation requests
-            engine,
-            YesAsker(asker) if policy.yes else asker,
+        self.hub.client_requests = AskingClientRequests(
+            self.engine,
+            YesAsker(asker) if self.policy.yes else asker,
             self._sink,
             model_busy=lambda: self.agent.generating,
             model_name=self.model_label,
-            redactor=hub.redactor,
+            redactor=self.hub.redactor,
         )
 
     # ----- layout ----------------------------------------------------------------------------
@@ -478,34 +495,3 @@ class ChatApp(AgentEventView, StartUp, ThemeSettings, ServerActions, Conversatio
 
     async def on_unmount(self) -> None:
         await self.shutdown()
-
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        yield SystemCommand("Clear the chat", "Start a new conversation", self.action_clear_chat)
-        yield SystemCommand("Export the transcript", "Write this conversation to a file you choose", self.action_export)
-        yield SystemCommand("Resume a conversation", "Open a saved conversation", self.action_resume)
-        yield SystemCommand("Hide or show the sidebar", "Tool calls and servers", self.action_toggle_sidebar)
-        yield SystemCommand("Browse resources", "Every server's resources and templates", self.action_resources)
-        # The palette reads titles and help as markup: names and reasons from servers are escaped.
-        for status in self.hub.statuses:
-            yield SystemCommand(
-                palette_text(f"Restart server {status.name}"),
-                palette_text(status.summary()),
-                lambda name=status.name: self.restart_server(name),
-            )
-        yield from self.sign_in_commands()
-        for spec in self.hub.tools():
-            state = "runs without asking" if self.policy.runs_without_asking(spec) else "asks first"
-            yield SystemCommand(
-                palette_text(f"Toggle auto-run: {spec.server} › {spec.name}"),
-                f"now {state}",
-                lambda s=spec: self.toggle_tool_auto_run(s.server, s.name),
-                discover=False,
-            )
-        for name in sorted(self.available_themes):
-            yield SystemCommand(
-                f"Change theme: {name}",
-                "saved in config.toml",
-                lambda n=name: setattr(self, "theme", n),
-                discover=False,
-            )

@@ -74,11 +74,7 @@ async def show_transcript(
     reply: AssistantReply | None = None
     calls.pending_keys = {}
     hidden = max(0, len(transcript.exchanges) - MAX_EXCHANGES_SHOWN)
-    earlier = [p for exchange in transcript.exchanges[:hidden] for step in exchange.steps for p in step.proposals]
-    for exchange in transcript.exchanges[:hidden]:
-        prompt.remember(exchange.user)
-    for proposal in earlier[-MAX_EARLIER_CALLS_LISTED:]:
-        _add_proposal_record(calls, proposal)
+    _list_earlier(transcript.exchanges[:hidden], prompt, calls)
     await chat.note_hidden(hidden)
     for exchange in transcript.exchanges[hidden:]:
         if leaving():  # the app is leaving: stop here, the screen is being taken down
@@ -86,26 +82,40 @@ async def show_transcript(
         attached = exchange.attachments
         await chat.add_prompt(user_message(exchange.user, attached) if attached else UserMessage(exchange.user))
         prompt.remember(exchange.user)
-        if exchange.model is None:
-            reply = None
-            continue
-        reply = AssistantReply(exchange.model)
-        await chat.mount(reply)
-        for step in exchange.steps:
-            if step.thought is not None:
-                await reply.append_thinking(step.thought)
-            if step.text:
-                await reply.append_text(step.text)
-            for proposal in step.proposals:
-                record = _add_proposal_record(calls, proposal)
-                await reply.add_widget(calls.card_for(record))
-                await calls.show_media(record)
-            for request in step.requests:  # a server's sampling or elicitation, as shown live
-                await reply.add_widget(Notice(describe_answered(request)))
-        await reply.finish(reply_note(exchange))
+        reply = await _show_reply(exchange, chat, calls) if exchange.model is not None else None
     table = calls.table
     if table.row_count:
         table.move_cursor(row=table.row_count - 1, animate=False)
+    return reply
+
+
+def _list_earlier(exchanges: list[Exchange], prompt: PromptInput, calls: CallStore) -> None:
+    """Exchanges not shown in the chat: their prompts in the history, their last calls in the sidebar."""
+    for exchange in exchanges:
+        prompt.remember(exchange.user)
+    earlier = [p for exchange in exchanges for step in exchange.steps for p in step.proposals]
+    for proposal in earlier[-MAX_EARLIER_CALLS_LISTED:]:
+        _add_proposal_record(calls, proposal)
+
+
+async def _show_reply(exchange: Exchange, chat: ChatLog, calls: CallStore) -> AssistantReply:
+    """The model's reply of one exchange as it was shown live: thinking, text, call cards, the
+    servers' requests, and the note it ended with."""
+    assert exchange.model is not None
+    reply = AssistantReply(exchange.model)
+    await chat.mount(reply)
+    for step in exchange.steps:
+        if step.thought is not None:
+            await reply.append_thinking(step.thought)
+        if step.text:
+            await reply.append_text(step.text)
+        for proposal in step.proposals:
+            record = _add_proposal_record(calls, proposal)
+            await reply.add_widget(calls.card_for(record))
+            await calls.show_media(record)
+        for request in step.requests:  # a server's sampling or elicitation, as shown live
+            await reply.add_widget(Notice(describe_answered(request)))
+    await reply.finish(reply_note(exchange))
     return reply
 
 

@@ -1,0 +1,258 @@
+"""The plain console's printer: each agent event as literal text, and approvals asked at the keyboard.
+
+Everything a server or the model sends is printed as literal text (``rich.text.Text``),
+so markup and terminal escape sequences in it cannot style or move the screen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.text import Text
+
+from mcp_chat_tui.agent.client_requests import describe_answered
+from mcp_chat_tui.agent.events import (
+    AgentEvent,
+    ApprovalChoice,
+    ApprovalDecision,
+    ApprovalNeeded,
+    AssistantText,
+    AssistantThinking,
+    CallDecided,
+    CallFinished,
+    CallProgress,
+    CallStarted,
+    CallStatus,
+    GenerationStats,
+    MalformedCall,
+    Notice,
+    ServerRequestAnswered,
+    TurnFinished,
+)
+from mcp_chat_tui.core.text import pretty_json, visible_controls
+from mcp_chat_tui.engine.events import Stats
+from mcp_chat_tui.ui.media_info import media_line
+
+RESULT_LINES_SHOWN = 20
+APPROVAL_KEYS = {
+    "y": ApprovalDecision(ApprovalChoice.ALLOW_ONCE),
+    "a": ApprovalDecision(ApprovalChoice.ALLOW_PENDING),
+    "t": ApprovalDecision(ApprovalChoice.ALWAYS_TOOL),
+    "T": ApprovalDecision(ApprovalChoice.ALWAYS_TOOL, save=True),
+    "n": ApprovalDecision(ApprovalChoice.DENY),
+    "s": ApprovalDecision(ApprovalChoice.DENY_ALL),
+}
+STATUS_STYLE = {
+    CallStatus.DONE: ("✓", "green"),
+    CallStatus.ERROR: ("✗", "red"),
+    CallStatus.TIMEOUT: ("⏱", "red"),
+    CallStatus.DENIED: ("⊘", "yellow"),
+    CallStatus.MALFORMED: ("?", "red"),
+    CallStatus.CANCELLED: ("■", "yellow"),
+    CallStatus.INTERRUPTED: ("↯", "red"),
+}
+
+
+class LineReader:
+    """Reads stdin lines on a daemon thread, so a pending read never keeps the app from exiting."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._lines: asyncio.Queue[str | None] = asyncio.Queue()
+        threading.Thread(target=self._pump, name="stdin", daemon=True).start()
+
+    def _pump(self) -> None:
+        for line in sys.stdin:
+            self._loop.call_soon_threadsafe(self._lines.put_nowait, line.rstrip("\n"))
+        self._loop.call_soon_threadsafe(self._lines.put_nowait, None)
+
+    async def read(self) -> str | None:
+        """The next line, or None at end of input."""
+        return await self._lines.get()
+
+
+def literal(value: object, style: str = "") -> Text:
+    """Untrusted text shown as itself: no markup, control characters written out as escapes."""
+    return Text(visible_controls(str(value)), style=style)
+
+
+def pretty_arguments(arguments: dict) -> str:
+    return visible_controls(pretty_json(arguments))
+
+
+class PlainConsole:
+    """Prints agent events and answers approvals from the keyboard (or denies them when it cannot ask)."""
+
+    def __init__(self, console: Console, reader: LineReader | None, *, auto_yes: bool = False) -> None:
+        self.console = console
+        self.reader = reader
+        self.auto_yes = auto_yes
+        self._in_text = False
+        self._in_thinking = False
+        self._pending: list[asyncio.Task[None]] = []
+        self._last_stats: Stats | None = None
+        self._allowed_by: dict[str, str] = {}  # call id -> who or which rule allowed it
+
+    def __call__(self, event: AgentEvent) -> None:
+        if isinstance(event, AssistantText):
+            self._end_thinking()
+            self._in_text = True
+            self.console.print(literal(event.text), end="", highlight=False)
+        elif isinstance(event, AssistantThinking):
+            self._print_thinking(event)
+        elif isinstance(event, CallDecided):
+            self._allowed_by[event.call.id] = event.allowed_by
+        elif isinstance(event, CallStarted):
+            self._break_line()
+            self._print_call_started(event)
+        elif isinstance(event, CallProgress):
+            self._break_line()
+            self.console.print(
+                literal(f"  ⋯ {event.call.tool} {event.progress.describe()}", "cyan"), highlight=False, soft_wrap=True
+            )
+        elif isinstance(event, CallFinished):
+            self._break_line()
+            self.console.print(self._finished_panel(event))
+        elif isinstance(event, MalformedCall):
+            self._break_line()
+            body = Group(literal(f"malformed tool call ({event.reason})", "bold red"), literal(event.raw))
+            self.console.print(Panel(body, border_style="red", expand=False))
+        elif isinstance(event, ApprovalNeeded):
+            self._break_line()
+            self._pending.append(asyncio.ensure_future(self._approve(event)))
+        elif isinstance(event, Notice):
+            self._break_line()
+            self.console.print(literal(event.text, "yellow"))
+        elif isinstance(event, ServerRequestAnswered):
+            self._break_line()
+            self.console.print(literal(describe_answered(event), "dim"), soft_wrap=True)
+        elif isinstance(event, GenerationStats):
+            self._last_stats = event.stats
+        elif isinstance(event, TurnFinished):
+            self._break_line()
+            self._print_turn_finished(event)
+
+    def _print_thinking(self, event: AssistantThinking) -> None:
+        if not self._in_thinking:
+            self._break_line()
+            self.console.print(Text("thinking: ", style="dim italic"), end="")
+            self._in_thinking = True
+        self.console.print(literal(event.text, "dim italic"), end="", highlight=False)
+
+    def _print_call_started(self, event: CallStarted) -> None:
+        """The call's time, tool, server, who allowed it, and its arguments."""
+        call = event.call
+        title = Text.assemble(
+            (f"{event.started_at:%H:%M:%S} ", "dim"),
+            ("→ ", "cyan"),
+            (visible_controls(call.tool), "bold cyan"),
+            (f"  [{visible_controls(call.server)}]", "dim"),
+        )
+        allowed_by = self._allowed_by.pop(call.id, "")
+        if allowed_by:
+            title.append(f"  allowed by {visible_controls(allowed_by)}", "dim")
+        self.console.print(title)
+        self.console.print(Text(pretty_arguments(call.arguments), style="dim"), highlight=False)
+
+    def _print_turn_finished(self, event: TurnFinished) -> None:
+        """How the turn ended (an error, stopped) and the generation figures of its last answer."""
+        if event.error:
+            self.console.print(literal(f"error: {event.error}", "bold red"))
+        elif event.end.value == "stopped":
+            self.console.print(Text("[stopped]", style="yellow"))
+        stats, self._last_stats = self._last_stats, None
+        if stats is not None:
+            self.console.print(
+                Text(
+                    f"{stats.generated_tokens} tokens, {stats.tokens_per_second:.1f} tok/s, "
+                    f"prefilled {stats.prefilled_tokens} of {stats.prompt_tokens} prompt tokens",
+                    style="dim",
+                )
+            )
+
+    def _finished_panel(self, event: CallFinished) -> Panel:
+        glyph, colour = STATUS_STYLE[event.status]
+        text = event.result.for_model() if event.result is not None else event.content_for_model
+        lines = text.splitlines() or [""]
+        shown = "\n".join(lines[:RESULT_LINES_SHOWN])
+        if len(lines) > RESULT_LINES_SHOWN:
+            shown += f"\n… {len(lines) - RESULT_LINES_SHOWN} more lines"
+        media = [part for part in event.result.parts if part.is_media] if event.result is not None else []
+        if media:  # each image and audio in a line of its own (the full-screen app draws images)
+            shown += "\n" + "\n".join(media_line(part) for part in media)
+        title = Text.assemble(
+            (f"{glyph} ", colour), (visible_controls(event.call.tool), "bold"), (f" {event.status.value}", colour)
+        )
+        took = f"{event.duration:.2f} s" if event.duration is not None else None
+        return Panel(
+            literal(shown),
+            title=title,
+            title_align="left",
+            subtitle=took,
+            subtitle_align="right",
+            border_style=colour,
+            expand=False,
+        )
+
+    async def _approve(self, event: ApprovalNeeded) -> None:
+        call = event.call
+        spec = call.spec
+        header = Text.assemble(
+            ("Run ", "bold"),
+            (visible_controls(call.tool), "bold cyan"),
+            (" on ", "bold"),
+            (visible_controls(call.server), "bold"),
+            (f"? ({event.waiting} waiting)" if event.waiting > 1 else "?", "bold"),
+        )
+        parts: list = [header]
+        if event.recorded is not None:
+            parts.append(literal(event.recorded.describe(), "bold yellow"))
+        if event.why:
+            parts.append(literal(f"asking: {event.why}", "dim"))
+        if spec is not None and spec.description:
+            parts.append(literal(spec.description))
+        if spec is not None and spec.destructive:
+            parts.append(Text("the server marks this tool destructive", style="bold red"))
+        parts.append(Text(pretty_arguments(call.arguments)))
+        self.console.print(Panel(Group(*parts), border_style="yellow", expand=False))
+        interrupted = event.recorded is not None and event.recorded.interrupted
+        if interrupted and (self.auto_yes or self.reader is None or not sys.stdin.isatty()):
+            why = "--yes never runs an interrupted call again" if self.auto_yes else "no terminal to ask"
+            self.console.print(Text(f"not run again ({why}): left as interrupted", style="yellow"))
+            event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY))
+            return
+        if self.auto_yes:
+            event.decision.set_result(ApprovalDecision(ApprovalChoice.ALLOW_ONCE))
+            return
+        if self.reader is None or not sys.stdin.isatty():
+            self.console.print(Text("no terminal to ask: call denied (use --yes to allow calls)", style="yellow"))
+            event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY))
+            return
+        while not event.decision.done():
+            self.console.print(
+                "[bold]y[/] once · [bold]a[/] all waiting · [bold]t[/] always this tool · "
+                "[bold]T[/] always and save · [bold]n[/] no · [bold]s[/] deny all and stop: ",
+                end="",
+            )
+            answer = await self.reader.read()
+            if answer is None:
+                event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY_ALL))
+                return
+            decision = APPROVAL_KEYS.get(answer.strip()) or APPROVAL_KEYS.get(answer.strip().lower())
+            if decision is not None and not event.decision.done():
+                event.decision.set_result(decision)
+
+    def _end_thinking(self) -> None:
+        if self._in_thinking:
+            self.console.print()
+            self._in_thinking = False
+
+    def _break_line(self) -> None:
+        self._end_thinking()
+        if self._in_text:
+            self.console.print()
+            self._in_text = False

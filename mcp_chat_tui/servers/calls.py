@@ -1,0 +1,185 @@
+"""The hub's tool call path: one call to a server's tool, its progress, and the server's usage figures.
+
+Mixed into ``ServerHub`` (like ``CatalogAccess`` and ``ServerContext``), so ``hub.py`` stays the
+place that starts, stops and tracks the servers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, cast
+
+from mcp import Client
+
+from mcp_chat_tui.core.progress import ToolProgress
+from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec
+from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, Resources, call_builtin
+from mcp_chat_tui.servers.client_context import ProgressListener, log_level_meta, progress_callback
+from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol
+from mcp_chat_tui.servers.state import ServerState, ToolUsage
+
+
+@dataclass
+class _Call:
+    """One call under way: which tool, with what, and since when."""
+
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    started_at: datetime = field(default_factory=datetime.now)
+    clock: float = field(default_factory=time.perf_counter)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.clock
+
+
+class ToolCalls:
+    """What ``ServerHub`` does to call tools (mixed in; uses its ``_runtimes``, ``redactor``,
+    ``tool_timeout``, ``max_result_chars``, ``find_tool``, ``_set_state`` and ``_changed``)."""
+
+    _runtimes: dict[str, Any]
+    redactor: Redactor
+    tool_timeout: float
+    max_result_chars: int
+    _changed: Callable[..., None]
+    _set_state: Callable[..., None]
+    find_tool: Callable[[str], ToolSpec | None]
+
+    async def call_tool(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressListener | None = None,
+    ) -> ToolCallResult:
+        """Call one tool; a failure comes back as ``result.failure``, never as an exception.
+
+        ``on_progress`` hears each progress notification of the call (redacted); the last one
+        is kept on the result. Cancelling the awaiting task cancels the request at the server (the SDK
+        sends ``notifications/cancelled``) and leaves the server usable.
+        """
+        arguments = dict(arguments or {})
+        if server == BUILTIN_SERVER:
+            return await call_builtin(cast(Resources, self), tool, arguments)  # the hub is also CatalogAccess
+        call = _Call(server, tool, arguments)
+        rt = self._runtimes.get(server)
+        if rt is None:
+            return self._failed_call(call, FailureKind.UNKNOWN_TOOL, f"there is no server named {server!r}")
+        refusal = self._refusal(call, rt)
+        if refusal is not None:
+            return self._failed_call(call, *refusal)
+        limit = timeout or rt.config.timeout or self.tool_timeout
+        return await self._call_on_server(rt, rt.client, call, limit, on_progress or _ignore)
+
+    async def call_model_tool(self, model_name: str, arguments: dict[str, Any] | None = None) -> ToolCallResult:
+        """Call a tool by the name the model used for it."""
+        spec = self.find_tool(model_name)
+        if spec is None:
+            return ToolCallResult(
+                server="",
+                tool=model_name,
+                arguments=dict(arguments or {}),
+                started_at=datetime.now(),
+                duration=0.0,
+                failure=ToolFailure(FailureKind.UNKNOWN_TOOL, f"no server offers a tool named {model_name!r}"),
+                is_error=True,
+            )
+        return await self.call_tool(spec.server, spec.name, arguments)
+
+    def _refusal(self, call: _Call, rt: Any) -> tuple[FailureKind, str] | None:
+        """Why ``call`` cannot go to its server now (not ready, no such tool), or None."""
+        server, tool = call.server, call.tool
+        if not rt.status.state.usable or rt.client is None:
+            why = f": {rt.status.reason}" if rt.status.reason else ""
+            return FailureKind.NOT_READY, f"server {server!r} is {rt.status.state.value}{why}"
+        if rt.status.tools and not any(spec.name == tool for spec in rt.status.tools):
+            return FailureKind.UNKNOWN_TOOL, f"server {server!r} has no tool named {tool!r}"
+        return None
+
+    def _failed_call(self, call: _Call, kind: FailureKind, message: str) -> ToolCallResult:
+        return ToolCallResult(
+            server=call.server,
+            tool=call.tool,
+            arguments=call.arguments,
+            started_at=call.started_at,
+            duration=call.elapsed(),
+            failure=ToolFailure(kind, self.redactor.text(message)),
+            is_error=True,
+        )
+
+    async def _call_on_server(
+        self, rt: Any, client: Client, call: _Call, limit: float, on_progress: ProgressListener
+    ) -> ToolCallResult:
+        """Send the call; the server is busy while any call is in flight."""
+        rt.status.calls_in_flight += 1
+        if rt.status.state == ServerState.READY:
+            self._set_state(rt, ServerState.BUSY)
+        result: ToolCallResult | None = None
+        latest: list[ToolProgress] = []
+        try:
+            raw = await client.call_tool(
+                call.tool,
+                call.arguments,
+                read_timeout_seconds=limit,
+                progress_callback=progress_callback(on_progress, self.redactor, latest),
+                meta=log_level_meta(client, rt.status.log_level),  # type: ignore[arg-type]
+            )
+            result = convert_result(
+                raw, call.server, call.tool, call.arguments, call.started_at, self.max_result_chars, self.redactor
+            )
+        except Exception as exc:  # noqa: BLE001 - a tool failure never raises into the caller
+            result = self._call_failed(rt, call, exc, limit)
+        finally:
+            self._call_over(rt, call, result, latest)
+        return result
+
+    def _call_failed(self, rt: Any, call: _Call, exc: Exception, limit: float) -> ToolCallResult:
+        """The failed call's result; a crash marks the server crashed, a protocol breach is counted."""
+        kind, message, crash = call_failure(exc, call.server, call.tool, limit)
+        result = self._failed_call(call, kind, message)
+        if crash:
+            self._mark_crashed(rt, crash)
+        if server_broke_protocol(exc):
+            rt.status.protocol_problem_count += 1
+            rt.status.protocol_problems.append(f"{call.tool}: {result.failure.message if result.failure else message}")
+        return result
+
+    def _call_over(self, rt: Any, call: _Call, result: ToolCallResult | None, latest: list[ToolProgress]) -> None:
+        """The call ended (``result`` is None when it was cancelled): its duration, last progress,
+        the server's usage figures and state."""
+        rt.status.calls_in_flight -= 1
+        if result is not None:
+            if latest:
+                result.progress = latest[0]
+            result.duration = call.elapsed()
+            self._record_usage(rt, result)
+        if rt.status.calls_in_flight == 0 and rt.status.state == ServerState.BUSY:
+            self._set_state(rt, ServerState.READY)
+        elif result is not None:
+            self._changed(rt)
+
+    def _record_usage(self, rt: Any, result: ToolCallResult) -> None:
+        status = rt.status
+        status.call_count += 1
+        status.last_latency = result.duration
+        status.total_latency += result.duration
+        usage = status.usage.setdefault(result.tool, ToolUsage())
+        usage.calls += 1
+        usage.total_seconds += result.duration
+        if not result.ok:
+            usage.errors += 1
+
+    def _mark_crashed(self, rt: Any, reason: str) -> None:
+        if rt.status.state.usable and not rt.stopping:
+            self._set_state(rt, ServerState.CRASHED, reason)
+            rt.stop.set()
+
+
+def _ignore(_progress: ToolProgress) -> None:
+    """No one listens to this call's progress (it is still kept on the result)."""

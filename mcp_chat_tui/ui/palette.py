@@ -1,0 +1,49 @@
+"""The command palette's entries of the app: clearing, exporting, resuming, the sidebar, resources,
+then one entry per server (restart, sign in), per tool (auto-run) and per theme.
+
+A part of ``ChatApp`` (mixed into it, before ``App``, whose own entries come first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from textual.app import SystemCommand
+from textual.screen import Screen
+
+from mcp_chat_tui.ui.format import palette_text
+
+
+class PaletteCommands:
+    """``ChatApp``'s palette: uses its ``hub``, ``policy`` and actions."""
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Clear the chat", "Start a new conversation", self.action_clear_chat)
+        yield SystemCommand("Export the transcript", "Write this conversation to a file you choose", self.action_export)
+        yield SystemCommand("Resume a conversation", "Open a saved conversation", self.action_resume)
+        yield SystemCommand("Hide or show the sidebar", "Tool calls and servers", self.action_toggle_sidebar)
+        yield SystemCommand("Browse resources", "Every server's resources and templates", self.action_resources)
+        # The palette reads titles and help as markup: names and reasons from servers are escaped.
+        for status in self.hub.statuses:
+            yield SystemCommand(
+                palette_text(f"Restart server {status.name}"),
+                palette_text(status.summary()),
+                lambda name=status.name: self.restart_server(name),
+            )
+        yield from self.sign_in_commands()
+        for spec in self.hub.tools():
+            state = "runs without asking" if self.policy.runs_without_asking(spec) else "asks first"
+            yield SystemCommand(
+                palette_text(f"Toggle auto-run: {spec.server} › {spec.name}"),
+                f"now {state}",
+                lambda s=spec: self.toggle_tool_auto_run(s.server, s.name),
+                discover=False,
+            )
+        for name in sorted(self.available_themes):
+            yield SystemCommand(
+                f"Change theme: {name}",
+                "saved in config.toml",
+                lambda n=name: setattr(self, "theme", n),
+                discover=False,
+            )

@@ -13,6 +13,8 @@ from mcp_chat_tui.ui.format import counted, literal, palette_text
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.detail import TextScreen
 from mcp_chat_tui.ui.screens.sign_in import SignInScreen
+from mcp_chat_tui.ui.widgets.sidebar import ServerTable
+from mcp_chat_tui.ui.widgets.status import StatusBar
 
 
 class ServerActions:
@@ -44,12 +46,15 @@ class ServerActions:
             self.servers_table.show(status)
 
     def _show_server(self, status) -> None:
-        table = self.servers_table
-        table.show(status)
-        if table.selected_server() == status.name:
-            self._show_server_reason(status.name)
-        ready = sum(1 for s in self.hub.statuses if s.state.usable)
-        self.status_bar.servers = f"{ready}/{len(self.hub.statuses)} servers · {counted(len(self.hub.tools()), 'tool')}"
+        tables = self.query(ServerTable)  # none while the panes are still mounted, or after they are gone
+        if tables:
+            table = tables.first()
+            table.show(status)
+            if table.selected_server() == status.name:
+                self._show_server_reason(status.name)
+        for bar in self.query(StatusBar):
+            ready = sum(1 for s in self.hub.statuses if s.state.usable)
+            bar.servers = f"{ready}/{len(self.hub.statuses)} servers · {counted(len(self.hub.tools()), 'tool')}"
 
     def _show_server_reason(self, name: str | None) -> None:
         """Under the server table, the whole failure reason of the highlighted server (the row cuts it)

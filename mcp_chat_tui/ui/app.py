@@ -411,8 +411,9 @@ class ChatApp(
 
     def _engine_state(self, state: str, detail: str = "") -> None:
         """What the status bar says the engine or the turn is doing, with the detail that goes with it."""
-        self.status_bar.engine_state = state
-        self.status_bar.detail = detail
+        for bar in self.query(StatusBar):  # none once the screen is taken down
+            bar.engine_state = state
+            bar.detail = detail
 
     # ----- actions ---------------------------------------------------------------------------
 

@@ -326,16 +326,10 @@ class _Reader:
         self.index += 1
         fence_match = re.match(r"^(`{3,})\s*$", self.lines[self.index]) if self.index < len(self.lines) else None
         if fence_match is not None:
-            start, fence = self.index, fence_match.group(1)
-            self.index += 1
-            body: list[str] = []
-            while self.index < len(self.lines) and self.lines[self.index].rstrip() != fence:
-                body.append(self.lines[self.index])
-                self.index += 1
-            if self.index >= len(self.lines):
-                raise self.fail(f"the attachment's text has no closing {fence}", start)
-            self.index += 1
-            attachment = Attachment.from_json(meta, "\n".join(body))
+            fence = fence_match.group(1)
+            attachment = Attachment.from_json(
+                meta, self._fenced_body(fence, f"the attachment's text has no closing {fence}")
+            )
         exchange.attachments.append(attachment)
 
     def _thought(self) -> str:
@@ -462,15 +456,25 @@ class _Reader:
         fence, status = fence_match.group(1), fence_match.group(2) or "done"
         if status not in STATUSES:
             raise self.fail(f"unknown result status {status!r}; expected one of {', '.join(STATUSES)}")
+        return status, self._fenced_body(fence, f"the result of {call_id!r} has no closing {fence}", header_index)
+
+    def _fenced_body(self, fence: str, unclosed: str, reported_at: int | None = None) -> str:
+        """The lines from after the opening fence at ``self.index`` to its closing ``fence``, read past.
+
+        Args:
+            unclosed: The problem reported when the file ends first.
+            reported_at: The line the problem names (default: the opening fence's).
+        """
+        start = self.index
         self.index += 1
         body: list[str] = []
         while self.index < len(self.lines) and self.lines[self.index].rstrip() != fence:
             body.append(self.lines[self.index])
             self.index += 1
         if self.index >= len(self.lines):
-            raise self.fail(f"the result of {call_id!r} has no closing {fence}", header_index)
+            raise self.fail(unclosed, start if reported_at is None else reported_at)
         self.index += 1
-        return status, "\n".join(body)
+        return "\n".join(body)
 
     def _parts(self, entries: object) -> list[ContentPart]:
         """The blocks a result header keeps; media files are found beside the transcript file."""

@@ -62,20 +62,7 @@ def write_atomically(path: Path, text: str, *, create_folder: bool = True) -> No
         path.parent.mkdir(parents=True, exist_ok=True)
     elif not path.parent.is_dir():
         raise FileNotFoundError(errno.ENOENT, "its folder no longer exists", str(path.parent))
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as file:
-            file.write(text)
-            file.flush()
-            os.fchmod(file.fileno(), mode)
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    write_bytes_atomically(path, text.encode("utf-8"), mode)
 
 
 def write_bytes_atomically(path: Path, data: bytes, mode: int) -> None:

@@ -8,6 +8,7 @@ import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -18,7 +19,7 @@ from mcp_chat_tui.cli.check import status_table
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.setup import load_configuration, make_hub, warn_short_secrets
 from mcp_chat_tui.cli.terminal import SIGTERM_EXIT, ask_on_terminal, exit_on_sigterm, run_until_signal
-from mcp_chat_tui.config import McpConfig, Settings, save_setting, settings_path
+from mcp_chat_tui.config import McpConfig, ModelOptions, Settings, save_setting, settings_path
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, package_path
 from mcp_chat_tui.core.text import visible_controls
@@ -26,12 +27,16 @@ from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState, tool_list_notes
 from mcp_chat_tui.transcript import Transcript, TranscriptLock, TranscriptRecorder, parse, read_transcript_text
 
+if TYPE_CHECKING:
+    from mcp_chat_tui.engine.settings import EngineSettings
+
 
 def demo_model_path() -> str:
     return str(package_path("demo", "model"))
 
 
-def make_engine(args: argparse.Namespace, model: str) -> Engine:
+def make_engine(args: argparse.Namespace, model: str, options: ModelOptions | None = None) -> Engine:
+    """The engine: a remote endpoint's with ``--endpoint``, else MLX's with ``options`` (config.toml's)."""
     if args.endpoint:
         from mcp_chat_tui.engine.remote import OpenAIEngine
 
@@ -42,7 +47,14 @@ def make_engine(args: argparse.Namespace, model: str) -> Engine:
     hint = load_blas().hint
     if hint:
         print(hint, file=sys.stderr)
-    return MlxEngine(model)
+    return MlxEngine(model, engine_settings(options or ModelOptions()))
+
+
+def engine_settings(options: ModelOptions) -> EngineSettings:
+    """The local engine's settings from config.toml's model options (a key not set keeps the engine's default)."""
+    from mcp_chat_tui.engine.settings import EngineSettings
+
+    return EngineSettings(**options.model_dump(exclude_none=True))
 
 
 def make_policy(args: argparse.Namespace, settings: Settings, mcp_config: McpConfig) -> ApprovalPolicy:
@@ -120,7 +132,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
     if one_shot:  # as the conversation, the report and a failure's JSON will show it
         args.prompt = mcp_config.redactor.text(args.prompt)
     warn_short_secrets(mcp_config.redactor, console)
-    engine = make_engine(args, model)
+    engine = make_engine(args, model, settings.model_options(model))
     hub = make_hub(settings, mcp_config)
     hub.add_log_listener(log_printer(Console(stderr=True, highlight=False, soft_wrap=True)))
     async with hub:
@@ -200,7 +212,7 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
     hub = make_hub(settings, mcp_config)
     app = ChatApp(
-        engine=make_engine(args, model),
+        engine=make_engine(args, model, settings.model_options(model)),
         hub=hub,
         policy=make_policy(args, settings, mcp_config),
         settings=settings,

@@ -8,6 +8,7 @@ through ``pending_inputs`` and an ``InputCache``.
 from mcp_chat_tui.config.envfile import read_env_file
 from mcp_chat_tui.config.mcp_json import find_mcp_config, load_mcp_config, pending_inputs
 from mcp_chat_tui.config.mcp_models import McpConfig, ServerConfig, Transport
+from mcp_chat_tui.config.model_options import ModelOptions
 from mcp_chat_tui.config.settings import (
     SETTINGS_ENV_VAR,
     Approval,
@@ -27,6 +28,7 @@ __all__ = [
     "InputCache",
     "InputSpec",
     "McpConfig",
+    "ModelOptions",
     "ServerConfig",
     "Settings",
     "ToolApproval",

@@ -16,6 +16,7 @@ import tomli_w
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from mcp_chat_tui.config._errors import from_toml_error, from_validation_error, key_path, kind_of, read_text
+from mcp_chat_tui.config.model_options import ModelOptions
 from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.paths import user_config_dir
 
@@ -46,6 +47,7 @@ class Settings(BaseModel):
     server named in ``trusted_servers`` marks read-only and asks for the rest (any server can mark
     any tool read-only). ``approvals[server][tool]`` overrides it per tool. ``roots`` (every server)
     and ``server_roots[server]`` are folders offered to servers as roots, besides the working directory.
+    ``model`` and ``models`` are the model settings (config/model_options.py).
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -62,6 +64,13 @@ class Settings(BaseModel):
     sampling_per_minute: int = Field(10, ge=0)  # sampling requests one server may make a minute (0: none)
     roots: list[RootFolder] = Field(default_factory=list)
     server_roots: dict[ServerName, list[RootFolder]] = Field(default_factory=dict)
+    model: ModelOptions = Field(default_factory=ModelOptions)  # [model]: for every model
+    models: dict[str, ModelOptions] = Field(default_factory=dict)  # [models."<id>"]: for one model
+
+    def model_options(self, model: str) -> ModelOptions:
+        """The settings for ``model``: its own table over ``[model]``."""
+        own = self.models.get(model)
+        return own.over(self.model) if own is not None else self.model
 
     def tool_approval(self, server: str, tool: str) -> ToolApproval | None:
         """The remembered choice for one tool, if any."""

@@ -18,3 +18,14 @@ class EngineSettings:
     top_p: float = 1.0
     prefill_step_size: int = 2048
     compute_dtype: str = AUTO  # "auto": float32 on the CPU where measured faster; "stored"; or a dtype name
+    # Below: None means not set (the model's own default, or the app's). config/model_options.py documents them.
+    min_p: float | None = None
+    top_k: int | None = None
+    repetition_penalty: float | None = None
+    seed: int | None = None
+    context_length: int | None = None
+    kv_bits: int | None = None
+    kv_group_size: int | None = None
+    draft_model: str | None = None
+    num_draft_tokens: int | None = None
+    tool_prompt: str | None = None

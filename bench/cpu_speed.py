@@ -17,6 +17,12 @@ object: ``decode_default_vs_best``, ``prefill_default_vs_best``, ``decode_defaul
 ``prefill_default_vs_stored``. Targets: both ``*_vs_best`` >= 0.9, ``decode_default_vs_stored``
 >= 4, ``prefill_default_vs_stored`` >= 10.
 
+``--quantized`` also makes 4-bit and 8-bit copies with ``mlx_lm.convert -q`` and measures each
+kept quantized (raw mlx-lm, float32 scales, the optimized BLAS) against the app's defaults (made
+dense float32 when memory allows); their figures go into the JSON as ``q4_decode_default_vs_quantized``
+and so on. Quantized weights with float16 scales as published are left out: on MLX's CPU backend
+they take seconds a token.
+
 ``--worker CONFIG --model FOLDER`` is one measurement (the parent runs it); ``--dtype``,
 ``--engine`` and ``MCP_CHAT_TUI_BLAS`` let one measure other configurations by hand.
 """
@@ -59,6 +65,9 @@ CONFIGS = {  # name: (MCP_CHAT_TUI_BLAS, compute dtype, through the engine)
     "default": (None, "default", True),
     "best": ("auto", "float32", False),
 }
+
+
+QUANTIZED_CONFIGS = {"quantized": ("auto", "float32", False), "default": (None, "default", True)}
 
 
 def build_model(folder: Path) -> Path:
@@ -188,8 +197,20 @@ def worker(args: argparse.Namespace) -> None:
     print(json.dumps(figures))
 
 
-def measure(config: str, folder: Path, tokens: int) -> dict:
-    blas, dtype, engine = CONFIGS[config]
+def build_quantized(folder: Path, bits: int) -> Path:
+    """``folder``'s model quantized to ``bits`` (group size 64) with mlx-lm's converter, beside it."""
+    target = folder.parent / f"{folder.name}-q{bits}"
+    if not (target / "config.json").exists():
+        code = (
+            "from mlx_lm.convert import convert; "
+            f"convert({str(folder)!r}, {str(target)!r}, quantize=True, q_bits={bits}, q_group_size=64)"
+        )
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    return target
+
+
+def measure(config: str, folder: Path, tokens: int, configs: dict = CONFIGS) -> dict:
+    blas, dtype, engine = configs[config]
     env = {k: v for k, v in os.environ.items() if k != "MCP_CHAT_TUI_BLAS"}
     if blas is not None:
         env["MCP_CHAT_TUI_BLAS"] = blas
@@ -200,15 +221,16 @@ def measure(config: str, folder: Path, tokens: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def report(folder: Path, runs: int, tokens: int) -> dict:
-    results: dict[str, list[dict]] = {name: [] for name in CONFIGS}
+def report(folder: Path, runs: int, tokens: int, configs: dict = CONFIGS, label: str = "") -> dict:
+    """Each configuration ``runs`` times, alternating; the medians, and the default's ratios to the others."""
+    results: dict[str, list[dict]] = {name: [] for name in configs}
     for run in range(runs):
-        order = list(CONFIGS) if run % 2 == 0 else list(reversed(CONFIGS))
+        order = list(configs) if run % 2 == 0 else list(reversed(configs))
         for config in order:
-            figures = measure(config, folder, tokens)
+            figures = measure(config, folder, tokens, configs)
             results[config].append(figures)
             print(
-                f"run {run + 1} {config:8} decode {figures['decode']:6.1f} tok/s  prefill {figures['prefill']:6.1f} tok/s"
+                f"{label}run {run + 1} {config:9} decode {figures['decode']:6.1f} tok/s  prefill {figures['prefill']:6.1f} tok/s"
                 f"  {figures['tokens']} tokens  {figures['blas']}  {figures.get('compute', '')}",
                 flush=True,
             )
@@ -217,13 +239,15 @@ def report(folder: Path, runs: int, tokens: int) -> dict:
         for config, rows in results.items()
         for kind in ("decode", "prefill")
     }
-    for config in CONFIGS:
+    for config in configs:
         print(
-            f"median {config:8} decode {median[config, 'decode']:6.1f} tok/s  prefill {median[config, 'prefill']:6.1f} tok/s"
+            f"{label}median {config:9} decode {median[config, 'decode']:6.1f} tok/s"
+            f"  prefill {median[config, 'prefill']:6.1f} tok/s"
         )
     return {
         f"{kind}_default_vs_{other}": round(median["default", kind] / median[other, kind], 3)
-        for other in ("best", "stored")
+        for other in configs
+        if other != "default"
         for kind in ("decode", "prefill")
     }
 
@@ -233,6 +257,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=200)
     parser.add_argument("--model-dir", type=Path, help="build the model here and keep it (default: a temporary folder)")
+    parser.add_argument("--quantized", action="store_true", help="also measure 4-bit and 8-bit copies")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument(
@@ -256,6 +281,11 @@ def main() -> None:
             check=True,
         )
         figures = report(folder, args.runs, args.tokens)
+        if args.quantized:
+            for bits in (4, 8):
+                quantized = build_quantized(folder, bits)
+                ratios = report(quantized, args.runs, args.tokens, QUANTIZED_CONFIGS, label=f"q{bits} ")
+                figures.update({f"q{bits}_{name}": value for name, value in ratios.items()})
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     print(json.dumps(figures))
 

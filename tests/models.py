@@ -3,10 +3,11 @@
 ``build_tiny_model(folder)`` writes config.json, model.safetensors, tokenizer.json and a
 tokenizer_config.json with a Qwen-style chat template (``<tool_call>`` and
 ``tool_call.name``, so mlx-lm picks its json_tools parser). ``tools=False`` writes a plain
-ChatML template without tool support. The weights are random with a fixed seed; the
-output rows of the special tokens (end of turn, tool-call markers) are zero, so greedy
-decoding never picks them: every reply runs to ``max_tokens`` and contains no tool call.
-Use these models for engine mechanics, not for tool-call correctness.
+ChatML template without tool support; ``template=`` any other (``STRICT_TEMPLATE``). The
+weights are random with a fixed seed; the output rows of the special tokens (end of turn,
+tool-call markers) are zero, so greedy decoding never picks them: every reply runs to
+``max_tokens`` and contains no tool call. Use these models for engine mechanics, not for
+tool-call correctness.
 """
 
 from __future__ import annotations
@@ -83,6 +84,28 @@ PLAIN_TEMPLATE = r"""{%- for message in messages %}
 {%- endif %}
 """
 
+STRICT_TEMPLATE = r"""{%- if messages[0]['role'] == 'system' %}
+    {%- set system = messages[0]['content'] + '\n\n' %}
+    {%- set loop_messages = messages[1:] %}
+{%- else %}
+    {%- set system = '' %}
+    {%- set loop_messages = messages %}
+{%- endif %}
+{%- for message in loop_messages %}
+    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}
+        {{- raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}
+    {%- endif %}
+    {%- if message['role'] == 'user' %}
+        {{- '<|im_start|>user\n' + (system if loop.first else '') + message['content'] + '<|im_end|>\n' }}
+    {%- else %}
+        {{- '<|im_start|>assistant\n' + message['content'] + '<|im_end|>\n' }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\n' }}
+{%- endif %}
+"""  # like Llama 2's and Mistral v0.1's: no tools, no tool role, user and assistant strictly alternate
+
 _CORPUS = [
     "The quick brown fox jumps over the lazy dog. What is the time in Tokyo?",
     "You are a helpful assistant. Use the tools when they help.",
@@ -128,8 +151,10 @@ def build_tiny_model(
     intermediate_size: int = 128,
     vocab_size: int = 400,
     seed: int = 0,
+    template: str | None = None,
 ) -> Path:
-    """Write a random-weight qwen2 model folder that mlx-lm loads; returns ``folder``."""
+    """Write a random-weight qwen2 model folder that mlx-lm loads; returns ``folder``.
+    ``template`` is its chat template (default: Qwen's with ``tools``, else the plain one)."""
     import mlx.core as mx
     from mlx.utils import tree_flatten
     from mlx_lm.models import qwen2
@@ -171,7 +196,7 @@ def build_tiny_model(
             "unk_token": None,
             "clean_up_tokenization_spaces": False,
             "add_prefix_space": False,
-            "chat_template": QWEN_TOOL_TEMPLATE if tools else PLAIN_TEMPLATE,
+            "chat_template": template or (QWEN_TOOL_TEMPLATE if tools else PLAIN_TEMPLATE),
         }
         (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_config, indent=2))
 

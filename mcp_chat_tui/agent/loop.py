@@ -117,7 +117,7 @@ class Agent(CallDecisions):
         self.max_turns = max_turns
         self.max_iterations = max_iterations
         self.turns: list[list[dict[str, Any]]] = []
-        self._told_no_tools = False
+        self._told_tool_prompt = False  # the line on how tools reach the model was shown
         self._running: asyncio.Task[TurnEnd] | None = None
         self.generating = False  # the model is writing a reply of the user's turn now
         self.checkpoint: Callable[[], Awaitable[None]] | None = None
@@ -247,12 +247,16 @@ class Agent(CallDecisions):
                 return TurnEnd.STOPPED
 
     def _offered_tools(self, sink: AgentSink) -> list[ToolSpec]:
-        if not self.engine.supports_tools:
-            if not self._told_no_tools:
-                self._told_no_tools = True
-                sink(Notice(f"{self.engine.model_name} has no tool support in its chat template: plain chat only."))
-            return []
-        return self.tools.tools()
+        """The tools for this generation; the first time, a line when they go in text or not at all."""
+        name = self.engine.model_name
+        in_text = getattr(self.engine, "tools_in_text", False)
+        if not self._told_tool_prompt and (in_text or not self.engine.supports_tools):
+            self._told_tool_prompt = True
+            if in_text:
+                sink(Notice(f'{name}: the tools are described in text in the system prompt (tool_prompt = "text").'))
+            else:
+                sink(Notice(f"{name} has no tool support in its chat template: plain chat only."))
+        return self.tools.tools() if in_text or self.engine.supports_tools else []
 
     async def _generate(self, state: TurnState, offered: list[ToolSpec], sink: AgentSink) -> None:
         openai_tools = [spec.to_openai() for spec in offered] or None

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import get_args
 
 from mcp_chat_tui import __version__
+from mcp_chat_tui.config.model_options import ToolPrompt
 from mcp_chat_tui.engine.blas import BLAS_ENV, blas_in_use
 from mcp_chat_tui.engine.compute import FLOAT32_ON_CPU
 
@@ -48,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_endpoint_flags(parser)
     add_transcript_flags(parser)
     add_blas_flag(parser)
+    add_tool_prompt_flag(parser)
     return parser
 
 
@@ -125,6 +128,17 @@ def add_blas_flag(parser: argparse.ArgumentParser) -> None:
         metavar="WHICH",
         help=f"the BLAS MLX computes with on the CPU: auto (the fastest found), none (MLX's own), or a library's "
         f"path (default: ${BLAS_ENV}, else auto)",
+    )
+
+
+def add_tool_prompt_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tool-prompt",
+        choices=get_args(ToolPrompt),
+        metavar="HOW",
+        help="how the model learns of the tools: template (its chat template; one without tools means plain chat) "
+        "or text (described in the system prompt, for models whose template takes none); over config.toml's "
+        "tool_prompt (default: template)",
     )
 
 

@@ -40,7 +40,9 @@ def make_engine(args: argparse.Namespace, model: str, options: ModelOptions | No
     if args.endpoint:
         from mcp_chat_tui.engine.remote import OpenAIEngine
 
-        return OpenAIEngine(args.endpoint, model, api_key_env=args.api_key_env)
+        return OpenAIEngine(
+            args.endpoint, model, api_key_env=args.api_key_env, tool_prompt=(options or ModelOptions()).tool_prompt
+        )
     from mcp_chat_tui.engine.blas import load_blas
     from mcp_chat_tui.engine.mlx_engine import MlxEngine
 
@@ -55,6 +57,12 @@ def engine_settings(options: ModelOptions) -> EngineSettings:
     from mcp_chat_tui.engine.settings import EngineSettings
 
     return EngineSettings(**options.model_dump(exclude_none=True))
+
+
+def model_options(args: argparse.Namespace, settings: Settings, model: str) -> ModelOptions:
+    """config.toml's settings for ``model`` with the command line's flags over them."""
+    flags = ModelOptions(tool_prompt=args.tool_prompt)
+    return flags.over(settings.model_options(model))
 
 
 def make_policy(args: argparse.Namespace, settings: Settings, mcp_config: McpConfig) -> ApprovalPolicy:
@@ -132,7 +140,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
     if one_shot:  # as the conversation, the report and a failure's JSON will show it
         args.prompt = mcp_config.redactor.text(args.prompt)
     warn_short_secrets(mcp_config.redactor, console)
-    engine = make_engine(args, model, settings.model_options(model))
+    engine = make_engine(args, model, model_options(args, settings, model))
     hub = make_hub(settings, mcp_config)
     hub.add_log_listener(log_printer(Console(stderr=True, highlight=False, soft_wrap=True)))
     async with hub:
@@ -212,7 +220,7 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
     hub = make_hub(settings, mcp_config)
     app = ChatApp(
-        engine=make_engine(args, model, settings.model_options(model)),
+        engine=make_engine(args, model, model_options(args, settings, model)),
         hub=hub,
         policy=make_policy(args, settings, mcp_config),
         settings=settings,

@@ -26,6 +26,10 @@ class Engine(Protocol):
     leaves idle meanwhile (none if absent; see ``engine/thread_load.py``): the chat
     redraws less often the busier they show the model to be. Engines without it (a remote
     server) are taken not to compete.
+
+    An engine may also offer ``tools_in_text``: True when it describes ``tools`` in the system
+    prompt instead of giving them to the chat template or the server (``tool_prompt = "text"``,
+    engine/text_tools.py); the agent then offers tools even where ``supports_tools`` is False.
     """
 
     model_name: str

@@ -37,6 +37,7 @@ from mcp_chat_tui.engine.loading import (
 from mcp_chat_tui.engine.messages import for_template
 from mcp_chat_tui.engine.mlx_thread import MLX_THREAD
 from mcp_chat_tui.engine.settings import EngineSettings
+from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
 from mcp_chat_tui.engine.thread_load import ThreadLoad
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 
@@ -143,6 +144,11 @@ class MlxEngine:
         self.settings.max_tokens = value
 
     @property
+    def tools_in_text(self) -> bool:
+        """Tools are described in the system prompt, not given to the template (``tool_prompt = "text"``)."""
+        return self.settings.tool_prompt == TEXT
+
+    @property
     def compute_label(self) -> str:
         """What the model computes with, for the status bar: ``float32 from float16 · OpenBLAS``."""
         blas = blas_in_use()
@@ -189,6 +195,8 @@ class MlxEngine:
             raise EngineError(f"model '{self.model_name}' was closed")
         if not self.loaded:
             raise EngineError(f"model '{self.model_name}' is not loaded yet")
+        if tools and self.tools_in_text:
+            messages = with_tools_in_text(messages, tools)
         # Copied now, in the shape the template wants, so later changes by the caller cannot race the thread.
         return _GenerationStream(self, for_template(messages), tools, known_tools)
 
@@ -261,7 +269,7 @@ class MlxEngine:
             text = "".join(f"{m.get('role', 'user')}: {m.get('content', '')}\n\n" for m in messages) + "assistant:"
             return list(tokenizer.encode(text))
         kwargs: dict[str, Any] = {}
-        if request.tools and self.supports_tools:
+        if request.tools and self.supports_tools and not self.tools_in_text:
             kwargs["tools"] = request.tools
         try:
             tokens = tokenizer.apply_chat_template(messages, add_generation_prompt=True, **kwargs)

@@ -28,6 +28,7 @@ from mcp_chat_tui.engine.events import (
     ThinkingDelta,
 )
 from mcp_chat_tui.engine.messages import for_wire
+from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 
 _CHAT_PATH = "/chat/completions"
@@ -46,7 +47,9 @@ class OpenAIEngine:
         temperature: float = 0.0,
         top_p: float = 1.0,
         timeout: float = 600.0,
+        tool_prompt: str | None = None,
     ) -> None:
+        """``tool_prompt="text"``: the tools go in the system prompt as text, not in the request's ``tools``."""
         self.endpoint = endpoint.rstrip("/")
         self.model_name = model
         self.api_key_env = api_key_env
@@ -55,6 +58,7 @@ class OpenAIEngine:
         self.temperature = temperature
         self.top_p = top_p
         self.timeout = timeout
+        self.tools_in_text = tool_prompt == TEXT
 
     @property
     def url(self) -> str:
@@ -87,6 +91,9 @@ class OpenAIEngine:
         known_tools: set[str] | None = None,
     ) -> AsyncIterator[EngineEvent]:
         """Generate a reply on the server; see ``Engine.stream``."""
+        in_text = bool(tools) and self.tools_in_text
+        if in_text:
+            messages = with_tools_in_text(messages, tools or [])
         body: dict[str, Any] = {
             "model": self.model_name,
             "messages": for_wire(messages),
@@ -96,7 +103,7 @@ class OpenAIEngine:
             "temperature": self.temperature,
             "top_p": self.top_p,
         }
-        if tools:
+        if tools and not in_text:
             body["tools"] = tools
         known = known_tools if known_tools is not None else tool_names(tools)
         return self._stream(body, ToolCallStream(known, tools=tools))

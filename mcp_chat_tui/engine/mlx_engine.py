@@ -1,7 +1,8 @@
 """Run a local model with mlx-lm on the MLX thread, reusing the KV cache across requests.
 
 A new prompt keeps the longest common prefix of the cached tokens; the cache is trimmed to it
-(or rebuilt if it cannot be) and only the rest is prefilled.
+(or rebuilt if it cannot be) and only the rest is prefilled. The cache can be kept in a file
+beside the conversation (``keep_cache_in``, engine/cache_file.py), so a resumed one starts from it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
+from mcp_chat_tui.engine import cache_file
 from mcp_chat_tui.engine.blas import blas_in_use, load_blas
 from mcp_chat_tui.engine.channel import ThreadChannel
 from mcp_chat_tui.engine.compute import ComputeChoice
@@ -61,6 +64,7 @@ class _Request:
     channel: ThreadChannel
     submitted: float
     stop: threading.Event = field(default_factory=threading.Event)
+    cache_file: cache_file.CacheFile | None = None  # the conversation's, when it keeps its KV cache in a file
 
 
 @dataclass(eq=False)
@@ -123,6 +127,8 @@ class MlxEngine:
         self._tokenizer: Any = None
         self._cache: list[Any] | None = None
         self._cache_tokens: list[int] = []
+        self._cache_file: cache_file.CacheFile | None = None
+        self._cache_keeper = cache_file.CacheKeeper()  # on the MLX thread: the file's key and what it holds
         self._busy = False  # the MLX thread is running a job of this engine
         self.thread_load = ThreadLoad()  # how much of the time generating keeps the MLX thread running
         self._live: set[_Request] = set()  # submitted and not finished: close() stops them all
@@ -192,6 +198,11 @@ class MlxEngine:
         # Copied now, in the shape the template wants, so later changes by the caller cannot race the thread.
         return _GenerationStream(self, for_template(messages), tools, known_tools)
 
+    def keep_cache_in(self, conversation: Path | None, *, save: bool = True) -> None:
+        """Keep the KV cache beside the file ``conversation`` (None: nowhere): the next reply starts
+        from it when it matches, and each finished reply writes it (unless ``save`` is False)."""
+        self._cache_file = None if conversation is None else cache_file.CacheFile(conversation, save)
+
     async def close(self) -> None:
         """Stop any generation and free the model (on the MLX thread, after this engine's jobs)."""
         if self._closed:
@@ -250,8 +261,14 @@ class MlxEngine:
         self._model, self._tokenizer = model, tokenizer
         self.supports_tools = template_supports_tools(tokenizer)
         self._cache, self._cache_tokens = None, []
+        key = cache_file.model_key(path, self.compute.label(), self._kv_settings())
+        self._cache_keeper = cache_file.CacheKeeper(key)  # a cache saved with this key is this model's
         report(LoadProgress("load", size, size, f"loaded {name}"))
         report(LoadProgress("ready", size, size, f"{name} is ready"))
+
+    def _kv_settings(self) -> dict[str, Any]:
+        """The settings that shape what the KV cache holds (part of a saved cache's key)."""
+        return {"kv_bits": self.settings.kv_bits, "kv_group_size": self.settings.kv_group_size}
 
     def _render(self, request: _Request) -> list[int]:
         """The prompt tokens for the request, through the model's chat template."""
@@ -330,6 +347,9 @@ class MlxEngine:
         except Exception as exc:
             post([_Failure(EngineError(f"model '{self.model_name}' cannot prepare the prompt: {exc}"))])
             return
+        resumed = self._cache_keeper.resume(request.cache_file, prompt, self._cache_tokens, self._model)
+        if resumed is not None:
+            self._cache, self._cache_tokens = resumed
         reused = self._reuse_cache(prompt)
         run = _Run(request, recogniser)
         try:
@@ -342,6 +362,8 @@ class MlxEngine:
             return
         self._remember(prompt[: reused + run.prefilled] + run.generated)
         post(self._closing_events(run, len(prompt)))
+        if not run.recogniser.calls_proposed:  # a reply that calls tools is followed by the next at once
+            self._cache_keeper.save(request.cache_file, self._cache, self._cache_tokens)
 
     def _stream_tokens(self, suffix: list[int], run: _Run) -> None:
         """Prefill ``suffix`` after the cached tokens and decode, feeding each token to ``run``."""
@@ -460,6 +482,7 @@ class _GenerationStream:
             known_tools=self._known_tools,
             channel=ThreadChannel(loop, STREAM_INTERVAL),
             submitted=time.perf_counter(),
+            cache_file=self._engine._cache_file,
         )
         self._engine._submit_generation(self._request)
 

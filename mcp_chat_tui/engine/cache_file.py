@@ -56,9 +56,9 @@ def _file_print(path: Path) -> str:
     return f"{path.name}:{real.name}:{status.st_size}:{status.st_mtime_ns}:{digest.hexdigest()}"
 
 
-def model_key(folder: Path, compute: str, kv_settings: dict[str, Any]) -> str:
+def model_key(folder: Path, compute: str, settings: Any) -> str:
     """What a cache file must be made with to be used: this model folder and its files, the dtype
-    it computes in, the KV settings and the mlx-lm version."""
+    it computes in, the KV settings (of ``EngineSettings``) and the mlx-lm version."""
     from mlx_lm import __version__
 
     files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
@@ -66,7 +66,7 @@ def model_key(folder: Path, compute: str, kv_settings: dict[str, Any]) -> str:
         "folder": str(folder.resolve()),
         "files": [_file_print(p) for p in files],
         "compute": compute,
-        "kv": kv_settings,
+        "kv": [settings.kv_bits, settings.kv_group_size],
         "mlx_lm": __version__,
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()

@@ -1,8 +1,7 @@
 """Run a local model with mlx-lm on the MLX thread, reusing the KV cache across requests.
 
 A new prompt keeps the longest common prefix of the cached tokens; the cache is trimmed to it
-(or rebuilt if it cannot be) and only the rest is prefilled. The cache can be kept in a file
-beside the conversation (``keep_cache_in``, engine/cache_file.py), so a resumed one starts from it.
+(or rebuilt if it cannot be) and only the rest is prefilled; ``keep_cache_in`` keeps it beside the conversation.
 """
 
 from __future__ import annotations
@@ -261,14 +260,9 @@ class MlxEngine:
         self._model, self._tokenizer = model, tokenizer
         self.supports_tools = template_supports_tools(tokenizer)
         self._cache, self._cache_tokens = None, []
-        key = cache_file.model_key(path, self.compute.label(), self._kv_settings())
-        self._cache_keeper = cache_file.CacheKeeper(key)  # a cache saved with this key is this model's
+        self._cache_keeper = cache_file.CacheKeeper(cache_file.model_key(path, self.compute.label(), self.settings))
         report(LoadProgress("load", size, size, f"loaded {name}"))
         report(LoadProgress("ready", size, size, f"{name} is ready"))
-
-    def _kv_settings(self) -> dict[str, Any]:
-        """The settings that shape what the KV cache holds (part of a saved cache's key)."""
-        return {"kv_bits": self.settings.kv_bits, "kv_group_size": self.settings.kv_group_size}
 
     def _render(self, request: _Request) -> list[int]:
         """The prompt tokens for the request, through the model's chat template."""

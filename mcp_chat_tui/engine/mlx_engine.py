@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mcp_chat_tui.engine import cache_file
 from mcp_chat_tui.engine.blas import blas_in_use, load_blas
+from mcp_chat_tui.engine.cache_file import CacheFile, CacheKeeper, model_key
 from mcp_chat_tui.engine.channel import ThreadChannel
 from mcp_chat_tui.engine.compute import ComputeChoice
 from mcp_chat_tui.engine.compute import prepare as prepare_compute
@@ -63,7 +63,7 @@ class _Request:
     channel: ThreadChannel
     submitted: float
     stop: threading.Event = field(default_factory=threading.Event)
-    cache_file: cache_file.CacheFile | None = None  # the conversation's, when it keeps its KV cache in a file
+    cache_file: CacheFile | None = None  # the conversation's, when it keeps its KV cache in a file
 
 
 @dataclass(eq=False)
@@ -126,8 +126,8 @@ class MlxEngine:
         self._tokenizer: Any = None
         self._cache: list[Any] | None = None
         self._cache_tokens: list[int] = []
-        self._cache_file: cache_file.CacheFile | None = None
-        self._cache_keeper = cache_file.CacheKeeper()  # on the MLX thread: the file's key and what it holds
+        self._cache_file: CacheFile | None = None
+        self._cache_keeper = CacheKeeper()  # on the MLX thread: the file's key and what it holds
         self._busy = False  # the MLX thread is running a job of this engine
         self.thread_load = ThreadLoad()  # how much of the time generating keeps the MLX thread running
         self._live: set[_Request] = set()  # submitted and not finished: close() stops them all
@@ -200,7 +200,7 @@ class MlxEngine:
     def keep_cache_in(self, conversation: Path | None, *, save: bool = True) -> None:
         """Keep the KV cache beside the file ``conversation`` (None: nowhere): the next reply starts
         from it when it matches, and each finished reply writes it (unless ``save`` is False)."""
-        self._cache_file = None if conversation is None else cache_file.CacheFile(conversation, save)
+        self._cache_file = None if conversation is None else CacheFile(conversation, save)
 
     async def close(self) -> None:
         """Stop any generation and free the model (on the MLX thread, after this engine's jobs)."""
@@ -260,7 +260,7 @@ class MlxEngine:
         self._model, self._tokenizer = model, tokenizer
         self.supports_tools = template_supports_tools(tokenizer)
         self._cache, self._cache_tokens = None, []
-        self._cache_keeper = cache_file.CacheKeeper(cache_file.model_key(path, self.compute.label(), self.settings))
+        self._cache_keeper = CacheKeeper(model_key(path, self.compute.label(), self.settings))
         report(LoadProgress("load", size, size, f"loaded {name}"))
         report(LoadProgress("ready", size, size, f"{name} is ready"))
 

@@ -235,6 +235,21 @@ async def test_a_rebuilt_model_in_the_same_folder_is_another_model(tmp_path, cap
     assert "made with another model" in caplog.text
 
 
+async def test_a_cache_computed_in_another_dtype_is_ignored(tiny_model, tmp_path, caplog):
+    conversation = tmp_path / "chat.md"
+    messages, _ = await saved_conversation(Model(tiny_model, None), conversation)  # float32, from float16
+    engine = MlxEngine(str(tiny_model), max_tokens=24, compute_dtype="stored")
+    await engine.load()
+    engine.keep_cache_in(conversation)
+    try:
+        with caplog.at_level(logging.WARNING, logger="mcp_chat_tui.engine.cache_file"):
+            result = await reply(engine, messages + [SECOND])
+    finally:
+        await engine.close()
+    assert result["stats"].prefilled_tokens == result["stats"].prompt_tokens
+    assert "made with another model or other model settings" in caplog.text
+
+
 async def test_an_edited_earlier_message_uses_nothing_after_the_edit(model, tmp_path):
     conversation = tmp_path / "chat.md"
     messages, held = await saved_conversation(model, conversation)

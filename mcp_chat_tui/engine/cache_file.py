@@ -56,16 +56,22 @@ def _file_print(path: Path) -> str:
     return f"{path.name}:{real.name}:{status.st_size}:{status.st_mtime_ns}:{digest.hexdigest()}"
 
 
-def model_key(folder: Path, compute: str, settings: Any) -> str:
-    """What a cache file must be made with to be used: this model folder and its files, the dtype
-    it computes in, the KV settings (of ``EngineSettings``) and the mlx-lm version."""
+def model_key(folder: Path, compute: Any, settings: Any) -> str:
+    """What a cache file must be made with to be used: this model folder and its files, what it
+    computes in (a ``ComputeChoice``), the KV settings (of ``EngineSettings``) and the mlx-lm version.
+    "" (no cache file is used) when the folder cannot be read."""
     from mlx_lm import __version__
 
-    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    try:
+        files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+        prints = [_file_print(p) for p in files]
+    except OSError as exc:
+        log.warning("no prompt cache file for %s: its files cannot be read (%s)", folder, exc)
+        return ""
     parts = {
         "folder": str(folder.resolve()),
-        "files": [_file_print(p) for p in files],
-        "compute": compute,
+        "files": prints,
+        "compute": [compute.weights, compute.dtype, compute.dense],
         "kv": [settings.kv_bits, settings.kv_group_size],
         "mlx_lm": __version__,
     }

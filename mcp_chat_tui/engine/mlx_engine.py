@@ -260,7 +260,7 @@ class MlxEngine:
         self._model, self._tokenizer = model, tokenizer
         self.supports_tools = template_supports_tools(tokenizer)
         self._cache, self._cache_tokens = None, []
-        self._cache_keeper = CacheKeeper(model_key(path, self.compute.label(), self.settings))
+        self._cache_keeper = CacheKeeper(model_key(path, self.compute, self.settings))
         report(LoadProgress("load", size, size, f"loaded {name}"))
         report(LoadProgress("ready", size, size, f"{name} is ready"))
 

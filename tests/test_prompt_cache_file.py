@@ -237,8 +237,8 @@ async def test_a_rebuilt_model_in_the_same_folder_is_another_model(tmp_path, cap
 
 async def test_a_cache_computed_in_another_dtype_is_ignored(tiny_model, tmp_path, caplog):
     conversation = tmp_path / "chat.md"
-    messages, _ = await saved_conversation(Model(tiny_model, None), conversation)  # float32, from float16
-    engine = MlxEngine(str(tiny_model), max_tokens=24, compute_dtype="stored")
+    messages, _ = await saved_conversation(Model(tiny_model, None), conversation)  # computed in float32, as stored
+    engine = MlxEngine(str(tiny_model), max_tokens=24, compute_dtype="bfloat16")
     await engine.load()
     engine.keep_cache_in(conversation)
     try:

@@ -319,3 +319,22 @@ def test_the_cache_file_is_named_after_the_conversation_and_engines_without_one_
         pass
 
     keep_cache_beside(Remote(), tmp_path / "chat.md")  # nothing to keep, nothing raised
+
+
+def test_listing_conversations_removes_the_caches_of_those_deleted_or_renamed(tmp_path):
+    from mcp_chat_tui.transcript import recent_conversations
+
+    for name in ("kept.md", "kept.cache.safetensors", ".kept.cache.safetensors.partial.safetensors"):
+        (tmp_path / name).write_text("x")
+    for name in ("deleted.cache.safetensors", ".deleted.cache.safetensors.partial.safetensors", "notes.txt"):
+        (tmp_path / name).write_text("x")
+    (tmp_path / "renamed.md").write_text("🙂: hello\n")
+
+    assert sorted(c.path.name for c in recent_conversations(tmp_path)) == ["kept.md", "renamed.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".kept.cache.safetensors.partial.safetensors",
+        "kept.cache.safetensors",
+        "kept.md",
+        "notes.txt",
+        "renamed.md",
+    ]

@@ -9,6 +9,9 @@ Run: ``.venv/bin/python bench/engine_overhead.py [--model FOLDER] [--runs 12] [-
    engine, raw, ...) and the medians are compared. Target >= 0.97.
 2. prefill_fraction_tool_loop: tokens prefilled / prompt tokens, summed over a 6-step
    tool loop where each step appends an assistant tool call and its result. Target <= 0.25.
+3. resume_prefill_fraction: a conversation of three turns (tool calls and answers) on one
+   engine keeping its KV cache beside the conversation file, then a new engine object (a
+   restart) asked the next question: tokens it prefilled / prompt tokens of that reply. Target <= 0.1.
 
 Uses the demo model when ``mcp_chat_tui/demo/model`` exists, else builds a small random
 qwen2 model (like the test models, a bit bigger) in a temporary folder; when the chosen
@@ -32,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from mcp_chat_tui.engine.blas import load_blas  # noqa: E402
 from mcp_chat_tui.engine.compute import prepare as prepare_compute  # noqa: E402
-from mcp_chat_tui.engine.events import Stats  # noqa: E402
+from mcp_chat_tui.engine.events import Stats, TextDelta, ToolCallProposed  # noqa: E402
 from mcp_chat_tui.engine.mlx_engine import MlxEngine  # noqa: E402
 
 load_blas()  # before mlx.core is imported, as the app does
@@ -200,6 +203,58 @@ async def tool_loop_prefill(name: str, tools: list[dict], steps: int = 6) -> tup
     return fraction, all_stats
 
 
+def tool_step(messages: list[dict], call: ToolCallProposed, result: str) -> list[dict]:
+    arguments = json.dumps(call.arguments)
+    function = {"name": call.name, "arguments": arguments}
+    return messages + [
+        {"role": "assistant", "content": "", "tool_calls": [{"id": call.id, "type": "function", "function": function}]},
+        {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": result},
+    ]
+
+
+async def turn(engine: MlxEngine, messages: list[dict], tools: list[dict]) -> tuple[list[dict], Stats]:
+    """One question to its answer (tool calls given a fixed result); the messages after it and the first reply's figures."""
+    first = None
+    for _ in range(4):
+        text, calls, stats = "", [], None
+        async for event in engine.stream(messages, tools):
+            if isinstance(event, TextDelta):
+                text += event.text
+            elif isinstance(event, ToolCallProposed):
+                calls.append(event)
+            elif isinstance(event, Stats):
+                stats = event
+        first = first or stats
+        if not calls:
+            return messages + [{"role": "assistant", "content": text}], first
+        messages = tool_step(messages, calls[0], "12 * 7 = 84")
+    return messages, first
+
+
+async def resume_prefill(name: str, tools: list[dict], scratch: Path) -> tuple[float, Stats]:
+    """Three turns saved beside a conversation file, then the fourth question on a new engine."""
+    conversation = scratch / "conversation.md"
+    conversation.write_text("", encoding="utf-8")
+    questions = ["What is 12 * 7?", "What is the time in Tokyo?", "What is 84 / 2?", "What is 6 * 7?"]
+    messages = [{"role": "system", "content": SYSTEM}]
+    engine = MlxEngine(name, max_tokens=48)
+    await engine.load()
+    engine.keep_cache_in(conversation)
+    try:
+        for question in questions[:-1]:
+            messages, _ = await turn(engine, messages + [{"role": "user", "content": question}], tools)
+    finally:
+        await engine.close()
+    restarted = MlxEngine(name, max_tokens=48)
+    await restarted.load()
+    restarted.keep_cache_in(conversation)
+    try:
+        _, stats = await turn(restarted, messages + [{"role": "user", "content": questions[-1]}], tools)
+    finally:
+        await restarted.close()
+    return stats.prefilled_tokens / stats.prompt_tokens, stats
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="model folder or repo id (default: demo model, else a built one)")
@@ -222,7 +277,10 @@ async def main() -> None:
         fraction, steps = await tool_loop_prefill(name, await demo_tools())
         for i, s in enumerate(steps, 1):
             print(f"tool loop step {i}: prompt {s.prompt_tokens} tokens, prefilled {s.prefilled_tokens}")
-    print(json.dumps({"engine_vs_raw_tps_ratio": round(ratio, 4), "prefill_fraction_tool_loop": round(fraction, 4)}))
+        resumed, first = await resume_prefill(name, await demo_tools(), Path(scratch))
+        print(f"after a restart: prompt {first.prompt_tokens} tokens, prefilled {first.prefilled_tokens}")
+    figures = {"engine_vs_raw_tps_ratio": round(ratio, 4), "prefill_fraction_tool_loop": round(fraction, 4)}
+    print(json.dumps(figures | {"resume_prefill_fraction": round(resumed, 4)}))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.text import pretty_json
+from mcp_chat_tui.engine.cache_file import keep_cache_beside
 from mcp_chat_tui.servers.commands import is_command
 from mcp_chat_tui.servers.hub import ServerHub
 from mcp_chat_tui.servers.notifications import LogEntry
@@ -167,9 +168,9 @@ async def _converse(
     try:
         if recorder is not None and recorder.transcript.exchanges:
             if save:
-                recorder.saver = reporting_saver(
-                    transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user), loop
-                )
+                _save_to(agent, recorder, transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user))
+            else:
+                keep_cache_beside(agent.engine, transcript_file, save=False)  # a resumed file's cache is still read
             await _resume(agent, console, recorder, sink)
         prompts = [one_prompt] if one_prompt is not None else None
         while True:
@@ -185,13 +186,19 @@ async def _converse(
                 continue
             prompt, attachments = turn
             if recorder is not None and recorder.saver is None and save:
-                recorder.saver = reporting_saver(transcript_file or new_transcript_path(prompt), loop)
+                _save_to(agent, recorder, transcript_file or new_transcript_path(prompt))
             await agent.run_turn(prompt, sink, attachments)
             if report is not None:
                 return _one_shot_exit(report, recorder)
     finally:
         if recorder is not None:
             recorder.close()
+
+
+def _save_to(agent: Agent, recorder: TranscriptRecorder, path: Path) -> None:
+    """Save the conversation to ``path`` from now on, and the model's KV cache beside it."""
+    recorder.saver = reporting_saver(path, asyncio.get_running_loop())
+    keep_cache_beside(agent.engine, path)
 
 
 def _console_sink(

@@ -46,3 +46,11 @@ def user_data_dir() -> Path:
 def user_log_dir() -> Path:
     """Each server's stderr log lives here."""
     return _dir("MCP_CHAT_TUI_LOG_DIR", platformdirs.user_log_dir(APP_NAME, appauthor=False))
+
+
+PROMPT_CACHE_SUFFIX = ".cache.safetensors"
+
+
+def prompt_cache_path(conversation: Path) -> Path:
+    """The file beside a conversation where the model's KV cache of it is kept (``<stem>.cache.safetensors``)."""
+    return conversation.with_name(f"{conversation.stem}{PROMPT_CACHE_SUFFIX}")

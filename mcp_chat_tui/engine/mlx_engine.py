@@ -1,7 +1,7 @@
 """Run a local model with mlx-lm on the MLX thread, reusing the KV cache across requests.
 
 A new prompt keeps the longest common prefix of the cached tokens; the cache is trimmed to it
-(or rebuilt if it cannot be) and only the rest is prefilled.
+(or rebuilt if it cannot be) and only the rest is prefilled; ``keep_cache_in`` keeps it beside the conversation.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from mcp_chat_tui.engine.blas import blas_in_use, load_blas
+from mcp_chat_tui.engine.cache_file import CacheFile, CacheKeeper, model_key
 from mcp_chat_tui.engine.channel import ThreadChannel
 from mcp_chat_tui.engine.compute import ComputeChoice
 from mcp_chat_tui.engine.compute import prepare as prepare_compute
@@ -62,6 +64,7 @@ class _Request:
     channel: ThreadChannel
     submitted: float
     stop: threading.Event = field(default_factory=threading.Event)
+    cache_file: CacheFile | None = None  # the conversation's, when it keeps its KV cache in a file
 
 
 @dataclass(eq=False)
@@ -124,6 +127,8 @@ class MlxEngine:
         self._tokenizer: Any = None
         self._cache: list[Any] | None = None
         self._cache_tokens: list[int] = []
+        self._cache_file: CacheFile | None = None
+        self._cache_keeper = CacheKeeper()  # on the MLX thread: the file's key and what it holds
         self._busy = False  # the MLX thread is running a job of this engine
         self.thread_load = ThreadLoad()  # how much of the time generating keeps the MLX thread running
         self._live: set[_Request] = set()  # submitted and not finished: close() stops them all
@@ -200,6 +205,11 @@ class MlxEngine:
         # Copied now, in the shape the template wants, so later changes by the caller cannot race the thread.
         return _GenerationStream(self, for_template(messages), tools, known_tools)
 
+    def keep_cache_in(self, conversation: Path | None, *, save: bool = True) -> None:
+        """Keep the KV cache beside the file ``conversation`` (None: nowhere): the next reply starts
+        from it when it matches, and each finished reply writes it (unless ``save`` is False)."""
+        self._cache_file = None if conversation is None else CacheFile(conversation, save)
+
     async def close(self) -> None:
         """Stop any generation and free the model (on the MLX thread, after this engine's jobs)."""
         if self._closed:
@@ -258,6 +268,7 @@ class MlxEngine:
         self._model, self._tokenizer = model, tokenizer
         self.supports_tools = template_supports_tools(tokenizer)
         self._cache, self._cache_tokens = None, []
+        self._cache_keeper = CacheKeeper(model_key(path, self.compute, self.settings))
         report(LoadProgress("load", size, size, f"loaded {name}"))
         report(LoadProgress("ready", size, size, f"{name} is ready"))
 
@@ -338,6 +349,9 @@ class MlxEngine:
         except Exception as exc:
             post([_Failure(EngineError(f"model '{self.model_name}' cannot prepare the prompt: {exc}"))])
             return
+        resumed = self._cache_keeper.resume(request.cache_file, prompt, self._cache_tokens, self._model)
+        if resumed is not None:
+            self._cache, self._cache_tokens = resumed
         reused = self._reuse_cache(prompt)
         run = _Run(request, recogniser)
         try:
@@ -350,6 +364,8 @@ class MlxEngine:
             return
         self._remember(prompt[: reused + run.prefilled] + run.generated)
         post(self._closing_events(run, len(prompt)))
+        if not run.recogniser.calls_proposed:  # a reply that calls tools is followed by the next at once
+            self._cache_keeper.save(request.cache_file, self._cache, self._cache_tokens)
 
     def _stream_tokens(self, suffix: list[int], run: _Run) -> None:
         """Prefill ``suffix`` after the cached tokens and decode, feeding each token to ``run``."""
@@ -468,6 +484,7 @@ class _GenerationStream:
             known_tools=self._known_tools,
             channel=ThreadChannel(loop, STREAM_INTERVAL),
             submitted=time.perf_counter(),
+            cache_file=self._engine._cache_file,
         )
         self._engine._submit_generation(self._request)
 

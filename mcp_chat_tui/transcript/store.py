@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from mcp_chat_tui.core.paths import user_data_dir
+from mcp_chat_tui.core.paths import PROMPT_CACHE_SUFFIX, user_data_dir
 from mcp_chat_tui.transcript.format import TranscriptError
 from mcp_chat_tui.transcript.lock import TranscriptLock
 from mcp_chat_tui.transcript.markers import ASSISTANT, USER, unescape_line
@@ -284,8 +284,28 @@ def describe(path: Path) -> SavedConversation:
 
 
 def recent_conversations(folder: Path | None = None, limit: int = 50) -> list[SavedConversation]:
+    """The newest conversations in ``folder``; the model caches of those deleted or renamed go first."""
     folder = folder or conversations_dir()
     if not folder.is_dir():
         return []
+    remove_orphan_caches(folder)
     files = sorted(folder.glob("*.md"), key=lambda p: p.stat().st_mtime, reverse=True)[:limit]
     return [describe(path) for path in files]
+
+
+def remove_orphan_caches(folder: Path) -> list[Path]:
+    """Remove the model caches (``NAME.cache.safetensors``, a killed write's ``.NAME.cache…partial…``)
+    whose conversation ``NAME.md`` is gone from ``folder`` (deleted, or renamed without its cache);
+    the removed files. A conversation's file is written before its cache, so a live one keeps it."""
+    removed = []
+    for path in folder.glob(f"*{PROMPT_CACHE_SUFFIX}*"):
+        name = path.name.removeprefix(".").split(PROMPT_CACHE_SUFFIX)[0]
+        if path.name.startswith(".") and not path.name.endswith(".partial.safetensors"):
+            continue
+        if not (folder / f"{name}.md").exists():
+            try:
+                path.unlink()
+                removed.append(path)
+            except OSError:
+                pass  # another process's, or not ours to remove: it is only a speed-up
+    return removed

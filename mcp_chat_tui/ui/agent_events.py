@@ -37,6 +37,7 @@ from mcp_chat_tui.agent.events import (
 from mcp_chat_tui.agent.events import (
     Notice as NoticeEvent,
 )
+from mcp_chat_tui.engine.events import Stats
 from mcp_chat_tui.ui.messages import AgentEventPosted
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
@@ -48,9 +49,18 @@ from mcp_chat_tui.ui.widgets.prompt import PromptInput
 OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its prompt to be drawn
 
 
+def cached_note(stats: Stats | None) -> str:
+    """How much of a prompt came from the KV cache (kept in memory, or resumed from the conversation's file)."""
+    if stats is None or stats.prefilled_tokens >= stats.prompt_tokens:
+        return ""
+    return f"· {stats.prompt_tokens - stats.prefilled_tokens} of {stats.prompt_tokens} prompt tokens were cached"
+
+
 class AgentEventView:
     """The agent's events shown in the chat, the sidebar and the status bar: uses ``ChatApp``'s
     ``reply``, ``call_store``, ``chat``, ``status_bar`` and ``_engine_state``."""
+
+    _turn_first_stats: Stats | None = None  # the figures of the turn's first reply (its prompt's cached part)
 
     def _sink(self, event: AgentEvent) -> None:
         self._recording(event)
@@ -128,6 +138,7 @@ class AgentEventView:
         stats = event.stats
         self.status_bar.context_tokens = stats.prompt_tokens + stats.generated_tokens
         self.status_bar.detail = f"{stats.tokens_per_second:.1f} tok/s"
+        self._turn_first_stats = self._turn_first_stats or stats
 
     async def _show_notice(self, event: NoticeEvent) -> None:
         await self.reply.add_widget(Notice(event.text))
@@ -142,7 +153,8 @@ class AgentEventView:
         elif event.error:
             note = f"error: {event.error}"
         await self.reply.finish(note)
-        self._engine_state("ready")
+        first, self._turn_first_stats = self._turn_first_stats, None
+        self._engine_state("ready", cached_note(first))
         self.query_one(PromptInput).hold_cursor(False)
 
     async def _open_reply(self) -> None:

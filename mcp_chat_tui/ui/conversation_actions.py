@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mcp_chat_tui.engine.cache_file import keep_cache_beside
 from mcp_chat_tui.transcript import (
     AutoSaver,
     Transcript,
@@ -33,6 +34,7 @@ class ConversationActions:
     def _attach_saver(self, first_prompt: str = "") -> None:
         """Save the conversation from now on; a failure to save is shown as it happens (``SaveChanged``)."""
         if not self.autosave:
+            keep_cache_beside(self.engine, self.transcript_file, save=False)  # a resumed file's cache is still read
             return
         if self.transcript_file is None:
             self.transcript_file = new_transcript_path(first_prompt)
@@ -43,6 +45,7 @@ class ConversationActions:
 
         try:
             self.recorder.saver = AutoSaver(path, on_change=changed)
+            keep_cache_beside(self.engine, path)
         except TranscriptInUse as exc:
             self.unsaved = str(exc)
             self._show_save_problem(str(exc))
@@ -50,6 +53,7 @@ class ConversationActions:
     def _detach_saver(self) -> None:
         """Stop saving this conversation (what is left is saved first; a failure is said)."""
         saver = self.recorder.saver
+        keep_cache_beside(self.engine, None)
         self.recorder.close()
         self.recorder.saver = None
         self.recorder.reset(Transcript())

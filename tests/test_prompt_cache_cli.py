@@ -1,0 +1,142 @@
+"""The prompt cache across real restarts of the CLI (``-p`` with ``--transcript``, the demo model and
+server): the second run prefills only its question; a run killed while it wrote the cache, and a disk
+that takes the conversation but not the cache, leave a conversation that goes on as if there were no cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from mcp_chat_tui.core.paths import prompt_cache_path
+from mcp_chat_tui.transcript import parse, read_transcript_text
+from tests.helpers import wait_until
+
+CLI = [sys.executable, "-m", "mcp_chat_tui.cli.main", "--demo", "--yes", "--json"]
+FIRST, SECOND, THIRD = "What is 12 * 7?", "What is 84 / 2?", "What is 6 * 7?"
+
+
+def environment(dirs: Path) -> dict[str, str]:
+    env = dict(os.environ, COLUMNS="120")
+    for kind in ("CONFIG", "DATA", "LOG"):
+        env[f"MCP_CHAT_TUI_{kind}_DIR"] = str(dirs / kind.lower())
+    return env
+
+
+def ask(prompt: str, conversation: Path, dirs: Path, **options) -> dict:
+    """One ``-p`` run on ``conversation``; its ``--json`` object."""
+    done = subprocess.run(
+        [*CLI, "-p", prompt, "--transcript", str(conversation)],
+        cwd=conversation.parent,
+        env=environment(dirs),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        **options,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def first_generation(report: dict) -> dict:
+    return report["tokens"]["generations"][0]
+
+
+def without_cache(prompt: str, conversation: Path, dirs: Path) -> dict:
+    """The same question on a copy of the conversation that has no cache beside it."""
+    copy = dirs / "reference" / conversation.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(conversation, copy)
+    report = ask(prompt, copy, dirs)
+    assert first_generation(report)["prefilled"] == first_generation(report)["prompt"]
+    return report
+
+
+def same_answer(a: dict, b: dict) -> bool:
+    calls = [[(c["tool"], c["arguments"], c["result"]) for c in r["calls"]] for r in (a, b)]
+    return a["answer"] == b["answer"] and calls[0] == calls[1]
+
+
+def test_a_restarted_run_prefills_only_its_question(tmp_path):
+    conversation = tmp_path / "chat.md"
+    ask(FIRST, conversation, tmp_path)
+    assert prompt_cache_path(conversation).is_file()
+    reference = without_cache(SECOND, conversation, tmp_path)
+    report = ask(SECOND, conversation, tmp_path)
+    first = first_generation(report)
+    assert first["prefilled"] <= 0.1 * first["prompt"], first
+    assert same_answer(report, reference) and "42" in report["answer"]
+    assert stat_mode(prompt_cache_path(conversation)) == stat_mode(conversation) == 0o600
+
+
+def stat_mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_killed_while_writing_the_cache_the_conversation_goes_on(tmp_path):
+    conversation = tmp_path / "chat.md"
+    cache = prompt_cache_path(conversation)
+    partial = cache.with_name(f".{cache.name}.partial.safetensors")
+    os.mkfifo(partial)  # the cache is written through a pipe the test holds: the write stops part-way
+    reader = os.open(partial, os.O_RDONLY | os.O_NONBLOCK)
+    run = subprocess.Popen(
+        [*CLI, "-p", FIRST, "--transcript", str(conversation)],
+        cwd=tmp_path,
+        env=environment(tmp_path),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+
+        def answer_saved() -> bool:
+            text = conversation.read_text(encoding="utf-8") if conversation.exists() else ""
+            return "84" in text.rsplit("\n🤖:", 1)[-1]
+
+        def writing_cache() -> bool:
+            return bool(select.select([reader], [], [], 0)[0])
+
+        assert wait_until(lambda: answer_saved() and writing_cache(), 90), (
+            "the answer saved and the cache being written"
+        )
+        run.send_signal(signal.SIGKILL)
+        run.wait(10)
+        written = os.read(reader, 1 << 20)
+    finally:
+        run.kill()
+        os.close(reader)
+    assert written and not cache.exists()
+    partial.unlink()
+    partial.write_bytes(written)  # what a killed write leaves: the start of the file
+
+    assert len(parse(read_transcript_text(conversation), conversation).exchanges) == 1
+    reference = without_cache(SECOND, conversation, tmp_path)
+    report = ask(SECOND, conversation, tmp_path)
+    assert same_answer(report, reference)
+    assert cache.is_file() and not partial.exists()
+    third = ask(THIRD, conversation, tmp_path)
+    assert first_generation(third)["prefilled"] <= 0.1 * first_generation(third)["prompt"]
+
+
+def small_files_only() -> None:
+    """In the child: files may grow to 256 KiB (the conversation does, the cache does not), as on a full disk."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) instead of killing
+    resource.setrlimit(resource.RLIMIT_FSIZE, (256 << 10, 256 << 10))
+
+
+def test_a_disk_that_takes_the_conversation_but_not_the_cache(tmp_path):
+    conversation = tmp_path / "chat.md"
+    report = ask(FIRST, conversation, tmp_path, preexec_fn=small_files_only)
+    assert report["save_error"] is None and "84" in report["answer"]
+    assert len(parse(read_transcript_text(conversation), conversation).exchanges) == 1
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("chat", ".chat"))) == ["chat.md"]
+    log = (tmp_path / "log" / "mcp-chat-tui.log").read_text(encoding="utf-8")
+    assert f"prompt cache {prompt_cache_path(conversation)} not saved" in log
+    assert "the conversation itself is saved" in log

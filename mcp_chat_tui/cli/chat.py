@@ -36,25 +36,41 @@ def demo_model_path() -> str:
 
 
 def make_engine(args: argparse.Namespace, model: str, options: ModelOptions | None = None) -> Engine:
-    """The engine: a remote endpoint's with ``--endpoint``, else MLX's with ``options`` (config.toml's)."""
+    """The engine: a remote endpoint's with ``--endpoint``, else MLX's, with ``options`` (config.toml's)
+    and the flags over them."""
+    settings = engine_settings(options or ModelOptions(), flag_options(args))
     if args.endpoint:
         from mcp_chat_tui.engine.remote import OpenAIEngine
 
-        return OpenAIEngine(args.endpoint, model, api_key_env=args.api_key_env)
+        return OpenAIEngine(args.endpoint, model, api_key_env=args.api_key_env, settings=settings)
     from mcp_chat_tui.engine.blas import load_blas
     from mcp_chat_tui.engine.mlx_engine import MlxEngine
 
     hint = load_blas().hint
     if hint:
         print(hint, file=sys.stderr)
-    return MlxEngine(model, engine_settings(options or ModelOptions()))
+    return MlxEngine(model, settings)
 
 
-def engine_settings(options: ModelOptions) -> EngineSettings:
-    """The local engine's settings from config.toml's model options (a key not set keeps the engine's default)."""
+FLAG_OPTIONS = {"temp": "temperature", "max_tokens": "max_tokens", "seed": "seed"}  # flag's dest: its model setting
+
+
+def flag_options(args: argparse.Namespace) -> ModelOptions:
+    """The model settings given as flags (``--temp``, ``--max-tokens``, ``--seed``); they go over config.toml's."""
+    given = {key: getattr(args, dest, None) for dest, key in FLAG_OPTIONS.items()}
+    return ModelOptions(**{key: value for key, value in given.items() if value is not None})
+
+
+def engine_settings(options: ModelOptions, flags: ModelOptions | None = None) -> EngineSettings:
+    """The engine's settings: ``flags`` over config.toml's ``options`` (a key set in neither keeps the
+    engine's default), each set value's source named for the model detail."""
     from mcp_chat_tui.engine.settings import EngineSettings
 
-    return EngineSettings(**options.model_dump(exclude_none=True))
+    flags = flags or ModelOptions()
+    given = flags.over(options).model_dump(exclude_none=True)
+    flagged = flags.model_dump(exclude_none=True)
+    sources = {key: "flag" if key in flagged else "config.toml" for key in given}
+    return EngineSettings(**given, sources=sources)
 
 
 def make_policy(args: argparse.Namespace, settings: Settings, mcp_config: McpConfig) -> ApprovalPolicy:

@@ -29,6 +29,7 @@ from mcp_chat_tui.engine.events import (
     ThinkingDelta,
     Throughput,
 )
+from mcp_chat_tui.engine.generation import GenerationSettings, make_sampling, read_model_defaults, resolve
 from mcp_chat_tui.engine.loading import (
     load_model_and_tokenizer,
     resolve_model,
@@ -119,6 +120,8 @@ class MlxEngine:
         self.supports_tools = False
         self.settings = replace(settings or EngineSettings(), **overrides)
         self.compute: ComputeChoice | None = None  # what the model computes in, once loaded
+        self._model_defaults: dict[str, Any] = {}  # the model's generation_config.json's settings, once loaded
+        self.generation = self._generation()  # the settings in effect
         self._model: Any = None
         self._tokenizer: Any = None
         self._cache: list[Any] | None = None
@@ -136,11 +139,16 @@ class MlxEngine:
 
     @property
     def max_tokens(self) -> int:
-        return self.settings.max_tokens
+        return self.generation.max_tokens
 
     @max_tokens.setter
     def max_tokens(self, value: int) -> None:
         self.settings.max_tokens = value
+        self.generation = self._generation()
+
+    def _generation(self) -> GenerationSettings:
+        """The settings in effect: those given (config.toml, flags) over the model file's over the app's defaults."""
+        return resolve(vars(self.settings), self.settings.sources, self._model_defaults)
 
     @property
     def compute_label(self) -> str:
@@ -247,6 +255,8 @@ class MlxEngine:
         report(LoadProgress("load", 0, size, f"loading {name}"))
         model, tokenizer = load_model_and_tokenizer(name, path)
         self.compute = prepare_compute(model, self.settings.compute_dtype)
+        self._model_defaults = read_model_defaults(path)
+        self.generation = self._generation()
         self._model, self._tokenizer = model, tokenizer
         self.supports_tools = template_supports_tools(tokenizer)
         self._cache, self._cache_tokens = None, []
@@ -347,17 +357,20 @@ class MlxEngine:
         """Prefill ``suffix`` after the cached tokens and decode, feeding each token to ``run``."""
         import mlx.core as mx
         from mlx_lm.generate import stream_generate
-        from mlx_lm.sample_utils import make_sampler
 
-        settings = self.settings
+        generation = self.generation
+        sampler, processors = make_sampling(generation)
+        if generation.seed is not None:
+            mx.random.seed(generation.seed)  # for each reply: a seeded reply is the same every time
         responses = stream_generate(
             self._model,
             self._tokenizer,
             mx.array(suffix),
-            max_tokens=settings.max_tokens,
-            sampler=make_sampler(temp=settings.temperature, top_p=settings.top_p),
+            max_tokens=generation.max_tokens,
+            sampler=sampler,
+            logits_processors=processors,
             prompt_cache=self._cache,
-            prefill_step_size=settings.prefill_step_size,
+            prefill_step_size=self.settings.prefill_step_size,
             prompt_progress_callback=run.on_prefill,
         )
         try:

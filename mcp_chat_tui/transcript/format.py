@@ -141,6 +141,8 @@ def _reply_meta(exchange: Exchange) -> str:
         meta["end"] = exchange.end
     if exchange.error:
         meta["error"] = exchange.error
+    if exchange.settings:
+        meta["settings"] = exchange.settings
     return _meta_json(meta)
 
 
@@ -270,6 +272,7 @@ class _Reader:
             meta = self._meta(match.group(2), "🤖:[model]")
             exchange.end = meta.get("end") if isinstance(meta.get("end"), str) else None
             exchange.error = str(meta.get("error", ""))
+            exchange.settings = meta["settings"] if isinstance(meta.get("settings"), dict) else {}
         self.index += 1
         step = Step()
         exchange.steps.append(step)

@@ -255,6 +255,10 @@ def test_an_endpoint_request_carries_the_settings_and_the_transcript_records_the
     with ScriptedEndpoint(CALCULATOR_SCRIPT) as endpoint:
         result = one_shot(endpoint, tmp_path, isolated_user_dirs, *flags)
     assert result.returncode == 0, result.stderr
+    where = (
+        "temperature 0.5 (flag) · top_k 40 (config.toml) · repetition_penalty 1.1 (config.toml) · max_tokens 77 (flag)"
+    )
+    assert f"generation: {where} · seed 3 (flag)\n" in result.stderr
     sent = {"temperature": 0.5, "top_p": 1.0, "max_tokens": 77, "seed": 3, "top_k": 40, "repetition_penalty": 1.1}
     for body in endpoint.requests:  # each step of the turn: the first request and the one after the call
         assert {key: body.get(key) for key in [*sent, "min_p"]} == {**sent, "min_p": None}
@@ -272,6 +276,7 @@ def test_without_settings_an_endpoint_gets_greedy_and_the_reply_header_is_bare(t
     with ScriptedEndpoint(["Hello."]) as endpoint:
         result = one_shot(endpoint, tmp_path, isolated_user_dirs, prompt="hi")
     assert result.returncode == 0, result.stderr
+    assert "generation:" not in result.stderr
     [body] = endpoint.requests
     assert (body["temperature"], body["top_p"], body["max_tokens"]) == (0.0, 1.0, 4096)
     assert not {"seed", "top_k", "min_p", "repetition_penalty"} & set(body)

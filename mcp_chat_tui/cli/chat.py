@@ -160,6 +160,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
                 await offer_sign_in(hub, console)
             check_start(hub, settings, console)
             _print_ready(hub, model, mcp_config, console, one_shot=one_shot)
+            _print_generation(engine, console)
             agent = Agent(
                 engine,
                 hub,
@@ -187,6 +188,13 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
             return code
         finally:
             await engine.close()
+
+
+def _print_generation(engine: Engine, console: Console) -> None:
+    """The generation settings not at their default, with where each came from (none: nothing printed)."""
+    generation = getattr(engine, "generation", None)
+    if generation is not None and generation.summary():
+        console.print(Text(f"generation: {generation.summary()}", style="dim"), soft_wrap=True)
 
 
 async def _load_and_start(engine: Engine, hub: ServerHub, model: str, server_count: int, console: Console) -> None:

@@ -60,6 +60,12 @@ class GenerationSettings:
             if self.sources[key] != DEFAULT and self.values[key] is not None
         }
 
+    def summary(self) -> str:
+        """The settings not at their default, each with its source, in one line: ``temperature 0.7 (flag)``."""
+        return " · ".join(
+            f"{key} {shown_value(key, self.values[key])} ({self.sources[key]})" for key in self.recorded()
+        )
+
     def rows(self) -> list[tuple[str, str, str]]:
         """``(setting, value, source)`` for each setting, as the model detail lists them."""
         return [(key, shown_value(key, self.values[key]), self.sources[key]) for key in GENERATION_KEYS]

@@ -136,6 +136,12 @@ class Exchange:
     attachments: list[Attachment] = field(default_factory=list)  # what came with the prompt
     settings: dict[str, Any] = field(default_factory=dict)  # the reply's generation settings (engine/generation.py)
 
+    def take_reply_meta(self, meta: dict[str, Any]) -> None:
+        """The details a file keeps after ``🤖:[model]`` (docs/transcript-format.md); a value of the wrong kind is left out."""
+        self.end = meta.get("end") if isinstance(meta.get("end"), str) else None
+        self.error = str(meta.get("error", ""))
+        self.settings = meta["settings"] if isinstance(meta.get("settings"), dict) else {}
+
 
 @dataclass
 class Transcript:

@@ -26,6 +26,10 @@ class Engine(Protocol):
     leaves idle meanwhile (none if absent; see ``engine/thread_load.py``): the chat
     redraws less often the busier they show the model to be. Engines without it (a remote
     server) are taken not to compete.
+
+    An engine may also offer ``generation`` (``engine/generation.py`` ``GenerationSettings``): the
+    generation settings in effect and where each came from, which the model detail shows and each
+    reply's record in the transcript keeps.
     """
 
     model_name: str

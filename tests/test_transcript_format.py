@@ -161,6 +161,21 @@ def attachments(draw):
     )
 
 
+finite = st.floats(0, 100, allow_nan=False, allow_infinity=False)
+generation_records = st.fixed_dictionaries(  # a reply's settings not left at their default (engine/generation.py)
+    {},
+    optional={
+        "temperature": finite,
+        "top_p": st.floats(0.01, 1),
+        "min_p": st.floats(0, 1),
+        "top_k": st.integers(0, 10**5),
+        "repetition_penalty": st.floats(0.01, 10),
+        "max_tokens": st.integers(1, 10**6),
+        "seed": st.integers(0, 2**63 - 1),
+    },
+)
+
+
 @st.composite
 def exchanges(draw):
     model = draw(st.one_of(st.none(), any_text))
@@ -176,6 +191,7 @@ def exchanges(draw):
         end=end,
         error=draw(any_text) if end == "error" else "",
         attachments=draw(st.lists(attachments(), max_size=3)),
+        settings=draw(generation_records) if model is not None else {},
     )
 
 
@@ -422,6 +438,18 @@ def test_a_started_call_without_result_reads_back_as_interrupted_and_old_files_s
     assert (
         not proposal.interrupted and proposal.allowed and proposal.started_at is None and old.exchanges[0].end is None
     )
+
+
+def test_a_replys_generation_settings_follow_its_model_and_older_files_read_as_before():
+    settings = {"temperature": 0.7, "top_k": 20, "seed": 42}
+    written = render(Transcript([Exchange("hi", "Qwen [4B]", [Step(text="Hello.")], settings=settings)]))
+    assert written.splitlines()[2] == '🤖:[Qwen [4B\\]] {"settings": {"temperature": 0.7, "top_k": 20, "seed": 42}}'
+    assert parse(written).exchanges[0].settings == settings
+    stopped = parse('💬: hi\n\n🤖:[m] {"end": "stopped", "settings": {"max_tokens": 5}}\n\nHel\n')
+    assert (stopped.exchanges[0].end, stopped.exchanges[0].settings) == ("stopped", {"max_tokens": 5})
+    old = parse("💬: hi\n\n🤖:[m]\n\nHello.\n")
+    assert old.exchanges[0].settings == {} and render(old) == "💬: hi\n\n🤖:[m]\n\nHello.\n\n"
+    assert parse('💬: hi\n\n🤖:[m] {"settings": "warm"}\n\nHello.\n').exchanges[0].settings == {}
 
 
 def test_pending_proposals_are_found():

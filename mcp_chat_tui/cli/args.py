@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import get_args
@@ -45,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_model_flags(parser)
+    add_generation_flags(parser)
     add_turn_flags(parser)
     add_server_flags(parser)
     add_endpoint_flags(parser)
@@ -64,6 +67,40 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
         "--demo", action="store_true", help="use the bundled toy model with the bundled mcp.json (unless --mcp-config)"
     )
     parser.add_argument("--plain", action="store_true", help="the plain console interface instead of the full screen")
+
+
+def add_generation_flags(parser: argparse.ArgumentParser) -> None:
+    """How the model samples and how long it may write (over config.toml's ``[model]``; cli/chat.py applies them)."""
+    parser.add_argument(
+        "--temp",
+        type=number_at_least(0.0, float),
+        metavar="T",
+        help="sampling temperature (0: greedy, the default unless the model's generation_config.json says otherwise)",
+    )
+    parser.add_argument(
+        "--max-tokens", type=number_at_least(1, int), metavar="N", help="the most tokens one reply may have"
+    )
+    parser.add_argument(
+        "--seed", type=number_at_least(0, int), metavar="N", help="seed each reply's sampling: the same reply again"
+    )
+
+
+def number_at_least(lowest: float, kind: type, highest: int = 2**63 - 1) -> Callable[[str], float]:
+    """An argparse type: a finite number of ``kind`` (int or float) from ``lowest`` to ``highest``
+    (by default the largest whole number config.toml can hold)."""
+
+    def parse(text: str) -> float:
+        what = "a whole number" if kind is int else "a number"
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not (math.isfinite(value) and lowest <= value <= highest):
+            upper = f" and at most {highest}" if value > highest else ""
+            raise argparse.ArgumentTypeError(f"expected {what} of at least {lowest:g}{upper}, got {text!r}")
+        return value
+
+    return parse
 
 
 def add_turn_flags(parser: argparse.ArgumentParser) -> None:

@@ -36,33 +36,47 @@ def demo_model_path() -> str:
 
 
 def make_engine(args: argparse.Namespace, model: str, options: ModelOptions | None = None) -> Engine:
-    """The engine: a remote endpoint's with ``--endpoint``, else MLX's with ``options`` (config.toml's)."""
+    """The engine: a remote endpoint's with ``--endpoint``, else MLX's, with ``options`` (config.toml's)
+    and the flags over them."""
+    settings = engine_settings(options or ModelOptions(), flag_options(args))
     if args.endpoint:
         from mcp_chat_tui.engine.remote import OpenAIEngine
 
-        return OpenAIEngine(
-            args.endpoint, model, api_key_env=args.api_key_env, tool_prompt=(options or ModelOptions()).tool_prompt
-        )
+        return OpenAIEngine(args.endpoint, model, api_key_env=args.api_key_env, settings=settings)
     from mcp_chat_tui.engine.blas import load_blas
     from mcp_chat_tui.engine.mlx_engine import MlxEngine
 
     hint = load_blas().hint
     if hint:
         print(hint, file=sys.stderr)
-    return MlxEngine(model, engine_settings(options or ModelOptions()))
+    return MlxEngine(model, settings)
 
 
-def engine_settings(options: ModelOptions) -> EngineSettings:
-    """The local engine's settings from config.toml's model options (a key not set keeps the engine's default)."""
+FLAG_OPTIONS = {
+    "temp": "temperature",
+    "max_tokens": "max_tokens",
+    "seed": "seed",
+    "tool_prompt": "tool_prompt",
+}  # flag's dest: its model setting
+
+
+def flag_options(args: argparse.Namespace) -> ModelOptions:
+    """The model settings given as flags (``--temp``, ``--max-tokens``, ``--seed``, ``--tool-prompt``); they go
+    over config.toml's."""
+    given = {key: getattr(args, dest, None) for dest, key in FLAG_OPTIONS.items()}
+    return ModelOptions(**{key: value for key, value in given.items() if value is not None})
+
+
+def engine_settings(options: ModelOptions, flags: ModelOptions | None = None) -> EngineSettings:
+    """The engine's settings: ``flags`` over config.toml's ``options`` (a key set in neither keeps the
+    engine's default), each set value's source named for the model detail."""
     from mcp_chat_tui.engine.settings import EngineSettings
 
-    return EngineSettings(**options.model_dump(exclude_none=True))
-
-
-def model_options(args: argparse.Namespace, settings: Settings, model: str) -> ModelOptions:
-    """config.toml's settings for ``model`` with the command line's flags over them."""
-    flags = ModelOptions(tool_prompt=args.tool_prompt)
-    return flags.over(settings.model_options(model))
+    flags = flags or ModelOptions()
+    given = flags.over(options).model_dump(exclude_none=True)
+    flagged = flags.model_dump(exclude_none=True)
+    sources = {key: "flag" if key in flagged else "config.toml" for key in given}
+    return EngineSettings(**given, sources=sources)
 
 
 def make_policy(args: argparse.Namespace, settings: Settings, mcp_config: McpConfig) -> ApprovalPolicy:
@@ -140,7 +154,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
     if one_shot:  # as the conversation, the report and a failure's JSON will show it
         args.prompt = mcp_config.redactor.text(args.prompt)
     warn_short_secrets(mcp_config.redactor, console)
-    engine = make_engine(args, model, model_options(args, settings, model))
+    engine = make_engine(args, model, settings.model_options(model))
     hub = make_hub(settings, mcp_config)
     hub.add_log_listener(log_printer(Console(stderr=True, highlight=False, soft_wrap=True)))
     async with hub:
@@ -152,6 +166,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
                 await offer_sign_in(hub, console)
             check_start(hub, settings, console)
             _print_ready(hub, model, mcp_config, console, one_shot=one_shot)
+            _print_generation(engine, console)
             agent = Agent(
                 engine,
                 hub,
@@ -179,6 +194,13 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
             return code
         finally:
             await engine.close()
+
+
+def _print_generation(engine: Engine, console: Console) -> None:
+    """The generation settings not at their default, with where each came from (none: nothing printed)."""
+    generation = getattr(engine, "generation", None)
+    if generation is not None and generation.summary():
+        console.print(Text(f"generation: {generation.summary()}", style="dim"), soft_wrap=True)
 
 
 async def _load_and_start(engine: Engine, hub: ServerHub, model: str, server_count: int, console: Console) -> None:
@@ -220,7 +242,7 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
     hub = make_hub(settings, mcp_config)
     app = ChatApp(
-        engine=make_engine(args, model, model_options(args, settings, model)),
+        engine=make_engine(args, model, settings.model_options(model)),
         hub=hub,
         policy=make_policy(args, settings, mcp_config),
         settings=settings,

@@ -216,7 +216,7 @@ def _console_sink(
     printer = PlainConsole(console, reader, auto_yes=auto_yes)
     sink: Callable[[AgentEvent], None] = report.watch(printer) if report is not None else printer
     if recorder is not None:
-        sink = tee(RecordingSink(recorder, model_label), sink)
+        sink = tee(RecordingSink(recorder, model_label, agent.engine), sink)
         agent.checkpoint = recorder.persisted  # a call's start is on disk before it goes out
     install_console_requests(agent, console, reader, sink, auto_yes=auto_yes)
     return sink

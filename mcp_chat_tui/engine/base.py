@@ -30,6 +30,9 @@ class Engine(Protocol):
     An engine may also offer ``tools_in_text``: True when it describes ``tools`` in the system
     prompt instead of giving them to the chat template or the server (``tool_prompt = "text"``,
     engine/text_tools.py); the agent then offers tools even where ``supports_tools`` is False.
+    An engine may also offer ``generation`` (``engine/generation.py`` ``GenerationSettings``): the
+    generation settings in effect and where each came from, which the model detail shows and each
+    reply's record in the transcript keeps.
     """
 
     model_name: str

@@ -8,109 +8,34 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import threading
-import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from mcp_chat_tui.engine.blas import blas_in_use, load_blas
 from mcp_chat_tui.engine.cache_file import CacheFile, CacheKeeper, model_key
-from mcp_chat_tui.engine.channel import ThreadChannel
 from mcp_chat_tui.engine.compute import ComputeChoice
 from mcp_chat_tui.engine.compute import prepare as prepare_compute
 from mcp_chat_tui.engine.events import (
     Done,
     EngineError,
-    EngineEvent,
     LoadProgress,
     Stats,
-    TextDelta,
-    ThinkingDelta,
-    Throughput,
 )
+from mcp_chat_tui.engine.generation import GenerationSettings, make_sampling, read_model_defaults, resolve
 from mcp_chat_tui.engine.loading import (
     load_model_and_tokenizer,
     resolve_model,
     template_supports_tools,
 )
 from mcp_chat_tui.engine.messages import for_template
+from mcp_chat_tui.engine.mlx_request import Cancelled, Failure, GenerationStream, Request, Run
 from mcp_chat_tui.engine.mlx_thread import MLX_THREAD
 from mcp_chat_tui.engine.settings import EngineSettings
 from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
 from mcp_chat_tui.engine.thread_load import ThreadLoad
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
-
-THROUGHPUT_INTERVAL = 1.0  # seconds between live rate reports while a reply is generated
-STREAM_INTERVAL = 0.1  # seconds: text reaches the loop in batches at most this often (after the first): as often as the chat redraws a streaming reply at most
-
-
-class _Cancelled(Exception):
-    """Raised inside prefill when the consumer stopped listening."""
-
-
-@dataclass
-class _Failure:
-    error: BaseException
-
-
-@dataclass(eq=False)
-class _Request:
-    messages: list[dict]
-    tools: list[dict] | None
-    known_tools: set[str] | None
-    channel: ThreadChannel
-    submitted: float
-    stop: threading.Event = field(default_factory=threading.Event)
-    cache_file: CacheFile | None = None  # the conversation's, when it keeps its KV cache in a file
-
-
-@dataclass(eq=False)
-class _Run:
-    """One generation as it goes, on the MLX thread: what was prefilled and generated, and when."""
-
-    request: _Request
-    recogniser: ToolCallStream
-    prefilled: int = 0
-    generated: list[int] = field(default_factory=list)
-    finish: str = "stop"
-    cancelled: bool = False
-    first_token_at: float | None = None
-    tokens_per_second: float = 0.0
-    first_text: bool = True
-    rate_reported_at: float = 0.0
-
-    def on_prefill(self, done: int, total: int) -> None:
-        """mlx-lm's prefill progress; stops prefill once the consumer stopped listening."""
-        self.prefilled = done
-        if done < total and self.request.stop.is_set():
-            raise _Cancelled
-
-    def take(self, response: Any, load: ThreadLoad) -> bool:
-        """Handle one generated token; False when generation should stop."""
-        self.generated.append(response.token)
-        if self.first_token_at is None:
-            self.first_token_at = time.perf_counter()
-            load.start(self.first_token_at)
-        events = self.recogniser.feed(response.text) if response.text else []
-        if len(self.generated) % 8 == 0:  # the clock is read every few tokens, not on each
-            now = time.perf_counter()
-            load.sample(now)
-            if now - max(self.rate_reported_at, self.first_token_at) >= THROUGHPUT_INTERVAL:
-                events.append(Throughput(len(self.generated), response.generation_tps))
-                self.rate_reported_at = now
-        if events:
-            self.request.channel.put(events, self.first_text)
-            self.first_text = False
-        if response.finish_reason is not None:
-            self.finish = response.finish_reason
-        self.tokens_per_second = response.generation_tps
-        if self.request.stop.is_set():
-            self.cancelled = True
-            return False
-        return True
 
 
 class MlxEngine:
@@ -123,6 +48,8 @@ class MlxEngine:
         self.supports_tools = False
         self.settings = replace(settings or EngineSettings(), **overrides)
         self.compute: ComputeChoice | None = None  # what the model computes in, once loaded
+        self._model_defaults: dict[str, Any] = {}  # the model's generation_config.json's settings, once loaded
+        self.generation = self._generation()  # the settings in effect
         self._model: Any = None
         self._tokenizer: Any = None
         self._cache: list[Any] | None = None
@@ -131,7 +58,7 @@ class MlxEngine:
         self._cache_keeper = CacheKeeper()  # on the MLX thread: the file's key and what it holds
         self._busy = False  # the MLX thread is running a job of this engine
         self.thread_load = ThreadLoad()  # how much of the time generating keeps the MLX thread running
-        self._live: set[_Request] = set()  # submitted and not finished: close() stops them all
+        self._live: set[Request] = set()  # submitted and not finished: close() stops them all
         self._closed = False
 
     # -- public -------------------------------------------------------------------------------
@@ -142,11 +69,16 @@ class MlxEngine:
 
     @property
     def max_tokens(self) -> int:
-        return self.settings.max_tokens
+        return self.generation.max_tokens
 
     @max_tokens.setter
     def max_tokens(self, value: int) -> None:
         self.settings.max_tokens = value
+        self.generation = self._generation()
+
+    def _generation(self) -> GenerationSettings:
+        """The settings in effect: those given (config.toml, flags) over the model file's over the app's defaults."""
+        return resolve(vars(self.settings), self.settings.sources, self._model_defaults)
 
     @property
     def tools_in_text(self) -> bool:
@@ -194,7 +126,7 @@ class MlxEngine:
         tools: list[dict] | None = None,
         *,
         known_tools: set[str] | None = None,
-    ) -> _GenerationStream:
+    ) -> GenerationStream:
         """Generate a reply to ``messages``; see ``Engine.stream``."""
         if self._closed:
             raise EngineError(f"model '{self.model_name}' was closed")
@@ -203,7 +135,7 @@ class MlxEngine:
         if tools and self.tools_in_text:
             messages = with_tools_in_text(messages, tools)
         # Copied now, in the shape the template wants, so later changes by the caller cannot race the thread.
-        return _GenerationStream(self, for_template(messages), tools, known_tools)
+        return GenerationStream(self._submit_generation, for_template(messages), tools, known_tools)
 
     def keep_cache_in(self, conversation: Path | None, *, save: bool = True) -> None:
         """Keep the KV cache beside the file ``conversation`` (None: nowhere): the next reply starts
@@ -244,9 +176,10 @@ class MlxEngine:
             raise EngineError(f"model '{self.model_name}' was closed")
         return MLX_THREAD.call(self._job(fn))
 
-    def _submit_generation(self, request: _Request) -> None:
+    def _submit_generation(self, request: Request) -> None:
         if self._closed:
             raise EngineError(f"model '{self.model_name}' was closed")
+        request.cache_file = self._cache_file
         self._live.add(request)
         MLX_THREAD.stop_events.add(request.stop)
 
@@ -265,6 +198,8 @@ class MlxEngine:
         report(LoadProgress("load", 0, size, f"loading {name}"))
         model, tokenizer = load_model_and_tokenizer(name, path)
         self.compute = prepare_compute(model, self.settings.compute_dtype)
+        self._model_defaults = read_model_defaults(path)
+        self.generation = self._generation()
         self._model, self._tokenizer = model, tokenizer
         self.supports_tools = template_supports_tools(tokenizer)
         self._cache, self._cache_tokens = None, []
@@ -272,7 +207,7 @@ class MlxEngine:
         report(LoadProgress("load", size, size, f"loaded {name}"))
         report(LoadProgress("ready", size, size, f"{name} is ready"))
 
-    def _render(self, request: _Request) -> list[int]:
+    def _render(self, request: Request) -> list[int]:
         """The prompt tokens for the request, through the model's chat template."""
         tokenizer = self._tokenizer
         messages = request.messages
@@ -292,7 +227,7 @@ class MlxEngine:
             tokens = tokens["input_ids"]
         return [int(t) for t in tokens]
 
-    def _recogniser(self, request: _Request, prompt: list[int]) -> ToolCallStream:
+    def _recogniser(self, request: Request, prompt: list[int]) -> ToolCallStream:
         tokenizer = self._tokenizer
         has_thinking = getattr(tokenizer, "has_thinking", False)
         think_start = tokenizer.think_start if has_thinking else "<think>"
@@ -334,7 +269,7 @@ class MlxEngine:
         self._cache, self._cache_tokens = make_prompt_cache(self._model), []
         return 0
 
-    def _generate(self, request: _Request) -> None:
+    def _generate(self, request: Request) -> None:
         """Run one request on the MLX thread, posting events to its channel."""
         post = request.channel.put
         if request.stop.is_set():
@@ -344,44 +279,47 @@ class MlxEngine:
             prompt = self._render(request)
             recogniser = self._recogniser(request, prompt)
         except EngineError as exc:
-            post([_Failure(exc)])
+            post([Failure(exc)])
             return
         except Exception as exc:
-            post([_Failure(EngineError(f"model '{self.model_name}' cannot prepare the prompt: {exc}"))])
+            post([Failure(EngineError(f"model '{self.model_name}' cannot prepare the prompt: {exc}"))])
             return
         resumed = self._cache_keeper.resume(request.cache_file, prompt, self._cache_tokens, self._model)
         if resumed is not None:
             self._cache, self._cache_tokens = resumed
         reused = self._reuse_cache(prompt)
-        run = _Run(request, recogniser)
+        run = Run(request, recogniser)
         try:
             self._stream_tokens(prompt[reused:], run)
-        except _Cancelled:
+        except Cancelled:
             run.cancelled = True
         except Exception as exc:
             self._cache, self._cache_tokens = None, []
-            post([_Failure(EngineError(f"generation with model '{self.model_name}' failed: {exc}"))])
+            post([Failure(EngineError(f"generation with model '{self.model_name}' failed: {exc}"))])
             return
         self._remember(prompt[: reused + run.prefilled] + run.generated)
         post(self._closing_events(run, len(prompt)))
         if not run.recogniser.calls_proposed:  # a reply that calls tools is followed by the next at once
             self._cache_keeper.save(request.cache_file, self._cache, self._cache_tokens)
 
-    def _stream_tokens(self, suffix: list[int], run: _Run) -> None:
+    def _stream_tokens(self, suffix: list[int], run: Run) -> None:
         """Prefill ``suffix`` after the cached tokens and decode, feeding each token to ``run``."""
         import mlx.core as mx
         from mlx_lm.generate import stream_generate
-        from mlx_lm.sample_utils import make_sampler
 
-        settings = self.settings
+        generation = self.generation
+        sampler, processors = make_sampling(generation)
+        if generation.seed is not None:
+            mx.random.seed(generation.seed)  # for each reply: a seeded reply is the same every time
         responses = stream_generate(
             self._model,
             self._tokenizer,
             mx.array(suffix),
-            max_tokens=settings.max_tokens,
-            sampler=make_sampler(temp=settings.temperature, top_p=settings.top_p),
+            max_tokens=generation.max_tokens,
+            sampler=sampler,
+            logits_processors=processors,
             prompt_cache=self._cache,
-            prefill_step_size=settings.prefill_step_size,
+            prefill_step_size=self.settings.prefill_step_size,
             prompt_progress_callback=run.on_prefill,
         )
         try:
@@ -393,7 +331,7 @@ class MlxEngine:
         finally:
             responses.close()
 
-    def _closing_events(self, run: _Run, prompt_tokens: int) -> list[Any]:
+    def _closing_events(self, run: Run, prompt_tokens: int) -> list[Any]:
         """The recogniser's last events, the figures, and ``Done`` with why generation ended."""
         import mlx.core as mx
 
@@ -426,79 +364,3 @@ class MlxEngine:
             else:  # the cache holds tokens we do not know: start afresh next time
                 self._cache, tokens = None, []
         self._cache_tokens = tokens
-
-
-_MERGED = (TextDelta, ThinkingDelta)
-
-
-class _GenerationStream:
-    """The async iterator ``MlxEngine.stream`` returns; closing or dropping it stops the generation."""
-
-    def __init__(
-        self, engine: MlxEngine, messages: list[dict], tools: list[dict] | None, known_tools: set[str] | None
-    ) -> None:
-        self._engine = engine
-        self._messages, self._tools, self._known_tools = messages, tools, known_tools
-        self._request: _Request | None = None
-        self._ready: deque[EngineEvent] = deque()
-        self._error: BaseException | None = None
-        self._finished = False
-
-    def __aiter__(self) -> _GenerationStream:
-        return self
-
-    async def __anext__(self) -> EngineEvent:
-        if self._request is None and not self._finished:
-            self._start()
-        while not self._ready:
-            if self._error is not None:
-                error, self._error = self._error, None
-                raise error
-            if self._finished:
-                raise StopAsyncIteration
-            assert self._request is not None
-            try:
-                items = await self._request.channel.get()
-            except BaseException:
-                self._stop()
-                raise
-            for item in items:
-                if isinstance(item, _Failure):  # raised once the events before it are taken
-                    self._error, self._finished = item.error, True
-                    break
-                last = self._ready[-1] if self._ready else None
-                if type(item) in _MERGED and type(last) is type(item):
-                    # the tokens of one batch reach the agent as one piece of text
-                    self._ready[-1] = type(item)(last.text + item.text)
-                    continue
-                self._ready.append(item)
-                if isinstance(item, Done):
-                    self._finished = True
-        return self._ready.popleft()
-
-    def _start(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._request = _Request(
-            messages=self._messages,
-            tools=self._tools,
-            known_tools=self._known_tools,
-            channel=ThreadChannel(loop, STREAM_INTERVAL),
-            submitted=time.perf_counter(),
-            cache_file=self._engine._cache_file,
-        )
-        self._engine._submit_generation(self._request)
-
-    def _stop(self) -> None:
-        if self._request is not None:
-            self._request.stop.set()
-        self._finished = True
-
-    async def aclose(self) -> None:
-        """Stop generating; the MLX thread finishes the current token and becomes free."""
-        self._stop()
-        self._ready.clear()
-
-    def __del__(self) -> None:
-        request = getattr(self, "_request", None)
-        if request is not None:
-            request.stop.set()

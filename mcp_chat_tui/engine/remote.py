@@ -14,7 +14,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx2
@@ -27,7 +27,9 @@ from mcp_chat_tui.engine.events import (
     Stats,
     ThinkingDelta,
 )
+from mcp_chat_tui.engine.generation import DEFAULT, GenerationSettings, resolve
 from mcp_chat_tui.engine.messages import for_wire
+from mcp_chat_tui.engine.settings import EngineSettings
 from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 
@@ -43,22 +45,42 @@ class OpenAIEngine:
         model: str,
         api_key_env: str = "OPENAI_API_KEY",
         *,
-        max_tokens: int = 4096,
-        temperature: float = 0.0,
-        top_p: float = 1.0,
+        settings: EngineSettings | None = None,
         timeout: float = 600.0,
-        tool_prompt: str | None = None,
+        **overrides: Any,
     ) -> None:
-        """``tool_prompt="text"``: the tools go in the system prompt as text, not in the request's ``tools``."""
+        """``settings``: config.toml's and the flags' (the generation ones count here); ``overrides``
+        are ``EngineSettings`` fields (``max_tokens=12``) set over them."""
         self.endpoint = endpoint.rstrip("/")
         self.model_name = model
         self.api_key_env = api_key_env
         self.supports_tools = True  # the server decides; it ignores tools its template cannot show
-        self.max_tokens = max_tokens
-        self.temperature = temperature
-        self.top_p = top_p
+        self.settings = replace(settings or EngineSettings(), **overrides)
         self.timeout = timeout
-        self.tools_in_text = tool_prompt == TEXT
+        self.tools_in_text = self.settings.tool_prompt == TEXT  # the tools go in the system prompt, not in ``tools``
+
+    @property
+    def generation(self) -> GenerationSettings:
+        """The settings in effect: those given over the app's defaults (the server keeps the model's own file)."""
+        return resolve(vars(self.settings), self.settings.sources)
+
+    @property
+    def max_tokens(self) -> int:
+        return self.generation.max_tokens
+
+    @max_tokens.setter
+    def max_tokens(self, value: int) -> None:
+        self.settings.max_tokens = value
+
+    def _sampling(self) -> dict[str, Any]:
+        """The request's generation fields: the OpenAI ones always, the ones other servers read (mlx_lm.server,
+        vLLM: ``top_k``, ``min_p``, ``repetition_penalty``) and ``seed`` only when set."""
+        generation = self.generation
+        fields = {key: generation.values[key] for key in ("max_tokens", "temperature", "top_p")}
+        for key in ("seed", "top_k", "min_p", "repetition_penalty"):
+            if generation.sources[key] != DEFAULT and generation.values[key] is not None:
+                fields[key] = generation.values[key]
+        return fields
 
     @property
     def url(self) -> str:
@@ -99,9 +121,7 @@ class OpenAIEngine:
             "messages": for_wire(messages),
             "stream": True,
             "stream_options": {"include_usage": True},
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "top_p": self.top_p,
+            **self._sampling(),
         }
         if tools and not in_text:
             body["tools"] = tools

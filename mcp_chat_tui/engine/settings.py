@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mcp_chat_tui.engine.compute import AUTO
-
-DEFAULT_MAX_TOKENS = 4096
 
 
 @dataclass
 class EngineSettings:
     """The local engine's settings; ``MlxEngine(model, settings, **overrides)``."""
 
-    max_tokens: int = DEFAULT_MAX_TOKENS
-    temperature: float = 0.0
-    top_p: float = 1.0
+    # Generation (engine/generation.py): None means not set, so the model's generation_config.json or the app's default applies.
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
     prefill_step_size: int = 2048
     compute_dtype: str = AUTO  # "auto": float32 on the CPU where measured faster; "stored"; or a dtype name
     # Below: None means not set (the model's own default, or the app's). config/model_options.py documents them.
@@ -29,3 +28,4 @@ class EngineSettings:
     draft_model: str | None = None
     num_draft_tokens: int | None = None
     tool_prompt: str | None = None
+    sources: dict[str, str] = field(default_factory=dict)  # where each set value came from: "config.toml", "flag"

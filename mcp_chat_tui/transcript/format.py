@@ -141,6 +141,8 @@ def _reply_meta(exchange: Exchange) -> str:
         meta["end"] = exchange.end
     if exchange.error:
         meta["error"] = exchange.error
+    if exchange.settings:
+        meta["settings"] = exchange.settings
     return _meta_json(meta)
 
 
@@ -267,9 +269,7 @@ class _Reader:
         match = _MODEL.match(header)
         exchange.model = unescape_name(match.group(1)) if match else header.strip()
         if match and match.group(2):
-            meta = self._meta(match.group(2), "🤖:[model]")
-            exchange.end = meta.get("end") if isinstance(meta.get("end"), str) else None
-            exchange.error = str(meta.get("error", ""))
+            exchange.take_reply_meta(self._meta(match.group(2), "🤖:[model]"))
         self.index += 1
         step = Step()
         exchange.steps.append(step)

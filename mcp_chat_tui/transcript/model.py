@@ -122,7 +122,9 @@ class Exchange:
     """A user prompt, and the assistant's reply (``model`` None: no reply was started).
 
     ``end`` says how a reply ended when it did not simply answer: ``"stopped"`` (the user
-    stopped it) or ``"error"`` (the engine failed, ``error`` says how).
+    stopped it) or ``"error"`` (the engine failed, ``error`` says how). ``settings`` are the
+    generation settings the reply was made with, those not left at the app's default
+    (``{"temperature": 0.7, "seed": 1}``; empty: all defaults, or a file written before they were kept).
     """
 
     user: str
@@ -132,6 +134,13 @@ class Exchange:
     end: str | None = None
     error: str = ""
     attachments: list[Attachment] = field(default_factory=list)  # what came with the prompt
+    settings: dict[str, Any] = field(default_factory=dict)  # the reply's generation settings (engine/generation.py)
+
+    def take_reply_meta(self, meta: dict[str, Any]) -> None:
+        """The details a file keeps after ``🤖:[model]`` (docs/transcript-format.md); a value of the wrong kind is left out."""
+        self.end = meta.get("end") if isinstance(meta.get("end"), str) else None
+        self.error = str(meta.get("error", ""))
+        self.settings = meta["settings"] if isinstance(meta.get("settings"), dict) else {}
 
 
 @dataclass

@@ -35,10 +35,11 @@ class TranscriptRecorder:
         self.transcript.exchanges.append(Exchange(user=prompt, attachments=list(attachments)))
         self.save()
 
-    def reply_started(self, model: str) -> None:
+    def reply_started(self, model: str, settings: dict[str, Any] | None = None) -> None:
+        """The reply of ``model`` starts, made with generation ``settings`` (those not at their default)."""
         exchange = self._exchange()
         if exchange.model is None:
-            exchange.model = model
+            exchange.model, exchange.settings = model, dict(settings or {})
             exchange.steps.append(Step())
         self.save()
 

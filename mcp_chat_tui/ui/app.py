@@ -137,7 +137,7 @@ class ChatApp(
     def _start_recording(self, transcript: Transcript) -> None:
         """Record the conversation (``transcript``, a resumed one or a new one) as it goes."""
         self.recorder = TranscriptRecorder(transcript)
-        self._recording = RecordingSink(self.recorder, self.model_label)
+        self._recording = RecordingSink(self.recorder, self.model_label, self.engine)
         self.agent.checkpoint = self.recorder.persisted  # a call's start is on disk before it goes out
         self._resume_pending: list[Proposal] = []
 

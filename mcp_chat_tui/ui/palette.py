@@ -12,10 +12,15 @@ from textual.app import SystemCommand
 from textual.screen import Screen
 
 from mcp_chat_tui.ui.format import palette_text
+from mcp_chat_tui.ui.screens.model import ModelDetailScreen
 
 
 class PaletteCommands:
     """``ChatApp``'s palette: uses its ``hub``, ``policy`` and actions."""
+
+    def action_model_detail(self) -> None:
+        """The model detail: its generation settings in effect and where each came from (also: a click on the status bar)."""
+        self.push_screen(ModelDetailScreen(self.model_label, self.engine))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -24,6 +29,11 @@ class PaletteCommands:
         yield SystemCommand("Resume a conversation", "Open a saved conversation", self.action_resume)
         yield SystemCommand("Hide or show the sidebar", "Tool calls and servers", self.action_toggle_sidebar)
         yield SystemCommand("Browse resources", "Every server's resources and templates", self.action_resources)
+        yield SystemCommand(
+            "Model and generation settings",
+            "Temperature, top-p, max tokens, seed… and where each came from",
+            self.action_model_detail,
+        )
         # The palette reads titles and help as markup: names and reasons from servers are escaped.
         for status in self.hub.statuses:
             yield SystemCommand(

@@ -31,9 +31,11 @@ from mcp_chat_tui.transcript.media import keep_media, worth_keeping
 class RecordingSink:
     """Called with every agent event, in order; writes what matters into the transcript."""
 
-    def __init__(self, recorder: TranscriptRecorder, model_label: str) -> None:
+    def __init__(self, recorder: TranscriptRecorder, model_label: str, engine: object = None) -> None:
+        """``engine``: the one replying, whose generation settings each reply records (when it has them)."""
         self.recorder = recorder
         self.model_label = model_label
+        self.engine = engine
 
     def __call__(self, event: AgentEvent) -> None:
         recorder = self.recorder
@@ -43,7 +45,7 @@ class RecordingSink:
             recorder.thought(event.text)
         elif isinstance(event, TurnStarted):
             recorder.user(event.prompt, event.attachments)
-            recorder.reply_started(self.model_label)
+            recorder.reply_started(self.model_label, recorded_settings(self.engine))
         elif isinstance(event, CallProposed):
             recorder.proposed(wire_call(event.call), datetime.now())
         elif isinstance(event, MalformedCall):
@@ -94,6 +96,12 @@ def pending_calls(
         (PlannedCall(p.call_id, p.name, p.arguments, find_tool(p.name)), Recorded(p.choice, p.started_at))
         for p in proposals
     ]
+
+
+def recorded_settings(engine: object) -> dict:
+    """The generation settings a reply of ``engine`` is recorded with (none for an engine that has none)."""
+    generation = getattr(engine, "generation", None)
+    return generation.recorded() if generation is not None else {}
 
 
 def tee(*sinks):

@@ -78,6 +78,10 @@ class StatusBar(Widget):
             text.append("not saved", style="bold red")
         return text
 
+    async def on_click(self) -> None:
+        """A click on the status bar opens the model detail (the model and its generation settings)."""
+        await self.app.run_action("model_detail")
+
     def show_download(self, done: int, total: int | None) -> None:
         self.download = (done, total)
 

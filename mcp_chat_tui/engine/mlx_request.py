@@ -1,0 +1,170 @@
+"""One request to ``MlxEngine`` on its way: what the MLX thread is given, what it tracks while it
+generates, and the async iterator the agent reads its events from."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_chat_tui.engine.cache_file import CacheFile
+from mcp_chat_tui.engine.channel import ThreadChannel
+from mcp_chat_tui.engine.events import Done, EngineEvent, TextDelta, ThinkingDelta, Throughput
+from mcp_chat_tui.engine.thread_load import ThreadLoad
+from mcp_chat_tui.engine.toolcalls import ToolCallStream
+
+THROUGHPUT_INTERVAL = 1.0  # seconds between live rate reports while a reply is generated
+STREAM_INTERVAL = 0.1  # seconds: text reaches the loop in batches at most this often (after the first): as often as the chat redraws a streaming reply at most
+
+
+class Cancelled(Exception):
+    """Raised inside prefill when the consumer stopped listening."""
+
+
+@dataclass
+class Failure:
+    """An error the MLX thread hands to the stream, raised there once the events before it are taken."""
+
+    error: BaseException
+
+
+@dataclass(eq=False)
+class Request:
+    """One generation asked of the MLX thread."""
+
+    messages: list[dict]
+    tools: list[dict] | None
+    known_tools: set[str] | None
+    channel: ThreadChannel
+    submitted: float
+    stop: threading.Event = field(default_factory=threading.Event)
+    cache_file: CacheFile | None = None  # the conversation's, when it keeps its KV cache in a file
+
+
+@dataclass(eq=False)
+class Run:
+    """One generation as it goes, on the MLX thread: what was prefilled and generated, and when."""
+
+    request: Request
+    recogniser: ToolCallStream
+    prefilled: int = 0
+    generated: list[int] = field(default_factory=list)
+    finish: str = "stop"
+    cancelled: bool = False
+    first_token_at: float | None = None
+    tokens_per_second: float = 0.0
+    first_text: bool = True
+    rate_reported_at: float = 0.0
+
+    def on_prefill(self, done: int, total: int) -> None:
+        """mlx-lm's prefill progress; stops prefill once the consumer stopped listening."""
+        self.prefilled = done
+        if done < total and self.request.stop.is_set():
+            raise Cancelled
+
+    def take(self, response: Any, load: ThreadLoad) -> bool:
+        """Handle one generated token; False when generation should stop."""
+        self.generated.append(response.token)
+        if self.first_token_at is None:
+            self.first_token_at = time.perf_counter()
+            load.start(self.first_token_at)
+        events = self.recogniser.feed(response.text) if response.text else []
+        if len(self.generated) % 8 == 0:  # the clock is read every few tokens, not on each
+            now = time.perf_counter()
+            load.sample(now)
+            if now - max(self.rate_reported_at, self.first_token_at) >= THROUGHPUT_INTERVAL:
+                events.append(Throughput(len(self.generated), response.generation_tps))
+                self.rate_reported_at = now
+        if events:
+            self.request.channel.put(events, self.first_text)
+            self.first_text = False
+        if response.finish_reason is not None:
+            self.finish = response.finish_reason
+        self.tokens_per_second = response.generation_tps
+        if self.request.stop.is_set():
+            self.cancelled = True
+            return False
+        return True
+
+
+MERGED = (TextDelta, ThinkingDelta)
+
+
+class GenerationStream:
+    """The async iterator ``MlxEngine.stream`` returns; closing or dropping it stops the generation."""
+
+    def __init__(
+        self,
+        submit: Callable[[Request], None],
+        messages: list[dict],
+        tools: list[dict] | None,
+        known_tools: set[str] | None,
+    ) -> None:
+        self._submit = submit  # hands the request to the MLX thread
+        self._messages, self._tools, self._known_tools = messages, tools, known_tools
+        self._request: Request | None = None
+        self._ready: deque[EngineEvent] = deque()
+        self._error: BaseException | None = None
+        self._finished = False
+
+    def __aiter__(self) -> GenerationStream:
+        return self
+
+    async def __anext__(self) -> EngineEvent:
+        if self._request is None and not self._finished:
+            self._start()
+        while not self._ready:
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error
+            if self._finished:
+                raise StopAsyncIteration
+            assert self._request is not None
+            try:
+                items = await self._request.channel.get()
+            except BaseException:
+                self._stop()
+                raise
+            for item in items:
+                if isinstance(item, Failure):  # raised once the events before it are taken
+                    self._error, self._finished = item.error, True
+                    break
+                last = self._ready[-1] if self._ready else None
+                if type(item) in MERGED and type(last) is type(item):
+                    # the tokens of one batch reach the agent as one piece of text
+                    self._ready[-1] = type(item)(last.text + item.text)
+                    continue
+                self._ready.append(item)
+                if isinstance(item, Done):
+                    self._finished = True
+        return self._ready.popleft()
+
+    def _start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._request = Request(
+            messages=self._messages,
+            tools=self._tools,
+            known_tools=self._known_tools,
+            channel=ThreadChannel(loop, STREAM_INTERVAL),
+            submitted=time.perf_counter(),
+        )
+        self._submit(self._request)
+
+    def _stop(self) -> None:
+        if self._request is not None:
+            self._request.stop.set()
+        self._finished = True
+
+    async def aclose(self) -> None:
+        """Stop generating; the MLX thread finishes the current token and becomes free."""
+        self._stop()
+        self._ready.clear()
+
+    def __del__(self) -> None:
+        request = getattr(self, "_request", None)
+        if request is not None:
+            request.stop.set()

@@ -14,7 +14,7 @@ from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.media import IMAGE_WIDGET, MediaView
 from tests.fakes import ScriptedEngine
 from tests.helpers import attachments_config
-from tests.servers.results_server import noisy_png
+from tests.servers.results_server import noisy_png, short_wav
 from tests.ui_helpers import SIZE, make_app, wait_for, wait_ready, wait_turn_done
 
 FLAG_LINE = "▣ image image/png, 86 B, 16×8 px"
@@ -40,7 +40,8 @@ async def open_resources(pilot) -> ResourcesScreen:
     return pilot.app.screen
 
 
-async def test_the_resources_preview_draws_an_image_and_describes_audio_and_other_bytes():
+async def test_the_resources_preview_draws_an_image_and_describes_audio_and_other_bytes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     app = make_app(ScriptedEngine([]), [attachments_config()])
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_resources(pilot)
@@ -50,9 +51,16 @@ async def test_the_resources_preview_draws_an_image_and_describes_audio_and_othe
         assert media_lines(body) == [FLAG_LINE]
         await pilot.press("down", "down", "enter")  # the sound
         await wait_for(pilot, lambda: media_lines(body) == ["♪ audio audio/wav, 0.5 s"], what="the sound's line")
+        assert "s[/] save images and audio" in screen.query_one(".resources-keys").content
+        await pilot.press("s", "s")  # saved as a result's audio is: a new file each time
+        await wait_for(pilot, lambda: len(list(tmp_path.glob("beep-*.wav"))) == 2, what="two saved files")
+        assert (tmp_path / "beep-1.wav").read_bytes() == short_wav()
         await pilot.press("down", "enter")  # bytes of no media type: a line, as a result's are
         await wait_for(pilot, lambda: not body.query(MediaView), what="the blob's preview")
         assert "[binary application/octet-stream, 256 bytes]" in str(body.query_one(".resource-preview").render())
+        assert "save images" not in screen.query_one(".resources-keys").content
+        await pilot.press("s")
+        await wait_for(pilot, lambda: "has no images or audio" in list(app._notifications)[-1].message)
 
 
 async def test_an_image_attached_with_at_is_drawn_under_the_message_kept_and_drawn_again_on_resume(tmp_path):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.core.attachments import Attachment, user_content
 from mcp_chat_tui.core.content import MAX_MEDIA_BYTES, ContentPart
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.catalog import within_budget
@@ -44,6 +44,9 @@ async def test_an_image_or_audio_attachment_keeps_its_bytes_and_the_model_is_tol
         assert flag.text == f"[binary contents: image/png, {len(small_png())} B; not shown to the model]"
         _, [_, noise] = await _prompt(hub, "/look_at_noise")  # an image as an embedded resource
         assert (noise.uri, noise.media.data) == ("images://noise", noisy_png())
+        _, [_, for_you] = await _prompt(hub, "/for_you")  # the user's only: shown, not told (as results)
+        assert for_you.media.audience == ("user",) and for_you.media.data == small_png()
+        assert user_content("Say hello.", [for_you]) == "Say hello."
         _, [_, sound] = await _prompt(hub, "/listen")
         assert (sound.media.kind, sound.media.data) == ("audio", short_wav())
 

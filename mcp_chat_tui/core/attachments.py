@@ -110,10 +110,11 @@ def binary_placeholder(mime_type: str, size: int) -> str:
 
 
 def user_content(text: str, attachments: tuple[Attachment, ...] | list[Attachment] = ()) -> str:
-    """The user message the model gets: the text, then each attachment's text under a header line."""
+    """The user message the model gets: the text, then each attachment's text under a header line
+    (not an image or audio whose audience is only the user, as a result's is left out)."""
     parts = [text] if text else []
     for attachment in attachments:
-        if attachment.kind == PROMPT:
+        if attachment.kind == PROMPT or (attachment.media is not None and not attachment.media.for_model):
             continue
         parts.append(f"[attached: {attachment.label()}]\n{attachment.text}")
     return "\n\n".join(parts)

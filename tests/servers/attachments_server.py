@@ -1,7 +1,7 @@
 """An MCP server whose prompts and resources carry images, audio and other binary contents, written
 with the SDK's MCPServer: a small image (16×8, inline in a transcript), a large one (kept in the
 transcript's media folder), a WAV sound and bytes of no media type, each as a resource; prompts that
-embed an image, an image resource, and a sound. ``--legacy-only`` speaks 2025-11-25 only."""
+embed an image, an image resource, a sound, and an image meant for the user only. ``--legacy-only`` speaks 2025-11-25 only."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import argparse
 from mcp.server import runner
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
-from mcp_types import AudioContent, BlobResourceContents, EmbeddedResource, ImageContent
+from mcp_types import Annotations, AudioContent, BlobResourceContents, EmbeddedResource, ImageContent
 from results_server import b64, noisy_png, short_wav, small_png
 
 BLOB = bytes(range(256))  # bytes that are neither an image nor audio
@@ -44,6 +44,12 @@ def build(name: str) -> MCPServer:
     def look_at_noise() -> list[Message]:
         noise = BlobResourceContents(uri="images://noise", mime_type="image/png", blob=b64(noisy_png()))
         return [UserMessage("What do you see?"), UserMessage(EmbeddedResource(type="resource", resource=noise))]
+
+    @server.prompt(description="A picture for you, not for the model")
+    def for_you() -> list[Message]:
+        only_you = Annotations(audience=["user"])
+        picture = ImageContent(type="image", data=b64(small_png()), mime_type="image/png", annotations=only_you)
+        return [UserMessage("Say hello."), UserMessage(picture)]
 
     @server.prompt(description="Listen to a sound")
     def listen() -> list[Message]:

@@ -114,11 +114,13 @@ async def test_a_prompt_that_embeds_an_image_shows_it_under_the_message():
 
 
 async def send_command(pilot, command: str) -> None:
-    """Type a ``/`` command and send it (Esc closes the completion list first)."""
+    """Type a ``/`` command and send it (Esc closes the completion list first); returns once its
+    turn is queued (the prompt is got from the server first: until then no turn is under way)."""
     prompt = pilot.app.query_one("#prompt", Input)
     prompt.focus()
     prompt.value = command
     await pilot.press("escape", "enter")
+    await wait_for(pilot, lambda: pilot.app.chat.query(UserMessage), what="the prompt's message in the chat")
 
 
 def _no_blink(app) -> None:

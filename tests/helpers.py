@@ -17,6 +17,7 @@ from mcp_chat_tui.config import ServerConfig
 FIXTURE_SERVER = str(Path(__file__).parent / "servers" / "fixture_server.py")
 LIAR_SERVER = str(Path(__file__).parent / "servers" / "liar_server.py")
 CATALOG_SERVER = str(Path(__file__).parent / "servers" / "catalog_server.py")
+ATTACHMENTS_SERVER = str(Path(__file__).parent / "servers" / "attachments_server.py")
 
 
 def fixture_config(name: str, *flags: str, marker: str = "", **overrides: object) -> ServerConfig:
@@ -41,6 +42,11 @@ def liar_config(name: str = "liar") -> ServerConfig:
 def catalog_config(name: str = "docs", *flags: str) -> ServerConfig:
     """tests/servers/catalog_server.py: prompts, resources and templates (``--legacy``: 2025-11-25 only)."""
     return ServerConfig(name=name, type="stdio", command=sys.executable, args=[CATALOG_SERVER, *flags])
+
+
+def attachments_config(name: str = "pictures", *flags: str) -> ServerConfig:
+    """tests/servers/attachments_server.py: image, audio and binary resources and prompts that embed them."""
+    return ServerConfig(name=name, type="stdio", command=sys.executable, args=[ATTACHMENTS_SERVER, *flags])
 
 
 def new_marker() -> str:

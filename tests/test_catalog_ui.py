@@ -11,6 +11,7 @@ from mcp_chat_tui.transcript.model import Exchange
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen
 from mcp_chat_tui.ui.screens.resources import ResourcesScreen
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
+from mcp_chat_tui.ui.widgets.media import IMAGE_WIDGET
 from tests.fakes import ScriptedEngine
 from tests.helpers import catalog_config
 from tests.ui_helpers import SIZE, chat_text, make_app, wait_for, wait_ready, wait_turn_done
@@ -111,8 +112,9 @@ async def test_the_resources_screen_lists_previews_and_follows_updates():
         await pilot.press("down", "enter")  # the JSON settings, pretty-printed
         body = screen.query_one("#resource-body")
         await wait_for(pilot, lambda: '"theme": "dark",\n  "size": 3' in _shown(body), what="pretty JSON")
-        await pilot.press("down", "enter")  # the image: a described line until images are drawn
-        await wait_for(pilot, lambda: "[image image/png, 70 bytes]" in _shown(body), what="the image line")
+        await pilot.press("down", "enter")  # the image: its line, and the image drawn under it
+        await wait_for(pilot, lambda: body.query(IMAGE_WIDGET), what="the image drawn")
+        assert "▣ image image/png, 70 B, 1×1 px" in _shown(body)
         await pilot.press("ctrl+home", "enter")  # today's notes, subscribed while shown
         await wait_for(pilot, lambda: "buy milk" in _shown(body), what="the notes")
         await app.hub.call_tool("docs", "edit_note", {"text": "buy bread"})

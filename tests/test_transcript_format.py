@@ -75,6 +75,7 @@ content_parts = st.builds(
     priority=st.one_of(st.none(), st.floats(0, 1)),
     file=st.one_of(st.just(""), any_text),
 )
+media_parts = content_parts.filter(lambda part: part.is_media)  # an attached image or audio
 json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), any_text),
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(any_text, inner, max_size=3)),
@@ -158,6 +159,7 @@ def attachments(draw):
         text="" if kind == "prompt" else draw(text),
         size=draw(st.one_of(st.none(), st.integers(0, 10**9))),
         arguments=draw(st.dictionaries(any_text, any_text, max_size=3)) if kind == "prompt" else {},
+        media=None if kind == "prompt" else draw(st.one_of(st.none(), media_parts)),
     )
 
 

@@ -12,6 +12,7 @@ from rich.text import Text
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.servers.commands import PromptCommand, run_command
+from mcp_chat_tui.ui.media_info import media_line
 
 if TYPE_CHECKING:
     from mcp_chat_tui.servers.hub import ServerHub
@@ -43,5 +44,8 @@ async def command_turn(
 
 
 def print_attachments(console: Console, attachments: Sequence[Attachment]) -> None:
+    """One line per attachment; an image or audio adds a line about it, as a result's does."""
     for attachment in attachments:
         console.print(Text(visible_controls(f"  📎 {attachment.label()}"), style="dim"))
+        if attachment.media is not None:
+            console.print(Text(visible_controls(f"     {media_line(attachment.media)}"), style="dim"))

@@ -2,13 +2,16 @@
 
 Shared by the hub (which makes them), the agent (which sends them), the UI and the transcript
 (which show and keep them). The model gets each one as text after the message (``user_content``):
-text contents as they are, binary contents as a one-line description.
+text contents as they are, binary contents as a one-line description. An image or audio also
+keeps its bytes as a ``ContentPart`` (``media``), bounded as a tool result's are, for the screen.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+
+from mcp_chat_tui.core.content import ContentPart
 
 RESOURCE = "resource"
 IMAGE = "image"
@@ -24,6 +27,7 @@ class Attachment:
     ``prompt`` (the ``/server:prompt`` command the message came from, with its ``arguments``;
     it has no text). ``text`` is what the model is told: the contents, or for binary contents
     a placeholder that says what they are. ``size`` is the size of binary contents in bytes.
+    ``media`` is an image or audio to show (its bytes, or why they were not kept; None otherwise).
     """
 
     kind: str
@@ -34,6 +38,7 @@ class Attachment:
     text: str = ""
     size: int | None = None
     arguments: dict[str, str] = field(default_factory=dict)
+    media: ContentPart | None = None
 
     @property
     def binary(self) -> bool:
@@ -60,11 +65,17 @@ class Attachment:
             data["size"] = self.size
         if self.arguments:
             data["arguments"] = dict(self.arguments)
+        if self.media is not None:
+            data["media"] = self.media.to_json(inline=True)
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], text: str = "") -> Attachment:
-        """The inverse of ``to_json``; raises ValueError on a header that is not one."""
+    def from_json(cls, data: dict[str, Any], text: str = "", folder: str = "") -> Attachment:
+        """The inverse of ``to_json``; raises ValueError on a header that is not one.
+
+        Args:
+            folder: The transcript's folder, where a ``media`` file named in it is found.
+        """
         kind = data.get("kind")
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
@@ -83,7 +94,14 @@ class Attachment:
             text=text,
             size=size,
             arguments={str(key): str(value) for key, value in arguments.items()},
+            media=_media(data.get("media"), folder),
         )
+
+
+def _media(entry: object, folder: str) -> ContentPart | None:
+    """The image or audio a header keeps (None for anything else: the attachment is then described only)."""
+    part = ContentPart.from_json(entry, folder)
+    return part if part is not None and part.is_media else None
 
 
 def binary_placeholder(mime_type: str, size: int) -> str:
@@ -92,10 +110,11 @@ def binary_placeholder(mime_type: str, size: int) -> str:
 
 
 def user_content(text: str, attachments: tuple[Attachment, ...] | list[Attachment] = ()) -> str:
-    """The user message the model gets: the text, then each attachment's text under a header line."""
+    """The user message the model gets: the text, then each attachment's text under a header line
+    (not an image or audio whose audience is only the user, as a result's is left out)."""
     parts = [text] if text else []
     for attachment in attachments:
-        if attachment.kind == PROMPT:
+        if attachment.kind == PROMPT or (attachment.media is not None and not attachment.media.for_model):
             continue
         parts.append(f"[attached: {attachment.label()}]\n{attachment.text}")
     return "\n\n".join(parts)

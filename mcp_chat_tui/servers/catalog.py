@@ -13,7 +13,7 @@ import asyncio
 import base64
 import logging
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import mcp_types
@@ -24,6 +24,7 @@ from mcp_chat_tui.core.attachments import IMAGE, PROMPT, RESOURCE, Attachment, b
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.text import one_line
+from mcp_chat_tui.servers.results import content_part, resource_part, within_media_budget
 
 log = logging.getLogger(__name__)
 
@@ -204,9 +205,24 @@ def contents_attachment(
             text = text[:MAX_ATTACHMENT_CHARS] + f"\n[cut: {len(contents.text)} characters in all]"
         return Attachment(kind, server, name, uri, mime, text)
     size = _blob_size(getattr(contents, "blob", ""))
+    part = resource_part(contents, "")  # an image or audio keeps its bytes, bounded as a result's are
     return Attachment(
-        IMAGE if mime.startswith("image/") else kind, server, name, uri, mime, binary_placeholder(mime, size), size
+        IMAGE if mime.startswith("image/") else kind,
+        server,
+        name,
+        uri,
+        mime,
+        binary_placeholder(mime, size),
+        size,
+        media=part if part.is_media else None,
     )
+
+
+def within_budget(attachments: list[Attachment]) -> list[Attachment]:
+    """The attachments of one prompt or one read with their images and audio bounded in all as a
+    tool result's are (``within_media_budget``)."""
+    kept = iter(within_media_budget([a.media for a in attachments if a.media is not None], "the attachments'"))
+    return [replace(a, media=next(kept)) if a.media is not None else a for a in attachments]
 
 
 def _blob_size(blob: str) -> int:
@@ -235,10 +251,13 @@ def prompt_turn(
             kind = IMAGE if isinstance(content, mcp_types.ImageContent) else RESOURCE
             name = f"{content.type} from {prompt.name}"
             placeholder = binary_placeholder(content.mime_type, size)
-            attachments.append(Attachment(kind, prompt.server, name, "", content.mime_type, placeholder, size))
+            media = content_part(content, "")  # its bytes for the screen, as a result's image keeps them
+            attachments.append(
+                Attachment(kind, prompt.server, name, "", content.mime_type, placeholder, size, media=media)
+            )
         elif isinstance(content, mcp_types.ResourceLink):
             texts.append(prefix + f"[resource link: {redactor.text(content.name)} {content.uri}]")
-    return "\n\n".join(texts), attachments
+    return "\n\n".join(texts), within_budget(attachments)
 
 
 # ----- the hub's part --------------------------------------------------------------------------
@@ -300,7 +319,9 @@ class CatalogAccess:
             result = await client.read_resource(uri, cache_mode="refresh")
         except Exception as exc:  # noqa: BLE001
             raise CatalogError(self._failed(f"reading {uri} from {server}", exc)) from None
-        return [contents_attachment(contents, server, self.redactor, name) for contents in result.contents]
+        return within_budget(
+            [contents_attachment(contents, server, self.redactor, name) for contents in result.contents]
+        )
 
     async def complete_argument(
         self, server: str, ref: PromptInfo | ResourceInfo, argument: str, value: str, context: dict[str, str]

@@ -95,6 +95,20 @@ def resource_part(contents: mcp_types.TextResourceContents | mcp_types.BlobResou
     return ContentPart("resource", text, mime)
 
 
+def within_media_budget(parts: list[ContentPart], whose: str) -> list[ContentPart]:
+    """``parts`` with the bytes of each image or audio past ``MAX_MEDIA_BYTES_PER_RESULT`` in all
+    dropped, its ``note`` saying so (``whose``: "the result's", for that note)."""
+    media_room, bounded = MAX_MEDIA_BYTES_PER_RESULT, []
+    for part in parts:
+        if part.data is not None:
+            media_room -= len(part.data)
+            if media_room < 0:
+                limit = size_text(MAX_MEDIA_BYTES_PER_RESULT)
+                part = replace(part, data=None, note=f"not kept: {whose} images and audio pass {limit}")
+        bounded.append(part)
+    return bounded
+
+
 def _cut(texts: list[str], max_chars: int) -> str:
     kept: list[str] = []
     room = max_chars
@@ -121,16 +135,11 @@ def convert_result(
     texts = [part.text for part in parts if part.for_model]
     full_size = sum(len(piece) for piece in texts) + max(0, len(texts) - 1)
     text = _cut(texts, max_chars)
-    room, media_room = max_chars, MAX_MEDIA_BYTES_PER_RESULT
+    room = max_chars
     for index, part in enumerate(parts):  # what the screen keeps is bounded too
-        part = replace(part, text=part.text[: max(room, 0)])
-        room -= len(part.text)
-        if part.data is not None:
-            media_room -= len(part.data)
-            if media_room < 0:
-                limit = size_text(MAX_MEDIA_BYTES_PER_RESULT)
-                part = replace(part, data=None, note=f"not kept: the result's images and audio pass {limit}")
-        parts[index] = part
+        parts[index] = replace(part, text=part.text[: max(room, 0)])
+        room -= len(parts[index].text)
+    parts = within_media_budget(parts, "the result's")
     structured = redactor.value(raw.structured_content)
     if structured is not None:
         encoded = json.dumps(structured, ensure_ascii=False, default=str)

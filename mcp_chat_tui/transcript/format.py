@@ -320,7 +320,7 @@ class _Reader:
             meta = json.loads(header) if header else None
             if not isinstance(meta, dict):
                 raise ValueError("not a JSON object")
-            attachment = Attachment.from_json(meta)
+            attachment = Attachment.from_json(meta, folder=self._folder())
         except ValueError as exc:
             raise self.fail(f'a 📎: line needs a JSON object such as {{"kind": "resource", ...}} ({exc})') from None
         self.index += 1
@@ -328,7 +328,7 @@ class _Reader:
         if fence_match is not None:
             fence = fence_match.group(1)
             attachment = Attachment.from_json(
-                meta, self._fenced_body(fence, f"the attachment's text has no closing {fence}")
+                meta, self._fenced_body(fence, f"the attachment's text has no closing {fence}"), self._folder()
             )
         exchange.attachments.append(attachment)
 
@@ -480,9 +480,12 @@ class _Reader:
         """The blocks a result header keeps; media files are found beside the transcript file."""
         if not isinstance(entries, list):
             return []
-        folder = str(Path(self.path).parent) if isinstance(self.path, Path) else ""
-        parts = [ContentPart.from_json(entry, folder) for entry in entries]
+        parts = [ContentPart.from_json(entry, self._folder()) for entry in entries]
         return [part for part in parts if part is not None]
+
+    def _folder(self) -> str:
+        """The transcript file's folder, where the media files its records name are ("" for text)."""
+        return str(Path(self.path).parent) if isinstance(self.path, Path) else ""
 
 
 def _join(body: list[str]) -> str:

@@ -1,8 +1,8 @@
-"""Where a conversation keeps the images and audio of its results.
+"""Where a conversation keeps the images and audio of its results and of its prompts' attachments.
 
 Small ones (up to ``INLINE_MEDIA_BYTES``) go into the conversation file as base64: the file
 stays whole and shareable. Larger ones go into a folder beside it, ``<file stem>.media/``,
-one file per block named by the call id, written atomically with the conversation's
+one file per block named by the call id (an attachment's by a hash of its bytes), written atomically with the conversation's
 permissions: the file is rewritten at every change of the conversation, and megabytes of
 base64 on one line would be copied each time. A block whose file cannot be written stays in
 memory and goes into the file as base64, so nothing is lost.
@@ -11,11 +11,13 @@ memory and goes into the file as base64, so nothing is lost.
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 import stat
 from dataclasses import replace
 from pathlib import Path
 
+from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.transcript.format import render_exchange
 from mcp_chat_tui.transcript.model import Exchange, Transcript
@@ -48,6 +50,21 @@ def keep_media(parts: list[ContentPart], conversation: Path | None, call_id: str
     return kept
 
 
+def keep_attached_media(attachments: list[Attachment], conversation: Path | None) -> list[Attachment]:
+    """``attachments`` with the bytes of each large image or audio moved to a file beside
+    ``conversation``, as ``keep_media`` does for a result (named by a hash of the bytes: the same
+    image attached twice is one file)."""
+    kept = []
+    for attachment in attachments:
+        part = attachment.media
+        if part is not None and part.data is not None:
+            name = f"attached-{hashlib.sha256(part.data).hexdigest()[:16]}"
+            [part] = keep_media([part], conversation, name)
+            attachment = replace(attachment, media=part)
+        kept.append(attachment)
+    return kept
+
+
 def _to_file(part: ContentPart, conversation: Path, name: str) -> ContentPart:
     folder = media_folder(conversation)
     try:
@@ -70,9 +87,13 @@ def self_contained(transcript: Transcript) -> str:
 
 def _inlined(exchange: Exchange) -> Exchange:
     results = [p.result for step in exchange.steps for p in step.proposals if p.result is not None]
-    if not any(part.file for result in results for part in result.parts):
+    attached = [a.media for a in exchange.attachments if a.media is not None]
+    if not any(part.file for part in [*attached, *(part for result in results for part in result.parts)]):
         return exchange
     exchange = copy.deepcopy(exchange)
+    exchange.attachments = [
+        replace(a, media=_with_bytes(a.media)) if a.media is not None else a for a in exchange.attachments
+    ]
     for step in exchange.steps:
         for proposal in step.proposals:
             if proposal.result is not None:

@@ -109,3 +109,18 @@ def save_media(part: ContentPart, folder: Path, stem: str) -> Path:
             file.write(data)
         return path
     raise FileExistsError(f"{folder}/{stem}{extension} and 998 more names are taken")
+
+
+def save_all_media(parts: list[ContentPart], folder: Path, stem: str) -> tuple[list[str], list[str]]:
+    """Save each image and audio of ``parts`` with ``save_media`` (as ``stem-1``, ``stem-2``…).
+
+    Returns:
+        The paths written, and a line for each part that was not (what and why).
+    """
+    saved, problems = [], []
+    for number, part in enumerate(parts, 1):
+        try:
+            saved.append(str(save_media(part, folder, f"{stem}-{number}")))
+        except OSError as exc:
+            problems.append(f"{part.kind} {number} not saved: {exc.strerror or exc}")
+    return saved, problems

@@ -25,7 +25,7 @@ from mcp_chat_tui.agent.events import (
 from mcp_chat_tui.agent.turn import MALFORMED_NAME, wire_call
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.transcript import Proposal, ServerRequest, ToolResult, TranscriptRecorder
-from mcp_chat_tui.transcript.media import keep_media, worth_keeping
+from mcp_chat_tui.transcript.media import keep_attached_media, keep_media, worth_keeping
 
 
 class RecordingSink:
@@ -44,7 +44,8 @@ class RecordingSink:
         elif isinstance(event, AssistantThinking):
             recorder.thought(event.text)
         elif isinstance(event, TurnStarted):
-            recorder.user(event.prompt, event.attachments)
+            conversation = recorder.saver.path if recorder.saver is not None else None
+            recorder.user(event.prompt, keep_attached_media(list(event.attachments), conversation))
             recorder.reply_started(self.model_label, recorded_settings(self.engine))
         elif isinstance(event, CallProposed):
             recorder.proposed(wire_call(event.call), datetime.now())

@@ -19,7 +19,7 @@ from mcp_chat_tui.servers.notifications import LogEntry, level_rank, next_level
 from mcp_chat_tui.servers.state import ServerStatus, protocol_notes, tool_list_notes
 from mcp_chat_tui.transcript.media import worth_keeping
 from mcp_chat_tui.ui.format import DisplayClock, literal
-from mcp_chat_tui.ui.media_info import media_line, save_media
+from mcp_chat_tui.ui.media_info import media_line, save_all_media
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.widgets.media import MediaView
 from mcp_chat_tui.ui.widgets.sidebar import ListTable
@@ -122,13 +122,7 @@ class CallDetailScreen(ModalScreen[None]):
 
     def action_save_media(self) -> None:
         """Save each image and audio of the result to a new file (never over an existing one)."""
-        folder = self.save_folder or Path.cwd()
-        saved, problems = [], []
-        for number, part in enumerate(self.record.media, 1):
-            try:
-                saved.append(str(save_media(part, folder, f"{self.record.call_id}-{number}")))
-            except OSError as exc:
-                problems.append(f"{part.kind} {number} not saved: {exc.strerror or exc}")
+        saved, problems = save_all_media(self.record.media, self.save_folder or Path.cwd(), self.record.call_id)
         if not saved and not problems:
             self.notify("this result has no images or audio")
             return

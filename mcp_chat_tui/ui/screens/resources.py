@@ -1,8 +1,9 @@
 """The resources screen: every server's resources and resource templates, and a preview of one.
 
 Opened from the server panel (``o``) and the command palette. Enter previews the highlighted
-resource (a template first asks for its variables); the previewed resource is subscribed to
-where its server allows, and the list and the preview follow the server's changes.
+resource (a template first asks for its variables; an image is drawn), ``s`` saves its images and
+audio; the previewed resource is subscribed to where its server allows, and the list and the
+preview follow the server's changes.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from mcp_chat_tui.core.attachments import size_text
+from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.servers.catalog import CatalogError, ResourceInfo
 from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.media_info import save_all_media
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
 from mcp_chat_tui.ui.widgets.attachments import preview
 from mcp_chat_tui.ui.widgets.sidebar import ListTable
@@ -36,7 +39,9 @@ class ResourcesScreen(ModalScreen[None]):
     BINDINGS = [
         Binding("escape,q", "dismiss", "Close", id="resources.close"),
         Binding("enter", "preview", "Preview", show=False, id="resources.preview"),
+        Binding("s", "save_media", "Save images and audio", show=False, id="resources.save_media"),
     ]
+    KEYS = "[b]Enter[/] preview  [b]Esc[/] or [b]q[/] close"
 
     def __init__(self, hub: Any, server: str | None = None) -> None:
         super().__init__()
@@ -44,6 +49,7 @@ class ResourcesScreen(ModalScreen[None]):
         self.server = server  # the one server shown first (from the server panel)
         self.items: dict[str, ResourceInfo] = {}
         self.previewed: tuple[ResourceInfo, str] | None = None  # (resource, the URI read)
+        self.previewed_media: list[ContentPart] = []  # its images and audio, which ``s`` saves
         self.updates_seen = 0
 
     def compose(self) -> ComposeResult:
@@ -53,7 +59,7 @@ class ResourcesScreen(ModalScreen[None]):
             yield Static("", id="resource-title")
             with VerticalScroll(id="resource-body"):
                 yield Static(literal("Enter previews the highlighted resource."), classes="resource-preview")
-            yield Static("[b]Enter[/] preview  [b]Esc[/] or [b]q[/] close", classes="resources-keys")
+            yield Static(self.KEYS, classes="resources-keys")
 
     def on_mount(self) -> None:
         table = self.query_one("#resources", ListTable)
@@ -137,12 +143,29 @@ class ResourcesScreen(ModalScreen[None]):
         try:
             contents = await self.hub.read_resource(item.server, uri, item.name)
         except CatalogError as exc:
+            self.previewed_media = []
+            self.query_one(".resources-keys", Static).update(self.KEYS)
             title.update(literal(str(exc), "bold red"))
             await body.remove_children()
             return
         title.update(literal(f"{item.server} › {uri}", "bold"))
+        self.previewed_media = [content.media for content in contents if content.media is not None]
+        save = "[b]s[/] save images and audio  " if self.previewed_media else ""
+        self.query_one(".resources-keys", Static).update(self.KEYS.replace("[b]Esc", save + "[b]Esc"))
         await body.remove_children()
         await body.mount_all([preview(content) for content in contents] or [Static(literal("(no contents)"))])
+
+    def action_save_media(self) -> None:
+        """Save each image and audio of the previewed resource to a new file in the working directory
+        (never over an existing one), as a call's detail screen saves a result's."""
+        if self.previewed is None or not self.previewed_media:
+            self.notify("the previewed resource has no images or audio")
+            return
+        saved, problems = save_all_media(self.previewed_media, Path.cwd(), self.previewed[0].name)
+        if saved:
+            self.notify(literal("saved " + ", ".join(saved)).plain, markup=False, timeout=10)
+        if problems:
+            self.notify(literal("; ".join(problems)).plain, severity="error", markup=False, timeout=10)
 
 
 def variables_form(hub: Any, item: ResourceInfo) -> ArgumentsScreen:

@@ -1,4 +1,5 @@
-"""Attachments on screen: the lines under a user's message, and a resource's contents in a preview."""
+"""Attachments on screen: the lines under a user's message (and the images and audio attached,
+drawn under it as a result's are), and a resource's contents in a preview."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.widgets.chat import UserMessage
+from mcp_chat_tui.ui.widgets.media import MediaView
 
 
 class UserMessageWithAttachments(UserMessage):
-    """The prompt, then one ``📎`` line per attachment (the prompt command it came from, resources)."""
+    """The prompt, then one ``📎`` line per attachment (the prompt command it came from, resources);
+    each attached image or audio follows the message in the chat (a ``MediaView``)."""
 
     DEFAULT_CSS = """
     UserMessageWithAttachments { margin: 1 0 0 0; color: $text; text-style: bold; }
@@ -32,6 +35,11 @@ class UserMessageWithAttachments(UserMessage):
             text.append_text(attachment_line(attachment))
         self.update(text)
 
+    async def on_mount(self) -> None:
+        media = [MediaView(a.media, classes="-attached") for a in self.attachments if a.media is not None]
+        if media and self.parent is not None:  # siblings: the chat trims an exchange from its message on
+            await self.parent.mount_all(media, after=self)
+
 
 def user_message(prompt: str, attachments: Sequence[Attachment] = ()) -> UserMessage:
     return UserMessageWithAttachments(prompt, attachments) if attachments else UserMessage(prompt)
@@ -45,7 +53,9 @@ def attachment_line(attachment: Attachment) -> Text:
 
 def preview(attachment: Attachment) -> Widget:
     """A resource's contents as they read best: Markdown rendered, JSON pretty-printed, text as it is;
-    binary contents through ``binary_preview``."""
+    an image or audio as a result's (``MediaView``), other binary contents through ``binary_preview``."""
+    if attachment.media is not None:
+        return MediaView(attachment.media, classes="resource-preview")
     if attachment.binary:
         return binary_preview(attachment)
     mime = attachment.mime_type.split(";", 1)[0].strip().lower()
@@ -60,8 +70,7 @@ def preview(attachment: Attachment) -> Widget:
 
 
 def binary_preview(attachment: Attachment) -> Widget:
-    """Binary contents: a line that says what they are. The hook where an image is to be drawn
-    (an image widget takes ``attachment`` once the app renders images)."""
+    """Binary contents that are not an image or audio: a line that says what they are."""
     kind = "image" if attachment.kind == "image" else "binary"
     return Static(
         literal(f"[{kind} {attachment.mime_type or 'of unknown type'}, {attachment.size} bytes]"),

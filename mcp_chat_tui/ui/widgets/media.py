@@ -1,4 +1,5 @@
-"""Images and audio of a result in the chat card and the call's detail screen.
+"""Images and audio of a result in the chat card and the call's detail screen (and of a prompt's
+attachments, under the message and in the resources preview).
 
 Images are drawn with ``textual-image``: Sixel or the Kitty graphics protocol where the
 terminal has one, else coloured half blocks (also when there is no terminal, as in tests).
@@ -55,10 +56,11 @@ class MediaView(Vertical):
     MediaView > .media-problem { color: $warning; }
     MediaView > .media-image { width: auto; height: 8; }
     MediaView.-large > .media-image { height: 16; }
+    MediaView.-attached { padding-left: 5; }
     """
 
-    def __init__(self, part: ContentPart, *, large: bool = False) -> None:
-        super().__init__(classes="-large" if large else "")
+    def __init__(self, part: ContentPart, *, large: bool = False, classes: str = "") -> None:
+        super().__init__(classes=" ".join(name for name in ("-large" if large else "", classes) if name))
         self.part = part
 
     def compose(self):

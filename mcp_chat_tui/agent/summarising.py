@@ -41,6 +41,12 @@ class Summarising:
         return self.memory.summarised(len(self.turns))
 
     @property
+    def summaries_in_use(self) -> int:
+        """How many of the oldest turns the next prompt sends as their summary (for the status bar)."""
+        self.memory.fit(len(self.turns))
+        return self.memory.summarised(len(self.turns) + 1)
+
+    @property
     def summaries_due(self) -> bool:
         """Whether a turn leaves the window, at the next prompt, without a summary (``write_summaries``)."""
         self.memory.fit(len(self.turns))
@@ -68,11 +74,11 @@ class Summarising:
             if not task.cancelled():
                 task.cancel()  # our caller was cancelled: stop the work too
                 await asyncio.wait({task})
-                sink(SummariesEnded(self.summarised_count, stopped=True))
+                sink(SummariesEnded(self.summaries_in_use, stopped=True))
                 raise
-            sink(SummariesEnded(self.summarised_count, stopped=True))
+            sink(SummariesEnded(self.summaries_in_use, stopped=True))
         else:
-            sink(SummariesEnded(self.summarised_count))
+            sink(SummariesEnded(self.summaries_in_use))
         finally:
             self._summarising = None
 

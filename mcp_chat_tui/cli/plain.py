@@ -238,7 +238,7 @@ async def _compact(agent: Agent, console: Console, sink: Callable[[AgentEvent], 
         console.print(literal("nothing to compact: /compact summarises every exchange but the last", "yellow"))
         return
     await agent.write_summaries(sink, compact=True)
-    console.print(literal(f"📝 {agent.summarised_count} exchange(s) sent as their summary", "dim"))
+    console.print(literal(f"📝 {agent.summaries_in_use} exchange(s) sent as their summary", "dim"))
 
 
 async def _read_prompt(agent: Agent, console: Console, reader: LineReader) -> str | None:

@@ -154,7 +154,7 @@ class AgentEventView:
             self._engine_state("summarising", f"exchange {event.exchange + 1} ({event.number} of {event.count})")
 
     async def _show_summary_written(self, event: SummaryWritten) -> None:
-        self.status_bar.summarised = self.agent.summarised_count
+        self.status_bar.summarised = self.agent.summaries_in_use
 
     async def _show_summary_failed(self, event: SummaryFailed) -> None:
         self.notify(
@@ -169,7 +169,7 @@ class AgentEventView:
     async def _show_summaries_ended(self, event: SummariesEnded) -> None:
         if self.status_bar.engine_state == "summarising":  # not when the turn after it began already
             self._engine_state("ready")
-        self.status_bar.summarised = self.agent.summarised_count
+        self.status_bar.summarised = self.agent.summaries_in_use
         if event.stopped:
             self.notify("summarising stopped: the exchanges not summarised stay in full", markup=False)
 

@@ -397,7 +397,8 @@ class ChatApp(
             if self._resume_pending:
                 await self.ready.wait()
                 await self._continue_pending()
-            await self._write_summaries()
+            if self._compact_asked or not self._queue:  # a loaded file's, or /compact's; else after the turn
+                await self._write_summaries()
             while self._queue:
                 await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
                 prompt, attachments = self._queue.pop(0)

@@ -84,7 +84,7 @@ class ConversationActions:
             leaving=lambda: self._shut_down,
         )
         self.agent.load_messages(to_openai_messages(transcript), transcript.summaries())
-        self.status_bar.summarised = self.agent.summarised_count
+        self.status_bar.summarised = self.agent.summaries_in_use
         self._resume_pending = transcript.pending_proposals()
         # The last reply goes on when the file left calls open.
         self.reply.continue_with(last_reply if self._resume_pending else None)

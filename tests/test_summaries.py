@@ -186,3 +186,43 @@ def test_the_window_of_the_memory():
     memory.summaries[5] = "the last"  # the last turn is always sent in full
     assert memory.window_start(6) == 5
     assert Memory(3).window_start(0) == 0 and Memory(3).due(1) == []
+
+
+@pytest.mark.slow
+async def test_the_demo_model_writes_a_summary_that_lands_in_the_transcript_and_the_next_prompt(tmp_path):
+    """Real MLX on the bundled demo model: its summary (whatever it says) is one line, recorded as
+    the exchange's 📝: line, and sent in the next prompt in place of the exchange."""
+    from mcp_chat_tui.cli.chat import demo_model_path
+    from mcp_chat_tui.engine.mlx_engine import MlxEngine
+    from mcp_chat_tui.transcript import AutoSaver, TranscriptRecorder, parse, read_transcript_text
+    from mcp_chat_tui.ui.recording import RecordingSink, tee
+
+    engine = MlxEngine(demo_model_path(), max_tokens=40)
+    await engine.load()
+    prompts: list[list[dict]] = []
+    stream = engine.stream
+
+    def recorded(messages, tools=None, **options):
+        prompts.append(messages)
+        return stream(messages, tools, **options)
+
+    engine.stream = recorded
+    path = tmp_path / "chat.md"
+    recorder = TranscriptRecorder(saver=AutoSaver(path))
+    events = Events()
+    sink = tee(RecordingSink(recorder, "demo"), events.append)
+    agent = Agent(engine, _NoTools(), ApprovalPolicy("auto"), max_turns=1)
+    try:
+        await agent.run_turn("hello", sink)
+        await agent.write_summaries(sink)
+        [written] = events.of(SummaryWritten)
+        assert written.exchange == 0 and written.text and "\n" not in written.text
+        print(f"the demo model's summary: {written.text!r}")
+        await agent.run_turn("and then?", sink)
+    finally:
+        recorder.close()
+        await engine.close()
+    assert [p for p in prompts if p[0]["content"] == SUMMARY_INSTRUCTION] == [summary_request(agent.turns[0])]
+    assert prompts[-1][0] == {"role": "user", "content": f"{SUMMARIES_HEADING}\n- {written.text}"}
+    assert prompts[-1][1] == {"role": "user", "content": "and then?"}
+    assert parse(read_transcript_text(path)).exchanges[0].summary == written.text

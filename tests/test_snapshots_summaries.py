@@ -3,34 +3,16 @@ stand in for the old exchanges (``📝 N summarised``). Update with ``--snapshot
 
 from __future__ import annotations
 
-import asyncio
-
-from mcp_chat_tui.agent.summaries import SUMMARY_INSTRUCTION
 from mcp_chat_tui.config import Settings
 from mcp_chat_tui.transcript import Exchange, Step, Transcript, parse, render
 from tests.fakes import ScriptedEngine
 from tests.test_snapshots import start
+from tests.test_summaries_app import SlowSummaries
 from tests.ui_helpers import SIZE, make_app, send, wait_for
 
 
-class SlowSummaries(ScriptedEngine):
-    """Plays its script, but a summary request waits until ``release`` is set."""
-
-    def __init__(self, replies: list) -> None:
-        super().__init__(replies)
-        self.release = asyncio.Event()
-
-    async def stream(self, messages, tools=None, *, known_tools=None):
-        if messages[0]["content"] == SUMMARY_INSTRUCTION:
-            await self.release.wait()
-        async for event in super().stream(messages, tools, known_tools=known_tools):
-            yield event
-
-
 def four_exchanges(tmp_path):
-    conversation = Transcript(
-        [Exchange(f"question {i}", "scripted", [Step(text=f"answer {i}")]) for i in range(4)]
-    )
+    conversation = Transcript([Exchange(f"question {i}", "scripted", [Step(text=f"answer {i}")]) for i in range(4)])
     conversation.exchanges[0].summary = "Asked question 0, got answer 0 (written by hand)."
     path = tmp_path / "chat.md"
     path.write_text(render(conversation), encoding="utf-8")

@@ -77,7 +77,10 @@ async def test_exchanges_leaving_the_window_are_summarised_and_sent_as_one_messa
     asked = [prompt for prompt in engine.prompts if prompt[0]["content"] == SUMMARY_INSTRUCTION]
     assert asked == [summary_request(agent.turns[0]), summary_request(agent.turns[1])]
     assert asked[0][1]["content"] == "User: question 0\nAssistant called: echo\nResult of echo: t0\nAssistant: answer 0"
-    assert [tools for tools, prompt in zip(engine.tools_sent, engine.prompts) if prompt in asked] == [None, None]
+    assert [tools for tools, prompt in zip(engine.tools_sent, engine.prompts, strict=True) if prompt in asked] == [
+        None,
+        None,
+    ]
 
     last = engine.prompts[-1]
     assert last[:3] == [
@@ -133,7 +136,11 @@ async def test_compact_summarises_every_exchange_but_the_last(hub):
     assert events.of(SummariesEnded) == [SummariesEnded(3)]
     await agent.run_turn("q4", events.append)
     prompt = engine.prompts[-1]
-    assert prompt[-3:] == [summaries_message("s0", "s1", "s2"), {"role": "user", "content": "q3"}, {"role": "user", "content": "q4"}]
+    assert prompt[-3:] == [
+        summaries_message("s0", "s1", "s2"),
+        {"role": "user", "content": "q3"},
+        {"role": "user", "content": "q4"},
+    ]
 
 
 async def test_stopping_the_summaries_keeps_what_was_written_and_the_rest_in_full(hub):

@@ -3,6 +3,7 @@ line and the next prompt, /compact, a resumed file's summaries, the status bar, 
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -10,12 +11,27 @@ from pathlib import Path
 from mcp_chat_tui.agent.summaries import SUMMARIES_HEADING, SUMMARY_INSTRUCTION
 from mcp_chat_tui.config import Settings
 from mcp_chat_tui.transcript import Exchange, Step, Transcript, parse, read_transcript_text, render
+from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.status import StatusBar
 from tests.fakes import ScriptedEngine
 from tests.test_summaries import FailingSummaries
 from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
 
 TOP = Path(__file__).resolve().parent.parent
+
+
+class SlowSummaries(ScriptedEngine):
+    """Plays its script, but a summary request waits until ``release`` is set."""
+
+    def __init__(self, replies: list) -> None:
+        super().__init__(replies)
+        self.release = asyncio.Event()
+
+    async def stream(self, messages, tools=None, *, known_tools=None):
+        if messages[0]["content"] == SUMMARY_INSTRUCTION:
+            await self.release.wait()
+        async for event in super().stream(messages, tools, known_tools=known_tools):
+            yield event
 
 
 def status_text(app) -> str:
@@ -130,7 +146,10 @@ async def test_a_failed_summary_is_shown_and_the_exchange_stays_whole(tmp_path):
         await wait_turn_done(pilot, app)
         await wait_for(
             pilot,
-            lambda: any("exchange 1 was not summarised: the model ran out of memory" in str(n.message) for n in app._notifications),
+            lambda: any(
+                "exchange 1 was not summarised: the model ran out of memory" in str(n.message)
+                for n in app._notifications
+            ),
             what="the failure's notification",
         )
         assert "summarised" not in status_text(app) and app.query_one(StatusBar).engine_state == "ready"
@@ -154,3 +173,27 @@ def test_plain_compact_writes_the_summaries_into_the_file(tmp_path, isolated_use
     assert done.returncode == 0, done.stderr
     assert "📝 exchange 1: s0" in done.stdout and "📝 1 exchange(s) sent as their summary" in done.stdout
     assert [e.summary for e in parse(read_transcript_text(path)).exchanges] == ["s0", None]
+
+
+async def test_compact_is_offered_after_slash_and_esc_stops_the_summaries(tmp_path):
+    path = tmp_path / "chat.md"
+    path.write_text(render(answered(("q0", "a0"), ("q1", "a1"), ("q2", "a2"))), encoding="utf-8")
+    engine = SlowSummaries([])
+    app = make_app(engine, settings=Settings(max_turns=5), transcript_file=path, transcript=parse(path.read_text()))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        app.query_one("#prompt").focus()
+        await pilot.press("/", "c", "o")
+        menu = app.query_one(CompletionMenu)
+        await wait_for(pilot, lambda: [c.name for c in menu.candidates] == ["/compact"], what="/compact offered")
+        await pilot.press("tab")
+        await wait_for(pilot, lambda: app.query_one("#prompt").value == "/compact ", what="/compact written out")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.status_bar.engine_state == "summarising", what="summarising")
+        assert "summarising exchange 1 (1 of 2)" in status_text(app)
+        await pilot.press("escape")
+        await wait_turn_done(pilot, app)
+        await wait_for(pilot, lambda: app.status_bar.engine_state == "ready", what="ready again")
+        assert "summarised" not in status_text(app)
+    assert [e.summary for e in parse(read_transcript_text(path)).exchanges] == [None, None, None]
+    assert not app.agent.summarising and not engine.prompts, "the summary's request was stopped"

@@ -147,7 +147,9 @@ class Transcript:
 
     def summaries(self) -> list[str | None]:
         """Each exchange's summary, in order (None: none, or a blank ``📝:`` line)."""
-        return [exchange.summary if exchange.summary and exchange.summary.strip() else None for exchange in self.exchanges]
+        return [
+            exchange.summary if exchange.summary and exchange.summary.strip() else None for exchange in self.exchanges
+        ]
 
     def all_proposals(self) -> list[Proposal]:
         return [p for exchange in self.exchanges for step in exchange.steps for p in step.proposals]

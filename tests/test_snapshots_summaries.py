@@ -7,8 +7,8 @@ from mcp_chat_tui.config import Settings
 from mcp_chat_tui.transcript import Exchange, Step, Transcript, parse, render
 from tests.fakes import ScriptedEngine
 from tests.test_snapshots import start
-from tests.test_summaries_app import SlowSummaries
-from tests.ui_helpers import SIZE, make_app, send, wait_for
+from tests.test_summaries_app import SlowSummaries, send_compact
+from tests.ui_helpers import SIZE, make_app, wait_for
 
 
 def four_exchanges(tmp_path):
@@ -31,7 +31,7 @@ def test_status_bar_while_summarising(snap_compare, tmp_path):
 
     async def run_before(pilot) -> None:
         await start(pilot)
-        await send(pilot, "/compact")
+        await send_compact(pilot)
         await wait_for(pilot, lambda: app.status_bar.engine_state == "summarising", what="summarising")
         await pilot.pause()
 
@@ -44,7 +44,7 @@ def test_status_bar_with_summaries_in_use(snap_compare, tmp_path):
 
     async def run_before(pilot) -> None:
         await start(pilot)
-        await send(pilot, "/compact")
+        await send_compact(pilot)
         await wait_for(pilot, lambda: app.status_bar.summarised == 3, what="three summaries in use")
         await wait_for(pilot, lambda: app.status_bar.engine_state == "ready", what="ready")
         await pilot.pause()

@@ -38,6 +38,15 @@ def status_text(app) -> str:
     return str(app.query_one(StatusBar).render())
 
 
+async def send_compact(pilot) -> None:
+    """Type ``/compact``: Enter takes it from the completion list, a second Enter sends it."""
+    prompt = pilot.app.query_one("#prompt")
+    await send(pilot, "/compact")
+    await wait_for(pilot, lambda: prompt.value in ("/compact ", ""), what="/compact taken from the list")
+    if prompt.value:
+        await pilot.press("enter")
+
+
 async def wait_for_status(pilot, text: str) -> None:
     await wait_for(pilot, lambda: text in status_text(pilot.app), what=f"{text!r} in the status bar")
 
@@ -87,7 +96,7 @@ async def test_compact_summarises_all_but_the_last_exchange_and_says_so(tmp_path
         await wait_ready(pilot, app)
         await wait_turn_done(pilot, app)
         assert not summary_prompts(engine), "the exchanges fit the window: nothing to summarise yet"
-        await send(pilot, "/compact")
+        await send_compact(pilot)
         await wait_turn_done(pilot, app)
         await wait_for_status(pilot, "📝 2 summarised")
         assert [e.summary for e in parse(read_transcript_text(path)).exchanges] == ["s0", "s1", None]

@@ -233,3 +233,14 @@ async def test_the_demo_model_writes_a_summary_that_lands_in_the_transcript_and_
     assert prompts[-1][0] == {"role": "user", "content": f"{SUMMARIES_HEADING}\n- {written.text}"}
     assert prompts[-1][1] == {"role": "user", "content": "and then?"}
     assert parse(read_transcript_text(path)).exchanges[0].summary == written.text
+
+
+async def test_clearing_the_conversation_forgets_its_summaries():
+    engine = ScriptedEngine(["answer"])
+    agent = Agent(engine, _NoTools(), ApprovalPolicy("auto"), max_turns=1)
+    agent.load_messages([{"role": "user", "content": "q0"}, {"role": "user", "content": "q1"}], ["s0", None])
+    assert agent.summaries_in_use == 1
+    agent.clear()
+    await agent.run_turn("new", Events().append)
+    assert engine.prompts[-1] == [{"role": "user", "content": "new"}]
+    assert agent.memory.summaries == [None]

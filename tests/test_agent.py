@@ -210,7 +210,8 @@ async def test_policies_auto_and_auto_readonly(hub):
     assert len(sink.of(ApprovalNeeded)) == 1
 
 
-async def test_only_the_last_max_turns_go_into_the_prompt_dropped_whole(hub):
+async def test_turns_outside_the_window_without_a_summary_are_sent_whole_in_order(hub):
+    # (Summaries stand in for them once written: tests/test_summaries.py.)
     replies = []
     for index in range(5):
         replies += [[call("echo", {"text": f"t{index}"})], f"answer {index}"]
@@ -220,9 +221,9 @@ async def test_only_the_last_max_turns_go_into_the_prompt_dropped_whole(hub):
         await agent.run_turn(f"question {index}", Recorder())
     last_prompt = engine.prompts[-1]
     assert last_prompt[0] == {"role": "system", "content": "Be brief.\n\n" + hub.instructions_prompt()}
-    assert [m["content"] for m in last_prompt if m["role"] == "user"] == ["question 2", "question 3", "question 4"]
-    assert [m["content"] for m in tool_messages(last_prompt)] == ["t2", "t3", "t4"]
-    assert last_prompt[1] == {"role": "user", "content": "question 2"}
+    assert [m["content"] for m in last_prompt if m["role"] == "user"] == [f"question {i}" for i in range(5)]
+    assert [m["content"] for m in tool_messages(last_prompt)] == ["t0", "t1", "t2", "t3", "t4"]
+    assert last_prompt[1] == {"role": "user", "content": "question 0"}
     assert len([m for m in agent.messages if m["role"] == "user"]) == 5, "the full history is kept"
 
 

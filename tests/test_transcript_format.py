@@ -20,6 +20,7 @@ from mcp_chat_tui.transcript import (
     ToolResult,
     Transcript,
     TranscriptError,
+    TranscriptRecorder,
     parse,
     render,
     to_anthropic_messages,
@@ -209,6 +210,26 @@ def test_any_conversation_written_and_read_back_is_identical(conversation):
     written = render(transcript)
     assert parse(written) == transcript
     assert render(parse(written)) == written
+
+
+@given(st.lists(exchanges(), min_size=1, max_size=4), st.data())
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_summaries_written_into_any_exchange_as_it_goes_read_back_identical(conversation, data):
+    """The recorder writes a summary into an exchange it already wrote out (the file is not written
+    from scratch each time): the file is still ``render`` of the conversation, and reads back."""
+    recorder = TranscriptRecorder(Transcript(conversation))
+    recorder.rendered()  # every exchange but the last is kept rendered from here on
+    for index in data.draw(st.lists(st.integers(0, len(conversation) - 1), max_size=4)):
+        recorder.summarised(index, data.draw(st.one_of(text, st.just("Asked for 12 * 7; the calculator said 84."))))
+        written = recorder.rendered()
+        assert written == render(recorder.transcript)
+        assert [e.summary for e in parse(written).exchanges] == [e.summary for e in recorder.transcript.exchanges]
+
+
+def test_a_summary_is_the_exchanges_last_line_and_a_blank_one_counts_as_none():
+    transcript = parse("💬: q0\n\n🤖:[m]\n\na0\n\n📝: Asked q0, got a0.\n\n💬: q1\n\n📝:\n\n💬: q2\n")
+    assert transcript.summaries() == ["Asked q0, got a0.", None, None]
+    assert render(transcript).startswith("💬: q0\n\n🤖:[m]\n\na0\n\n📝: Asked q0, got a0.\n\n💬: q1")
 
 
 DOCUMENT_000_EXAMPLE = """💬: can you find the latest stock price of google and microsoft?

@@ -124,7 +124,8 @@ def test_a_full_disk_makes_p_exit_1_says_why_and_keeps_the_file(tmp_path, isolat
         COLUMNS="120",
         **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")},
     )
-    with ScriptedEndpoint(["the answer"]) as endpoint:
+    summaries = len(exchanges) + 1 - 3  # a resumed file's missing ones are written first (max_turns 3)
+    with ScriptedEndpoint(["a summary"] * summaries + ["the answer"]) as endpoint:
         script = (
             f'mount -t tmpfs -o size=64k tmpfs "{disk}" && cp "{seed}" "{disk}/chat.md" && '
             f'"{sys.executable}" -m mcp_chat_tui.cli.main --endpoint {endpoint.url} scripted '

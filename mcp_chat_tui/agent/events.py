@@ -236,6 +236,39 @@ class CallProgress:
     progress: ToolProgress
 
 
+@dataclass(frozen=True)
+class SummaryStarted:
+    """The model is asked for a summary of exchange ``exchange`` (0-based), the ``number``-th of ``count`` now."""
+
+    exchange: int
+    number: int
+    count: int
+
+
+@dataclass(frozen=True)
+class SummaryWritten:
+    """Exchange ``exchange`` has its one-line summary (the transcript's ``📝:`` line)."""
+
+    exchange: int
+    text: str
+
+
+@dataclass(frozen=True)
+class SummaryFailed:
+    """No summary for exchange ``exchange``: ``error`` says why; its full text stays in the prompt."""
+
+    exchange: int
+    error: str
+
+
+@dataclass(frozen=True)
+class SummariesEnded:
+    """Summarising is over (done, failed or stopped); ``in_use`` exchanges are sent as their summary."""
+
+    in_use: int
+    stopped: bool = False
+
+
 AgentEvent = (
     TurnStarted
     | AssistantText
@@ -252,5 +285,9 @@ AgentEvent = (
     | TurnFinished
     | ServerRequestAnswered
     | CallProgress
+    | SummaryStarted
+    | SummaryWritten
+    | SummaryFailed
+    | SummariesEnded
 )
 AgentSink = Callable[[AgentEvent], None]

@@ -36,6 +36,8 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
     TurnStarted,
 )
+from mcp_chat_tui.agent.summaries import Memory, summaries_text
+from mcp_chat_tui.agent.summarising import Summarising
 from mcp_chat_tui.agent.turn import (
     DENIED_MESSAGE,
     MALFORMED_NAME,
@@ -87,11 +89,12 @@ class ToolProvider(Protocol):
         """The servers' instructions, for the system prompt ("" when none)."""
 
 
-class Agent(CallDecisions):
+class Agent(CallDecisions, Summarising):
     """Runs turns against an engine and a tool provider; keeps every message of the conversation.
 
-    ``max_turns`` user turns (the current one included) go into each prompt;
-    older turns are dropped whole, tool messages with them. ``max_iterations``
+    ``max_turns`` user turns (the current one included) go into each prompt in
+    full; older turns go as their one-line summary (``write_summaries``; a turn
+    whose summary is missing goes in full: agent/summaries.py). ``max_iterations``
     bounds the generate/call rounds of one turn (None: no limit); at the limit
     one last generation runs without tools. ``checkpoint``, when set, is awaited
     after ``CallStarted`` is reported and before the call goes to its server
@@ -114,11 +117,12 @@ class Agent(CallDecisions):
         self.tools = tools
         self.policy = policy
         self.system_prompt = system_prompt
-        self.max_turns = max_turns
+        self.memory = Memory(max_turns)
         self.max_iterations = max_iterations
         self.turns: list[list[dict[str, Any]]] = []
         self._told_tool_prompt = False  # the line on how tools reach the model was shown
         self._running: asyncio.Task[TurnEnd] | None = None
+        self._summarising: asyncio.Task[None] | None = None
         self.generating = False  # the model is writing a reply of the user's turn now
         self.checkpoint: Callable[[], Awaitable[None]] | None = None
 
@@ -130,21 +134,34 @@ class Agent(CallDecisions):
         return [message for turn in self.turns for message in turn]
 
     def prompt_messages(self) -> list[dict[str, Any]]:
-        """What the model is sent: the system prompt (the servers' instructions after the user's own)
-        and the last ``max_turns`` turns."""
-        window = [message for turn in self.turns[-self.max_turns :] for message in turn]
+        """What the model is sent: the system prompt (the servers' instructions after the user's own),
+        one user message with the summaries of the turns outside the window (when there are any),
+        then the window's turns in full (docs/architecture.md, "Memory and summaries")."""
+        summarised = self.summarised_count
+        window = [message for turn in self.turns[summarised:] for message in turn]
+        if summarised:
+            window.insert(0, {"role": "user", "content": summaries_text(self.memory.summaries[:summarised])})
         system = "\n\n".join(part for part in (self.system_prompt, self.tools.instructions_prompt()) if part)
         if system:
             return [{"role": "system", "content": system}, *window]
         return window
 
-    def load_messages(self, messages: Sequence[dict[str, Any]]) -> None:
-        """Replace the conversation (e.g. from a transcript); a turn starts at each user message."""
+    def load_messages(self, messages: Sequence[dict[str, Any]], summaries: Sequence[str | None] = ()) -> None:
+        """Replace the conversation (e.g. from a transcript); a turn starts at each user message.
+        ``summaries`` are the turns' summaries, in order (None: none yet)."""
         self.turns = []
         for message in messages:
             if message.get("role") == "user" or not self.turns:
                 self.turns.append([])
             self.turns[-1].append(dict(message))
+        self.memory.summaries = list(summaries)
+        self.memory.fit(len(self.turns))
+
+    def clear(self) -> None:
+        """Forget the conversation (the running turn and summaries are stopped)."""
+        self.stop()
+        self.turns = []
+        self.memory.summaries = []
 
     # ----- stopping --------------------------------------------------------------------------
 
@@ -153,9 +170,13 @@ class Agent(CallDecisions):
         return self._running is not None and not self._running.done()
 
     def stop(self) -> bool:
-        """Stop the running turn: generation ends within a token, running calls are cancelled."""
+        """Stop the running turn (generation ends within a token, running calls are cancelled), or
+        the summaries being written."""
         if self.busy and self._running is not None:
             self._running.cancel()
+            return True
+        if self.summarising and self._summarising is not None:
+            self._summarising.cancel()
             return True
         return False
 

@@ -19,6 +19,7 @@ from rich.text import Text
 from mcp_chat_tui.agent import Agent
 from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import AgentEvent
+from mcp_chat_tui.agent.summaries import is_compact_command
 from mcp_chat_tui.cli.client_requests import install_console_requests
 from mcp_chat_tui.cli.plain_console import LineReader, PlainConsole, literal
 from mcp_chat_tui.cli.prompt_commands import command_turn, print_attachments
@@ -181,6 +182,9 @@ async def _converse(
                 prompt = await _read_prompt(agent, console, reader)
             if prompt is None:
                 return 0
+            if is_compact_command(prompt):
+                await _compact(agent, console, sink)
+                continue
             turn = await _expand_command(catalog, console, reader, prompt, one_shot=one_prompt is not None)
             if turn is None:
                 continue
@@ -190,6 +194,7 @@ async def _converse(
             await agent.run_turn(prompt, sink, attachments)
             if report is not None:
                 return _one_shot_exit(report, recorder)
+            await agent.write_summaries(sink)  # of the exchange that leaves the window at the next prompt
     finally:
         if recorder is not None:
             recorder.close()
@@ -227,10 +232,20 @@ async def _resume(
 ) -> None:
     """Show the resumed conversation, give it to the model, and continue its calls that were left open."""
     print_loaded(console, recorder.transcript)
-    agent.load_messages(to_openai_messages(recorder.transcript))
+    agent.load_messages(to_openai_messages(recorder.transcript), recorder.transcript.summaries())
     pending = pending_calls(recorder.transcript.pending_proposals(), agent.tools.find_tool)
     if pending:
         await agent.continue_turn(pending, sink)
+    await agent.write_summaries(sink)  # the ones the file lacks, for the exchanges outside the window
+
+
+async def _compact(agent: Agent, console: Console, sink: Callable[[AgentEvent], None]) -> None:
+    """``/compact``: every exchange but the last gets its summary now and leaves the window."""
+    if len(agent.turns) < 2:
+        console.print(literal("nothing to compact: /compact summarises every exchange but the last", "yellow"))
+        return
+    await agent.write_summaries(sink, compact=True)
+    console.print(literal(f"📝 {agent.summaries_in_use} exchange(s) sent as their summary", "dim"))
 
 
 async def _read_prompt(agent: Agent, console: Console, reader: LineReader) -> str | None:

@@ -31,6 +31,10 @@ from mcp_chat_tui.agent.events import (
     MalformedCall,
     Notice,
     ServerRequestAnswered,
+    SummariesEnded,
+    SummaryFailed,
+    SummaryStarted,
+    SummaryWritten,
     TurnFinished,
 )
 from mcp_chat_tui.core.text import pretty_json, visible_controls
@@ -135,6 +139,26 @@ class PlainConsole:
         elif isinstance(event, TurnFinished):
             self._break_line()
             self._print_turn_finished(event)
+        elif isinstance(event, (SummaryStarted, SummaryWritten, SummaryFailed, SummariesEnded)):
+            self._break_line()
+            self._print_summary(event)
+
+    def _print_summary(self, event: SummaryStarted | SummaryWritten | SummaryFailed | SummariesEnded) -> None:
+        """Summarising as it goes: each summary written, a failure (the full text stays), a stop."""
+        if isinstance(event, SummaryStarted):
+            self.console.print(literal(f"📝 summarising exchange {event.exchange + 1}…", "dim"), soft_wrap=True)
+        elif isinstance(event, SummaryWritten):
+            self.console.print(literal(f"📝 exchange {event.exchange + 1}: {event.text}", "dim"), soft_wrap=True)
+        elif isinstance(event, SummaryFailed):
+            self.console.print(
+                literal(
+                    f"exchange {event.exchange + 1} was not summarised: {event.error}; its full text stays in the prompt",
+                    "red",
+                ),
+                soft_wrap=True,
+            )
+        elif event.stopped:
+            self.console.print(literal("summarising stopped: the exchanges not summarised stay in full", "yellow"))
 
     def _print_thinking(self, event: AssistantThinking) -> None:
         if not self._in_thinking:

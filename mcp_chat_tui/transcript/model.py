@@ -154,5 +154,11 @@ class Transcript:
         last = self.exchanges[-1].steps[-1]
         return [p for p in last.proposals if p.result is None]
 
+    def summaries(self) -> list[str | None]:
+        """Each exchange's summary, in order (None: none, or a blank ``📝:`` line)."""
+        return [
+            exchange.summary if exchange.summary and exchange.summary.strip() else None for exchange in self.exchanges
+        ]
+
     def all_proposals(self) -> list[Proposal]:
         return [p for exchange in self.exchanges for step in exchange.steps for p in step.proposals]

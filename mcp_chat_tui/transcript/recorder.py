@@ -27,6 +27,7 @@ class TranscriptRecorder:
         self.stream_interval = stream_interval
         self._timer: asyncio.TimerHandle | None = None
         self._cached = ""
+        self._cached_parts: list[str] = []  # each cached exchange's text, so one can be written again
         self._cached_count = 0
 
     # ----- what happened ---------------------------------------------------------------------
@@ -85,6 +86,15 @@ class TranscriptRecorder:
         self._current_step().requests.append(request)
         self.save()
 
+    def summarised(self, index: int, summary: str) -> None:
+        """Exchange ``index`` (0-based) has its summary, the ``📝:`` line."""
+        if 0 <= index < len(self.transcript.exchanges):
+            self.transcript.exchanges[index].summary = summary
+            if index < self._cached_count:
+                self._cached_parts[index] = render_exchange(self.transcript.exchanges[index])
+                self._cached = "".join(self._cached_parts)
+            self.save()
+
     def turn_ended(self, end: str | None = None, error: str = "") -> None:
         """The reply is over; ``end`` is "stopped" or "error" when it did not simply answer."""
         if self.transcript.exchanges and self.transcript.exchanges[-1].model is not None:
@@ -132,6 +142,7 @@ class TranscriptRecorder:
             # joined once for all the exchanges new since the last call: adding them one by one to
             # the string would copy it each time (a loaded 50 MB file: hours)
             done = [render_exchange(exchange) for exchange in exchanges[self._cached_count : -1]]
+            self._cached_parts += done
             self._cached = "".join([self._cached, *done])
             self._cached_count = len(exchanges) - 1
         return self._cached + (render_exchange(exchanges[-1]) if exchanges else "")
@@ -140,7 +151,7 @@ class TranscriptRecorder:
         """Start over with another conversation (e.g. after clearing the chat)."""
         self._cancel_timer()
         self.transcript = transcript
-        self._cached, self._cached_count = "", 0
+        self._cached, self._cached_parts, self._cached_count = "", [], 0
 
     def close(self) -> None:
         self._cancel_timer()

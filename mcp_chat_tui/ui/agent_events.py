@@ -30,6 +30,10 @@ from mcp_chat_tui.agent.events import (
     GenerationStats,
     MalformedCall,
     ServerRequestAnswered,
+    SummariesEnded,
+    SummaryFailed,
+    SummaryStarted,
+    SummaryWritten,
     TurnEnd,
     TurnFinished,
     TurnStarted,
@@ -157,6 +161,30 @@ class AgentEventView:
         self._engine_state("ready", cached_note(first))
         self.query_one(PromptInput).hold_cursor(False)
 
+    async def _show_summary_started(self, event: SummaryStarted) -> None:
+        if self.agent.summarising:  # not when the turn after it began already
+            self._engine_state("summarising", f"exchange {event.exchange + 1} ({event.number} of {event.count})")
+
+    async def _show_summary_written(self, event: SummaryWritten) -> None:
+        self.status_bar.summarised = self.agent.summaries_in_use
+
+    async def _show_summary_failed(self, event: SummaryFailed) -> None:
+        self.notify(
+            f"exchange {event.exchange + 1} was not summarised: {event.error}. Its full text stays in the "
+            "prompt; the summary is tried again after the next reply (or with /compact).",
+            title="no summary",
+            severity="error",
+            timeout=15,
+            markup=False,
+        )
+
+    async def _show_summaries_ended(self, event: SummariesEnded) -> None:
+        if self.status_bar.engine_state == "summarising":  # not when the turn after it began already
+            self._engine_state("ready")
+        self.status_bar.summarised = self.agent.summaries_in_use
+        if event.stopped:
+            self.notify("summarising stopped: the exchanges not summarised stay in full", markup=False)
+
     async def _open_reply(self) -> None:
         """Hold the prompt's cursor, show "generating" and open the reply, before the frame the turn waits for."""
         self.query_one(PromptInput).hold_cursor(True)
@@ -217,4 +245,8 @@ EVENT_HANDLERS: dict[type, Handler] = {
     TurnFinished: AgentEventView._turn_finished,
     ServerRequestAnswered: AgentEventView._show_server_request,
     CallProgress: AgentEventView._show_call_progress,
+    SummaryStarted: AgentEventView._show_summary_started,
+    SummaryWritten: AgentEventView._show_summary_written,
+    SummaryFailed: AgentEventView._show_summary_failed,
+    SummariesEnded: AgentEventView._show_summaries_ended,
 }

@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
+from mcp_chat_tui.agent.summaries import is_compact_command
 from mcp_chat_tui.config import Settings
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.text import visible_controls
@@ -119,6 +120,7 @@ class ChatApp(
         self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
         self._queue: list[tuple[str, tuple[Attachment, ...]]] = []  # prompts waiting, with their attachments
         self._turn_running = False
+        self._compact_asked = False  # /compact was typed: summarise every exchange but the last next
         self.reply = ReplyController(lambda: self.chat, self.model_label, self._model_cost)
         self._queued_text: AgentEventPosted | None = None  # the text message not yet handled
         self._agent_messages = 0  # agent events posted and not yet handled to the end
@@ -370,6 +372,9 @@ class ChatApp(
             return
         prompt_box = self.query_one(PromptInput)
         prompt_box.remember(prompt)
+        if is_compact_command(prompt):
+            self.compact()
+            return
         if is_command(prompt):
             self.run_prompt_command(prompt)  # the turn is queued once the server gave the prompt
             return
@@ -392,6 +397,8 @@ class ChatApp(
             if self._resume_pending:
                 await self.ready.wait()
                 await self._continue_pending()
+            if self._compact_asked or not self._queue:  # a loaded file's, or /compact's; else after the turn
+                await self._write_summaries()
             while self._queue:
                 await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
                 prompt, attachments = self._queue.pop(0)
@@ -399,6 +406,7 @@ class ChatApp(
                 await self._open_reply()
                 await self._wait_until_drawn()
                 await self.agent.run_turn(prompt, self._sink, attachments)
+                await self._write_summaries()
         finally:
             self._turn_running = False
 
@@ -463,8 +471,8 @@ class ChatApp(
         self.push_screen(TextScreen("Keys", help_text()))
 
     async def action_clear_chat(self) -> None:
-        self.agent.stop()
-        self.agent.turns = []
+        self.agent.clear()
+        self.status_bar.summarised = 0
         self.reply.drop()  # first: the stopped turn's last text must not go to a reply being removed
         await self.chat.clear()
         self.status_bar.context_tokens = 0

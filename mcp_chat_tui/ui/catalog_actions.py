@@ -14,7 +14,7 @@ from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
 from mcp_chat_tui.servers.commands import PromptCommand, command_text, parse_command
-from mcp_chat_tui.ui.completion import Candidate, candidates
+from mcp_chat_tui.ui.completion import AppCommand, Candidate, candidates
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
 from mcp_chat_tui.ui.screens.resources import ResourcesScreen, variables_form
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
@@ -49,6 +49,8 @@ class CatalogActions:
         prompt = self.query_one(PromptInput)
         prompt.value, prompt.cursor_position = candidate.apply(prompt.value)
         item = candidate.item
+        if isinstance(item, AppCommand):
+            return  # written out: Enter sends it
         if isinstance(item, PromptInfo):
             if item.arguments:
                 await self._run_command(PromptCommand(item), typed=prompt.value.strip())

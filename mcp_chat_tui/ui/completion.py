@@ -1,4 +1,5 @@
-"""What the prompt box offers as you type: server prompts after ``/``, resources after ``@``.
+"""What the prompt box offers as you type: server prompts (and the app's own commands) after ``/``,
+resources after ``@``.
 
 Plain logic over the hub's catalog (no widgets): ``candidates`` says what to list for the
 text and cursor, and ``Candidate.apply`` what the text becomes when one is chosen.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mcp_chat_tui.agent.summaries import COMPACT_COMMAND
 from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
 
 MAX_CANDIDATES = 50
@@ -16,22 +18,36 @@ _AT_TOKEN = re.compile(r"(?:^|(?<=\s))@(\S*)$")
 
 
 @dataclass(frozen=True)
+class AppCommand:
+    """A command of the app itself, not a server's prompt (``/compact``)."""
+
+    command: str
+    description: str
+    server: str = "app"  # what the list shows where a prompt shows its server
+
+
+APP_COMMANDS = (AppCommand(COMPACT_COMMAND, "summarise every exchange but the last now"),)
+
+
+@dataclass(frozen=True)
 class Candidate:
     """One entry of the completion list: a prompt or a resource, and the text it replaces."""
 
-    item: PromptInfo | ResourceInfo
+    item: PromptInfo | ResourceInfo | AppCommand
     start: int  # where the replaced text begins in the prompt box (its ``/`` or ``@``)
     end: int
 
     @property
     def name(self) -> str:
-        if isinstance(self.item, PromptInfo):
+        if isinstance(self.item, (PromptInfo, AppCommand)):
             return self.item.command
         return "@" + self.item.name
 
     @property
     def detail(self) -> str:
         item = self.item
+        if isinstance(item, AppCommand):
+            return item.description
         if isinstance(item, PromptInfo):
             return item.description or item.title
         where = item.template or item.uri
@@ -44,14 +60,15 @@ class Candidate:
 
 
 def candidates(text: str, cursor: int, prompts: list[PromptInfo], resources: list[ResourceInfo]) -> list[Candidate]:
-    """The prompts matching a ``/`` command being typed (the whole box, before its first space),
-    or the resources and templates matching the ``@`` word at the cursor."""
+    """The prompts matching a ``/`` command being typed (the whole box, before its first space), then
+    the app's own commands; or the resources and templates matching the ``@`` word at the cursor."""
     before = text[:cursor]
     if before.startswith("/") and " " not in before:
         typed = before[1:].lower()
         found = [p for p in prompts if typed in p.command[1:].lower()]
         found.sort(key=lambda p: not p.command[1:].lower().startswith(typed) and not p.name.startswith(typed))
-        return [Candidate(p, 0, _word_end(text, 0)) for p in found[:MAX_CANDIDATES]]
+        commands = [c for c in APP_COMMANDS if typed in c.command[1:]]
+        return [Candidate(item, 0, _word_end(text, 0)) for item in [*found, *commands][:MAX_CANDIDATES]]
     match = _AT_TOKEN.search(before)
     if match is None:
         return []

@@ -87,7 +87,8 @@ class ConversationActions:
             calls=self.call_store,
             leaving=lambda: self._shut_down,
         )
-        self.agent.load_messages(to_openai_messages(transcript))
+        self.agent.load_messages(to_openai_messages(transcript), transcript.summaries())
+        self.status_bar.summarised = self.agent.summaries_in_use
         self._resume_pending = transcript.pending_proposals()
         # The last reply goes on when the file left calls open.
         self.reply.continue_with(last_reply if self._resume_pending else None)
@@ -100,6 +101,27 @@ class ConversationActions:
         for call, _ in pending:
             self.call_store.resumed(call)
         await self.agent.continue_turn(pending, self._sink)
+
+    def compact(self) -> None:
+        """``/compact``: every exchange but the last gets its summary now and leaves the window
+        (after the reply under way, if one is)."""
+        if len(self.agent.turns) < 2:
+            self.notify("nothing to compact: /compact summarises every exchange but the last", markup=False)
+            return
+        self._compact_asked = True
+        if self._turn_running:
+            self.notify("/compact runs when the reply under way ends", markup=False)
+            return
+        self._turn_running = True
+        self.run_turns()
+
+    async def _write_summaries(self) -> None:
+        """Between turns: the summaries of the exchanges leaving the window (all but the last after
+        ``/compact``); Esc stops them."""
+        compact, self._compact_asked = self._compact_asked, False
+        if compact or self.agent.summaries_due:
+            await self.ready.wait()
+            await self.agent.write_summaries(self._sink, compact=compact)
 
     def action_export(self) -> None:
         suggestion = Path.cwd() / (self.transcript_file.name if self.transcript_file else "conversation.md")
@@ -154,7 +176,7 @@ class ConversationActions:
         self.transcript_file = path
         self._attach_saver()
         await self._show_transcript(transcript)
-        if self._resume_pending and self.ready.is_set() and not self._turn_running:
+        if (self._resume_pending or self.agent.summaries_due) and self.ready.is_set() and not self._turn_running:
             self._turn_running = True
             self.run_turns()
         self.notify(f"resumed {path.name}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
 from mcp_chat_tui.agent.events import (
     AgentEvent,
@@ -18,6 +19,7 @@ from mcp_chat_tui.agent.events import (
     PlannedCall,
     Recorded,
     ServerRequestAnswered,
+    SummaryWritten,
     TurnEnd,
     TurnFinished,
     TurnStarted,
@@ -59,27 +61,14 @@ class RecordingSink:
         elif isinstance(event, CallStarted):
             recorder.started(event.call.id, event.call.server, event.started_at, real_tool_name(event.call))
         elif isinstance(event, CallFinished):
-            result = event.result
-            parts = result.parts if result is not None and worth_keeping(result.parts) else []
             saver = recorder.saver
-            recorder.finished(
-                ToolResult(
-                    name=event.call.model_name,
-                    call_id=event.call.id,
-                    status=event.status.value,
-                    content=event.content_for_model,
-                    server=event.call.server,
-                    duration=event.duration,
-                    tool=real_tool_name(event.call),
-                    parts=keep_media(parts, saver.path if saver is not None else None, event.call.id),
-                    structured=result.structured if result is not None else None,
-                    progress=event.result.progress if event.result is not None else None,
-                )
-            )
+            recorder.finished(tool_result(event, saver.path if saver is not None else None))
         elif isinstance(event, ServerRequestAnswered):
             recorder.server_request(
                 ServerRequest(event.server, event.kind, event.request, event.answer, event.result, event.at)
             )
+        elif isinstance(event, SummaryWritten):
+            recorder.summarised(event.exchange, event.text)
         elif isinstance(event, TurnFinished):
             if event.end is TurnEnd.STOPPED:
                 recorder.turn_ended("stopped")
@@ -87,6 +76,24 @@ class RecordingSink:
                 recorder.turn_ended("error", event.error)
             else:
                 recorder.turn_ended()
+
+
+def tool_result(event: CallFinished, transcript_path: Path | None) -> ToolResult:
+    """A call's outcome as the transcript keeps it (its media files beside ``transcript_path``)."""
+    result = event.result
+    parts = result.parts if result is not None and worth_keeping(result.parts) else []
+    return ToolResult(
+        name=event.call.model_name,
+        call_id=event.call.id,
+        status=event.status.value,
+        content=event.content_for_model,
+        server=event.call.server,
+        duration=event.duration,
+        tool=real_tool_name(event.call),
+        parts=keep_media(parts, transcript_path, event.call.id),
+        structured=result.structured if result is not None else None,
+        progress=result.progress if result is not None else None,
+    )
 
 
 def pending_calls(

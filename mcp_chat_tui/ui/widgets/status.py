@@ -50,6 +50,7 @@ class StatusBar(Widget):
     download: reactive[tuple[int, int | None] | None] = reactive(None)
     save_problem = reactive("")  # why the conversation is not being saved ("" while it is)
     waiting = reactive(0)  # prompts sent that wait for the model (start-up, or the turn before them)
+    summarised = reactive(0)  # old exchanges the prompt sends as their one-line summary
 
     def __init__(self, model: str = "", **options) -> None:
         super().__init__(**options)
@@ -71,6 +72,8 @@ class StatusBar(Widget):
             text.append(f"  ·  {counted(self.waiting, 'message')} waiting", style="yellow")
         if self.context_tokens:
             text.append(f"  ·  {self.context_tokens} tokens in context", style="dim")
+        if self.summarised:
+            text.append(f"  ·  📝 {self.summarised} summarised", style="dim")
         if self.servers:
             text.append_text(literal(f"  ·  {self.servers}", "dim"))
         if self.save_problem:

@@ -36,7 +36,7 @@ class ScriptedEngine:
     async def close(self) -> None:
         return None
 
-    async def stream(self, messages, tools=None, *, known_tools=None) -> AsyncIterator:
+    async def stream(self, messages, tools=None, *, known_tools=None, aside=False) -> AsyncIterator:
         self.prompts.append(copy.deepcopy(messages))
         self.tools_sent.append(tools)
         reply = self.replies.pop(0) if self.replies else "(no more script)"

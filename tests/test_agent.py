@@ -293,7 +293,7 @@ async def test_an_engine_error_mid_reply_ends_the_turn_with_the_message_and_keep
     from mcp_chat_tui.engine.events import EngineError, TextDelta
 
     class FailingEngine(ScriptedEngine):
-        async def stream(self, messages, tools=None, *, known_tools=None):
+        async def stream(self, messages, tools=None, *, known_tools=None, aside=False):
             yield TextDelta("partial ")
             raise EngineError("endpoint http://127.0.0.1:1/v1 stopped answering")
 

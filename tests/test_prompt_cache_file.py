@@ -15,6 +15,7 @@ from mcp_chat_tui.core.paths import prompt_cache_path
 from mcp_chat_tui.engine.cache_file import CacheFile, keep_cache_beside, read_tokens
 from mcp_chat_tui.engine.events import Done, Stats, TextDelta, ToolCallProposed
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
+from tests.helpers import wait_until
 
 DEMO_MODEL = Path(__file__).resolve().parents[1] / "mcp_chat_tui" / "demo" / "model"
 SYSTEM = {"role": "system", "content": "Be brief."}
@@ -338,3 +339,35 @@ def test_listing_conversations_removes_the_caches_of_those_deleted_or_renamed(tm
         "notes.txt",
         "renamed.md",
     ]
+
+
+async def test_a_request_aside_leaves_the_conversations_cache_in_memory_and_in_its_file(tiny_model, tmp_path):
+    """A summary or a server's sample (``aside``) is generated in a cache of its own: the next reply of
+    the conversation prefills only its new tokens, and the file still holds the conversation's."""
+    model = Model(tiny_model, None)
+    conversation = tmp_path / "chat.md"
+    engine = model.engine()
+    await engine.load()
+    engine.keep_cache_in(conversation)
+    try:
+        messages = await model.first_turn(engine)
+        assert wait_until(lambda: not engine.busy)  # the MLX thread saves the cache after the reply
+        held = list(engine.cached_tokens)
+        stamp = prompt_cache_path(conversation).stat().st_mtime_ns
+        aside = [{"role": "system", "content": "Summarise."}, {"role": "user", "content": "a whole other text"}]
+        done = []
+        async for event in engine.stream(aside, None, known_tools=set(), aside=True):
+            done.append(event)
+        assert isinstance(done[-1], Done) and done[-2].prefilled_tokens == len(prompt_tokens(model, aside))
+        assert wait_until(lambda: not engine.busy)
+        assert list(engine.cached_tokens) == held
+        assert prompt_cache_path(conversation).stat().st_mtime_ns == stamp
+        assert read_tokens(CacheFile(conversation), engine._cache_keeper.key) == held
+
+        resumed = messages + [SECOND]
+        result = await reply(engine, resumed)
+        assert result["stats"].prefilled_tokens == len(prompt_tokens(model, resumed)) - shared(
+            held, prompt_tokens(model, resumed)
+        )
+    finally:
+        await engine.close()

@@ -30,7 +30,7 @@ class Events(list):
 class FailingSummaries(ScriptedEngine):
     """A scripted engine that fails every summary request (and plays its script for the rest)."""
 
-    async def stream(self, messages, tools=None, *, known_tools=None):
+    async def stream(self, messages, tools=None, *, known_tools=None, aside=False):
         if messages and messages[0]["content"] == SUMMARY_INSTRUCTION:
             self.prompts.append(messages)
             raise EngineError("the model ran out of memory")

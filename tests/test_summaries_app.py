@@ -27,7 +27,7 @@ class SlowSummaries(ScriptedEngine):
         super().__init__(replies)
         self.release = asyncio.Event()
 
-    async def stream(self, messages, tools=None, *, known_tools=None):
+    async def stream(self, messages, tools=None, *, known_tools=None, aside=False):
         if messages[0]["content"] == SUMMARY_INSTRUCTION:
             await self.release.wait()
         async for event in super().stream(messages, tools, known_tools=known_tools):

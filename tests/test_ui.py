@@ -328,7 +328,7 @@ class SettledEngine(ScriptedEngine):
 
     app = None
 
-    async def stream(self, messages, tools=None, *, known_tools=None):
+    async def stream(self, messages, tools=None, *, known_tools=None, aside=False):
         events = super().stream(messages, tools, known_tools=known_tools)
         try:
             async for event in events:
@@ -623,7 +623,7 @@ class WatchingEngine(ScriptedEngine):
         self.app = None
         self.drawn: list[tuple[int, int]] = []
 
-    def stream(self, messages, tools=None, *, known_tools=None):
+    def stream(self, messages, tools=None, *, known_tools=None, aside=False):
         from textual.errors import NoWidget
 
         from mcp_chat_tui.ui.widgets.chat import UserMessage
@@ -743,7 +743,7 @@ class GatedEngine(ScriptedEngine):
         self.parts = parts
         self.go = asyncio.Event()
 
-    async def stream(self, messages, tools=None, *, known_tools=None):
+    async def stream(self, messages, tools=None, *, known_tools=None, aside=False):
         for _index, part in enumerate(self.parts):
             for start in range(0, len(part), 7):
                 await asyncio.sleep(0.002)

@@ -140,7 +140,13 @@ class Agent(CallDecisions, Summarising):
         summarised = self.summarised_count
         window = [message for turn in self.turns[summarised:] for message in turn]
         if summarised:
-            window.insert(0, {"role": "user", "content": summaries_text(self.memory.summaries[:summarised])})
+            window.insert(
+                0,
+                {
+                    "role": "user",
+                    "content": summaries_text([s for s in self.memory.summaries[:summarised] if s is not None]),
+                },
+            )
         system = "\n\n".join(part for part in (self.system_prompt, self.tools.instructions_prompt()) if part)
         if system:
             return [{"role": "system", "content": system}, *window]

@@ -126,7 +126,7 @@ async def generate(engine: Engine, params: CreateMessageRequestParams) -> Sample
     known = {tool["function"]["name"] for tool in tools or []}
     reply = SampledReply()
     pieces = 0
-    stream = engine.stream(chat_messages(params), tools, known_tools=known)
+    stream = engine.stream(chat_messages(params), tools, known_tools=known, aside=True)
     try:
         async for event in stream:
             if isinstance(event, TextDelta):

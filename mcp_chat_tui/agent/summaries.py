@@ -111,7 +111,7 @@ async def write_summary(engine: Engine, turn: Sequence[dict[str, Any]]) -> str:
     Raises ``SummaryError`` when the model wrote no text, and whatever the engine raises
     (``EngineError``) when it fails.
     """
-    stream = engine.stream(summary_request(turn), None, known_tools=set())
+    stream = engine.stream(summary_request(turn), None, known_tools=set(), aside=True)
     written = ""
     try:
         async for event in stream:

@@ -24,7 +24,11 @@ class Summarising:
     memory: Memory
     redactor: Redactor
     _summarising: asyncio.Task[None] | None
-    busy: bool
+
+    @property
+    def busy(self) -> bool:
+        """A turn is running (the agent's own answer)."""
+        raise NotImplementedError
 
     @property
     def max_turns(self) -> int:

@@ -18,7 +18,9 @@ class Engine(Protocol):
     the names in ``tools``); a call naming any other tool becomes ``ToolCallMalformed``.
     A reply ends with ``Stats`` then ``Done``. To stop, break out of the iterator,
     ``aclose()`` it or cancel the task: generation stops within one token and the
-    engine is ready for the next ``stream``.
+    engine is ready for the next ``stream``. ``aside``: a request outside the conversation (a
+    summary, a server's sample) that leaves what the engine keeps of the conversation (its KV
+    cache, in memory and in its file) as it was.
 
     An engine whose generation runs Python on a thread of this process may also offer
     ``thread_load``, an object whose ``share`` (0 to 1) says how much of the time that thread
@@ -46,6 +48,7 @@ class Engine(Protocol):
         tools: list[dict] | None = None,
         *,
         known_tools: set[str] | None = None,
+        aside: bool = False,
     ) -> AsyncIterator[EngineEvent]: ...
 
     async def close(self) -> None: ...

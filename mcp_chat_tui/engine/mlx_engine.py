@@ -126,6 +126,7 @@ class MlxEngine:
         tools: list[dict] | None = None,
         *,
         known_tools: set[str] | None = None,
+        aside: bool = False,
     ) -> GenerationStream:
         """Generate a reply to ``messages``; see ``Engine.stream``."""
         if self._closed:
@@ -135,7 +136,7 @@ class MlxEngine:
         if tools and self.tools_in_text:
             messages = with_tools_in_text(messages, tools)
         # Copied now, in the shape the template wants, so later changes by the caller cannot race the thread.
-        return GenerationStream(self._submit_generation, for_template(messages), tools, known_tools)
+        return GenerationStream(self._submit_generation, for_template(messages), tools, known_tools, aside=aside)
 
     def keep_cache_in(self, conversation: Path | None, *, save: bool = True) -> None:
         """Keep the KV cache beside the file ``conversation`` (None: nowhere): the next reply starts
@@ -179,7 +180,7 @@ class MlxEngine:
     def _submit_generation(self, request: Request) -> None:
         if self._closed:
             raise EngineError(f"model '{self.model_name}' was closed")
-        request.cache_file = self._cache_file
+        request.cache_file = None if request.aside else self._cache_file
         self._live.add(request)
         MLX_THREAD.stop_events.add(request.stop)
 
@@ -270,7 +271,19 @@ class MlxEngine:
         return 0
 
     def _generate(self, request: Request) -> None:
-        """Run one request on the MLX thread, posting events to its channel."""
+        """Run one request on the MLX thread, posting events to its channel; one ``aside`` in a cache of its own."""
+        if not request.aside:
+            self._generate_in_cache(request)
+            return
+        kept = self._cache, self._cache_tokens
+        self._cache, self._cache_tokens = None, []
+        try:
+            self._generate_in_cache(request)
+        finally:
+            self._cache, self._cache_tokens = kept
+
+    def _generate_in_cache(self, request: Request) -> None:
+        """Generate for ``request`` after the part of its prompt the KV cache holds, keeping what it computes there."""
         post = request.channel.put
         if request.stop.is_set():
             post([Done("cancelled")])

@@ -42,6 +42,7 @@ class Request:
     channel: ThreadChannel
     submitted: float
     stop: threading.Event = field(default_factory=threading.Event)
+    aside: bool = False  # outside the conversation: the conversation's KV cache is left as it was
     cache_file: CacheFile | None = None  # the conversation's, when it keeps its KV cache in a file
 
 
@@ -103,9 +104,12 @@ class GenerationStream:
         messages: list[dict],
         tools: list[dict] | None,
         known_tools: set[str] | None,
+        *,
+        aside: bool = False,
     ) -> None:
         self._submit = submit  # hands the request to the MLX thread
         self._messages, self._tools, self._known_tools = messages, tools, known_tools
+        self._aside = aside
         self._request: Request | None = None
         self._ready: deque[EngineEvent] = deque()
         self._error: BaseException | None = None
@@ -149,6 +153,7 @@ class GenerationStream:
             messages=self._messages,
             tools=self._tools,
             known_tools=self._known_tools,
+            aside=self._aside,
             channel=ThreadChannel(loop, STREAM_INTERVAL),
             submitted=time.perf_counter(),
         )

@@ -111,8 +111,9 @@ class OpenAIEngine:
         tools: list[dict] | None = None,
         *,
         known_tools: set[str] | None = None,
+        aside: bool = False,
     ) -> AsyncIterator[EngineEvent]:
-        """Generate a reply on the server; see ``Engine.stream``."""
+        """Generate a reply on the server; see ``Engine.stream`` (``aside`` changes nothing: the server keeps no cache of ours)."""
         in_text = bool(tools) and self.tools_in_text
         if in_text:
             messages = with_tools_in_text(messages, tools or [])

@@ -119,6 +119,11 @@ def interrupted_transcript(ledger: Path) -> Transcript:
     return Transcript([Exchange("pay once", "scripted", [Step(text="Paying.", proposals=[proposal])])])
 
 
+def question_shown(app) -> bool:
+    """The approval dialog is up and composed (pushed is not enough: its lines mount a frame later)."""
+    return isinstance(app.screen, ApprovalScreen) and bool(app.screen.query("#approval-recorded"))
+
+
 async def test_the_app_shows_an_interrupted_call_and_runs_it_again_only_on_an_explicit_yes(tmp_path):
     for key, expected in (("n", []), ("y", ["paid"])):
         ledger, path = tmp_path / f"ledger-{key}.txt", tmp_path / f"chat-{key}.md"
@@ -137,7 +142,7 @@ async def test_the_app_shows_an_interrupted_call_and_runs_it_again_only_on_an_ex
             assert record.state is CallState.INTERRUPTED and record.server == "ledger"
             assert "may or may not have run" in call_report(record, app.clock)
             # auto-run (as with --yes) does not answer for an interrupted call: the user is asked
-            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the question")
+            await wait_for(pilot, lambda: question_shown(app), what="the question")
             assert "interrupted: it may or may not have run" in str(app.screen.query_one("#approval-recorded").render())
             await pilot.press(key)
             await wait_turn_done(pilot, app)
@@ -174,7 +179,7 @@ async def test_a_call_the_file_approved_but_never_started_asks_again_showing_the
         ScriptedEngine(["Paid."]), [ledger_config()], transcript_file=path, transcript=parse(path.read_text())
     )
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the question")
+        await wait_for(pilot, lambda: question_shown(app), what="the question")
         assert not ledger.exists(), "the file's yes ran the tool"
         shown = str(app.screen.query_one("#approval-recorded").render())
         assert "records [yo]" in shown and "never started" in shown

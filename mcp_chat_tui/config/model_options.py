@@ -13,6 +13,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 ToolPrompt = Literal["template", "text"]
+KV_BITS = (1, 2, 3, 4, 5, 6, 8)  # what MLX quantizes to (mx.quantize)
+KV_GROUP_SIZES = (32, 64, 128)  # the group sizes MLX quantizes in
+KvBits = Literal[KV_BITS]
+KvGroupSize = Literal[KV_GROUP_SIZES]
 
 
 class ModelOptions(BaseModel):
@@ -28,8 +32,8 @@ class ModelOptions(BaseModel):
     max_tokens: int | None = Field(None, ge=1)
     seed: int | None = Field(None, ge=0)
     context_length: int | None = Field(None, ge=1)
-    kv_bits: int | None = Field(None, ge=1, le=8)
-    kv_group_size: int | None = Field(None, ge=1)
+    kv_bits: KvBits | None = None
+    kv_group_size: KvGroupSize | None = None
     draft_model: str | None = Field(None, min_length=1)
     num_draft_tokens: int | None = Field(None, ge=1)
     tool_prompt: ToolPrompt | None = None

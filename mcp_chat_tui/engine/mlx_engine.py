@@ -37,6 +37,7 @@ from mcp_chat_tui.engine.loading import (
 from mcp_chat_tui.engine.messages import for_template
 from mcp_chat_tui.engine.mlx_thread import MLX_THREAD
 from mcp_chat_tui.engine.settings import EngineSettings
+from mcp_chat_tui.engine.speculative import CacheOptions, check_options, load_draft
 from mcp_chat_tui.engine.thread_load import ThreadLoad
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 
@@ -71,6 +72,7 @@ class _Run:
     recogniser: ToolCallStream
     prefilled: int = 0
     generated: list[int] = field(default_factory=list)
+    drafted: int = 0  # generated tokens the draft model proposed
     finish: str = "stop"
     cancelled: bool = False
     first_token_at: float | None = None
@@ -87,6 +89,7 @@ class _Run:
     def take(self, response: Any, load: ThreadLoad) -> bool:
         """Handle one generated token; False when generation should stop."""
         self.generated.append(response.token)
+        self.drafted += bool(getattr(response, "from_draft", False))
         if self.first_token_at is None:
             self.first_token_at = time.perf_counter()
             load.start(self.first_token_at)
@@ -121,6 +124,7 @@ class MlxEngine:
         self.compute: ComputeChoice | None = None  # what the model computes in, once loaded
         self._model: Any = None
         self._tokenizer: Any = None
+        self._options: CacheOptions | None = None  # the KV cache's make-up: quantized, shared with a draft model
         self._cache: list[Any] | None = None
         self._cache_tokens: list[int] = []
         self._busy = False  # the MLX thread is running a job of this engine
@@ -144,10 +148,12 @@ class MlxEngine:
 
     @property
     def compute_label(self) -> str:
-        """What the model computes with, for the status bar: ``float32 from float16 · OpenBLAS``."""
+        """What the model computes with, for the status bar: ``float32 from float16 · OpenBLAS``, then
+        the cache options that are on (``KV 4-bit · draft smol (3 tokens)``)."""
         blas = blas_in_use()
         parts = [self.compute.label()] if self.compute is not None else []
-        return " · ".join(parts + ([blas.name] if blas is not None else []))
+        options = self._options.label(self.settings.draft_model) if self._options is not None else ""
+        return " · ".join(parts + ([blas.name] if blas is not None else []) + ([options] if options else []))
 
     @property
     def busy(self) -> bool:
@@ -207,7 +213,7 @@ class MlxEngine:
         if self._model is not None:
             import mlx.core as mx
 
-            self._model = self._tokenizer = self._cache = None
+            self._model = self._tokenizer = self._cache = self._options = None
             self._cache_tokens = []
             mx.clear_cache()
 
@@ -247,11 +253,21 @@ class MlxEngine:
         report(LoadProgress("load", 0, size, f"loading {name}"))
         model, tokenizer = load_model_and_tokenizer(name, path)
         self.compute = prepare_compute(model, self.settings.compute_dtype)
-        self._model, self._tokenizer = model, tokenizer
+        options = CacheOptions.of(model, self._load_draft(tokenizer, report), self.settings)
+        check_options(options, name, self.settings.draft_model)
+        self._model, self._tokenizer, self._options = model, tokenizer, options
         self.supports_tools = template_supports_tools(tokenizer)
         self._cache, self._cache_tokens = None, []
         report(LoadProgress("load", size, size, f"loaded {name}"))
         report(LoadProgress("ready", size, size, f"{name} is ready"))
+
+    def _load_draft(self, tokenizer: Any, report: Callable[[LoadProgress], None]) -> Any:
+        """The draft model of ``settings.draft_model`` (None without one), computing as the model does."""
+        if not self.settings.draft_model:
+            return None
+        draft = load_draft(self.settings.draft_model, tokenizer, self.model_name, report)
+        prepare_compute(draft, self.settings.compute_dtype)
+        return draft
 
     def _render(self, request: _Request) -> list[int]:
         """The prompt tokens for the request, through the model's chat template."""
@@ -294,11 +310,11 @@ class MlxEngine:
 
     def _reuse_cache(self, prompt: list[int]) -> int:
         """Make the cache hold a prefix of ``prompt``; return that prefix's length (always < len(prompt))."""
-        from mlx_lm.models.cache import can_trim_prompt_cache, make_prompt_cache, trim_prompt_cache
+        from mlx_lm.models.cache import can_trim_prompt_cache, trim_prompt_cache
 
         cached = self._cache_tokens
         if self._cache is None:
-            self._cache, self._cache_tokens = make_prompt_cache(self._model), []
+            self._cache, self._cache_tokens = self._options.new_cache(), []
             return 0
         common = 0
         limit = min(len(cached), len(prompt) - 1)  # at least one prompt token must be computed
@@ -312,7 +328,7 @@ class MlxEngine:
             if trimmed == excess:
                 self._cache_tokens = cached[:common]
                 return common
-        self._cache, self._cache_tokens = make_prompt_cache(self._model), []
+        self._cache, self._cache_tokens = self._options.new_cache(), []
         return 0
 
     def _generate(self, request: _Request) -> None:
@@ -349,7 +365,11 @@ class MlxEngine:
         from mlx_lm.generate import stream_generate
         from mlx_lm.sample_utils import make_sampler
 
-        settings = self.settings
+        settings, options, prompt_tokens = self.settings, self._options, len(suffix)
+        if options.draft is not None:  # mlx-lm's speculative prefill reports no progress: it cannot be stopped
+            options.prefill(self._cache, suffix[:-1], settings.prefill_step_size, run.on_prefill)
+            options.quantize(self._cache)
+            suffix = suffix[-1:]
         responses = stream_generate(
             self._model,
             self._tokenizer,
@@ -359,11 +379,12 @@ class MlxEngine:
             prompt_cache=self._cache,
             prefill_step_size=settings.prefill_step_size,
             prompt_progress_callback=run.on_prefill,
+            **options.stream_kwargs(),
         )
         try:
             for response in responses:
                 if run.first_token_at is None:
-                    run.prefilled = len(suffix)
+                    run.prefilled = prompt_tokens
                 if not run.take(response, self.thread_load):
                     break
         finally:
@@ -385,6 +406,7 @@ class MlxEngine:
                 prompt_tokens=prompt_tokens,
                 prefilled_tokens=run.prefilled,
                 generated_tokens=len(run.generated),
+                drafted_tokens=run.drafted,
                 time_to_first_token=(first - run.request.submitted) if first is not None else 0.0,
                 tokens_per_second=run.tokens_per_second,
                 peak_memory_gb=mx.get_peak_memory() / 1e9,
@@ -394,13 +416,13 @@ class MlxEngine:
         return events
 
     def _remember(self, tokens: list[int]) -> None:
-        """Record what the cache now holds, checking it against the cache's own length."""
-        offset = getattr(self._cache[0], "offset", None) if self._cache else None
-        if offset is not None and offset != len(tokens):
-            if offset < len(tokens):
-                tokens = tokens[:offset]
-            else:  # the cache holds tokens we do not know: start afresh next time
-                self._cache, tokens = None, []
+        """Record what the cache now holds, checking it against the cache's own length (and the
+        draft's part against the model's)."""
+        if self._cache:
+            settled = self._options.settle(self._cache, tokens)
+            if settled is None:  # the cache holds tokens we do not know: start afresh next time
+                self._cache, settled = None, []
+            tokens = settled
         self._cache_tokens = tokens
 
 

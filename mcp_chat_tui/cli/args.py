@@ -7,6 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from mcp_chat_tui import __version__
+from mcp_chat_tui.config.model_options import KV_BITS, KV_GROUP_SIZES
 from mcp_chat_tui.engine.blas import BLAS_ENV, blas_in_use
 from mcp_chat_tui.engine.compute import FLOAT32_ON_CPU
 
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_endpoint_flags(parser)
     add_transcript_flags(parser)
     add_blas_flag(parser)
+    add_cache_flags(parser)
     return parser
 
 
@@ -126,6 +128,36 @@ def add_blas_flag(parser: argparse.ArgumentParser) -> None:
         help=f"the BLAS MLX computes with on the CPU: auto (the fastest found), none (MLX's own), or a library's "
         f"path (default: ${BLAS_ENV}, else auto)",
     )
+
+
+def add_cache_flags(parser: argparse.ArgumentParser) -> None:
+    """The local model's KV cache and draft model (over config.toml's ``[model]`` keys of the same names)."""
+    group = parser.add_argument_group("local model speed (over config.toml's [model] keys of the same names)")
+    group.add_argument(
+        "--kv-bits", type=int, choices=KV_BITS, help="quantize the KV cache to this many bits (less memory)"
+    )
+    group.add_argument(
+        "--kv-group-size", type=int, choices=KV_GROUP_SIZES, help="with --kv-bits: values quantized together (64)"
+    )
+    group.add_argument(
+        "--draft-model",
+        metavar="MODEL",
+        help="a small model with the same tokenizer that drafts tokens for the model to check (speculative decoding)",
+    )
+    group.add_argument(
+        "--num-draft-tokens", type=positive_int, metavar="N", help="with --draft-model: tokens drafted at a time (3)"
+    )
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def blas_setting(argv: list[str] | None) -> str | None:

@@ -57,6 +57,24 @@ def engine_settings(options: ModelOptions) -> EngineSettings:
     return EngineSettings(**options.model_dump(exclude_none=True))
 
 
+LOCAL_ONLY_FLAGS = ("kv_bits", "kv_group_size", "draft_model", "num_draft_tokens")  # flags: --kv-bits ...
+
+
+def model_options(args: argparse.Namespace, settings: Settings, model: str) -> ModelOptions:
+    """The model's settings: the command line's flags over config.toml's ``[models."<id>"]`` and ``[model]``."""
+    flags = {key: getattr(args, key, None) for key in ModelOptions.model_fields}
+    return ModelOptions(**{key: value for key, value in flags.items() if value is not None}).over(
+        settings.model_options(model)
+    )
+
+
+def check_local_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """The KV cache and draft model flags are for a local model: with ``--endpoint`` they are bad input."""
+    given = ["--" + key.replace("_", "-") for key in LOCAL_ONLY_FLAGS if getattr(args, key, None) is not None]
+    if args.endpoint and given:
+        parser.error(f"{', '.join(given)}: for a local model, not with --endpoint (the server decides)")
+
+
 def make_policy(args: argparse.Namespace, settings: Settings, mcp_config: McpConfig) -> ApprovalPolicy:
     """The approval policy of config.toml and ``--yes``. ``trusted_servers`` are the servers whose
     read-only marks auto-readonly believes; the bundled mcp.json's demo server (``--demo``) is
@@ -132,7 +150,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
     if one_shot:  # as the conversation, the report and a failure's JSON will show it
         args.prompt = mcp_config.redactor.text(args.prompt)
     warn_short_secrets(mcp_config.redactor, console)
-    engine = make_engine(args, model, settings.model_options(model))
+    engine = make_engine(args, model, model_options(args, settings, model))
     hub = make_hub(settings, mcp_config)
     hub.add_log_listener(log_printer(Console(stderr=True, highlight=False, soft_wrap=True)))
     async with hub:
@@ -212,7 +230,7 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
     hub = make_hub(settings, mcp_config)
     app = ChatApp(
-        engine=make_engine(args, model, settings.model_options(model)),
+        engine=make_engine(args, model, model_options(args, settings, model)),
         hub=hub,
         policy=make_policy(args, settings, mcp_config),
         settings=settings,
@@ -263,6 +281,7 @@ def run_chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if model is None:
         parser.error("give a model (a Hugging Face repo id or a local folder), or --demo for the bundled toy model")
     read_prompt(args, parser)
+    check_local_flags(args, parser)
     with transcript_held(args):
         loaded = open_transcript(args)  # before the event loop: Ctrl+C and SIGTERM stop a long read at once
         if args.plain or args.prompt is not None:

@@ -371,3 +371,42 @@ async def test_a_request_aside_leaves_the_conversations_cache_in_memory_and_in_i
         )
     finally:
         await engine.close()
+
+
+async def test_a_cache_saved_with_a_draft_model_resumes_with_it_and_not_without(tiny_model, tmp_path, caplog):
+    """With a draft model the cache holds the draft's layers after the model's: a new engine with the same
+    draft resumes from the file; one without a draft (or with another) ignores it."""
+    conversation = tmp_path / "chat.md"
+    messages = [SYSTEM, {"role": "user", "content": "What is 12 * 7?"}]
+
+    async def engine_with(**settings) -> MlxEngine:
+        engine = MlxEngine(str(tiny_model), max_tokens=24, **settings)
+        await engine.load()
+        engine.keep_cache_in(conversation)
+        return engine
+
+    engine = await engine_with(draft_model=str(tiny_model))
+    try:
+        first = await reply(engine, messages)
+        assert wait_until(lambda: not engine.busy) and prompt_cache_path(conversation).is_file()
+        held = list(engine.cached_tokens)
+    finally:
+        await engine.close()
+    resumed = messages + [{"role": "assistant", "content": first["text"]}, SECOND]
+    prompt = prompt_tokens(Model(tiny_model, None), resumed)
+
+    engine = await engine_with(draft_model=str(tiny_model))
+    try:
+        again = await reply(engine, resumed)
+    finally:
+        await engine.close()
+    assert again["stats"].prefilled_tokens == len(prompt) - shared(held, prompt)
+
+    caplog.set_level(logging.INFO)
+    engine = await engine_with()
+    try:
+        without = await reply(engine, resumed)
+    finally:
+        await engine.close()
+    assert without["stats"].prefilled_tokens == len(prompt)
+    assert same_reply(without, again)

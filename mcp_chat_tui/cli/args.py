@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import get_args
 
 from mcp_chat_tui import __version__
-from mcp_chat_tui.config.model_options import ToolPrompt
+from mcp_chat_tui.config.model_options import KV_BITS, KV_GROUP_SIZES, ToolPrompt
 from mcp_chat_tui.engine.blas import BLAS_ENV, blas_in_use
 from mcp_chat_tui.engine.compute import FLOAT32_ON_CPU
 
@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_transcript_flags(parser)
     add_blas_flag(parser)
     add_tool_prompt_flag(parser)
+    add_cache_flags(parser)
     return parser
 
 
@@ -177,6 +178,36 @@ def add_tool_prompt_flag(parser: argparse.ArgumentParser) -> None:
         "or text (described in the system prompt, for models whose template takes none); over config.toml's "
         "tool_prompt (default: template)",
     )
+
+
+def add_cache_flags(parser: argparse.ArgumentParser) -> None:
+    """The local model's KV cache and draft model (over config.toml's ``[model]`` keys of the same names)."""
+    group = parser.add_argument_group("local model speed (over config.toml's [model] keys of the same names)")
+    group.add_argument(
+        "--kv-bits", type=int, choices=KV_BITS, help="quantize the KV cache to this many bits (less memory)"
+    )
+    group.add_argument(
+        "--kv-group-size", type=int, choices=KV_GROUP_SIZES, help="with --kv-bits: values quantized together (64)"
+    )
+    group.add_argument(
+        "--draft-model",
+        metavar="MODEL",
+        help="a small model with the same tokenizer that drafts tokens for the model to check (speculative decoding)",
+    )
+    group.add_argument(
+        "--num-draft-tokens", type=positive_int, metavar="N", help="with --draft-model: tokens drafted at a time (3)"
+    )
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def blas_setting(argv: list[str] | None) -> str | None:

@@ -57,12 +57,16 @@ FLAG_OPTIONS = {
     "max_tokens": "max_tokens",
     "seed": "seed",
     "tool_prompt": "tool_prompt",
+    "kv_bits": "kv_bits",
+    "kv_group_size": "kv_group_size",
+    "draft_model": "draft_model",
+    "num_draft_tokens": "num_draft_tokens",
 }  # flag's dest: its model setting
 
 
 def flag_options(args: argparse.Namespace) -> ModelOptions:
-    """The model settings given as flags (``--temp``, ``--max-tokens``, ``--seed``, ``--tool-prompt``); they go
-    over config.toml's."""
+    """The model settings given as flags (``--temp``, ``--tool-prompt``, ``--kv-bits``, ...); they go over
+    config.toml's."""
     given = {key: getattr(args, dest, None) for dest, key in FLAG_OPTIONS.items()}
     return ModelOptions(**{key: value for key, value in given.items() if value is not None})
 
@@ -77,6 +81,16 @@ def engine_settings(options: ModelOptions, flags: ModelOptions | None = None) ->
     flagged = flags.model_dump(exclude_none=True)
     sources = {key: "flag" if key in flagged else "config.toml" for key in given}
     return EngineSettings(**given, sources=sources)
+
+
+LOCAL_ONLY_FLAGS = ("kv_bits", "kv_group_size", "draft_model", "num_draft_tokens")  # flags: --kv-bits ...
+
+
+def check_local_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """The KV cache and draft model flags are for a local model: with ``--endpoint`` they are bad input."""
+    given = ["--" + key.replace("_", "-") for key in LOCAL_ONLY_FLAGS if getattr(args, key, None) is not None]
+    if args.endpoint and given:
+        parser.error(f"{', '.join(given)}: for a local model, not with --endpoint (the server decides)")
 
 
 def make_policy(args: argparse.Namespace, settings: Settings, mcp_config: McpConfig) -> ApprovalPolicy:
@@ -293,6 +307,7 @@ def run_chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if model is None:
         parser.error("give a model (a Hugging Face repo id or a local folder), or --demo for the bundled toy model")
     read_prompt(args, parser)
+    check_local_flags(args, parser)
     with transcript_held(args):
         loaded = open_transcript(args)  # before the event loop: Ctrl+C and SIGTERM stop a long read at once
         if args.plain or args.prompt is not None:

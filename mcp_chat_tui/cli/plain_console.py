@@ -193,7 +193,8 @@ class PlainConsole:
             self.console.print(
                 Text(
                     f"{stats.generated_tokens} tokens, {stats.tokens_per_second:.1f} tok/s, "
-                    f"prefilled {stats.prefilled_tokens} of {stats.prompt_tokens} prompt tokens",
+                    f"prefilled {stats.prefilled_tokens} of {stats.prompt_tokens} prompt tokens"
+                    + (f", {stats.drafted_tokens} drafted" if stats.drafted_tokens else ""),
                     style="dim",
                 )
             )

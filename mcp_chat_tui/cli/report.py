@@ -177,6 +177,7 @@ class OneShotReport:
                     "prompt": s.prompt_tokens,
                     "prefilled": s.prefilled_tokens,
                     "generated": s.generated_tokens,
+                    "drafted": s.drafted_tokens,
                     "tokens_per_second": round(s.tokens_per_second, 2),
                     "time_to_first_token": round(s.time_to_first_token, 4),
                 }

@@ -8,11 +8,15 @@ default (its ``generation_config.json``) or the app's.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 ToolPrompt = Literal["template", "text"]
+KvBits = Literal[1, 2, 3, 4, 5, 6, 8]  # what MLX quantizes to (mx.quantize)
+KvGroupSize = Literal[32, 64, 128]  # the group sizes MLX quantizes in
+KV_BITS: tuple[int, ...] = get_args(KvBits)
+KV_GROUP_SIZES: tuple[int, ...] = get_args(KvGroupSize)
 
 
 class ModelOptions(BaseModel):
@@ -28,8 +32,8 @@ class ModelOptions(BaseModel):
     max_tokens: int | None = Field(None, ge=1)
     seed: int | None = Field(None, ge=0)
     context_length: int | None = Field(None, ge=1)
-    kv_bits: int | None = Field(None, ge=1, le=8)
-    kv_group_size: int | None = Field(None, ge=1)
+    kv_bits: KvBits | None = None
+    kv_group_size: KvGroupSize | None = None
     draft_model: str | None = Field(None, min_length=1)
     num_draft_tokens: int | None = Field(None, ge=1)
     tool_prompt: ToolPrompt | None = None

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,13 +59,15 @@ def _file_print(path: Path) -> str:
 
 def model_key(folder: Path, compute: Any, settings: Any) -> str:
     """What a cache file must be made with to be used: this model folder and its files, what it
-    computes in (a ``ComputeChoice``), the KV settings (of ``EngineSettings``) and the mlx-lm version.
+    computes in (a ``ComputeChoice``), the KV settings and draft model (of ``EngineSettings``) and the mlx-lm version.
     "" (no cache file is used) when the folder cannot be read."""
     from mlx_lm import __version__
 
+    draft = settings.draft_model
     try:
-        files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
-        prints = [_file_print(p) for p in files]
+        prints = _folder_prints(folder)
+        if draft and Path(draft).expanduser().is_dir():  # a local draft: its files too, as the model's
+            draft = [str(Path(draft).expanduser().resolve()), _folder_prints(Path(draft).expanduser())]
     except OSError as exc:
         log.warning("no prompt cache file for %s: its files cannot be read (%s)", folder, exc)
         return ""
@@ -72,10 +75,17 @@ def model_key(folder: Path, compute: Any, settings: Any) -> str:
         "folder": str(folder.resolve()),
         "files": prints,
         "compute": [compute.weights, compute.dtype, compute.dense],
-        "kv": [settings.kv_bits, settings.kv_group_size],
+        "kv": [settings.kv_bits, settings.kv_group_size, settings.quantized_kv_start],
+        "draft": draft,  # a draft's layers follow the model's in the cache
         "mlx_lm": __version__,
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def _folder_prints(folder: Path) -> list:
+    """The prints of the files in ``folder`` (not hidden ones), by name."""
+    files = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
+    return [_file_print(p) for p in files]
 
 
 def common_prefix(a: list[int], b: list[int], limit: int) -> int:
@@ -192,11 +202,10 @@ class CacheKeeper:
         self._written: tuple[Path, list[int]] | None = None  # the file and the tokens it holds, when known
 
     def resume(
-        self, file: CacheFile | None, prompt: list[int], in_memory: list[int], model: Any
+        self, file: CacheFile | None, prompt: list[int], in_memory: list[int], new_cache: Callable[[], list[Any]]
     ) -> tuple[list[Any], list[int]] | None:
-        """The file's cache and its tokens, when they start more of ``prompt`` than the cache in memory does."""
-        from mlx_lm.models.cache import make_prompt_cache
-
+        """The file's cache and its tokens, when they start more of ``prompt`` than the cache in memory does;
+        ``new_cache`` makes an empty cache of the engine's make-up (the model's layers, then a draft's) to load into."""
         if file is None or file is self._consulted or not self.key:
             return None
         self._consulted = file
@@ -208,7 +217,7 @@ class CacheKeeper:
         if shared <= common_prefix(in_memory, prompt, limit):
             log.info("prompt cache %s not used: it shares %d tokens with the prompt", file.path, shared)
             return None
-        cache = load(file, self.key, tokens, make_prompt_cache(model))
+        cache = load(file, self.key, tokens, new_cache())
         if cache is None:
             return None
         log.info("prompt cache %s: %d of the prompt's %d tokens are not computed again", file.path, shared, len(prompt))

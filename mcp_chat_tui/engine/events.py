@@ -50,7 +50,8 @@ class ToolCallMalformed:
 
 @dataclass(frozen=True)
 class Stats:
-    """Figures for one reply; ``prefilled_tokens`` is the part of the prompt that was actually computed."""
+    """Figures for one reply; ``prefilled_tokens`` is the part of the prompt that was actually computed;
+    ``drafted_tokens`` the generated tokens a draft model proposed and the model accepted."""
 
     prompt_tokens: int
     prefilled_tokens: int
@@ -58,6 +59,7 @@ class Stats:
     time_to_first_token: float
     tokens_per_second: float
     peak_memory_gb: float
+    drafted_tokens: int = 0
 
 
 @dataclass(frozen=True)

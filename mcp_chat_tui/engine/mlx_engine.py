@@ -33,6 +33,7 @@ from mcp_chat_tui.engine.messages import for_template
 from mcp_chat_tui.engine.mlx_request import Cancelled, Failure, GenerationStream, Request, Run
 from mcp_chat_tui.engine.mlx_thread import MLX_THREAD
 from mcp_chat_tui.engine.settings import EngineSettings
+from mcp_chat_tui.engine.speculative import CacheOptions, check_options, load_draft
 from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
 from mcp_chat_tui.engine.thread_load import ThreadLoad
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
@@ -52,6 +53,7 @@ class MlxEngine:
         self.generation = self._generation()  # the settings in effect
         self._model: Any = None
         self._tokenizer: Any = None
+        self._options: CacheOptions | None = None  # the KV cache's make-up: quantized, shared with a draft model
         self._cache: list[Any] | None = None
         self._cache_tokens: list[int] = []
         self._cache_file: CacheFile | None = None
@@ -87,10 +89,12 @@ class MlxEngine:
 
     @property
     def compute_label(self) -> str:
-        """What the model computes with, for the status bar: ``float32 from float16 · OpenBLAS``."""
+        """What the model computes with, for the status bar: ``float32 from float16 · OpenBLAS``, then
+        the cache options that are on (``KV 4-bit · draft smol (3 tokens)``)."""
         blas = blas_in_use()
         parts = [self.compute.label()] if self.compute is not None else []
-        return " · ".join(parts + ([blas.name] if blas is not None else []))
+        options = self._options.label(self.settings.draft_model) if self._options is not None else ""
+        return " · ".join(parts + ([blas.name] if blas is not None else []) + ([options] if options else []))
 
     @property
     def busy(self) -> bool:
@@ -158,7 +162,7 @@ class MlxEngine:
         if self._model is not None:
             import mlx.core as mx
 
-            self._model = self._tokenizer = self._cache = None
+            self._model = self._tokenizer = self._cache = self._options = None
             self._cache_tokens = []
             mx.clear_cache()
 
@@ -202,11 +206,22 @@ class MlxEngine:
         self._model_defaults = read_model_defaults(path)
         self.generation = self._generation()
         self._model, self._tokenizer = model, tokenizer
+        options = CacheOptions.of(model, self._load_draft(tokenizer, report), self.settings)
+        check_options(options, name, self.settings.draft_model)
+        self._model, self._tokenizer, self._options = model, tokenizer, options
         self.supports_tools = template_supports_tools(tokenizer)
         self._cache, self._cache_tokens = None, []
         self._cache_keeper = CacheKeeper(model_key(path, self.compute, self.settings))
         report(LoadProgress("load", size, size, f"loaded {name}"))
         report(LoadProgress("ready", size, size, f"{name} is ready"))
+
+    def _load_draft(self, tokenizer: Any, report: Callable[[LoadProgress], None]) -> Any:
+        """The draft model of ``settings.draft_model`` (None without one), computing as the model does."""
+        if not self.settings.draft_model:
+            return None
+        draft = load_draft(self.settings.draft_model, tokenizer, self.model_name, report)
+        prepare_compute(draft, self.settings.compute_dtype)
+        return draft
 
     def _render(self, request: Request) -> list[int]:
         """The prompt tokens for the request, through the model's chat template."""
@@ -249,11 +264,11 @@ class MlxEngine:
 
     def _reuse_cache(self, prompt: list[int]) -> int:
         """Make the cache hold a prefix of ``prompt``; return that prefix's length (always < len(prompt))."""
-        from mlx_lm.models.cache import can_trim_prompt_cache, make_prompt_cache, trim_prompt_cache
+        from mlx_lm.models.cache import can_trim_prompt_cache, trim_prompt_cache
 
         cached = self._cache_tokens
         if self._cache is None:
-            self._cache, self._cache_tokens = make_prompt_cache(self._model), []
+            self._cache, self._cache_tokens = self._options.new_cache(), []
             return 0
         common = 0
         limit = min(len(cached), len(prompt) - 1)  # at least one prompt token must be computed
@@ -267,7 +282,7 @@ class MlxEngine:
             if trimmed == excess:
                 self._cache_tokens = cached[:common]
                 return common
-        self._cache, self._cache_tokens = make_prompt_cache(self._model), []
+        self._cache, self._cache_tokens = self._options.new_cache(), []
         return 0
 
     def _generate(self, request: Request) -> None:
@@ -297,7 +312,7 @@ class MlxEngine:
         except Exception as exc:
             post([Failure(EngineError(f"model '{self.model_name}' cannot prepare the prompt: {exc}"))])
             return
-        resumed = self._cache_keeper.resume(request.cache_file, prompt, self._cache_tokens, self._model)
+        resumed = self._cache_keeper.resume(request.cache_file, prompt, self._cache_tokens, self._options.new_cache)
         if resumed is not None:
             self._cache, self._cache_tokens = resumed
         reused = self._reuse_cache(prompt)
@@ -324,6 +339,11 @@ class MlxEngine:
         sampler, processors = make_sampling(generation)
         if generation.seed is not None:
             mx.random.seed(generation.seed)  # for each reply: a seeded reply is the same every time
+        options, prompt_tokens = self._options, len(suffix)
+        if options.draft is not None:  # mlx-lm's speculative prefill reports no progress: it cannot be stopped
+            options.prefill(self._cache, suffix[:-1], self.settings.prefill_step_size, run.on_prefill)
+            options.quantize(self._cache)
+            suffix = suffix[-1:]
         responses = stream_generate(
             self._model,
             self._tokenizer,
@@ -334,11 +354,12 @@ class MlxEngine:
             prompt_cache=self._cache,
             prefill_step_size=self.settings.prefill_step_size,
             prompt_progress_callback=run.on_prefill,
+            **options.stream_kwargs(),
         )
         try:
             for response in responses:
                 if run.first_token_at is None:
-                    run.prefilled = len(suffix)
+                    run.prefilled = prompt_tokens
                 if not run.take(response, self.thread_load):
                     break
         finally:
@@ -360,6 +381,7 @@ class MlxEngine:
                 prompt_tokens=prompt_tokens,
                 prefilled_tokens=run.prefilled,
                 generated_tokens=len(run.generated),
+                drafted_tokens=run.drafted,
                 time_to_first_token=(first - run.request.submitted) if first is not None else 0.0,
                 tokens_per_second=run.tokens_per_second,
                 peak_memory_gb=mx.get_peak_memory() / 1e9,
@@ -369,11 +391,11 @@ class MlxEngine:
         return events
 
     def _remember(self, tokens: list[int]) -> None:
-        """Record what the cache now holds, checking it against the cache's own length."""
-        offset = getattr(self._cache[0], "offset", None) if self._cache else None
-        if offset is not None and offset != len(tokens):
-            if offset < len(tokens):
-                tokens = tokens[:offset]
-            else:  # the cache holds tokens we do not know: start afresh next time
-                self._cache, tokens = None, []
+        """Record what the cache now holds, checking it against the cache's own length (and the
+        draft's part against the model's)."""
+        if self._cache:
+            settled = self._options.settle(self._cache, tokens)
+            if settled is None:  # the cache holds tokens we do not know: start afresh next time
+                self._cache, settled = None, []
+            tokens = settled
         self._cache_tokens = tokens

@@ -54,6 +54,7 @@ class Run:
     recogniser: ToolCallStream
     prefilled: int = 0
     generated: list[int] = field(default_factory=list)
+    drafted: int = 0  # generated tokens the draft model proposed
     finish: str = "stop"
     cancelled: bool = False
     first_token_at: float | None = None
@@ -70,6 +71,7 @@ class Run:
     def take(self, response: Any, load: ThreadLoad) -> bool:
         """Handle one generated token; False when generation should stop."""
         self.generated.append(response.token)
+        self.drafted += bool(getattr(response, "from_draft", False))
         if self.first_token_at is None:
             self.first_token_at = time.perf_counter()
             load.start(self.first_token_at)

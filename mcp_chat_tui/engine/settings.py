@@ -17,6 +17,7 @@ class EngineSettings:
     top_p: float | None = None
     prefill_step_size: int = 2048
     compute_dtype: str = AUTO  # "auto": float32 on the CPU where measured faster; "stored"; or a dtype name
+    quantized_kv_start: int = 5000  # with kv_bits: the cache is quantized once it holds this many tokens (mlx-lm's)
     # Below: None means not set (the model's own default, or the app's). config/model_options.py documents them.
     min_p: float | None = None
     top_k: int | None = None

@@ -64,6 +64,24 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
         "--demo", action="store_true", help="use the bundled toy model with the bundled mcp.json (unless --mcp-config)"
     )
     parser.add_argument("--plain", action="store_true", help="the plain console interface instead of the full screen")
+    parser.add_argument(
+        "--context-length",
+        type=positive_int,
+        metavar="TOKENS",
+        help="how many tokens the model takes (prompt and reply; default: config.toml's context_length, else "
+        "the model's own files)",
+    )
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1, for argparse (it names the flag in its error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
 
 
 def add_turn_flags(parser: argparse.ArgumentParser) -> None:

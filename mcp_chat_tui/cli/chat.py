@@ -36,12 +36,17 @@ def demo_model_path() -> str:
 
 
 def make_engine(args: argparse.Namespace, model: str, options: ModelOptions | None = None) -> Engine:
-    """The engine: a remote endpoint's with ``--endpoint``, else MLX's with ``options`` (config.toml's)."""
+    """The engine: a remote endpoint's with ``--endpoint``, else MLX's with ``options`` (``model_options``)."""
+    options = options or ModelOptions()
     if args.endpoint:
         from mcp_chat_tui.engine.remote import OpenAIEngine
 
         return OpenAIEngine(
-            args.endpoint, model, api_key_env=args.api_key_env, tool_prompt=(options or ModelOptions()).tool_prompt
+            args.endpoint,
+            model,
+            api_key_env=args.api_key_env,
+            tool_prompt=options.tool_prompt,
+            context_length=options.context_length,
         )
     from mcp_chat_tui.engine.blas import load_blas
     from mcp_chat_tui.engine.mlx_engine import MlxEngine
@@ -49,7 +54,7 @@ def make_engine(args: argparse.Namespace, model: str, options: ModelOptions | No
     hint = load_blas().hint
     if hint:
         print(hint, file=sys.stderr)
-    return MlxEngine(model, engine_settings(options or ModelOptions()))
+    return MlxEngine(model, engine_settings(options))
 
 
 def engine_settings(options: ModelOptions) -> EngineSettings:
@@ -61,7 +66,7 @@ def engine_settings(options: ModelOptions) -> EngineSettings:
 
 def model_options(args: argparse.Namespace, settings: Settings, model: str) -> ModelOptions:
     """config.toml's settings for ``model`` with the command line's flags over them."""
-    flags = ModelOptions(tool_prompt=args.tool_prompt)
+    flags = ModelOptions(tool_prompt=args.tool_prompt, context_length=args.context_length)
     return flags.over(settings.model_options(model))
 
 

@@ -30,10 +30,15 @@ class Engine(Protocol):
     An engine may also offer ``tools_in_text``: True when it describes ``tools`` in the system
     prompt instead of giving them to the chat template or the server (``tool_prompt = "text"``,
     engine/text_tools.py); the agent then offers tools even where ``supports_tools`` is False.
+
+    ``context_length`` is how many tokens a prompt and its reply may hold (None: not known);
+    a local engine knows it once loaded. An engine with a tokenizer may also offer
+    ``count_tokens(text) -> int``; without it the agent estimates (``engine/context.py``).
     """
 
     model_name: str
     supports_tools: bool
+    context_length: int | None
 
     async def load(self, on_progress: Callable[[LoadProgress], None] | None = None) -> None: ...
 

@@ -48,6 +48,7 @@ class OpenAIEngine:
         top_p: float = 1.0,
         timeout: float = 600.0,
         tool_prompt: str | None = None,
+        context_length: int | None = None,
     ) -> None:
         """``tool_prompt="text"``: the tools go in the system prompt as text, not in the request's ``tools``."""
         self.endpoint = endpoint.rstrip("/")
@@ -59,6 +60,7 @@ class OpenAIEngine:
         self.top_p = top_p
         self.timeout = timeout
         self.tools_in_text = tool_prompt == TEXT
+        self.context_length = context_length  # config.toml's or --context-length; the server does not say
 
     @property
     def url(self) -> str:

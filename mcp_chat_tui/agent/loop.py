@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from mcp_chat_tui.agent.approval import ApprovalPolicy, decision_label
+from mcp_chat_tui.agent.budget import cut_to_share, result_share
 from mcp_chat_tui.agent.decisions import CallDecisions
 from mcp_chat_tui.agent.events import (
     AgentSink,
@@ -32,6 +33,7 @@ from mcp_chat_tui.agent.events import (
     Notice,
     PlannedCall,
     Recorded,
+    ResultCut,
     TurnEnd,
     TurnFinished,
     TurnStarted,
@@ -52,6 +54,7 @@ from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolSpec
 from mcp_chat_tui.engine.base import Engine
+from mcp_chat_tui.engine.context import estimate_tokens
 from mcp_chat_tui.engine.events import (
     Done,
     EngineError,
@@ -121,6 +124,7 @@ class Agent(CallDecisions):
         self._running: asyncio.Task[TurnEnd] | None = None
         self.generating = False  # the model is writing a reply of the user's turn now
         self.checkpoint: Callable[[], Awaitable[None]] | None = None
+        self._context_used: int | None = None  # the prompt's tokens so far: the last reply's figures, then results
 
     # ----- the prompt ------------------------------------------------------------------------
 
@@ -190,6 +194,7 @@ class Agent(CallDecisions):
         return await self._supervise(state, sink, self._turn(state, sink, resume=True))
 
     async def _supervise(self, state: TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]) -> TurnEnd:
+        self._context_used = None
         self._running = asyncio.ensure_future(work)
         try:
             end = await asyncio.shield(self._running)
@@ -299,7 +304,7 @@ class Agent(CallDecisions):
                 elif isinstance(event, Throughput):
                     sink(GenerationRate(event.generated_tokens, event.tokens_per_second))
                 elif isinstance(event, Stats):
-                    sink(GenerationStats(event))
+                    self._report_stats(event, sink)
                 elif isinstance(event, Done):
                     break
             self._flush_reply(state, sink)
@@ -308,6 +313,12 @@ class Agent(CallDecisions):
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+    def _report_stats(self, stats: Stats, sink: AgentSink) -> None:
+        """A reply's figures, with the context length; they tell the budget how full the context is."""
+        report = GenerationStats(stats, getattr(self.engine, "context_length", None))
+        self._context_used = report.context_used
+        sink(report)
 
     @staticmethod
     def _show_text(state: TurnState, text: str, sink: AgentSink) -> None:
@@ -413,9 +424,9 @@ class Agent(CallDecisions):
         """Record a call's outcome as its ``tool`` message (in proposal order) and report it."""
         state.outcomes[finished.call.id] = finished
         sink(finished)
-        self._append_tool_messages(state)
+        self._append_tool_messages(state, sink)
 
-    def _append_tool_messages(self, state: TurnState) -> None:
+    def _append_tool_messages(self, state: TurnState, sink: AgentSink) -> None:
         turn = self.turns[-1]
         while state.open_calls and state.open_calls[0].id in state.outcomes:
             call = state.open_calls.pop(0)
@@ -425,9 +436,25 @@ class Agent(CallDecisions):
                     "role": "tool",
                     "tool_call_id": call.id,
                     "name": call.model_name,
-                    "content": outcome.content_for_model,
+                    "content": self._within_budget(call, outcome.content_for_model, sink),
                 }
             )
+
+    def _within_budget(self, call: PlannedCall, content: str, sink: AgentSink) -> str:
+        """``content`` as the model gets it: cut to its share of the context (``agent/budget.py``) when
+        longer, with a note, reported as ``ResultCut``; whole when the context length is not known."""
+        context_length = getattr(self.engine, "context_length", None)
+        if context_length is None:
+            return content
+        count = getattr(self.engine, "count_tokens", estimate_tokens)
+        if self._context_used is None:  # no reply yet in this run (a resumed turn): count the prompt
+            self._context_used = sum(count(str(message.get("content") or "")) for message in self.prompt_messages())
+        cut = cut_to_share(content, result_share(context_length, self._context_used), count)
+        if cut is not None:
+            sink(ResultCut(call, cut.kept_tokens, cut.total_tokens))
+            content = cut.text
+        self._context_used += count(content)
+        return content
 
     def _close_stopped(self, state: TurnState, sink: AgentSink) -> None:
         """After a stop: keep the partial answer, and end every open call (a running one is
@@ -457,5 +484,5 @@ class Agent(CallDecisions):
                 )
             state.outcomes[call.id] = finished
             sink(finished)
-        self._append_tool_messages(state)
+        self._append_tool_messages(state, sink)
         state.clear_calls()

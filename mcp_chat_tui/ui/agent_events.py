@@ -29,6 +29,7 @@ from mcp_chat_tui.agent.events import (
     GenerationRate,
     GenerationStats,
     MalformedCall,
+    ResultCut,
     ServerRequestAnswered,
     TurnEnd,
     TurnFinished,
@@ -136,9 +137,13 @@ class AgentEventView:
 
     async def _show_generation_stats(self, event: GenerationStats) -> None:
         stats = event.stats
-        self.status_bar.context_tokens = stats.prompt_tokens + stats.generated_tokens
+        self.status_bar.context_tokens = event.context_used
+        self.status_bar.context_length = event.context_length
         self.status_bar.detail = f"{stats.tokens_per_second:.1f} tok/s"
         self._turn_first_stats = self._turn_first_stats or stats
+
+    async def _show_result_cut(self, event: ResultCut) -> None:
+        self.call_store.cut_for_model(event)
 
     async def _show_notice(self, event: NoticeEvent) -> None:
         await self.reply.add_widget(Notice(event.text))
@@ -217,4 +222,5 @@ EVENT_HANDLERS: dict[type, Handler] = {
     TurnFinished: AgentEventView._turn_finished,
     ServerRequestAnswered: AgentEventView._show_server_request,
     CallProgress: AgentEventView._show_call_progress,
+    ResultCut: AgentEventView._show_result_cut,
 }

@@ -95,7 +95,7 @@ async def test_a_prompt_that_cannot_fit_is_refused_with_the_figures_and_the_engi
         assert f"the prompt is {prompt_tokens} tokens and model '{demo_model_path()}' takes 40" in message
         assert "max_turns" in message and "/compact" in message and "--context-length" in message
         assert isinstance(caught.value, EngineError)
-        engine.settings.context_length = None  # the files' 4096 again: the same engine answers
+        engine.context_length = 4096  # the files' figure again: the same engine answers
         events = [event async for event in engine.stream(QUESTION)]
         assert isinstance(events[-1], Done)
     finally:

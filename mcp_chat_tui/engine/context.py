@@ -4,6 +4,7 @@ and the error for a prompt that cannot fit."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,30 @@ def context_length_from_files(folder: Path, tokenizer: Any) -> int | None:
 
 def _positive_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+class TokenCounter:
+    """Counts tokens with a model's ``tokenizer`` once one is set, else estimates (``estimate_tokens``).
+
+    The loop counts while the MLX thread may render a prompt with the same tokenizer: both hold ``lock``.
+    """
+
+    def __init__(self) -> None:
+        self.tokenizer: Any = None
+        self.lock = threading.Lock()
+
+    def __call__(self, text: str) -> int:
+        tokenizer = self.tokenizer
+        if tokenizer is None:
+            return estimate_tokens(text)
+        with self.lock:
+            return len(tokenizer.encode(text, add_special_tokens=False))
+
+
+def check_fits(model: str, prompt_tokens: int, context_length: int | None) -> None:
+    """Raise ``PromptTooLong`` when the prompt leaves no room for a reply in the context."""
+    if context_length is not None and prompt_tokens >= context_length:
+        raise PromptTooLong(model, prompt_tokens, context_length)
 
 
 class PromptTooLong(EngineError):

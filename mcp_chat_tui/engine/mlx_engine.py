@@ -21,7 +21,7 @@ from mcp_chat_tui.engine.cache_file import CacheFile, CacheKeeper, model_key
 from mcp_chat_tui.engine.channel import ThreadChannel
 from mcp_chat_tui.engine.compute import ComputeChoice
 from mcp_chat_tui.engine.compute import prepare as prepare_compute
-from mcp_chat_tui.engine.context import PromptTooLong, context_length_from_files, estimate_tokens
+from mcp_chat_tui.engine.context import TokenCounter, check_fits, context_length_from_files
 from mcp_chat_tui.engine.events import (
     Done,
     EngineError,
@@ -130,8 +130,7 @@ class MlxEngine:
         self._cache_tokens: list[int] = []
         self._cache_file: CacheFile | None = None
         self._cache_keeper = CacheKeeper()  # on the MLX thread: the file's key and what it holds
-        self._files_context_length: int | None = None  # what the model's own files say, once loaded
-        self._tokenizer_lock = threading.Lock()  # the tokenizer counts on the loop and renders on the MLX thread
+        self.context_length, self.count_tokens = self.settings.context_length, TokenCounter()  # completed by load
         self._busy = False  # the MLX thread is running a job of this engine
         self.thread_load = ThreadLoad()  # how much of the time generating keeps the MLX thread running
         self._live: set[_Request] = set()  # submitted and not finished: close() stops them all
@@ -162,20 +161,6 @@ class MlxEngine:
         blas = blas_in_use()
         parts = [self.compute.label()] if self.compute is not None else []
         return " · ".join(parts + ([blas.name] if blas is not None else []))
-
-    @property
-    def context_length(self) -> int | None:
-        """Tokens a prompt and its reply may hold: the settings' ``context_length``, else the model's
-        files (config.json, then the tokenizer); None until loaded when the settings do not say."""
-        return self.settings.context_length or self._files_context_length
-
-    def count_tokens(self, text: str) -> int:
-        """How many tokens ``text`` is for this model's tokenizer (an estimate before it is loaded)."""
-        tokenizer = self._tokenizer
-        if tokenizer is None:
-            return estimate_tokens(text)
-        with self._tokenizer_lock:
-            return len(tokenizer.encode(text, add_special_tokens=False))
 
     @property
     def busy(self) -> bool:
@@ -284,7 +269,8 @@ class MlxEngine:
         self.compute = prepare_compute(model, self.settings.compute_dtype)
         self._model, self._tokenizer = model, tokenizer
         self.supports_tools = template_supports_tools(tokenizer)
-        self._files_context_length = context_length_from_files(path, tokenizer)
+        self.context_length = self.settings.context_length or context_length_from_files(path, tokenizer)
+        self.count_tokens.tokenizer = tokenizer
         self._cache, self._cache_tokens = None, []
         self._cache_keeper = CacheKeeper(model_key(path, self.compute, self.settings))
         report(LoadProgress("load", size, size, f"loaded {name}"))
@@ -301,7 +287,7 @@ class MlxEngine:
         if request.tools and self.supports_tools and not self.tools_in_text:
             kwargs["tools"] = request.tools
         try:
-            with self._tokenizer_lock:
+            with self.count_tokens.lock:
                 tokens = tokenizer.apply_chat_template(messages, add_generation_prompt=True, **kwargs)
         except Exception as exc:
             raise EngineError(
@@ -361,9 +347,7 @@ class MlxEngine:
             return
         try:
             prompt = self._render(request)
-            limit = self.context_length
-            if limit is not None and len(prompt) >= limit:
-                raise PromptTooLong(self.model_name, len(prompt), limit)
+            check_fits(self.model_name, len(prompt), self.context_length)
             recogniser = self._recogniser(request, prompt)
         except EngineError as exc:
             post([_Failure(exc)])

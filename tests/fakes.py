@@ -21,9 +21,19 @@ def call(name: str, arguments: dict, call_id: str = "call_1") -> ToolCallPropose
 class ScriptedEngine:
     """Each ``stream`` plays the next scripted reply: a list of events or a plain string."""
 
-    def __init__(self, replies: list, *, supports_tools: bool = True, delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        replies: list,
+        *,
+        supports_tools: bool = True,
+        delay: float = 0.0,
+        context_length: int | None = None,
+        prompt_tokens: int = 10,
+    ) -> None:
         self.model_name = "scripted"
         self.supports_tools = supports_tools
+        self.context_length = context_length
+        self.prompt_tokens = prompt_tokens  # what each reply's Stats say the prompt took
         self.replies = list(replies)
         self.delay = delay
         self.prompts: list[list[dict]] = []
@@ -50,7 +60,7 @@ class ScriptedEngine:
                     event = ToolCallMalformed(event.id, event.name, f"unknown tool {event.name!r}")
                 calls += isinstance(event, ToolCallProposed)
                 yield event
-            yield Stats(10, 10, len(events), 0.01, 100.0, 0.0)
+            yield Stats(self.prompt_tokens, self.prompt_tokens, len(events), 0.01, 100.0, 0.0)
             yield Done("tool_calls" if calls else "stop")
         finally:
             self.closed_streams += 1

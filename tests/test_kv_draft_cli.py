@@ -35,8 +35,8 @@ def test_a_bad_value_in_config_toml_stops_the_start_naming_the_key(case, tmp_pat
 BAD_FLAGS = {
     "--kv-bits 7": (["--kv-bits", "7"], "argument --kv-bits: invalid choice: 7"),
     "--kv-group-size 16": (["--kv-group-size", "16"], "argument --kv-group-size: invalid choice: 16"),
-    "--num-draft-tokens 0": (["--num-draft-tokens", "0"], "argument --num-draft-tokens: must be at least 1"),
-    "--num-draft-tokens x": (["--num-draft-tokens", "x"], "argument --num-draft-tokens: not a whole number"),
+    "--num-draft-tokens 0": (["--num-draft-tokens", "0"], "argument --num-draft-tokens: 0 is less than 1"),
+    "--num-draft-tokens x": (["--num-draft-tokens", "x"], "argument --num-draft-tokens: 'x' is not a whole number"),
     "with --endpoint": (
         ["--endpoint", "http://127.0.0.1:9", "--draft-model", "small", "--kv-bits", "4"],
         "--kv-bits, --draft-model: for a local model, not with --endpoint",

@@ -170,11 +170,11 @@ async def test_the_status_bar_reads_as_english_through_start_up_and_a_turn():
         ("generating", "scripted  ·  generating 42.5 tok/s  ·  1/2 servers · 6 tools"),
         (
             "a call awaiting approval",
-            "scripted  ·  awaiting approval  ·  13 tokens in context  ·  1/2 servers · 6 tools",
+            "scripted  ·  awaiting approval  ·  13 tokens  ·  1/2 servers · 6 tools",
         ),
-        ("a call running", "scripted  ·  running tools  ·  13 tokens in context  ·  1/2 servers · 6 tools"),
-        ("ready", "scripted  ·  ready  ·  11 tokens in context  ·  1/2 servers · 6 tools"),
-        ("leaving", "scripted  ·  shutting down the servers…  ·  11 tokens in context  ·  0/2 servers · 0 tools"),
+        ("a call running", "scripted  ·  running tools  ·  13 tokens  ·  1/2 servers · 6 tools"),
+        ("ready", "scripted  ·  ready  ·  11 tokens  ·  1/2 servers · 6 tools"),
+        ("leaving", "scripted  ·  shutting down the servers…  ·  11 tokens  ·  0/2 servers · 0 tools"),
     ]
     expected = dict(phases)
     async with app.run_test(size=SIZE) as pilot:

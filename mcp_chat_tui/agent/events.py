@@ -185,7 +185,25 @@ class CallFinished:
 
 @dataclass(frozen=True)
 class GenerationStats:
+    """A reply's figures; ``context_length`` is the engine's (None: not known)."""
+
     stats: Stats
+    context_length: int | None = None
+
+    @property
+    def context_used(self) -> int:
+        """Tokens of the context the prompt and this reply take."""
+        return self.stats.prompt_tokens + self.stats.generated_tokens
+
+
+@dataclass(frozen=True)
+class ResultCut:
+    """A call's result was longer than its share of the context: the model got its first
+    ``kept_tokens`` of ``total_tokens`` and a note (the transcript keeps it whole)."""
+
+    call: PlannedCall
+    kept_tokens: int
+    total_tokens: int
 
 
 @dataclass(frozen=True)
@@ -289,5 +307,6 @@ AgentEvent = (
     | SummaryWritten
     | SummaryFailed
     | SummariesEnded
+    | ResultCut
 )
 AgentSink = Callable[[AgentEvent], None]

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from mcp_chat_tui.agent.approval import ApprovalPolicy, decision_label
+from mcp_chat_tui.agent.budget import ContextBudget
 from mcp_chat_tui.agent.decisions import CallDecisions
 from mcp_chat_tui.agent.events import (
     AgentSink,
@@ -27,7 +28,6 @@ from mcp_chat_tui.agent.events import (
     CallStarted,
     CallStatus,
     GenerationRate,
-    GenerationStats,
     MalformedCall,
     Notice,
     PlannedCall,
@@ -89,7 +89,7 @@ class ToolProvider(Protocol):
         """The servers' instructions, for the system prompt ("" when none)."""
 
 
-class Agent(CallDecisions, Summarising):
+class Agent(CallDecisions, Summarising, ContextBudget):
     """Runs turns against an engine and a tool provider; keeps every message of the conversation.
 
     ``max_turns`` user turns (the current one included) go into each prompt in
@@ -125,6 +125,7 @@ class Agent(CallDecisions, Summarising):
         self._summarising: asyncio.Task[None] | None = None
         self.generating = False  # the model is writing a reply of the user's turn now
         self.checkpoint: Callable[[], Awaitable[None]] | None = None
+        self._context_used: int | None = None  # the prompt's tokens so far: the last reply's figures, then results
 
     # ----- the prompt ------------------------------------------------------------------------
 
@@ -217,6 +218,7 @@ class Agent(CallDecisions, Summarising):
         return await self._supervise(state, sink, self._turn(state, sink, resume=True))
 
     async def _supervise(self, state: TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]) -> TurnEnd:
+        self._context_used = None
         self._running = asyncio.ensure_future(work)
         try:
             end = await asyncio.shield(self._running)
@@ -326,7 +328,7 @@ class Agent(CallDecisions, Summarising):
                 elif isinstance(event, Throughput):
                     sink(GenerationRate(event.generated_tokens, event.tokens_per_second))
                 elif isinstance(event, Stats):
-                    sink(GenerationStats(event))
+                    self._report_stats(event, sink)
                 elif isinstance(event, Done):
                     break
             self._flush_reply(state, sink)
@@ -440,9 +442,9 @@ class Agent(CallDecisions, Summarising):
         """Record a call's outcome as its ``tool`` message (in proposal order) and report it."""
         state.outcomes[finished.call.id] = finished
         sink(finished)
-        self._append_tool_messages(state)
+        self._append_tool_messages(state, sink)
 
-    def _append_tool_messages(self, state: TurnState) -> None:
+    def _append_tool_messages(self, state: TurnState, sink: AgentSink) -> None:
         turn = self.turns[-1]
         while state.open_calls and state.open_calls[0].id in state.outcomes:
             call = state.open_calls.pop(0)
@@ -452,7 +454,7 @@ class Agent(CallDecisions, Summarising):
                     "role": "tool",
                     "tool_call_id": call.id,
                     "name": call.model_name,
-                    "content": outcome.content_for_model,
+                    "content": self._within_budget(call, outcome.content_for_model, sink),
                 }
             )
 
@@ -484,5 +486,5 @@ class Agent(CallDecisions, Summarising):
                 )
             state.outcomes[call.id] = finished
             sink(finished)
-        self._append_tool_messages(state)
+        self._append_tool_messages(state, sink)
         state.clear_calls()

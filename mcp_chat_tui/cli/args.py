@@ -68,6 +68,24 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
         "--demo", action="store_true", help="use the bundled toy model with the bundled mcp.json (unless --mcp-config)"
     )
     parser.add_argument("--plain", action="store_true", help="the plain console interface instead of the full screen")
+    parser.add_argument(
+        "--context-length",
+        type=positive_int,
+        metavar="TOKENS",
+        help="how many tokens the model takes (prompt and reply; default: config.toml's context_length, else "
+        "the model's own files)",
+    )
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1, for argparse (it names the flag in its error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
 
 
 def add_generation_flags(parser: argparse.ArgumentParser) -> None:
@@ -197,17 +215,6 @@ def add_cache_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--num-draft-tokens", type=positive_int, metavar="N", help="with --draft-model: tokens drafted at a time (3)"
     )
-
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def blas_setting(argv: list[str] | None) -> str | None:

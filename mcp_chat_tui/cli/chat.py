@@ -61,6 +61,7 @@ FLAG_OPTIONS = {
     "kv_group_size": "kv_group_size",
     "draft_model": "draft_model",
     "num_draft_tokens": "num_draft_tokens",
+    "context_length": "context_length",
 }  # flag's dest: its model setting
 
 

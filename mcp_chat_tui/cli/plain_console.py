@@ -14,6 +14,7 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
+from mcp_chat_tui.agent.budget import cut_label, near_limit, usage_label
 from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import (
     AgentEvent,
@@ -30,6 +31,7 @@ from mcp_chat_tui.agent.events import (
     GenerationStats,
     MalformedCall,
     Notice,
+    ResultCut,
     ServerRequestAnswered,
     SummariesEnded,
     SummaryFailed,
@@ -38,7 +40,6 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
 )
 from mcp_chat_tui.core.text import pretty_json, visible_controls
-from mcp_chat_tui.engine.events import Stats
 from mcp_chat_tui.ui.media_info import media_line
 
 RESULT_LINES_SHOWN = 20
@@ -98,7 +99,7 @@ class PlainConsole:
         self._in_text = False
         self._in_thinking = False
         self._pending: list[asyncio.Task[None]] = []
-        self._last_stats: Stats | None = None
+        self._last_stats: GenerationStats | None = None
         self._allowed_by: dict[str, str] = {}  # call id -> who or which rule allowed it
 
     def __call__(self, event: AgentEvent) -> None:
@@ -135,7 +136,12 @@ class PlainConsole:
             self._break_line()
             self.console.print(literal(describe_answered(event), "dim"), soft_wrap=True)
         elif isinstance(event, GenerationStats):
-            self._last_stats = event.stats
+            self._last_stats = event
+        elif isinstance(event, ResultCut):
+            self._break_line()
+            self.console.print(
+                literal(f"  ✂ {event.call.tool}: {cut_label(event.kept_tokens, event.total_tokens)}", "yellow")
+            )
         elif isinstance(event, TurnFinished):
             self._break_line()
             self._print_turn_finished(event)
@@ -188,16 +194,22 @@ class PlainConsole:
             self.console.print(literal(f"error: {event.error}", "bold red"))
         elif event.end.value == "stopped":
             self.console.print(Text("[stopped]", style="yellow"))
-        stats, self._last_stats = self._last_stats, None
-        if stats is not None:
-            self.console.print(
-                Text(
-                    f"{stats.generated_tokens} tokens, {stats.tokens_per_second:.1f} tok/s, "
-                    f"prefilled {stats.prefilled_tokens} of {stats.prompt_tokens} prompt tokens"
-                    + (f", {stats.drafted_tokens} drafted" if stats.drafted_tokens else ""),
-                    style="dim",
-                )
+        report, self._last_stats = self._last_stats, None
+        if report is not None:
+            stats = report.stats
+            line = Text(
+                f"{stats.generated_tokens} tokens, {stats.tokens_per_second:.1f} tok/s, "
+                f"prefilled {stats.prefilled_tokens} of {stats.prompt_tokens} prompt tokens"
+                + (f", {stats.drafted_tokens} drafted" if stats.drafted_tokens else "")
+                + ", context ",
+                style="dim",
             )
+            usage = usage_label(report.context_used, report.context_length)
+            if near_limit(report.context_used, report.context_length):
+                line.append(f"⚠ {usage}", style="bold yellow")
+            else:
+                line.append(usage, style="dim")
+            self.console.print(line)
 
     def _finished_panel(self, event: CallFinished) -> Panel:
         glyph, colour = STATUS_STYLE[event.status]

@@ -35,10 +35,15 @@ class Engine(Protocol):
     An engine may also offer ``generation`` (``engine/generation.py`` ``GenerationSettings``): the
     generation settings in effect and where each came from, which the model detail shows and each
     reply's record in the transcript keeps.
+
+    ``context_length`` is how many tokens a prompt and its reply may hold (None: not known);
+    a local engine knows it once loaded. An engine with a tokenizer may also offer
+    ``count_tokens(text) -> int``; without it the agent estimates (``engine/context.py``).
     """
 
     model_name: str
     supports_tools: bool
+    context_length: int | None
 
     async def load(self, on_progress: Callable[[LoadProgress], None] | None = None) -> None: ...
 

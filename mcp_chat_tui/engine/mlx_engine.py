@@ -17,6 +17,7 @@ from mcp_chat_tui.engine.blas import blas_in_use, load_blas
 from mcp_chat_tui.engine.cache_file import CacheFile, CacheKeeper, model_key
 from mcp_chat_tui.engine.compute import ComputeChoice
 from mcp_chat_tui.engine.compute import prepare as prepare_compute
+from mcp_chat_tui.engine.context import TokenCounter, check_fits, context_length_from_files
 from mcp_chat_tui.engine.events import (
     Done,
     EngineError,
@@ -58,6 +59,7 @@ class MlxEngine:
         self._cache_tokens: list[int] = []
         self._cache_file: CacheFile | None = None
         self._cache_keeper = CacheKeeper()  # on the MLX thread: the file's key and what it holds
+        self.context_length, self.count_tokens = self.settings.context_length, TokenCounter()  # completed by load
         self._busy = False  # the MLX thread is running a job of this engine
         self.thread_load = ThreadLoad()  # how much of the time generating keeps the MLX thread running
         self._live: set[Request] = set()  # submitted and not finished: close() stops them all
@@ -210,6 +212,8 @@ class MlxEngine:
         check_options(options, name, self.settings.draft_model)
         self._model, self._tokenizer, self._options = model, tokenizer, options
         self.supports_tools = template_supports_tools(tokenizer)
+        self.context_length = self.settings.context_length or context_length_from_files(path, tokenizer)
+        self.count_tokens.tokenizer = tokenizer
         self._cache, self._cache_tokens = None, []
         self._cache_keeper = CacheKeeper(model_key(path, self.compute, self.settings))
         report(LoadProgress("load", size, size, f"loaded {name}"))
@@ -234,7 +238,8 @@ class MlxEngine:
         if request.tools and self.supports_tools and not self.tools_in_text:
             kwargs["tools"] = request.tools
         try:
-            tokens = tokenizer.apply_chat_template(messages, add_generation_prompt=True, **kwargs)
+            with self.count_tokens.lock:
+                tokens = tokenizer.apply_chat_template(messages, add_generation_prompt=True, **kwargs)
         except Exception as exc:
             raise EngineError(
                 f"the chat template of model '{self.model_name}' cannot render this conversation: {exc}"
@@ -305,6 +310,7 @@ class MlxEngine:
             return
         try:
             prompt = self._render(request)
+            check_fits(self.model_name, len(prompt), self.context_length)
             recogniser = self._recogniser(request, prompt)
         except EngineError as exc:
             post([Failure(exc)])

@@ -58,6 +58,7 @@ class OpenAIEngine:
         self.settings = replace(settings or EngineSettings(), **overrides)
         self.timeout = timeout
         self.tools_in_text = self.settings.tool_prompt == TEXT  # the tools go in the system prompt, not in ``tools``
+        self.context_length = self.settings.context_length  # config.toml's or --context-length; the server does not say
 
     @property
     def generation(self) -> GenerationSettings:

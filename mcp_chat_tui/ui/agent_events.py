@@ -29,6 +29,7 @@ from mcp_chat_tui.agent.events import (
     GenerationRate,
     GenerationStats,
     MalformedCall,
+    ResultCut,
     ServerRequestAnswered,
     SummariesEnded,
     SummaryFailed,
@@ -140,9 +141,13 @@ class AgentEventView:
 
     async def _show_generation_stats(self, event: GenerationStats) -> None:
         stats = event.stats
-        self.status_bar.context_tokens = stats.prompt_tokens + stats.generated_tokens
+        self.status_bar.context_tokens = event.context_used
+        self.status_bar.context_length = event.context_length
         self.status_bar.detail = f"{stats.tokens_per_second:.1f} tok/s"
         self._turn_first_stats = self._turn_first_stats or stats
+
+    async def _show_result_cut(self, event: ResultCut) -> None:
+        self.call_store.cut_for_model(event)
 
     async def _show_notice(self, event: NoticeEvent) -> None:
         await self.reply.add_widget(Notice(event.text))
@@ -249,4 +254,5 @@ EVENT_HANDLERS: dict[type, Handler] = {
     SummaryWritten: AgentEventView._show_summary_written,
     SummaryFailed: AgentEventView._show_summary_failed,
     SummariesEnded: AgentEventView._show_summaries_ended,
+    ResultCut: AgentEventView._show_result_cut,
 }

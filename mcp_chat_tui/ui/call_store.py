@@ -9,6 +9,7 @@ from datetime import datetime
 
 from textual.widget import Widget
 
+from mcp_chat_tui.agent.budget import cut_label
 from mcp_chat_tui.agent.events import (
     CallFinished,
     CallProgress,
@@ -16,6 +17,7 @@ from mcp_chat_tui.agent.events import (
     CallStatus,
     MalformedCall,
     PlannedCall,
+    ResultCut,
 )
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.records import CallRecord, CallState
@@ -144,6 +146,14 @@ class CallStore:
             record.reason = event.content_for_model
         self.update(record, state=FINISHED_STATE[event.status])
         return record
+
+    def cut_for_model(self, event: ResultCut) -> None:
+        """The model got only the start of the call's result: say so on its card and in its detail."""
+        for record in reversed(self.table.records.values()):
+            if record.call_id == event.call.id:
+                record.cut_for_model = cut_label(event.kept_tokens, event.total_tokens)
+                self.update(record)
+                return
 
     async def show_media(self, record: CallRecord) -> None:
         """The result's structured content, images and audio, under the call's card in the chat."""

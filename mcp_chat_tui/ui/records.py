@@ -65,6 +65,7 @@ class CallRecord:
     allowed_by: str = ""  # who or which rule let it run ("you (once)", "auto policy"…), once decided
     given_id: str = ""
     progress: ToolProgress | None = None  # the last progress its server reported
+    cut_for_model: str = ""  # "cut for the model: 1.2k of 50k tokens" when the model got only its start
     extra: dict[str, Any] = field(default_factory=dict)
     loaded_parts: list[ContentPart] = field(default_factory=list)  # a call read from a transcript
     loaded_structured: dict[str, Any] | None = None

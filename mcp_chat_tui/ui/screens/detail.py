@@ -56,6 +56,7 @@ def call_report(record: CallRecord, clock: DisplayClock) -> str:
         f"proposed: {clock.time(record.proposed_at)}",
         f"started: {clock.time(record.started_at) if record.started_at else '-'}",
         f"duration: {clock.duration(record.duration) or '-'}",
+        *cut_line(record),
         "",
         "arguments:",
         pretty_json(record.arguments) if not record.raw else record.raw,
@@ -78,6 +79,13 @@ def call_report(record: CallRecord, clock: DisplayClock) -> str:
     if result is not None and result.truncated:
         lines += ["", f"[cut: {result.full_size} characters in all]"]
     return "\n".join(lines)
+
+
+def cut_line(record: CallRecord) -> list[str]:
+    """A line saying the model got only the start of the result, when it did."""
+    if not record.cut_for_model:
+        return []
+    return [f"{record.cut_for_model} (its share of the context; it was told how much was left out)"]
 
 
 def blocks_report(parts: list[ContentPart]) -> list[str]:

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from mcp_chat_tui.agent.budget import near_limit, usage_label
 from mcp_chat_tui.ui.format import counted, literal
 
 BAR_WIDTH = 24
@@ -37,15 +38,20 @@ class StatusBar(Widget):
     """Drawn from its fields when painted: several set together (state and detail) cost one
     drawing, and a change repaints its one line without a layout."""
 
+    COMPONENT_CLASSES = {"status-bar--tokens", "status-bar--near-limit", "status-bar--over-limit"}
     DEFAULT_CSS = """
     StatusBar { height: 1; background: $panel; padding: 0 1; }
+    StatusBar > .status-bar--tokens { color: $text-muted; }
+    StatusBar > .status-bar--near-limit { color: $warning; text-style: bold; }
+    StatusBar > .status-bar--over-limit { color: $error; text-style: bold; }
     """
 
     model = reactive("")
     compute = reactive("")  # the local model's compute dtype and BLAS: "float32 from float16 · OpenBLAS"
     engine_state = reactive("starting")
     detail = reactive("")
-    context_tokens = reactive(0)
+    context_tokens = reactive(0)  # the prompt and the last reply, as the engine counted them
+    context_length: reactive[int | None] = reactive(None)  # the model's (None: not known)
     servers = reactive("")
     download: reactive[tuple[int, int | None] | None] = reactive(None)
     save_problem = reactive("")  # why the conversation is not being saved ("" while it is)
@@ -71,7 +77,8 @@ class StatusBar(Widget):
         if self.waiting:
             text.append(f"  ·  {counted(self.waiting, 'message')} waiting", style="yellow")
         if self.context_tokens:
-            text.append(f"  ·  {self.context_tokens} tokens in context", style="dim")
+            text.append("  ·  ")
+            text.append_text(self._context_usage())
         if self.summarised:
             text.append(f"  ·  📝 {self.summarised} summarised", style="dim")
         if self.servers:
@@ -84,6 +91,16 @@ class StatusBar(Widget):
     async def on_click(self) -> None:
         """A click on the status bar opens the model detail (the model and its generation settings)."""
         await self.app.run_action("model_detail")
+
+    def _context_usage(self) -> Text:
+        """``1.2k/4.1k tokens``; from 80% of the context in the warning colour with a mark, the error's when full."""
+        used, length = self.context_tokens, self.context_length
+        label = usage_label(used, length)
+        if length is not None and used >= length:
+            return Text(f"⚠ {label}", style=self.get_component_rich_style("status-bar--over-limit"))
+        if near_limit(used, length):
+            return Text(f"⚠ {label}", style=self.get_component_rich_style("status-bar--near-limit"))
+        return Text(label, style=self.get_component_rich_style("status-bar--tokens"))
 
     def show_download(self, done: int, total: int | None) -> None:
         self.download = (done, total)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 
@@ -36,3 +37,34 @@ def isolated_user_dirs(tmp_path_factory, monkeypatch):
 def tiny_model(tmp_path_factory) -> Path:
     """A random qwen2 model with a tool-calling chat template, built once per test run."""
     return build_tiny_model(tmp_path_factory.getbasetemp() / "tiny-qwen2")
+
+
+@pytest.fixture
+def snap_compare(snap_compare):
+    """pytest-textual-snapshot's ``snap_compare``, taking its screenshot once every table has settled:
+    a DataTable measures its columns again only when idle, so on a loaded machine a screenshot taken
+    right after a cell changed (a server from busy back to ready) showed the old widths."""
+
+    def compare(app, press=(), terminal_size=(80, 24), run_before=None):
+        async def settled(pilot) -> None:
+            if run_before is not None:
+                result = run_before(pilot)
+                if inspect.isawaitable(result):
+                    await result
+            await tables_settled(pilot)
+
+        return snap_compare(app, press=press, terminal_size=terminal_size, run_before=settled)
+
+    return compare
+
+
+async def tables_settled(pilot, limit: int = 500) -> None:
+    """Wait until no DataTable on any screen has cells or sizes left to measure."""
+    from textual.widgets import DataTable
+
+    for _ in range(limit):
+        tables = [table for screen in pilot.app.screen_stack for table in screen.query(DataTable)]
+        if not any(table._updated_cells or table._require_update_dimensions for table in tables):
+            return
+        await pilot.pause(0.01)
+    raise AssertionError("the tables were still measuring their columns")

@@ -147,8 +147,10 @@ async def conversation(engine, out: Path, label: str) -> list[str]:
                 if not (out / "approval.svg").exists():
                     await settle(pilot)
                     save(app, out, "approval.svg")
+                dialog = app.screen
                 await pilot.press("y")
-                await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalScreen), "the dialog to close")
+                # the next call of the same reply may ask at once: wait for this dialog, not for every one, to close
+                await wait_for(pilot, lambda shown=dialog: app.screen is not shown, "the dialog to close")
         await settle(pilot)
         save(app, out, "main.svg")
         replies = [reply.text for reply in app.chat.query("AssistantReply")]

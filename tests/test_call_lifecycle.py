@@ -139,7 +139,8 @@ async def test_the_app_shows_an_interrupted_call_and_runs_it_again_only_on_an_ex
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.built and app.calls_table.records, what="the loaded conversation")
             [record] = app.calls_table.records.values()
-            assert record.state is CallState.INTERRUPTED and record.server == "ledger"
+            # shown as interrupted, until the app asks about it again (on a loaded machine, maybe already)
+            assert record.state in (CallState.INTERRUPTED, CallState.AWAITING) and record.server == "ledger"
             assert "may or may not have run" in call_report(record, app.clock)
             # auto-run (as with --yes) does not answer for an interrupted call: the user is asked
             await wait_for(pilot, lambda: question_shown(app), what="the question")

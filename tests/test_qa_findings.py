@@ -167,3 +167,31 @@ async def test_the_approval_dialog_at_60x16_opens_with_the_arguments_in_view():
         keys = app.screen.query_one("#approval-keys").region
     assert arguments.height >= 3, f"the arguments are not all shown: {arguments}"
     assert arguments.bottom <= keys.y, f"the keys ({keys}) cover the arguments ({arguments})"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ui/conversation_actions.py action_export writes over a file that is already at the path typed "
+    "(any file: notes, another conversation, one open in another instance) without asking",
+)
+async def test_export_does_not_write_over_a_file_without_asking(tmp_path):
+    from mcp_chat_tui.ui.screens.conversations import ExportScreen
+
+    precious = tmp_path / "notes.md"
+    precious.write_text("my own notes\n", encoding="utf-8")
+    app = make_app(ScriptedEngine(["Hello."]), transcript_file=tmp_path / "chat.md")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "hi")
+        await wait_turn_done(pilot, app)
+        app.action_export()
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, ExportScreen) and app.screen.query("#export-path"),
+            what="the export dialog",
+        )
+        app.screen.query_one("#export-path").value = str(precious)
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.pause()
+    assert precious.read_text(encoding="utf-8") == "my own notes\n", "the file was replaced without a question"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.transcript import (
     Exchange,
     Proposal,
@@ -23,6 +24,7 @@ from mcp_chat_tui.transcript import (
     render,
 )
 from mcp_chat_tui.transcript.store import describe
+from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import wait_until
@@ -195,3 +197,27 @@ async def test_export_does_not_write_over_a_file_without_asking(tmp_path):
         await pilot.pause()
         await pilot.pause()
     assert precious.read_text(encoding="utf-8") == "my own notes\n", "the file was replaced without a question"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="'Clear the chat' (command palette) while a call runs crashes the app with IndexError: "
+    "agent/loop.py Agent.clear() stops the turn and empties self.turns at once, then the stopped turn's "
+    "_close_stopped reads self.turns[-1] (ui/app.py action_clear_chat)",
+)
+async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_goes_on():
+    engine = ScriptedEngine([[call("sleep", {"seconds": 30})], "never said", "Hello again."])
+    app = make_app(engine, policy=ApprovalPolicy("auto"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "sleep for 30 seconds")
+        await wait_for(
+            pilot,
+            lambda: any(r.state is CallState.RUNNING for r in app.calls_table.records.values()),
+            what="the call running",
+        )
+        await app.action_clear_chat()
+        await wait_for(pilot, lambda: not app._turn_running, what="the stopped turn to end")
+        await send(pilot, "hello")
+        await wait_turn_done(pilot, app)
+        assert "Hello again." in chat_text(app)

@@ -199,15 +199,11 @@ async def test_export_does_not_write_over_a_file_without_asking(tmp_path):
     assert precious.read_text(encoding="utf-8") == "my own notes\n", "the file was replaced without a question"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="'Clear the chat' (command palette) while a call runs crashes the app with IndexError: "
-    "agent/loop.py Agent.clear() stops the turn and empties self.turns at once, then the stopped turn's "
-    "_close_stopped reads self.turns[-1] (ui/app.py action_clear_chat)",
-)
-async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_goes_on():
-    engine = ScriptedEngine([[call("sleep", {"seconds": 30})], "never said", "Hello again."])
-    app = make_app(engine, policy=ApprovalPolicy("auto"))
+async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_goes_on(tmp_path):
+    # Was: IndexError in Agent._close_stopped (clear() emptied the turns before the stopped turn closed).
+    old_file = tmp_path / "old.md"
+    engine = ScriptedEngine([[call("sleep", {"seconds": 30})], "Hello again."])
+    app = make_app(engine, policy=ApprovalPolicy("auto"), transcript_file=old_file)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "sleep for 30 seconds")
@@ -218,6 +214,21 @@ async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_go
         )
         await app.action_clear_chat()
         await wait_for(pilot, lambda: not app._turn_running, what="the stopped turn to end")
+        [record] = app.calls_table.records.values()
+        await wait_for(pilot, lambda: record.state is CallState.CANCELLED, what="the call's row to say cancelled")
+        assert app.hub.status("demo").calls_in_flight == 0, "the call still runs at its server"
         await send(pilot, "hello")
         await wait_turn_done(pilot, app)
         assert "Hello again." in chat_text(app)
+        assert "sleep for 30 seconds" not in chat_text(app)
+        new_file = app.transcript_file
+    # The cleared conversation's file says what happened: the call was cancelled, the reply stopped.
+    [old] = parse(read_transcript_text(old_file), old_file).exchanges
+    [proposal] = old.steps[-1].proposals
+    assert proposal.result is not None and proposal.result.status == "cancelled"
+    assert old.end == "stopped"
+    # The new conversation starts with "hello" alone, in its own file, and the model saw nothing of the old one.
+    assert new_file is not None and new_file != old_file
+    [new] = parse(read_transcript_text(new_file), new_file).exchanges
+    assert (new.user, new.steps[-1].text, new.end) == ("hello", "Hello again.", None)
+    assert [m["role"] for m in engine.prompts[-1] if m["role"] != "system"] == ["user"]

@@ -122,6 +122,8 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self.turns: list[list[dict[str, Any]]] = []
         self._told_tool_prompt = False  # the line on how tools reach the model was shown
         self._running: asyncio.Task[TurnEnd] | None = None
+        self._turn_over = asyncio.Event()  # set: no turn runs, and the last one has reported its end
+        self._turn_over.set()
         self._summarising: asyncio.Task[None] | None = None
         self.generating = False  # the model is writing a reply of the user's turn now
         self.checkpoint: Callable[[], Awaitable[None]] | None = None
@@ -165,10 +167,15 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self.memory.fit(len(self.turns))
 
     def clear(self) -> None:
-        """Forget the conversation (the running turn and summaries are stopped)."""
+        """Forget the conversation (the running turn and summaries are stopped; a stopped turn closes
+        its own messages, not the next conversation's: ``turn_over`` waits for its last events)."""
         self.stop()
         self.turns = []
         self.memory.summaries = []
+
+    async def turn_over(self) -> None:
+        """Return once no turn runs and the last one has reported its end (``TurnFinished``)."""
+        await self._turn_over.wait()
 
     # ----- stopping --------------------------------------------------------------------------
 
@@ -197,7 +204,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         attached = tuple(replace(a, text=redact(a.text), uri=redact(a.uri), name=redact(a.name)) for a in attachments)
         self.turns.append([{"role": "user", "content": user_content(prompt, attached)}])
         sink(TurnStarted(prompt, attached))
-        state = TurnState(self.redactor)
+        state = TurnState(self.redactor, self.turns[-1])
         return await self._supervise(state, sink, self._turn(state, sink))
 
     async def continue_turn(self, pending: list[tuple[PlannedCall, Recorded]], sink: AgentSink) -> TurnEnd:
@@ -210,7 +217,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         run again only on the user's explicit yes, else the model is told it may
         or may not have run. Then the turn goes on as usual.
         """
-        state = TurnState(self.redactor)
+        state = TurnState(self.redactor, self.turns[-1])
         state.calls = [call for call, _ in pending]
         state.open_calls = list(state.calls)
         state.recorded = {call.id: recorded for call, recorded in pending}
@@ -218,6 +225,14 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         return await self._supervise(state, sink, self._turn(state, sink, resume=True))
 
     async def _supervise(self, state: TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]) -> TurnEnd:
+        self._turn_over.clear()
+        try:
+            return await self._run_to_end(state, sink, work)
+        finally:
+            self._turn_over.set()
+
+    async def _run_to_end(self, state: TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]) -> TurnEnd:
+        """Run ``work``; a stop, an engine error or our caller's cancelling closes the turn's record."""
         self._context_used = None
         self._running = asyncio.ensure_future(work)
         try:
@@ -242,7 +257,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         return end
 
     async def _turn(self, state: TurnState, sink: AgentSink, *, resume: bool = False) -> TurnEnd:
-        turn = self.turns[-1]
+        turn = state.turn
         if resume:
             stop_turn = await self._decide_and_run(state, sink)
             state.clear_calls()
@@ -445,7 +460,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self._append_tool_messages(state, sink)
 
     def _append_tool_messages(self, state: TurnState, sink: AgentSink) -> None:
-        turn = self.turns[-1]
+        turn = state.turn
         while state.open_calls and state.open_calls[0].id in state.outcomes:
             call = state.open_calls.pop(0)
             outcome = state.outcomes[call.id]
@@ -461,7 +476,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
     def _close_stopped(self, state: TurnState, sink: AgentSink) -> None:
         """After a stop: keep the partial answer, and end every open call (a running one is
         cancelled at its server by then) with its outcome, reported and as a tool message."""
-        turn = self.turns[-1]
+        turn = state.turn
         calls = state.calls + state.malformed
         if not state.reply_recorded:
             self._flush_reply(state, sink)

@@ -465,7 +465,13 @@ class ChatApp(
         self.push_screen(TextScreen("Keys", help_text()))
 
     async def action_clear_chat(self) -> None:
+        """Start a new conversation: a running turn is stopped (its calls cancelled) and recorded in
+        the old one's file; the prompts still waiting, shown in the chat cleared, are dropped."""
+        self._queue.clear()
+        self.status_bar.waiting = 0
+        self._resume_pending = []
         self.agent.clear()
+        await self.agent.turn_over()  # the stopped turn's last events go to the old conversation's file
         self.status_bar.summarised = 0
         self.reply.drop()  # first: the stopped turn's last text must not go to a reply being removed
         await self.chat.clear()

@@ -167,6 +167,7 @@ class ConversationActions:
 
     async def _replace_conversation(self, path: Path, transcript: Transcript) -> bool:
         self.agent.stop()
+        await self.agent.turn_over()  # a stopped turn's last events go to its own file, not the new one
         self._detach_saver()
         await self.chat.clear()
         self.calls_table.clear()

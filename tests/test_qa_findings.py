@@ -26,8 +26,11 @@ from mcp_chat_tui.transcript import (
 from mcp_chat_tui.transcript.store import describe
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from mcp_chat_tui.ui.transcript_view import CUT_SHORT_NOTE
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import wait_until
+from tests.scripted_endpoint import ScriptedEndpoint
+from tests.test_oneshot import demo_servers, run_cli
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
 
 TOP = Path(__file__).resolve().parent.parent
@@ -38,52 +41,70 @@ def user_dirs_env(dirs: Path) -> dict[str, str]:
     return dict(os.environ, **{f"MCP_CHAT_TUI_{k}_DIR": str(dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a file that ends with a tool result and no reply (the app was killed right after the result) "
-    "is resumed as a finished turn: the model never answers the result and nothing says so "
-    "(Transcript.pending_proposals only looks for proposals without a result; "
-    "ui/conversation_actions.py _show_transcript)",
-)
-async def test_a_file_ending_with_a_result_and_no_reply_lets_the_model_answer_it(tmp_path):
-    killed_after_result = Transcript(
+def killed_after_result(end: str | None) -> Transcript:
+    """A conversation whose app was killed right after a call's result, before the model answered it."""
+    exchange = Exchange(
+        "what is 12 * 7?",
+        "demo model",
         [
-            Exchange(
-                "what is 12 * 7?",
-                "demo model",
-                [
-                    Step(
-                        proposals=[
-                            Proposal(
-                                CALC, "yo", ToolResult("calculator", "call_1", "done", "12 * 7 = 84", "demo", 0.01)
-                            )
-                        ]
-                    )
-                ],
+            Step(
+                proposals=[
+                    Proposal(CALC, "yo", ToolResult("calculator", "call_1", "done", "12 * 7 = 84", "demo", 0.01))
+                ]
             )
-        ]
+        ],
     )
+    exchange.end = end
+    return Transcript([exchange])
+
+
+# end None: a file written before replies were marked "unfinished" while under way; "unfinished": one written now.
+@pytest.mark.parametrize("end", [None, "unfinished"])
+async def test_a_file_ending_with_a_result_and_no_reply_lets_the_model_answer_it(tmp_path, end):
     path = tmp_path / "after-result.md"
-    path.write_text(render(killed_after_result), encoding="utf-8")
+    path.write_text(render(killed_after_result(end)), encoding="utf-8")
     engine = ScriptedEngine(["It is 84."])
     app = make_app(engine, transcript_file=path, transcript=parse(path.read_text()))
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await wait_for(pilot, lambda: "It is 84." in chat_text(app), timeout=10, what="the model's answer")
         await wait_turn_done(pilot, app)
+        assert CUT_SHORT_NOTE not in chat_text(app), "the reply that went on is said to be cut short"
     assert app.hub.status("demo").call_count == 0, "the call the file finished was run again"
     prompt = engine.prompts[0]
     assert prompt[-1] == {"role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": "12 * 7 = 84"}
-    assert parse(read_transcript_text(path)).exchanges[0].steps[-1].text == "It is 84."
+    [exchange] = parse(read_transcript_text(path)).exchanges
+    assert exchange.steps[-1].text == "It is 84." and exchange.end is None, "the answered reply is not finished"
+    assert [p.call_id for step in exchange.steps for p in step.proposals] == ["call_1"], "the call was run again"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a reply cut by SIGKILL while it streams is saved exactly like a finished one, so the resumed "
-    "conversation shows the cut text as the model's whole answer (transcript/recorder.py writes no "
-    "'still streaming' mark that loading could turn into 'cut short')",
-)
-def test_a_reply_cut_by_sigkill_is_saved_as_not_finished(tmp_path, isolated_user_dirs):
+def test_plain_mode_lets_the_model_answer_a_result_the_file_ends_with(tmp_path, isolated_user_dirs):
+    path = tmp_path / "after-result.md"
+    path.write_text(render(killed_after_result("unfinished")), encoding="utf-8")
+    with ScriptedEndpoint(["It is 84."]) as endpoint:
+        result = run_cli(
+            *("--endpoint", endpoint.url, "scripted", "--mcp-config", str(demo_servers(tmp_path)), "--plain"),
+            *("--transcript", str(path)),
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+            stdin="bye\n",
+        )
+    assert result.returncode == 0, result.stderr
+    assert "It is 84." in result.stdout and "cut short" not in result.stdout
+    [request] = endpoint.requests  # the model answered the result at once; nothing ran again
+    assert request["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "name": "calculator",
+        "content": "12 * 7 = 84",
+    }
+    [exchange] = parse(read_transcript_text(path), path).exchanges
+    [step_with_call, answer] = exchange.steps
+    assert [p.result.content for p in step_with_call.proposals if p.result] == ["12 * 7 = 84"]
+    assert (answer.text, exchange.end) == ("It is 84.", None)
+
+
+async def test_a_reply_cut_by_sigkill_is_saved_as_not_finished(tmp_path, isolated_user_dirs):
     path = tmp_path / "killed.md"
     process = subprocess.Popen(
         [sys.executable, str(TOP / "tests" / "apps" / "slow_reply_plain.py"), str(path), "tell me a long story"],
@@ -106,6 +127,30 @@ def test_a_reply_cut_by_sigkill_is_saved_as_not_finished(tmp_path, isolated_user
     [exchange] = parse(read_transcript_text(path), path).exchanges
     assert "word399" not in exchange.steps[-1].text, "the reply finished before the kill: the test proves nothing"
     assert exchange.end is not None, "the cut reply reads back as a finished answer"
+    assert exchange.cut_short and exchange.end == "unfinished"
+    # The resumed screen says so, under the cut text, and nothing is generated on its own.
+    engine = ScriptedEngine([])
+    app = make_app(engine, transcript_file=path, transcript=parse(read_transcript_text(path), path))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await wait_for(pilot, lambda: CUT_SHORT_NOTE in chat_text(app), what="the cut-short note")
+        assert chat_text(app).index("word10 ") < chat_text(app).index(CUT_SHORT_NOTE)
+    assert engine.prompts == []
+    # So does --plain; the conversation goes on, the next reply ends as finished and the cut one stays cut.
+    with ScriptedEndpoint(["The end."]) as endpoint:
+        result = run_cli(
+            *("--endpoint", endpoint.url, "scripted", "--mcp-config", str(demo_servers(tmp_path)), "--plain"),
+            *("--transcript", str(path)),
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+            stdin="go on\nbye\n",
+        )
+    assert result.returncode == 0, result.stderr
+    assert "[cut short: the app ended before this reply was finished]" in result.stdout
+    [request] = endpoint.requests
+    assert request["messages"][-2]["content"].startswith("word0 word1 ")
+    cut, new = parse(read_transcript_text(path), path).exchanges
+    assert cut.cut_short and (new.user, new.steps[-1].text, new.end) == ("go on", "The end.", None)
 
 
 @pytest.mark.xfail(

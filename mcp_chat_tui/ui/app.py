@@ -29,7 +29,7 @@ from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.commands import is_command
-from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
+from mcp_chat_tui.transcript import Transcript, TranscriptRecorder
 from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.agent_messages import ReplyText
 from mcp_chat_tui.ui.call_store import CallStore
@@ -142,7 +142,7 @@ class ChatApp(
         self.recorder = TranscriptRecorder(transcript)
         self._recording = RecordingSink(self.recorder, self.model_label, self.engine)
         self.agent.checkpoint = self.recorder.persisted  # a call's start is on disk before it goes out
-        self._resume_pending: list[Proposal] = []
+        self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
 
     def _answer_server_requests(self) -> None:
         """The servers' sampling and elicitation requests are asked in dialogs (or allowed, with ``--yes``)."""
@@ -469,7 +469,7 @@ class ChatApp(
         the old one's file; the prompts still waiting, shown in the chat cleared, are dropped."""
         self._queue.clear()
         self.status_bar.waiting = 0
-        self._resume_pending = []
+        self._resume_pending = False
         self.agent.clear()
         await self.agent.turn_over()  # the stopped turn's last events go to the old conversation's file
         self.status_bar.summarised = 0

@@ -89,17 +89,19 @@ class ConversationActions:
         )
         self.agent.load_messages(to_openai_messages(transcript), transcript.summaries())
         self.status_bar.summarised = self.agent.summaries_in_use
-        self._resume_pending = transcript.pending_proposals()
-        # The last reply goes on when the file left calls open.
+        self._resume_pending = transcript.turn_goes_on()
+        # The last reply goes on when the file left calls open, or results the model did not answer yet.
         self.reply.continue_with(last_reply if self._resume_pending else None)
 
     async def _continue_pending(self) -> None:
-        """Finish the calls the file left open. Nothing runs on the file's word alone ("always"
-        choices in it grant nothing either): the agent asks again, or says interrupted."""
-        pending = pending_calls(self._resume_pending, self.hub.find_tool)
-        self._resume_pending = []
+        """Finish the calls the file left open, then let the model answer. Nothing runs on the file's
+        word alone ("always" choices in it grant nothing either): the agent asks again, or says
+        interrupted; a call with a result is never run again."""
+        pending = pending_calls(self.recorder.transcript.pending_proposals(), self.hub.find_tool)
+        self._resume_pending = False
         for call, _ in pending:
             self.call_store.resumed(call)
+        self.recorder.reply_goes_on()
         await self.agent.continue_turn(pending, self._sink)
 
     def compact(self) -> None:

@@ -252,12 +252,18 @@ async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_go
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "sleep for 30 seconds")
+        await send(pilot, "and then this")  # waits behind the turn, shown in the chat being cleared
         await wait_for(
             pilot,
             lambda: any(r.state is CallState.RUNNING for r in app.calls_table.records.values()),
             what="the call running",
         )
         await app.action_clear_chat()
+        await wait_for(
+            pilot,
+            lambda: any("(1 waiting prompt dropped)" in n.message for n in app._notifications),
+            what="the notice that the waiting prompt was dropped",
+        )
         await wait_for(pilot, lambda: not app._turn_running, what="the stopped turn to end")
         [record] = app.calls_table.records.values()
         await wait_for(pilot, lambda: record.state is CallState.CANCELLED, what="the call's row to say cancelled")
@@ -277,3 +283,4 @@ async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_go
     [new] = parse(read_transcript_text(new_file), new_file).exchanges
     assert (new.user, new.steps[-1].text, new.end) == ("hello", "Hello again.", None)
     assert [m["role"] for m in engine.prompts[-1] if m["role"] != "system"] == ["user"]
+    assert len(engine.prompts) == 2, "the prompt waiting when the chat was cleared was run"

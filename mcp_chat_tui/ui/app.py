@@ -466,7 +466,8 @@ class ChatApp(
 
     async def action_clear_chat(self) -> None:
         """Start a new conversation: a running turn is stopped (its calls cancelled) and recorded in
-        the old one's file; the prompts still waiting, shown in the chat cleared, are dropped."""
+        the old one's file; the prompts still waiting, shown in the chat cleared, are dropped (and counted)."""
+        dropped = len(self._queue)
         self._queue.clear()
         self.status_bar.waiting = 0
         self._resume_pending = False
@@ -478,7 +479,8 @@ class ChatApp(
         self.status_bar.context_tokens = 0
         self._detach_saver()
         self.transcript_file = None
-        self.notify("chat cleared: the next prompt starts a new conversation")
+        waiting = f" ({dropped} waiting prompt{'s' if dropped != 1 else ''} dropped)" if dropped else ""
+        self.notify(f"chat cleared{waiting}: the next prompt starts a new conversation")
 
     async def action_quit(self, return_code: int = 0) -> None:
         """Leave: stop the reply, shut every server down, release the model."""

@@ -520,3 +520,18 @@ def test_attachments_reach_the_model_after_the_prompt_and_old_files_read_without
     assert content.startswith("Summarise these notes.\n\n[attached: docs › notes://today (text/plain)]\nbuy milk")
     assert "[attached: docs › images://pixel (image/png, 70 B)]" in content and "summarise" not in content
     assert to_openai_messages(parse("💬: hi\n"))[0]["content"] == "hi"
+
+
+def test_a_reply_reads_as_unfinished_until_it_ends_and_an_empty_answer_to_results_is_kept():
+    recorder = TranscriptRecorder()
+    recorder.user("what is 12 * 7?")
+    recorder.reply_started("m")
+    recorder.proposed({"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}})
+    recorder.chose("c1", "auto")
+    recorder.finished(ToolResult("t", "c1", "done", "84"))
+    under_way = parse(recorder.rendered())
+    assert under_way.exchanges[0].cut_short and under_way.turn_goes_on(), "killed here, the results await an answer"
+    recorder.turn_ended()  # the model answered the results with no text at all
+    answered = parse(recorder.rendered())
+    assert answered.exchanges[0].end is None and not answered.turn_goes_on(), "resuming would ask the model again"
+    assert to_openai_messages(answered)[-1] == {"role": "assistant", "content": ""}

@@ -115,6 +115,8 @@ class TranscriptRecorder:
         if self.transcript.exchanges and self.transcript.exchanges[-1].model is not None:
             exchange = self.transcript.exchanges[-1]
             exchange.end, exchange.error = end, error
+            if end is None and exchange.steps and exchange.steps[-1].proposals:
+                exchange.steps.append(Step())  # the model answered the results with no text: kept, so no answer is due
         self.save()
 
     # ----- saving ----------------------------------------------------------------------------

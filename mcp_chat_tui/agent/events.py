@@ -127,7 +127,10 @@ class AssistantThinking:
 
 @dataclass(frozen=True)
 class CallProposed:
+    """The model asked for ``call``, ``at`` this time (the time the transcript and the sidebar show)."""
+
     call: PlannedCall
+    at: datetime = field(default_factory=datetime.now)
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ class MalformedCall:
     id: str
     raw: str
     reason: str
+    at: datetime = field(default_factory=datetime.now)
 
 
 @dataclass(frozen=True)

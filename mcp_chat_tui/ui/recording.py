@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 
 from mcp_chat_tui.agent.events import (
@@ -64,12 +63,12 @@ class RecordingSink:
 
     @record.register
     def _proposed(self, event: CallProposed) -> None:
-        self.recorder.proposed(wire_call(event.call), datetime.now())
+        self.recorder.proposed(wire_call(event.call), event.at)
 
     @record.register
     def _malformed(self, event: MalformedCall) -> None:
         call = {"id": event.id, "type": "function", "function": {"name": MALFORMED_NAME, "arguments": event.raw}}
-        self.recorder.proposed(call, datetime.now())
+        self.recorder.proposed(call, event.at)
 
     @record.register
     def _decided(self, event: CallDecided) -> None:

@@ -230,3 +230,25 @@ async def test_a_cut_the_file_records_is_marked_at_once_and_sent_as_recorded(tmp
         [sent] = [m for m in engine.prompts[0] if m["role"] == "tool"]
         assert sent["content"] == recut(whole, cut)
         assert sent["content"].startswith(whole[:3000] + "\n\n" + NOTE + "750 of ")
+
+
+def test_on_the_demo_model_a_resumed_cut_result_keeps_the_kv_cache_file_matching(tmp_path, isolated_user_dirs):
+    # The real MLX engine: the demo model reads a long file, cut for it; after a restart the prompt
+    # starts with every token the cache file beside the conversation holds, so only the new ones are
+    # computed (sent whole, the result alone would take five times the context, and be refused).
+    notes = ["buy milk", "call Anna", "fix the login bug", "meeting at 10", "water the plants", "ship version 2"]
+    (tmp_path / "notes.txt").write_text("".join(f"{n}: {notes[n % 6]}\n" for n in range(1500)), encoding="utf-8")
+
+    def ask(prompt: str) -> dict:
+        flags = ("--yes", "--json", "--context-length", "3000", "--transcript", str(tmp_path / "chat.md"))
+        result = run_cli("--demo", "-p", prompt, *flags, cwd=tmp_path, dirs=isolated_user_dirs)
+        assert result.stdout, result.stderr
+        return json.loads(result.stdout)
+
+    first = ask("read notes.txt")
+    assert [c["tool"] for c in first["calls"]][:1] == ["read_file"], first
+    [proposal, *_] = parse(read_transcript_text(tmp_path / "chat.md")).all_proposals()
+    assert proposal.result.cut is not None and proposal.result.content.endswith("1499: ship version 2\n")
+    resumed = ask("what is 12 * 7?")
+    [generation, *_] = resumed["tokens"]["generations"]
+    assert generation["prompt"] < 3000 and generation["prefilled"] < generation["prompt"] * 0.1, generation

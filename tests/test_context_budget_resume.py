@@ -252,3 +252,17 @@ def test_on_the_demo_model_a_resumed_cut_result_keeps_the_kv_cache_file_matching
     resumed = ask("what is 12 * 7?")
     [generation, *_] = resumed["tokens"]["generations"]
     assert generation["prompt"] < 3000 and generation["prefilled"] < generation["prompt"] * 0.1, generation
+
+
+async def test_a_conversation_opened_once_the_model_is_ready_is_fitted_at_once(tmp_path):
+    path = tmp_path / "chat.md"
+    write_transcript(path, read_log_exchange(build_log(LINES)))
+    app = make_app(ScriptedEngine([], context_length=4096), [long_result_config()], policy=ApprovalPolicy("auto"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        assert await app.open_conversation(path)
+        await wait_for(pilot, lambda: len(app.query(ToolCallCard)) == 1, what="the opened call's card")
+        [record] = app.calls_table.records.values()
+        await wait_for(pilot, lambda: record.cut_for_model.startswith("cut for the model: "), what="the cut mark")
+        [tool_message] = [m for m in app.agent.messages if m["role"] == "tool"]
+        assert NOTE in tool_message["content"] and record.content_for_model == build_log(LINES)

@@ -13,6 +13,7 @@ tool call runs, when the model is idle, so waiting would mostly wait on that ser
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -185,7 +186,12 @@ def describe_answered(event: Any) -> str:
     (``event``: a ``ServerRequestAnswered``, or the transcript's ``ServerRequest``, which has its fields)."""
     request, result = event.request, event.result
     if event.kind == "sampling":
-        asked = f"{event.server} asked the model for a reply ({request.get('maxTokens', '?')} tokens at most)"
+        asked = f"{event.server} asked the model for a reply ({request.get('maxTokens', '?')} tokens at most"
+        if "temperature" in request:
+            asked += f", temperature {request['temperature']}"
+        if request.get("stopSequences"):
+            asked += ", stops at " + ", ".join(json.dumps(stop, ensure_ascii=False) for stop in request["stopSequences"])
+        asked += ")"
     elif request.get("mode") == "url":
         if event.answer == "complete":
             return f"📨 {event.server}: the page it asked you to open is done"

@@ -187,10 +187,12 @@ def describe_answered(event: Any) -> str:
     request, result = event.request, event.result
     if event.kind == "sampling":
         asked = f"{event.server} asked the model for a reply ({request.get('maxTokens', '?')} tokens at most"
-        if "temperature" in request:
-            asked += f", temperature {request['temperature']}"
-        if request.get("stopSequences"):
-            asked += ", stops at " + ", ".join(json.dumps(stop, ensure_ascii=False) for stop in request["stopSequences"])
+        if isinstance(request.get("temperature"), (int, float)):
+            asked += f", temperature {request['temperature']:g}"
+        if isinstance(request.get("stopSequences"), list) and request["stopSequences"]:
+            asked += ", stops at " + ", ".join(
+                json.dumps(stop, ensure_ascii=False) for stop in request["stopSequences"]
+            )
         asked += ")"
     elif request.get("mode") == "url":
         if event.answer == "complete":

@@ -27,9 +27,7 @@ class StopSequences:
         if not self.sequences:
             return text
         text = self._held + text
-        first = min(
-            ((text.find(s), s) for s in self.sequences if s in text), default=None, key=lambda found: found[0]
-        )
+        first = min(((text.find(s), s) for s in self.sequences if s in text), default=None, key=lambda found: found[0])
         if first is not None:
             self.matched, self._held = first[1], ""
             return text[: first[0]]

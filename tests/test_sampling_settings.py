@@ -86,3 +86,17 @@ def test_with_tools_in_text_a_sampling_request_gets_no_tools_of_the_conversation
     assert "## ask_model" in conversation["messages"][0]["content"]  # the conversation's tools, in text
     assert sampled["messages"] == [{"role": "user", "content": "Say hi"}]
     assert "tools" not in sampled
+
+
+def test_a_refused_sampling_request_is_exit_3_with_why(tmp_path, isolated_user_dirs):
+    """``-p`` without a terminal or --yes refuses the request (a policy's refusal, not a failure): exit 3, as
+    for a denied tool call; the server (2025-11-25: it gets the error and its tool fails) is not at fault."""
+    script = [tool_reply("ask_model", {"prompt": "Say hi"}), "No reply."]
+    with ScriptedEndpoint(script) as endpoint:
+        result = cli(endpoint, tmp_path, isolated_user_dirs, "-p", "ask", "--json")
+    assert result.returncode == 3, result.stderr
+    report = json.loads(result.stdout)
+    assert report["exit_code"] == 3 and report["answer"] == "No reply."
+    assert report["requests"] == [{"server": "sampler", "kind": "sampling", "answer": "refused"}]
+    assert "there was no one to ask (no terminal); --yes lets the model answer" in report["calls"][0]["error"]
+    assert len(endpoint.requests) == 2  # the model was never sampled

@@ -33,6 +33,11 @@ class ConsoleAsker:
         self.console = console
         self.reader = reader
 
+    @property
+    def nobody_to_ask(self) -> bool:
+        """No terminal to ask (``-p`` in a pipe): a request is refused, not rejected by a person."""
+        return self.reader is None
+
     async def _line(self, question: str) -> str | None:
         self.console.print(Text(question, style="bold"), end="")
         return await self.reader.read()

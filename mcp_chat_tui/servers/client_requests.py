@@ -26,6 +26,7 @@ from mcp_types import (
 )
 
 DEFAULT_SAMPLING_PER_MINUTE = 10
+USER_REJECTED = -1  # the spec's code for a sampling request the user rejected (or a policy refused)
 RATE_WINDOW_SECONDS = 60.0
 NO_ONE_TO_SAMPLE = "sampling refused: mcp-chat-tui has no one to approve the request here"
 

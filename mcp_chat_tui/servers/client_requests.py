@@ -121,7 +121,7 @@ class RequestDesk:
         if refused is not None:
             status.samples_refused += 1
             changed()
-            return ErrorData(code=mcp_types.INVALID_REQUEST, message=refused)
+            return ErrorData(code=USER_REJECTED, message=refused)  # the user's limit refuses it, as the user would
         changed()
         try:
             return await self.handler.sample(status.name, self._redacted(params))

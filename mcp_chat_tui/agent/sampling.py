@@ -157,7 +157,7 @@ async def generate(engine: Engine, params: CreateMessageRequestParams) -> Sample
             elif isinstance(event, Done):
                 reply.stop_reason = STOP_REASONS.get(event.finish_reason, reply.stop_reason)
                 break
-            if pieces >= params.max_tokens:
+            if pieces > params.max_tokens:  # an engine that does not keep to the request's maxTokens
                 reply.stop_reason = "maxTokens"
                 break
     finally:

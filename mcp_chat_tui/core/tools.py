@@ -157,6 +157,7 @@ class FailureKind(str, Enum):
     CRASHED = "crashed"
     NOT_READY = "not_ready"
     PROTOCOL_ERROR = "protocol_error"
+    REFUSED = "refused"  # the call ended because the client (the user, or a policy) refused what its server asked
     UNKNOWN_TOOL = "unknown_tool"
 
 

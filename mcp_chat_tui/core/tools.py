@@ -47,9 +47,10 @@ class CutForModel:
         if not isinstance(value, dict):
             return None
         figures = [value.get(key) for key in ("kept_chars", "kept_tokens", "total_tokens")]
-        if not all(isinstance(f, int) and not isinstance(f, bool) and f >= 0 for f in figures):
+        counts = [f for f in figures if isinstance(f, int) and not isinstance(f, bool) and f >= 0]
+        if len(counts) != len(figures):
             return None
-        kept_chars, kept_tokens, total_tokens = figures
+        kept_chars, kept_tokens, total_tokens = counts
         if kept_chars > content_chars or kept_tokens > total_tokens:
             return None
         return cls(kept_chars, kept_tokens, total_tokens)

@@ -47,10 +47,12 @@ def assert_whole_keys(app) -> None:
 
 
 def assert_listed_in_help(app) -> None:
-    """A key the footer leaves out (or shows) is in F1's list, under the same key and words."""
-    listed = help_text().plain
+    """A key the footer leaves out (or shows) is in F1's list, under the same key and its words (F1
+    writes a key's tooltip, the longer words, where it has one)."""
+    listed = help_text().plain.lower()
     for key in footer_keys(app, shown=False) + footer_keys(app, shown=True):
-        assert f"  {key.key_display} " in listed and key.description.lower() in listed.lower(), key.key_display
+        words = [str(said).lower() for said in (key.description, key.tooltip) if said]
+        assert f"  {key.key_display.lower()} " in listed and any(w in listed for w in words), key.key_display
 
 
 @pytest.mark.parametrize("size", [(80, 24), (60, 16)], ids=lambda size: f"{size[0]}x{size[1]}")
@@ -78,3 +80,18 @@ async def test_the_footer_fits_again_when_the_terminal_is_resized():
         await pilot.resize_terminal(80, 24)
         await wait_for(pilot, lambda: labels(app) == SHOWN[(80, 24)]["f4"], what="the 80-column footer")
         assert_whole_keys(app)
+
+
+async def test_the_footer_says_what_esc_does_while_the_completion_list_is_open():
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot, app)
+        app.query_one("#prompt").focus()
+        await pilot.press("/")
+        await wait_for(pilot, lambda: "Esc Close list" in labels(app), what="Esc closing the list, in the footer")
+        assert "Esc Stop" not in labels(app)
+        assert_whole_keys(app)
+        assert_listed_in_help(app)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "Esc Stop" in labels(app), what="Esc stopping again, in the footer")
+        assert "Esc Close list" not in labels(app) and app.query_one("#prompt").value == "/"

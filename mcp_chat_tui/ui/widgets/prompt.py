@@ -20,7 +20,9 @@ class PromptInput(Input):
         Binding("up", "history(-1)", "Earlier prompt", show=False, id="prompt.earlier"),
         Binding("down", "history(1)", "Later prompt", show=False, id="prompt.later"),
         Binding("tab", "choose", "Take the / or @ entry", show=False, id="prompt.complete"),
-        Binding("escape", "close_menu", "Close the / or @ list", show=False, id="prompt.close_completion"),
+        Binding(
+            "escape", "close_menu", "Close list", tooltip="Close the / or @ list", id="prompt.close_completion"
+        ),  # in the footer while the list is open: Esc does not stop then
     ]
 
     class Chosen(Message):

@@ -108,12 +108,6 @@ def test_a_reply_cut_by_sigkill_is_saved_as_not_finished(tmp_path, isolated_user
     assert exchange.end is not None, "the cut reply reads back as a finished answer"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="transcript/store.py describe() strips only '[]' from the first reply's header, so a reply "
-    'stopped with Esc (🤖:[model] {"end": "stopped"}) lists its model as \'model] {"end": "stopped"}\' '
-    "on the resume screen (so does any reply with non-default settings, whose header carries them)",
-)
 def test_the_resume_list_names_the_model_of_a_conversation_whose_first_reply_was_stopped(tmp_path):
     stopped = Transcript([Exchange("tell me a story", "demo model", [Step(text="Once upon")])])
     stopped.exchanges[0].end = "stopped"
@@ -121,6 +115,21 @@ def test_the_resume_list_names_the_model_of_a_conversation_whose_first_reply_was
     path.write_text(render(stopped), encoding="utf-8")
     assert '{"end": "stopped"}' in path.read_text(encoding="utf-8"), "the file does not record the stop"
     assert describe(path).model == "demo model"
+
+
+@pytest.mark.parametrize(
+    ("model", "settings", "in_file"),
+    [
+        ("demo model", {"temperature": 0.7, "seed": 1}, '{"settings": {"temperature": 0.7, "seed": 1}}'),
+        ("lab[v2] model", {}, r"[lab[v2\] model]"),
+    ],
+)
+def test_the_resume_list_names_the_model_of_a_reply_with_settings_or_brackets(tmp_path, model, settings, in_file):
+    exchange = Exchange("tell me a story", model, [Step(text="Once upon")], settings=settings)
+    path = tmp_path / "reply.md"
+    path.write_text(render(Transcript([exchange])), encoding="utf-8")
+    assert in_file in path.read_text(encoding="utf-8"), "the header is not the one this test is about"
+    assert describe(path).model == model
 
 
 @pytest.mark.xfail(

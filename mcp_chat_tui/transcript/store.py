@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from mcp_chat_tui.core.paths import PROMPT_CACHE_SUFFIX, user_data_dir
-from mcp_chat_tui.transcript.format import TranscriptError
+from mcp_chat_tui.transcript.format import TranscriptError, reply_model
 from mcp_chat_tui.transcript.lock import TranscriptLock
 from mcp_chat_tui.transcript.markers import ASSISTANT, USER, unescape_line
 
@@ -274,7 +274,7 @@ def describe(path: Path) -> SavedConversation:
                 if not first_question and line.startswith(USER):
                     first_question = unescape_line(line[len(USER) :].strip())
                 elif not model and line.startswith(ASSISTANT):
-                    model = line[len(ASSISTANT) :].strip().strip("[]")
+                    model = reply_model(line[len(ASSISTANT) :])
                 if first_question and model:
                     break
         modified = datetime.fromtimestamp(path.stat().st_mtime)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.transcript import (
     Exchange,
     Proposal,
@@ -27,7 +28,7 @@ from mcp_chat_tui.transcript.store import describe
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.fakes import ScriptedEngine, call
-from tests.helpers import wait_until
+from tests.helpers import demo_config, wait_until
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
 
 TOP = Path(__file__).resolve().parent.parent
@@ -156,28 +157,35 @@ async def test_a_conversation_that_cannot_be_saved_is_said_once(tmp_path):
     assert len(toasts) == 1, f"{len(toasts)} toasts for one problem: {[n.message for n in toasts]}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ui/screens/approval.py: at 60x16 the arguments come last in the scrolling body and the docked "
-    "keys cover them: the dialog opens showing the tool's description and only the arguments' first line "
-    "('{'), so y approves arguments the user has not seen unless they scroll first",
+WORDY = ServerConfig(name="wordy", type="stdio", command=sys.executable, args=[str(TOP / "tests/servers/wordy_server.py")])
+
+
+@pytest.mark.parametrize(
+    ("server", "tool", "arguments"),
+    [
+        (demo_config(), "calculator", {"expression": "12 * 7"}),
+        (WORDY, "empty_folder", {"folder": "/tmp/scratch"}),  # a destructive tool with a 12-line description
+    ],
+    ids=["calculator", "long-description"],
 )
-async def test_the_approval_dialog_at_60x16_opens_with_the_arguments_in_view():
-    engine = ScriptedEngine([[call("calculator", {"expression": "12 * 7"})], "It is 84."])
-    app = make_app(engine)
+async def test_the_approval_dialog_at_60x16_opens_with_the_arguments_in_view(server, tool, arguments):
+    engine = ScriptedEngine([[call(tool, arguments)], "Done."])
+    app = make_app(engine, [server])
     async with app.run_test(size=(60, 16)) as pilot:
         await wait_ready(pilot, app)
-        await send(pilot, "what is 12 * 7?")
+        await send(pilot, f"use {tool}")
         await wait_for(
             pilot,
             lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#approval-arguments"),
             what="the dialog",
         )
         await pilot.pause()
-        arguments = app.screen.query_one("#approval-arguments").region
+        dialog = app.screen.query_one("#approval-dialog").region
+        shown = app.screen.query_one("#approval-arguments").region.intersection(dialog)
         keys = app.screen.query_one("#approval-keys").region
-    assert arguments.height >= 3, f"the arguments are not all shown: {arguments}"
-    assert arguments.bottom <= keys.y, f"the keys ({keys}) cover the arguments ({arguments})"
+    assert shown.height >= 3, f"the arguments are not all shown: {shown}"
+    assert shown.bottom <= keys.y, f"the keys ({keys}) cover the arguments ({shown})"
+    assert dialog.contains_region(keys), f"the keys ({keys}) are not all on screen ({dialog})"
 
 
 @pytest.mark.xfail(

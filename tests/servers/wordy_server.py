@@ -8,7 +8,9 @@ from mcp_types import ToolAnnotations
 
 server = MCPServer(name="wordy", version="1.0", log_level="WARNING")
 
-DESCRIPTION = "\n".join(f"Paragraph {n} of the manual: what this tool does to the folder it is given." for n in range(12))
+DESCRIPTION = "\n".join(
+    f"Paragraph {n} of the manual: what this tool does to the folder it is given." for n in range(12)
+)
 
 
 @server.tool(description=DESCRIPTION, annotations=ToolAnnotations(destructive_hint=True), structured_output=False)

@@ -157,7 +157,9 @@ async def test_a_conversation_that_cannot_be_saved_is_said_once(tmp_path):
     assert len(toasts) == 1, f"{len(toasts)} toasts for one problem: {[n.message for n in toasts]}"
 
 
-WORDY = ServerConfig(name="wordy", type="stdio", command=sys.executable, args=[str(TOP / "tests/servers/wordy_server.py")])
+WORDY = ServerConfig(
+    name="wordy", type="stdio", command=sys.executable, args=[str(TOP / "tests/servers/wordy_server.py")]
+)
 
 
 @pytest.mark.parametrize(
@@ -188,14 +190,25 @@ async def test_the_approval_dialog_at_60x16_opens_with_the_arguments_in_view(ser
     assert dialog.contains_region(keys), f"the keys ({keys}) are not all on screen ({dialog})"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ui/conversation_actions.py action_export writes over a file that is already at the path typed "
-    "(any file: notes, another conversation, one open in another instance) without asking",
-)
-async def test_export_does_not_write_over_a_file_without_asking(tmp_path):
+async def open_export_dialog(pilot, app, path: Path) -> None:
+    """The export dialog, with ``path`` typed and Enter pressed."""
     from mcp_chat_tui.ui.screens.conversations import ExportScreen
 
+    app.action_export()
+    await wait_for(
+        pilot,
+        lambda: isinstance(app.screen, ExportScreen) and app.screen.query("#export-path"),
+        what="the export dialog",
+    )
+    app.screen.query_one("#export-path").value = str(path)
+    await pilot.press("enter")
+
+
+def export_question(app) -> str:
+    return str(app.screen.query_one("#export-question").render()) if app.screen.query("#export-question") else ""
+
+
+async def test_export_does_not_write_over_a_file_without_asking(tmp_path):
     precious = tmp_path / "notes.md"
     precious.write_text("my own notes\n", encoding="utf-8")
     app = make_app(ScriptedEngine(["Hello."]), transcript_file=tmp_path / "chat.md")
@@ -203,17 +216,62 @@ async def test_export_does_not_write_over_a_file_without_asking(tmp_path):
         await wait_ready(pilot, app)
         await send(pilot, "hi")
         await wait_turn_done(pilot, app)
-        app.action_export()
+        await open_export_dialog(pilot, app, precious)
+        await wait_for(pilot, lambda: "already exists" in export_question(app), what="the question")
+        assert precious.read_text(encoding="utf-8") == "my own notes\n", "the file was replaced without a question"
+        assert str(precious) in export_question(app)
+        await pilot.press("enter")  # the same path again: yes, replace it
         await wait_for(
             pilot,
-            lambda: isinstance(app.screen, ExportScreen) and app.screen.query("#export-path"),
-            what="the export dialog",
+            lambda: any("transcript exported to" in str(n.message) for n in app._notifications),
+            what="the export",
         )
-        app.screen.query_one("#export-path").value = str(precious)
-        await pilot.press("enter")
-        await pilot.pause()
-        await pilot.pause()
-    assert precious.read_text(encoding="utf-8") == "my own notes\n", "the file was replaced without a question"
+    assert parse(read_transcript_text(precious)).exchanges[0].steps[0].text == "Hello."
+
+
+async def test_export_refuses_the_conversations_own_file_and_one_open_in_another_instance(tmp_path):
+    own = tmp_path / "chat.md"
+    held = tmp_path / "held.md"
+    held.write_text("another instance's conversation\n", encoding="utf-8")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from mcp_chat_tui.transcript import TranscriptLock;"
+            "TranscriptLock.acquire(Path(sys.argv[1])); input()",
+            str(held),
+        ],
+        stdin=subprocess.PIPE,
+        cwd=TOP,
+    )
+    try:
+        side_file = tmp_path / ".held.md.lock"  # its holder's process id is written once it is locked
+        assert wait_until(lambda: side_file.exists() and side_file.read_text().strip(), 30), "the file was never held"
+        app = make_app(ScriptedEngine(["Hello."]), transcript_file=own)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_ready(pilot, app)
+            await send(pilot, "hi")
+            await wait_turn_done(pilot, app)
+            saved = own.read_text(encoding="utf-8")
+            await open_export_dialog(pilot, app, own)
+            await wait_for(pilot, lambda: "own file" in export_question(app), what="the refusal")
+            await pilot.press("enter")  # asking twice changes nothing
+            await wait_for(pilot, lambda: "own file" in export_question(app), what="the refusal again")
+            await pilot.press("escape")
+            await open_export_dialog(pilot, app, held)
+            await wait_for(pilot, lambda: "already exists" in export_question(app), what="the question")
+            await pilot.press("enter")
+            await wait_for(
+                pilot,
+                lambda: any(n.title == "export failed" for n in app._notifications),
+                what="the export to refuse the held file",
+            )
+            [failed] = [str(n.message) for n in app._notifications if n.title == "export failed"]
+            assert "open in another mcp-chat-tui" in failed and str(held) in failed, failed
+        assert held.read_text(encoding="utf-8") == "another instance's conversation\n"
+        assert parse(read_transcript_text(own)) == parse(saved)
+    finally:
+        holder.communicate(b"\n", timeout=10)
 
 
 @pytest.mark.xfail(

@@ -83,6 +83,22 @@ def write_bytes_atomically(path: Path, data: bytes, mode: int) -> None:
         raise
 
 
+def write_export(path: Path, text: str, *, replace: bool) -> None:
+    """Write a copy of a conversation at ``path`` (its folder made first).
+
+    A file that exists is replaced only when ``replace`` (else ``FileExistsError``), and never one
+    another running mcp-chat-tui holds (``TranscriptInUse``): its next save would undo the copy.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = TranscriptLock.acquire(path)
+    try:
+        if not replace and os.path.lexists(path):
+            raise FileExistsError(errno.EEXIST, "a file is already there; export again to replace it", str(path))
+        write_atomically(path, text)
+    finally:
+        lock.release()
+
+
 def read_transcript_text(path: Path) -> str:
     """The text of a transcript; a file that is not text (not UTF-8, NUL bytes, a folder) is a
     ``TranscriptError`` naming the line, like any other bad file."""

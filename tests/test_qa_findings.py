@@ -5,9 +5,11 @@ the mark must go)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,7 @@ from mcp_chat_tui.transcript import (
     read_transcript_text,
     render,
 )
-from mcp_chat_tui.transcript.store import describe
+from mcp_chat_tui.transcript.store import AutoSaver, describe, save_problem
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.fakes import ScriptedEngine, call
@@ -133,16 +135,15 @@ def test_the_resume_list_names_the_model_of_a_reply_with_settings_or_brackets(tm
     assert describe(path).model == model
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ui/conversation_actions.py _show_save_problem notifies when the problem text changes, and "
-    "transcript/store.py save_problem puts the random temporary file's name in it: every save and every "
-    "retry (each 2 s) pops a new error toast, which covers the approval dialog at 60x16",
-)
+def a_retry_after(saver: AutoSaver, tried_at: float) -> bool:
+    """The saver tried again since ``tried_at`` (its next retry is planned from its last try)."""
+    return saver._next_retry > tried_at + saver.retry_interval
+
+
 async def test_a_conversation_that_cannot_be_saved_is_said_once(tmp_path):
     # The file's name fits the file system, but its temporary neighbour's (14 characters longer) does not.
     path = tmp_path / ("c" * 245 + ".md")
-    engine = ScriptedEngine([[call("calculator", {"expression": "12 * 7"})], "It is 84."])
+    engine = ScriptedEngine([[call("calculator", {"expression": "12 * 7"})], "It is 84.", "Still 84."])
     app = make_app(engine, transcript_file=path)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -150,11 +151,73 @@ async def test_a_conversation_that_cannot_be_saved_is_said_once(tmp_path):
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
         await pilot.press("y")
         await wait_turn_done(pilot, app)
-        assert app.recorder.saver is not None and not app.recorder.saver.flush(), "the file could be saved"
+        saver = app.recorder.saver
+        assert saver is not None and not saver.flush(), "the file could be saved"
         await wait_for(pilot, lambda: app.status_bar.save_problem, what="the save problem in the status bar")
+        await send(pilot, "and now?")  # more saves that fail the same way
+        await wait_turn_done(pilot, app)
+        assert not saver.flush()
+        now = time.monotonic()
+        await wait_for(pilot, lambda: a_retry_after(saver, now), what="a retry")
         await pilot.pause()
         toasts = [n for n in app._notifications if n.title == "conversation not saved"]
+        assert app.status_bar.save_problem == saver.problem, "the status bar no longer says it"
     assert len(toasts) == 1, f"{len(toasts)} toasts for one problem: {[n.message for n in toasts]}"
+    assert "temporary copy" in toasts[0].message and ".tmp" not in toasts[0].message, toasts[0].message
+
+
+def saver_reporting_to(path: Path, changes: list[str | None]) -> AutoSaver:
+    """An AutoSaver that retries every 10 ms and keeps each change of problem it reports."""
+
+    def changed(error: Exception | None) -> None:
+        changes.append(None if error is None else save_problem(path, error))
+
+    return AutoSaver(path, on_change=changed, retry_interval=0.01)
+
+
+def test_a_saver_that_keeps_failing_says_it_once(tmp_path):
+    path = tmp_path / ("c" * 245 + ".md")  # its temporary neighbour's name is too long
+    changes: list[str | None] = []
+    saver = saver_reporting_to(path, changes)
+    try:
+        saver.save("💬: hi\n")
+        now = time.monotonic()
+        assert wait_until(lambda: a_retry_after(saver, now + 0.2), 10), "the saver did not retry"
+        saver.save("💬: hi again\n")  # a new text fails the same way
+        assert not saver.flush()
+        assert changes == [f"cannot save {path}: File name too long (its temporary copy, written beside it first)"]
+    finally:
+        saver.close()
+
+
+def test_a_saver_says_a_new_reason_and_saving_again_once_each(tmp_path):
+    folder = tmp_path / "conversations"
+    path = folder / "chat.md"
+    changes: list[str | None] = []
+    saver = saver_reporting_to(path, changes)
+    try:
+        saver.save("💬: one\n")
+        assert saver.flush() and changes == []
+        shutil.rmtree(folder)
+        saver.save("💬: two\n")
+        assert not saver.flush()
+        now = time.monotonic()
+        assert wait_until(lambda: a_retry_after(saver, now + 0.1), 10), "the saver did not retry"
+        folder.write_text("a file where the folder was")  # a new reason
+        assert wait_until(lambda: len(changes) == 2, 10), changes
+        now = time.monotonic()
+        assert wait_until(lambda: a_retry_after(saver, now + 0.1), 10), "the saver did not retry"
+        folder.unlink()
+        folder.mkdir()
+        assert wait_until(lambda: saver.saved, 10)
+    finally:
+        saver.close()
+    assert changes == [
+        f"cannot save {path}: its folder no longer exists ({folder})",
+        f"cannot save {path}: Not a directory",
+        None,
+    ]
+    assert path.read_text(encoding="utf-8") == "💬: two\n"
 
 
 WORDY = ServerConfig(

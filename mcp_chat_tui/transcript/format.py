@@ -15,6 +15,7 @@ from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.progress import ToolProgress
+from mcp_chat_tui.core.tools import CutForModel
 from mcp_chat_tui.transcript.markers import (
     ASSISTANT,
     ATTACHMENT,
@@ -177,6 +178,8 @@ def _render_result(result: ToolResult, out: list[str]) -> None:
         meta["structured"] = result.structured
     if result.progress is not None:
         meta["progress"] = result.progress.to_json()
+    if result.cut is not None:
+        meta["cut"] = result.cut.to_json()
     header = f"{RESULT} [{escape_name(result.name)}][{escape_name(result.call_id)}]"
     if meta:
         header += " " + json.dumps(meta, ensure_ascii=False)
@@ -429,6 +432,7 @@ class _Reader:
             parts=self._parts(meta.get("parts")),
             structured=meta["structured"] if isinstance(meta.get("structured"), dict) else None,
             progress=ToolProgress.from_json(meta.get("progress")),
+            cut=CutForModel.from_json(meta.get("cut"), len(content)),
         )
 
     def _result_header(self) -> tuple[str, str, dict[str, Any]]:

@@ -87,7 +87,9 @@ class ConversationActions:
             calls=self.call_store,
             leaving=lambda: self._shut_down,
         )
-        self.agent.load_messages(to_openai_messages(transcript), transcript.summaries())
+        self.agent.load_messages(to_openai_messages(transcript), transcript.summaries(), transcript.cuts_for_model())
+        if self.ready.is_set():  # else once the model is loaded (its context length is known then)
+            self.agent.fit_loaded_results(self._sink)
         self.status_bar.summarised = self.agent.summaries_in_use
         self._resume_pending = transcript.pending_proposals()
         # The last reply goes on when the file left calls open.

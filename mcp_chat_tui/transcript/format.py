@@ -61,6 +61,12 @@ _PROPOSAL_LINE = re.compile(r"^(?:\[([^\]]*)\])?\s*`(.*)`(?:\s*(\{[^`]*\}))?\s*$
 _MODEL = re.compile(r"^\[((?:\\.|[^\]\\])*)\]\s*(\{.*\})?\s*$")
 
 
+def reply_model(header: str) -> str:
+    """The model named by a reply's header (the text after ``🤖:``), without the reply's details."""
+    match = _MODEL.match(header)
+    return unescape_name(match.group(1)) if match else header.strip()
+
+
 def parse(text: str, path: object = "transcript") -> Transcript:
     """Read a transcript; any problem is a ``TranscriptError`` naming the line."""
     return _Reader(text, path).read()
@@ -137,7 +143,7 @@ class _Reader:
             raise self.fail("a second 🤖: in one exchange; expected 💬: before it")
         header = self.lines[self.index][len(ASSISTANT) :]
         match = _MODEL.match(header)
-        exchange.model = unescape_name(match.group(1)) if match else header.strip()
+        exchange.model = reply_model(header)
         if match and match.group(2):
             exchange.take_reply_meta(self._meta(match.group(2), "🤖:[model]"))
         self.index += 1

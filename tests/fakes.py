@@ -38,6 +38,7 @@ class ScriptedEngine:
         self.delay = delay
         self.prompts: list[list[dict]] = []
         self.tools_sent: list[list[dict] | None] = []
+        self.overrides_sent: list = []  # each stream's ReplyOverrides (None: the engine's own settings)
         self.closed_streams = 0
 
     async def load(self, on_progress=None) -> None:
@@ -46,8 +47,9 @@ class ScriptedEngine:
     async def close(self) -> None:
         return None
 
-    async def stream(self, messages, tools=None, *, known_tools=None, aside=False) -> AsyncIterator:
+    async def stream(self, messages, tools=None, *, known_tools=None, aside=False, overrides=None) -> AsyncIterator:
         self.prompts.append(copy.deepcopy(messages))
+        self.overrides_sent.append(overrides)
         self.tools_sent.append(tools)
         reply = self.replies.pop(0) if self.replies else "(no more script)"
         events = [TextDelta(piece) for piece in _words(reply)] if isinstance(reply, str) else list(reply)

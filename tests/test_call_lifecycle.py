@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import sys
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from mcp_chat_tui.agent import ApprovalPolicy
@@ -392,8 +392,17 @@ async def test_a_calls_start_is_on_disk_before_the_call_reaches_its_server(tmp_p
     assert '"server": "ledger"' in seen_by_the_server
 
 
-async def test_a_resumed_conversation_shows_each_call_as_it_was_shown_live(tmp_path):
+async def test_a_resumed_conversation_shows_each_call_as_it_was_shown_live(tmp_path, monkeypatch):
     ledger, path = tmp_path / "ledger.txt", tmp_path / "chat.md"
+
+    class LateClock(datetime):
+        """The app handles each proposal seconds after the model made it (as on a loaded machine)."""
+
+        @classmethod
+        def now(cls, tz=None):
+            return datetime.now(tz) + timedelta(seconds=5)
+
+    monkeypatch.setattr("mcp_chat_tui.ui.call_store.datetime", LateClock)
     ran, denied = (
         call("read", {"path": str(path)}, "call_1"),
         call("append", {"path": str(ledger), "line": "no"}, "call_2"),

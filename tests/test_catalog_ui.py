@@ -46,6 +46,51 @@ async def test_slash_lists_prompts_and_a_chosen_prompt_with_arguments_opens_its_
         assert app.recorder.transcript.exchanges[0].attachments[0].arguments == {"language": "python"}
 
 
+async def test_enter_sends_a_prompt_typed_in_full_without_arguments_and_opens_the_form_of_one_with():
+    engine = ScriptedEngine(["Hello, Ada.", "Milk."])
+    app = make_app(engine, [catalog_config("docs")])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        prompt = app.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press(*"/docs:greet")
+        await wait_for(pilot, lambda: names(app) == ["/docs:greet"], what="/docs:greet offered")
+        await pilot.press("enter")  # typed in full, but it takes a name: its form opens
+        await wait_for(pilot, lambda: isinstance(app.screen, ArgumentsScreen), what="the argument form")
+        await pilot.press(*"Ada", "enter")
+        await wait_turn_done(pilot, app)
+        assert engine.prompts[0][-1]["content"] == "Say hello to Ada."
+        await pilot.press(*"/docs:summarise")
+        await wait_for(pilot, lambda: names(app) == ["/docs:summarise"], what="/docs:summarise offered")
+        await pilot.press("enter")  # typed in full and it takes nothing: one Enter sends it
+        await wait_for(pilot, lambda: len(engine.prompts) == 2, what="the prompt sent on the first Enter")
+        await wait_turn_done(pilot, app)
+        assert engine.prompts[1][-1]["content"].startswith("Summarise these notes.")
+        assert "📎 /docs:summarise" in chat_text(app)
+
+
+async def test_enter_takes_the_entry_when_only_a_prefix_is_typed_and_a_command_typed_whole_comes_first():
+    engine = ScriptedEngine([])
+    app = make_app(engine, [catalog_config("docs")])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await app.hub.call_tool("docs", "add_prompt", {"name": "compact"})  # a server's /docs:compact
+        await wait_for(pilot, lambda: "compact" in [p.name for p in app.hub.prompts()], what="the new prompt")
+        prompt = app.query_one("#prompt", Input)
+        prompt.focus()
+        await pilot.press(*"/summ")
+        await wait_for(pilot, lambda: names(app) == ["/docs:summarise"], what="/docs:summarise offered")
+        await pilot.press("enter")  # a prefix: Enter writes the entry out, nothing is sent
+        await wait_for(pilot, lambda: prompt.value == "/docs:summarise ", what="the entry written out")
+        assert not engine.prompts
+        prompt.value = ""
+        await pilot.press(*"/compact")
+        await wait_for(pilot, lambda: names(app) == ["/compact", "/docs:compact"], what="/compact first")
+        prompt.value = ""
+        await pilot.press(*"/compac")
+        await wait_for(pilot, lambda: names(app) == ["/docs:compact", "/compact"], what="prompts before commands")
+
+
 async def test_a_typed_command_with_its_arguments_sends_at_once_and_an_unknown_one_keeps_the_text():
     engine = ScriptedEngine(["Hello there."])
     app = make_app(engine, [catalog_config("docs")])

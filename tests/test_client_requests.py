@@ -14,6 +14,7 @@ from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
 from mcp_chat_tui.agent.events import ServerRequestAnswered
 from mcp_chat_tui.agent.sampling import ToolUse
 from mcp_chat_tui.config import ServerConfig
+from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.client_requests import NO_ONE_TO_SAMPLE
 from tests.fakes import ScriptedEngine, call
@@ -161,6 +162,7 @@ async def test_a_server_over_its_sampling_limit_is_refused_with_why():
         assert (await hub.call_tool("asking", "summarize", {"text": "x"})).ok
         second = await hub.call_tool("asking", "summarize", {"text": "x"})
     assert not second.ok and "more than 1 time(s) in a minute" in second.for_model()
+    assert second.failure.kind is FailureKind.REFUSED  # the user's limit, not the server's fault (-p: exit 3)
     assert "sampling_per_minute" in second.for_model()
     status = hub.status("asking")
     assert (status.samples_asked, status.samples_refused) == (2, 1)

@@ -39,12 +39,8 @@ def status_text(app) -> str:
 
 
 async def send_compact(pilot) -> None:
-    """Type ``/compact``: Enter takes it from the completion list, a second Enter sends it."""
-    prompt = pilot.app.query_one("#prompt")
+    """Type ``/compact`` and Enter: sent at once, whether the completion list is open on it or not."""
     await send(pilot, "/compact")
-    await wait_for(pilot, lambda: prompt.value in ("/compact ", ""), what="/compact taken from the list")
-    if prompt.value:
-        await pilot.press("enter")
 
 
 async def wait_for_status(pilot, text: str) -> None:
@@ -109,6 +105,25 @@ async def test_compact_summarises_all_but_the_last_exchange_and_says_so(tmp_path
         {"role": "user", "content": "q3"},
     ]
     assert [m["content"] for m in turn_prompts(engine)[-1] if m["role"] == "user"].count("q0") == 0
+
+
+async def test_compact_typed_in_full_is_sent_by_one_enter_with_the_list_open(tmp_path):
+    path = tmp_path / "chat.md"
+    path.write_text(render(answered(("q0", "a0"), ("q1", "a1"), ("q2", "a2"))), encoding="utf-8")
+    engine = ScriptedEngine(["s0", "s1"])
+    app = make_app(engine, settings=Settings(max_turns=5), transcript_file=path, transcript=parse(path.read_text()))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await wait_turn_done(pilot, app)
+        prompt = app.query_one("#prompt")
+        prompt.focus()
+        await pilot.press(*"/compact")
+        menu = app.query_one(CompletionMenu)
+        await wait_for(pilot, lambda: [c.name for c in menu.candidates] == ["/compact"], what="/compact offered")
+        await pilot.press("enter")
+        await wait_for_status(pilot, "📝 2 summarised")
+        assert prompt.value == "" and not menu.is_open
+    assert [e.summary for e in parse(read_transcript_text(path)).exchanges] == ["s0", "s1", None]
 
 
 async def test_a_resumed_file_keeps_its_hand_written_summary_and_gets_the_missing_ones(tmp_path):

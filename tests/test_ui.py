@@ -192,7 +192,7 @@ async def test_help_lists_every_binding():
             "Auto-run tool",
             "Copy",
             "Command palette",
-            "Stop reply",
+            "Stop the reply and its running tool calls, or the summaries being written",
             "Go to the prompt",
         ):
             assert words in body

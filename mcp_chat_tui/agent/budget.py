@@ -6,15 +6,25 @@ prompt and reply the engine last reported and the results added since. It never 
 refused by the engine with the figures). Tokens are counted with the engine's tokenizer where it
 has one (``count_tokens``), else estimated (``engine/context.py``: characters / 4). Only the
 model's copy is cut: the transcript, the card and the detail screen keep the whole result.
+
+A resumed conversation's results follow the same rule. One the file says was cut (``CutForModel``,
+recorded with each cut) is cut so again, to the character, so the model gets the text it got before
+and the KV cache kept beside the file still matches the prompt. Before the model is next sent them
+(``fit_loaded_results``: as soon as the context length is known), the loaded results the prompt
+sends in full (the memory window, and turns whose summary is missing) are fitted in prompt order,
+each to half of what the messages before it leave free (their text counted, as for the first result
+of a resumed turn): a recorded cut that still fits stands, anything longer is cut now, reported and
+recorded. Turns sent as their summary are left whole: the model is not sent them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from mcp_chat_tui.agent.events import AgentSink, GenerationStats, PlannedCall, ResultCut
+from mcp_chat_tui.core.tools import CutForModel
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.context import estimate_tokens
 from mcp_chat_tui.engine.events import Stats
@@ -34,6 +44,7 @@ class Cut:
     text: str
     kept_tokens: int
     total_tokens: int
+    kept_chars: int
 
 
 def cut_label(kept_tokens: int, total_tokens: int) -> str:
@@ -54,7 +65,12 @@ def cut_to_share(text: str, share: int, count: Count) -> Cut | None:
     room = max(share - count(cut_note(len(text), total, len(text), total)), 0)
     kept = _longest_start(text, total, room, count)
     kept_tokens = count(kept)
-    return Cut(kept + cut_note(len(kept), kept_tokens, len(text), total), kept_tokens, total)
+    return Cut(kept + cut_note(len(kept), kept_tokens, len(text), total), kept_tokens, total, len(kept))
+
+
+def recut(text: str, cut: CutForModel) -> str:
+    """``text`` as a recorded cut gave it to the model: the same start and the same note."""
+    return text[: cut.kept_chars] + cut_note(cut.kept_chars, cut.kept_tokens, len(text), cut.total_tokens)
 
 
 def cut_note(kept_chars: int, kept_tokens: int, total_chars: int, total_tokens: int) -> str:
@@ -111,10 +127,54 @@ class ContextBudget:
     """The agent's part that keeps tool results within the context (uses its ``engine`` and ``prompt_messages``)."""
 
     engine: Engine
+    tools: Any  # the agent's ToolProvider
+    turns: list[list[dict[str, Any]]]
     _context_used: int | None  # the prompt's tokens so far: the last reply's figures, then results
+    _loaded_results: dict[int, tuple[dict[str, Any], str]]  # loaded tool messages not fitted yet, and their whole text
 
     def prompt_messages(self) -> list[dict[str, Any]]:
         raise NotImplementedError
+
+    def _load_results(self, cuts: Mapping[str, CutForModel]) -> None:
+        """Note every loaded tool message for ``fit_loaded_results``; one ``cuts`` names is cut so again."""
+        self._loaded_results = {}
+        for message in (message for turn in self.turns for message in turn if message.get("role") == "tool"):
+            whole = message.get("content")
+            if not isinstance(whole, str):
+                continue
+            cut = cuts.get(str(message.get("tool_call_id", "")))
+            if cut is not None and cut.kept_chars < len(whole):
+                message["content"] = recut(whole, cut)
+            self._loaded_results[id(message)] = (message, whole)
+
+    def fit_loaded_results(self, sink: AgentSink) -> None:
+        """Fit the loaded results the prompt sends to their share of the context (see the module's
+        docstring), once the context length is known; each one cut now is reported as ``ResultCut``."""
+        context_length = getattr(self.engine, "context_length", None)
+        if not self._loaded_results or context_length is None:
+            return
+        count = getattr(self.engine, "count_tokens", estimate_tokens)
+        loaded, self._loaded_results = self._loaded_results, {}
+        used = 0
+        for message in self.prompt_messages():
+            if (entry := loaded.get(id(message))) is not None:
+                message["content"] = self._fit_loaded(
+                    message, entry[1], result_share(context_length, used), count, sink
+                )
+            used += count(str(message.get("content") or ""))
+
+    def _fit_loaded(self, message: dict[str, Any], whole: str, share: int, count: Count, sink: AgentSink) -> str:
+        """One loaded result as the model gets it: its recorded cut while that fits ``share``, else cut to it."""
+        sent = str(message.get("content") or "")
+        if sent != whole and count(sent) <= share:
+            return sent
+        cut = cut_to_share(whole, share, count)
+        if cut is None:
+            return whole
+        name = str(message.get("name", ""))
+        call = PlannedCall(str(message.get("tool_call_id", "")), name, {}, self.tools.find_tool(name))
+        sink(ResultCut(call, cut.kept_tokens, cut.total_tokens, cut.kept_chars))
+        return cut.text
 
     def _report_stats(self, stats: Stats, sink: AgentSink) -> None:
         """A reply's figures, with the context length; they tell the budget how full the context is."""
@@ -133,7 +193,7 @@ class ContextBudget:
             self._context_used = sum(count(str(message.get("content") or "")) for message in self.prompt_messages())
         cut = cut_to_share(content, result_share(context_length, self._context_used), count)
         if cut is not None:
-            sink(ResultCut(call, cut.kept_tokens, cut.total_tokens))
+            sink(ResultCut(call, cut.kept_tokens, cut.total_tokens, cut.kept_chars))
             content = cut.text
         self._context_used += count(content)
         return content

@@ -13,6 +13,7 @@ tool call runs, when the model is idle, so waiting would mostly wait on that ser
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -29,11 +30,11 @@ from mcp_chat_tui.agent.events import AgentSink, ServerRequestAnswered
 from mcp_chat_tui.agent.sampling import ToolUse, generate, request_record, result_record, sampling_result
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.engine.base import Engine
-from mcp_chat_tui.servers.client_requests import ElicitationAnswer, SamplingAnswer
+from mcp_chat_tui.servers.client_requests import USER_REJECTED, ElicitationAnswer, SamplingAnswer
 from mcp_chat_tui.servers.elicit_form import FormField, form_fields, redacted_values
 
-USER_REJECTED = -1  # the spec's code for a sampling request the user rejected
 BUSY_MESSAGE = "sampling refused: the model is busy writing the user's reply; ask again when that reply is done"
+NOBODY_MESSAGE = "sampling refused: there was no one to ask (no terminal); --yes lets the model answer"
 
 
 class Asker(Protocol):
@@ -46,6 +47,9 @@ class Asker(Protocol):
         ...
 
     async def approve_tool_use(self, server: str, use: ToolUse) -> bool: ...
+
+    # An asker may also have ``nobody_to_ask``: True when its None means no one was there to answer
+    # (``-p`` in a pipe), so the request is recorded as refused, not as the user's rejection.
 
     async def review_sample(self, server: str, text: str, tool_uses: list[ToolUse]) -> str | None:
         """The answer to send (edited or not), or None when the user rejects it."""
@@ -91,6 +95,8 @@ class AskingClientRequests:
         async with self._one_at_a_time:
             edited = await self.asker.approve_sampling(server, params)
             if edited is None:
+                if getattr(self.asker, "nobody_to_ask", False):
+                    return self._refused(server, "sampling", asked, NOBODY_MESSAGE)
                 return self._rejected(server, asked, "the user rejected the sampling request")
             answer = "approved" if edited == params else "edited"
             if answer == "edited":
@@ -185,7 +191,14 @@ def describe_answered(event: Any) -> str:
     (``event``: a ``ServerRequestAnswered``, or the transcript's ``ServerRequest``, which has its fields)."""
     request, result = event.request, event.result
     if event.kind == "sampling":
-        asked = f"{event.server} asked the model for a reply ({request.get('maxTokens', '?')} tokens at most)"
+        asked = f"{event.server} asked the model for a reply ({request.get('maxTokens', '?')} tokens at most"
+        if isinstance(request.get("temperature"), (int, float)):
+            asked += f", temperature {request['temperature']:g}"
+        if isinstance(request.get("stopSequences"), list) and request["stopSequences"]:
+            asked += ", stops at " + ", ".join(
+                json.dumps(stop, ensure_ascii=False) for stop in request["stopSequences"]
+            )
+        asked += ")"
     elif request.get("mode") == "url":
         if event.answer == "complete":
             return f"📨 {event.server}: the page it asked you to open is done"

@@ -127,7 +127,10 @@ class AssistantThinking:
 
 @dataclass(frozen=True)
 class CallProposed:
+    """The model asked for ``call``, ``at`` this time (the time the transcript and the sidebar show)."""
+
     call: PlannedCall
+    at: datetime = field(default_factory=datetime.now)
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,7 @@ class MalformedCall:
     id: str
     raw: str
     reason: str
+    at: datetime = field(default_factory=datetime.now)
 
 
 @dataclass(frozen=True)
@@ -199,11 +203,13 @@ class GenerationStats:
 @dataclass(frozen=True)
 class ResultCut:
     """A call's result was longer than its share of the context: the model got its first
-    ``kept_tokens`` of ``total_tokens`` and a note (the transcript keeps it whole)."""
+    ``kept_tokens`` of ``total_tokens`` and a note (the transcript keeps it whole, and these figures).
+    Also reported for a resumed conversation's result, when it is fitted before the model is sent it."""
 
     call: PlannedCall
     kept_tokens: int
     total_tokens: int
+    kept_chars: int = 0  # of the result's text, before the note
 
 
 @dataclass(frozen=True)

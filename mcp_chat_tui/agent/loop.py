@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
@@ -52,7 +52,7 @@ from mcp_chat_tui.agent.turn import (
 from mcp_chat_tui.core.attachments import Attachment, user_content
 from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.redact import Redactor
-from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolSpec
+from mcp_chat_tui.core.tools import CutForModel, FailureKind, ToolCallResult, ToolSpec
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import (
     Done,
@@ -128,6 +128,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self.generating = False  # the model is writing a reply of the user's turn now
         self.checkpoint: Callable[[], Awaitable[None]] | None = None
         self._context_used: int | None = None  # the prompt's tokens so far: the last reply's figures, then results
+        self._loaded_results: dict[int, tuple[dict[str, Any], str]] = {}  # fitted before the model is sent them
 
     # ----- the prompt ------------------------------------------------------------------------
 
@@ -155,9 +156,16 @@ class Agent(CallDecisions, Summarising, ContextBudget):
             return [{"role": "system", "content": system}, *window]
         return window
 
-    def load_messages(self, messages: Sequence[dict[str, Any]], summaries: Sequence[str | None] = ()) -> None:
+    def load_messages(
+        self,
+        messages: Sequence[dict[str, Any]],
+        summaries: Sequence[str | None] = (),
+        cuts: Mapping[str, CutForModel] | None = None,
+    ) -> None:
         """Replace the conversation (e.g. from a transcript); a turn starts at each user message.
-        ``summaries`` are the turns' summaries, in order (None: none yet)."""
+        ``summaries`` are the turns' summaries, in order (None: none yet); ``cuts``, by call id, how
+        results were cut for the model (cut so again). Every loaded result is fitted to the context
+        before the model is next sent it (``fit_loaded_results``, agent/budget.py)."""
         self.turns = []
         for message in messages:
             if message.get("role") == "user" or not self.turns:
@@ -165,6 +173,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
             self.turns[-1].append(dict(message))
         self.memory.summaries = list(summaries)
         self.memory.fit(len(self.turns))
+        self._load_results(cuts or {})
 
     def clear(self) -> None:
         """Forget the conversation (the running turn and summaries are stopped; a stopped turn closes
@@ -172,6 +181,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self.stop()
         self.turns = []
         self.memory.summaries = []
+        self._loaded_results = {}
 
     async def turn_over(self) -> None:
         """Return once no turn runs and the last one has reported its end (``TurnFinished``)."""
@@ -233,6 +243,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
 
     async def _run_to_end(self, state: TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]) -> TurnEnd:
         """Run ``work``; a stop, an engine error or our caller's cancelling closes the turn's record."""
+        self.fit_loaded_results(sink)  # a resumed conversation's results, before the model is sent them
         self._context_used = None
         self._running = asyncio.ensure_future(work)
         try:

@@ -24,6 +24,10 @@ from mcp_types import (
 
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import Done, TextDelta, Throughput, ToolCallMalformed, ToolCallProposed
+from mcp_chat_tui.engine.generation import ReplyOverrides
+from mcp_chat_tui.engine.stops import STOP_SEQUENCE
+
+STOP_REASONS = {"length": "maxTokens", STOP_SEQUENCE: "stopSequence"}  # the engine's finish, as the spec says it
 
 
 @dataclass(frozen=True)
@@ -120,13 +124,23 @@ def offered_tools(params: CreateMessageRequestParams) -> list[dict[str, Any]] | 
     ]
 
 
+def reply_overrides(params: CreateMessageRequestParams) -> ReplyOverrides:
+    """The request's own ``maxTokens``, ``temperature`` and ``stopSequences``, for its one reply."""
+    return ReplyOverrides(
+        max_tokens=params.max_tokens, temperature=params.temperature, stop=tuple(params.stop_sequences or ())
+    )
+
+
 async def generate(engine: Engine, params: CreateMessageRequestParams) -> SampledReply:
-    """One generation for the request, stopped at its ``maxTokens``."""
+    """One generation for the request, with its own ``maxTokens``, ``temperature`` and ``stopSequences``
+    (the engine's settings for the conversation are left as they are)."""
     tools = offered_tools(params)
     known = {tool["function"]["name"] for tool in tools or []}
     reply = SampledReply()
     pieces = 0
-    stream = engine.stream(chat_messages(params), tools, known_tools=known, aside=True)
+    stream = engine.stream(
+        chat_messages(params), tools, known_tools=known, aside=True, overrides=reply_overrides(params)
+    )
     try:
         async for event in stream:
             if isinstance(event, TextDelta):
@@ -141,8 +155,9 @@ async def generate(engine: Engine, params: CreateMessageRequestParams) -> Sample
             elif isinstance(event, Throughput):
                 pieces = max(pieces, event.generated_tokens)
             elif isinstance(event, Done):
+                reply.stop_reason = STOP_REASONS.get(event.finish_reason, reply.stop_reason)
                 break
-            if pieces >= params.max_tokens:
+            if pieces > params.max_tokens:  # an engine that does not keep to the request's maxTokens
                 reply.stop_reason = "maxTokens"
                 break
     finally:
@@ -174,11 +189,41 @@ def request_record(params: CreateMessageRequestParams) -> dict[str, Any]:
         "messages": [{"role": m.role, "text": message_text(m)} for m in params.messages],
         "maxTokens": params.max_tokens,
     }
+    if params.temperature is not None:
+        record["temperature"] = params.temperature
+    if params.stop_sequences:
+        record["stopSequences"] = list(params.stop_sequences)
     if params.system_prompt:
         record["systemPrompt"] = params.system_prompt
     if params.tools:
         record["tools"] = [tool.name for tool in params.tools]
+    if params.include_context and params.include_context != "none":
+        record["includeContext"] = params.include_context
+    hints = model_hints(params)
+    if hints:
+        record["modelHints"] = hints
     return record
+
+
+def model_hints(params: CreateMessageRequestParams) -> list[str]:
+    """The model names the request's ``modelPreferences`` hint at (the app's one model answers all the same)."""
+    preferences = params.model_preferences
+    return [hint.name for hint in (preferences.hints or []) if hint.name] if preferences is not None else []
+
+
+def asked_settings(params: CreateMessageRequestParams) -> list[str]:
+    """What the request asks of its reply, one phrase each, for the approval dialog and ``--plain``."""
+    said = [f"up to {params.max_tokens} tokens"]
+    if params.temperature is not None:
+        said.append(f"temperature {params.temperature:g}")
+    if params.stop_sequences:
+        said.append("stops at " + ", ".join(json.dumps(stop, ensure_ascii=False) for stop in params.stop_sequences))
+    if params.include_context and params.include_context != "none":
+        said.append(f"asks for context {params.include_context} (not given: the request's messages only)")
+    hints = model_hints(params)
+    if hints:
+        said.append(f"prefers models {', '.join(hints)} (your model answers)")
+    return said
 
 
 def result_record(result: CreateMessageResult | CreateMessageResultWithTools) -> dict[str, Any]:

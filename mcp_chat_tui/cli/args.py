@@ -33,8 +33,8 @@ files:
   config.toml  --config, else $MCP_CHAT_TUI_CONFIG, else the user config directory
 
 exit codes: 0 answered (or ok), 1 the engine or a server failed, 2 a bad command line,
-  configuration or prompt, 3 a tool call was denied, timed out or stopped (the answer
-  may be incomplete), 130 Ctrl+C, 143 SIGTERM
+  configuration or prompt, 3 a tool call was denied, timed out or stopped, or a server's
+  request was refused (the answer may be incomplete), 130 Ctrl+C, 143 SIGTERM
 """
 
 

@@ -17,7 +17,7 @@ from rich.text import Text
 from mcp_chat_tui.agent import Agent
 from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
 from mcp_chat_tui.agent.events import AgentSink
-from mcp_chat_tui.agent.sampling import ToolUse, editable, message_text, with_edits
+from mcp_chat_tui.agent.sampling import ToolUse, asked_settings, editable, message_text, with_edits
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.servers.elicit_form import FormField
 
@@ -32,6 +32,11 @@ class ConsoleAsker:
     def __init__(self, console: Console, reader: Any) -> None:
         self.console = console
         self.reader = reader
+
+    @property
+    def nobody_to_ask(self) -> bool:
+        """No terminal to ask (``-p`` in a pipe): a request is refused, not rejected by a person."""
+        return self.reader is None
 
     async def _line(self, question: str) -> str | None:
         self.console.print(Text(question, style="bold"), end="")
@@ -58,7 +63,7 @@ class ConsoleAsker:
             self._nobody(f"sampling request of {server} refused (use --yes to let the model answer)")
             return None
         parts: list[Any] = [
-            literal(f"Server {server} asks the model for a reply (up to {params.max_tokens} tokens)", "bold")
+            literal(f"Server {server} asks the model for a reply ({'; '.join(asked_settings(params))})", "bold")
         ]
         if params.system_prompt:
             parts.append(literal(f"system: {params.system_prompt}", "dim"))

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from mcp_chat_tui.agent import Agent
+from mcp_chat_tui.agent.budget import cut_label
 from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import AgentEvent
 from mcp_chat_tui.agent.summaries import is_compact_command
@@ -78,6 +79,9 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
                 progress = proposal.result.progress if proposal.result else None
                 if progress is not None:
                     status += f" (last progress {progress.describe()})"
+                cut = proposal.result.cut if proposal.result else None
+                if cut is not None:
+                    status += f" (✂ {cut_label(cut.kept_tokens, cut.total_tokens)})"
                 console.print(literal(f"  ⚙ {proposal.name} {pretty_json(proposal.arguments)} → {status}", "dim"))
             for request in step.requests:
                 console.print(literal(f"  {describe_answered(request)}", "dim"))
@@ -245,9 +249,11 @@ async def _resume(
 ) -> None:
     """Show the resumed conversation, give it to the model, and continue its calls that were left open."""
     print_loaded(console, recorder.transcript)
-    agent.load_messages(to_openai_messages(recorder.transcript), recorder.transcript.summaries())
-    if recorder.transcript.turn_goes_on():  # calls left open, or results the model did not answer yet
-        pending = pending_calls(recorder.transcript.pending_proposals(), agent.tools.find_tool)
+    transcript = recorder.transcript
+    agent.load_messages(to_openai_messages(transcript), transcript.summaries(), transcript.cuts_for_model())
+    agent.fit_loaded_results(sink)  # cut now are said here (✂); the file's own cuts are in the lines above
+    if transcript.turn_goes_on():  # calls left open, or results the model did not answer yet
+        pending = pending_calls(transcript.pending_proposals(), agent.tools.find_tool)
         recorder.reply_goes_on()
         await agent.continue_turn(pending, sink)
     await agent.write_summaries(sink)  # the ones the file lacks, for the exchanges outside the window

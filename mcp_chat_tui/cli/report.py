@@ -7,7 +7,8 @@ Exit codes, for every mode (``exit_code_for`` decides them for a turn):
 - 1: the engine or a server failed;
 - 2: bad input (the command line, a configuration file, an empty prompt);
 - 3: a tool call was denied, timed out, was stopped or was interrupted (a resumed conversation's
-  call that may or may not have run), so the answer may be incomplete;
+  call that may or may not have run), or a server's request (a sample of the model, a form, a URL)
+  was rejected, refused or declined, so the answer may be incomplete;
 - 130: Ctrl+C; 143: SIGTERM.
 """
 
@@ -30,6 +31,7 @@ from mcp_chat_tui.agent.events import (
     CallStatus,
     GenerationStats,
     MalformedCall,
+    ServerRequestAnswered,
     TurnEnd,
     TurnFinished,
     TurnStarted,
@@ -49,6 +51,7 @@ class ExitCode(IntEnum):
 
 INCOMPLETE_STATUSES = {CallStatus.DENIED, CallStatus.CANCELLED, CallStatus.TIMEOUT, CallStatus.INTERRUPTED}
 SERVER_FAILURES = {FailureKind.CRASHED, FailureKind.NOT_READY, FailureKind.PROTOCOL_ERROR}
+REFUSED_ANSWERS = {"rejected", "refused", "decline", "cancel"}  # a server's request the run did not grant
 
 
 @dataclass
@@ -67,7 +70,10 @@ class CallReport:
 
     @property
     def incomplete(self) -> bool:
-        return self.finished is None or self.finished.status in INCOMPLETE_STATUSES
+        if self.finished is None or self.finished.status in INCOMPLETE_STATUSES:
+            return True
+        failure = self.finished.result.failure if self.finished.result is not None else None
+        return failure is not None and failure.kind is FailureKind.REFUSED
 
     def to_json(self) -> dict[str, Any]:
         finished = self.finished
@@ -93,12 +99,13 @@ class CallReport:
         return entry
 
 
-def exit_code_for(end: TurnEnd | None, calls: Iterable[CallReport]) -> ExitCode:
-    """How a turn ended, as an exit code: failure beats an incomplete answer, which beats an answer."""
+def exit_code_for(end: TurnEnd | None, calls: Iterable[CallReport], requests_refused: int = 0) -> ExitCode:
+    """How a turn ended, as an exit code: failure beats an incomplete answer, which beats an answer;
+    ``requests_refused``: the servers' requests the run did not grant (a refusal, not a failure)."""
     calls = list(calls)
     if end is None or end is TurnEnd.ERROR or any(call.server_failed for call in calls):
         return ExitCode.FAILURE
-    if end is TurnEnd.STOPPED or any(call.incomplete for call in calls):
+    if end is TurnEnd.STOPPED or requests_refused or any(call.incomplete for call in calls):
         return ExitCode.INCOMPLETE
     return ExitCode.ANSWERED
 
@@ -119,6 +126,7 @@ class OneShotReport:
         self.end: TurnEnd | None = None
         self.calls: dict[str, CallReport] = {}
         self.generations: list[Stats] = []
+        self.requests: list[ServerRequestAnswered] = []  # what the servers asked during the turn, and the answers
         self.transcript: str | None = None
         self.save_error: str | None = None  # why the conversation could not be saved (then exit 1)
         self._held = ""
@@ -152,6 +160,8 @@ class OneShotReport:
             self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call))).finished = event
         elif isinstance(event, GenerationStats):
             self.generations.append(event.stats)
+        elif isinstance(event, ServerRequestAnswered):
+            self.requests.append(event)
         elif isinstance(event, TurnFinished):
             self.end, self.error = event.end, event.error
             self.answer, self._held = self._held, ""
@@ -159,7 +169,8 @@ class OneShotReport:
     @property
     def turn_exit_code(self) -> ExitCode:
         """How the turn itself ended."""
-        return exit_code_for(self.end, self.calls.values())
+        refused = sum(request.answer in REFUSED_ANSWERS for request in self.requests)
+        return exit_code_for(self.end, self.calls.values(), refused)
 
     @property
     def exit_code(self) -> ExitCode:
@@ -194,6 +205,9 @@ class OneShotReport:
             "error": self.error or None,
             "exit_code": int(self.exit_code),
             "calls": [call.to_json() for call in self.calls.values()],
+            "requests": [
+                {"server": request.server, "kind": request.kind, "answer": request.answer} for request in self.requests
+            ],
             "tokens": self.tokens(),
             "transcript": self.transcript,
             "save_error": self.save_error,
@@ -218,6 +232,7 @@ def failure_json(prompt: str, message: str, code: int) -> str:
             "error": message,
             "exit_code": code,
             "calls": [],
+            "requests": [],
             "tokens": None,
             "transcript": None,
             "save_error": None,

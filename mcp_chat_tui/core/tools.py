@@ -28,6 +28,35 @@ _NAME_UNSAFE_RUN = re.compile(r"[^A-Za-z0-9_-]+")
 
 
 @dataclass(frozen=True)
+class CutForModel:
+    """How a result was cut for the model: its first ``kept_chars`` characters (``kept_tokens``
+    tokens) of ``total_tokens``, then a note (agent/budget.py); the transcript keeps these figures so
+    a resumed conversation sends the model the same text again."""
+
+    kept_chars: int
+    kept_tokens: int
+    total_tokens: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"kept_chars": self.kept_chars, "kept_tokens": self.kept_tokens, "total_tokens": self.total_tokens}
+
+    @classmethod
+    def from_json(cls, value: object, content_chars: int) -> CutForModel | None:
+        """The figures a file holds for a result of ``content_chars`` characters; None when they are
+        missing or make no sense (the budget then decides again)."""
+        if not isinstance(value, dict):
+            return None
+        figures = [value.get(key) for key in ("kept_chars", "kept_tokens", "total_tokens")]
+        counts = [f for f in figures if isinstance(f, int) and not isinstance(f, bool) and f >= 0]
+        if len(counts) != len(figures):
+            return None
+        kept_chars, kept_tokens, total_tokens = counts
+        if kept_chars > content_chars or kept_tokens > total_tokens:
+            return None
+        return cls(kept_chars, kept_tokens, total_tokens)
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     """One tool of one server, as listed by ``tools/list``."""
 
@@ -129,6 +158,7 @@ class FailureKind(str, Enum):
     CRASHED = "crashed"
     NOT_READY = "not_ready"
     PROTOCOL_ERROR = "protocol_error"
+    REFUSED = "refused"  # the call ended because the client (the user, or a policy) refused what its server asked
     UNKNOWN_TOOL = "unknown_tool"
 
 

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Protocol, runtime_checkable
 
 from mcp_chat_tui.engine.events import EngineEvent, LoadProgress
+from mcp_chat_tui.engine.generation import ReplyOverrides
 
 
 @runtime_checkable
@@ -20,7 +21,10 @@ class Engine(Protocol):
     ``aclose()`` it or cancel the task: generation stops within one token and the
     engine is ready for the next ``stream``. ``aside``: a request outside the conversation (a
     summary, a server's sample) that leaves what the engine keeps of the conversation (its KV
-    cache, in memory and in its file) as it was.
+    cache, in memory and in its file) as it was. ``overrides`` (``engine/generation.py``
+    ``ReplyOverrides``): this one reply's own ``max_tokens`` (a cap under the engine's),
+    ``temperature`` and stop sequences (the reply ends before the first it writes, with
+    ``Done("stop_sequence")``); the engine's settings are unchanged after.
 
     An engine whose generation runs Python on a thread of this process may also offer
     ``thread_load``, an object whose ``share`` (0 to 1) says how much of the time that thread
@@ -54,6 +58,7 @@ class Engine(Protocol):
         *,
         known_tools: set[str] | None = None,
         aside: bool = False,
+        overrides: ReplyOverrides | None = None,
     ) -> AsyncIterator[EngineEvent]: ...
 
     async def close(self) -> None: ...

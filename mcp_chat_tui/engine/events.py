@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp_chat_tui.core.errors import UserFacingError
 
-FINISH_REASONS = ("stop", "length", "tool_calls", "cancelled")
+FINISH_REASONS = ("stop", "length", "tool_calls", "cancelled", "stop_sequence")
 LOAD_STAGES = ("download", "load", "ready")
 
 
@@ -72,7 +72,8 @@ class Throughput:
 
 @dataclass(frozen=True)
 class Done:
-    """The reply is over: "stop", "length", "tool_calls" or "cancelled"."""
+    """The reply is over: "stop", "length", "tool_calls", "cancelled" or "stop_sequence" (a stop
+    sequence the request gave ended it)."""
 
     finish_reason: str
 

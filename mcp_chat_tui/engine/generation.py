@@ -18,6 +18,7 @@ MODEL_FILE = "model file"
 CONFIG = "config.toml"
 FLAG = "flag"
 GIVEN = "set"  # a value given in code (a test, a bench), with no source named
+REQUEST = "request"  # a request's own value for its one reply (a server's sampling request)
 
 GENERATION_KEYS = ("temperature", "top_p", "min_p", "top_k", "repetition_penalty", "max_tokens", "seed")
 APP_DEFAULTS: dict[str, float | int | None] = {
@@ -69,6 +70,30 @@ class GenerationSettings:
     def rows(self) -> list[tuple[str, str, str]]:
         """``(setting, value, source)`` for each setting, as the model detail lists them."""
         return [(key, shown_value(key, self.values[key]), self.sources[key]) for key in GENERATION_KEYS]
+
+
+@dataclass(frozen=True)
+class ReplyOverrides:
+    """What one request asks of its own reply, over the engine's settings (a server's sampling request:
+    ``maxTokens``, ``temperature``, ``stopSequences``); the conversation's settings stay as they are."""
+
+    max_tokens: int | None = None  # a cap: the reply is never longer than the engine's own maximum
+    temperature: float | None = None
+    stop: tuple[str, ...] = ()  # the reply ends before the first of these it writes
+
+    def applied_to(self, settings: GenerationSettings) -> GenerationSettings:
+        """``settings`` with this request's ``max_tokens`` (never above theirs) and ``temperature``."""
+        values, sources = dict(settings.values), dict(settings.sources)
+        if self.max_tokens is not None and self.max_tokens < values["max_tokens"]:
+            values["max_tokens"], sources["max_tokens"] = max(1, self.max_tokens), REQUEST
+        if self.temperature is not None:
+            values["temperature"], sources["temperature"] = max(0.0, float(self.temperature)), REQUEST
+        return GenerationSettings(values, sources)
+
+
+def applied(overrides: ReplyOverrides | None, settings: GenerationSettings) -> GenerationSettings:
+    """The settings one reply is generated with: ``settings``, with ``overrides`` when a request has them."""
+    return overrides.applied_to(settings) if overrides is not None else settings
 
 
 def shown_value(key: str, value: Any) -> str:

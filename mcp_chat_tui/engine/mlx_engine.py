@@ -24,7 +24,14 @@ from mcp_chat_tui.engine.events import (
     LoadProgress,
     Stats,
 )
-from mcp_chat_tui.engine.generation import GenerationSettings, make_sampling, read_model_defaults, resolve
+from mcp_chat_tui.engine.generation import (
+    GenerationSettings,
+    ReplyOverrides,
+    applied,
+    make_sampling,
+    read_model_defaults,
+    resolve,
+)
 from mcp_chat_tui.engine.loading import (
     load_model_and_tokenizer,
     resolve_model,
@@ -133,6 +140,7 @@ class MlxEngine:
         *,
         known_tools: set[str] | None = None,
         aside: bool = False,
+        overrides: ReplyOverrides | None = None,
     ) -> GenerationStream:
         """Generate a reply to ``messages``; see ``Engine.stream``."""
         if self._closed:
@@ -142,7 +150,15 @@ class MlxEngine:
         if tools and self.tools_in_text:
             messages = with_tools_in_text(messages, tools)
         # Copied now, in the shape the template wants, so later changes by the caller cannot race the thread.
-        return GenerationStream(self._submit_generation, for_template(messages), tools, known_tools, aside=aside)
+        return GenerationStream(
+            self._submit_generation,
+            for_template(messages),
+            tools,
+            known_tools,
+            aside=aside,
+            generation=applied(overrides, self.generation) if overrides is not None else None,
+            stop=overrides.stop if overrides is not None else (),
+        )
 
     def keep_cache_in(self, conversation: Path | None, *, save: bool = True) -> None:
         """Keep the KV cache beside the file ``conversation`` (None: nowhere): the next reply starts
@@ -341,7 +357,7 @@ class MlxEngine:
         import mlx.core as mx
         from mlx_lm.generate import stream_generate
 
-        generation = self.generation
+        generation = run.request.generation or self.generation
         sampler, processors = make_sampling(generation)
         if generation.seed is not None:
             mx.random.seed(generation.seed)  # for each reply: a seeded reply is the same every time
@@ -375,7 +391,7 @@ class MlxEngine:
         """The recogniser's last events, the figures, and ``Done`` with why generation ended."""
         import mlx.core as mx
 
-        events: list[Any] = list(run.recogniser.finish())
+        events: list[Any] = run.last_events()
         finish = run.finish
         if run.cancelled:
             finish = "cancelled"

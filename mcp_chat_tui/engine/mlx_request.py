@@ -14,6 +14,8 @@ from typing import Any
 from mcp_chat_tui.engine.cache_file import CacheFile
 from mcp_chat_tui.engine.channel import ThreadChannel
 from mcp_chat_tui.engine.events import Done, EngineEvent, TextDelta, ThinkingDelta, Throughput
+from mcp_chat_tui.engine.generation import GenerationSettings
+from mcp_chat_tui.engine.stops import STOP_SEQUENCE, StopSequences
 from mcp_chat_tui.engine.thread_load import ThreadLoad
 from mcp_chat_tui.engine.toolcalls import ToolCallStream
 
@@ -44,6 +46,8 @@ class Request:
     stop: threading.Event = field(default_factory=threading.Event)
     aside: bool = False  # outside the conversation: the conversation's KV cache is left as it was
     cache_file: CacheFile | None = None  # the conversation's, when it keeps its KV cache in a file
+    generation: GenerationSettings | None = None  # this reply's own settings (None: the engine's)
+    stop_sequences: tuple[str, ...] = ()  # the reply ends before the first of these it writes
 
 
 @dataclass(eq=False)
@@ -61,6 +65,16 @@ class Run:
     tokens_per_second: float = 0.0
     first_text: bool = True
     rate_reported_at: float = 0.0
+    stops: StopSequences = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.stops = StopSequences(self.request.stop_sequences)
+
+    def last_events(self) -> list[Any]:
+        """The recogniser's events for the text held back at the end (a possible stop sequence that
+        was not one), then its last ones."""
+        rest = self.stops.rest()
+        return [*(self.recogniser.feed(rest) if rest else []), *self.recogniser.finish()]
 
     def on_prefill(self, done: int, total: int) -> None:
         """mlx-lm's prefill progress; stops prefill once the consumer stopped listening."""
@@ -75,7 +89,8 @@ class Run:
         if self.first_token_at is None:
             self.first_token_at = time.perf_counter()
             load.start(self.first_token_at)
-        events = self.recogniser.feed(response.text) if response.text else []
+        text = self.stops.feed(response.text) if response.text else ""
+        events = self.recogniser.feed(text) if text else []
         if len(self.generated) % 8 == 0:  # the clock is read every few tokens, not on each
             now = time.perf_counter()
             load.sample(now)
@@ -88,6 +103,9 @@ class Run:
         if response.finish_reason is not None:
             self.finish = response.finish_reason
         self.tokens_per_second = response.generation_tps
+        if self.stops.matched is not None:
+            self.finish = STOP_SEQUENCE
+            return False
         if self.request.stop.is_set():
             self.cancelled = True
             return False
@@ -108,10 +126,13 @@ class GenerationStream:
         known_tools: set[str] | None,
         *,
         aside: bool = False,
+        generation: GenerationSettings | None = None,
+        stop: tuple[str, ...] = (),
     ) -> None:
         self._submit = submit  # hands the request to the MLX thread
         self._messages, self._tools, self._known_tools = messages, tools, known_tools
         self._aside = aside
+        self._generation, self._stop_sequences = generation, stop
         self._request: Request | None = None
         self._ready: deque[EngineEvent] = deque()
         self._error: BaseException | None = None
@@ -156,6 +177,8 @@ class GenerationStream:
             tools=self._tools,
             known_tools=self._known_tools,
             aside=self._aside,
+            generation=self._generation,
+            stop_sequences=self._stop_sequences,
             channel=ThreadChannel(loop, STREAM_INTERVAL),
             submitted=time.perf_counter(),
         )

@@ -27,9 +27,10 @@ from mcp_chat_tui.engine.events import (
     Stats,
     ThinkingDelta,
 )
-from mcp_chat_tui.engine.generation import DEFAULT, GenerationSettings, resolve
+from mcp_chat_tui.engine.generation import DEFAULT, GenerationSettings, ReplyOverrides, applied, resolve
 from mcp_chat_tui.engine.messages import for_wire
 from mcp_chat_tui.engine.settings import EngineSettings
+from mcp_chat_tui.engine.stops import STOP_SEQUENCE, StopSequences
 from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 
@@ -73,14 +74,17 @@ class OpenAIEngine:
     def max_tokens(self, value: int) -> None:
         self.settings.max_tokens = value
 
-    def _sampling(self) -> dict[str, Any]:
+    def _sampling(self, overrides: ReplyOverrides | None = None) -> dict[str, Any]:
         """The request's generation fields: the OpenAI ones always, the ones other servers read (mlx_lm.server,
-        vLLM: ``top_k``, ``min_p``, ``repetition_penalty``) and ``seed`` only when set."""
-        generation = self.generation
+        vLLM: ``top_k``, ``min_p``, ``repetition_penalty``) and ``seed`` only when set; ``stop`` when
+        ``overrides`` gives stop sequences."""
+        generation = applied(overrides, self.generation)
         fields = {key: generation.values[key] for key in ("max_tokens", "temperature", "top_p")}
         for key in ("seed", "top_k", "min_p", "repetition_penalty"):
             if generation.sources[key] != DEFAULT and generation.values[key] is not None:
                 fields[key] = generation.values[key]
+        if overrides is not None and overrides.stop:
+            fields["stop"] = list(overrides.stop)
         return fields
 
     @property
@@ -113,8 +117,10 @@ class OpenAIEngine:
         *,
         known_tools: set[str] | None = None,
         aside: bool = False,
+        overrides: ReplyOverrides | None = None,
     ) -> AsyncIterator[EngineEvent]:
-        """Generate a reply on the server; see ``Engine.stream`` (``aside`` changes nothing: the server keeps no cache of ours)."""
+        """Generate a reply on the server; see ``Engine.stream`` (``aside`` changes nothing: the server keeps no
+        cache of ours). Stop sequences are sent, and also matched here, for servers that ignore ``stop``."""
         in_text = bool(tools) and self.tools_in_text
         if in_text:
             messages = with_tools_in_text(messages, tools or [])
@@ -123,17 +129,20 @@ class OpenAIEngine:
             "messages": for_wire(messages),
             "stream": True,
             "stream_options": {"include_usage": True},
-            **self._sampling(),
+            **self._sampling(overrides),
         }
         if tools and not in_text:
             body["tools"] = tools
         known = known_tools if known_tools is not None else tool_names(tools)
-        return self._stream(body, ToolCallStream(known, tools=tools))
+        stops = StopSequences(overrides.stop if overrides is not None else ())
+        return self._stream(body, ToolCallStream(known, tools=tools), stops)
 
     async def close(self) -> None:
         """Nothing is held between requests."""
 
-    async def _stream(self, body: dict[str, Any], recogniser: ToolCallStream) -> AsyncIterator[EngineEvent]:
+    async def _stream(
+        self, body: dict[str, Any], recogniser: ToolCallStream, stops: StopSequences
+    ) -> AsyncIterator[EngineEvent]:
         reply = _ReplyTally()
         events = self._event_data(body)
         ended = False
@@ -142,10 +151,16 @@ class OpenAIEngine:
                 if data.strip() == "[DONE]":
                     ended = True
                     break
-                for event in reply.take(self._decode(data), recogniser):
+                for event in reply.take(self._decode(data), recogniser, stops):
                     yield event
+                if stops.matched is not None:  # the rest of the reply is not wanted: stop reading it
+                    ended, reply.finish = True, STOP_SEQUENCE
+                    break
         finally:
             await events.aclose()
+        rest = stops.rest()
+        for event in recogniser.feed(rest) if rest else []:
+            yield event
         if not ended and reply.finish is None:
             raise EngineError(
                 f"the model server at {self.endpoint} ended its stream before the reply was complete "
@@ -163,7 +178,7 @@ class OpenAIEngine:
         if recogniser.calls_proposed:
             yield Done("tool_calls")
         else:
-            yield Done("length" if reply.finish == "length" else "stop")
+            yield Done(reply.finish if reply.finish in ("length", STOP_SEQUENCE) else "stop")
 
     def _decode(self, data: str) -> dict[str, Any]:
         try:
@@ -248,8 +263,8 @@ class _ReplyTally:
     usage: dict[str, Any] = field(default_factory=dict)
     calls: dict[int, dict[str, Any]] = field(default_factory=dict)
 
-    def take(self, chunk: dict[str, Any], recogniser: ToolCallStream) -> Iterator[EngineEvent]:
-        """The events of one chunk: thinking, and text through the tool-call recogniser."""
+    def take(self, chunk: dict[str, Any], recogniser: ToolCallStream, stops: StopSequences) -> Iterator[EngineEvent]:
+        """The events of one chunk: thinking, and text (up to a stop sequence) through the tool-call recogniser."""
         if isinstance(chunk.get("usage"), dict):
             self.usage = chunk["usage"]
         for choice in chunk.get("choices") or []:
@@ -262,7 +277,7 @@ class _ReplyTally:
             if isinstance(reasoning, str) and reasoning:
                 yield ThinkingDelta(reasoning)
             if isinstance(content, str) and content:
-                yield from recogniser.feed(content)
+                yield from recogniser.feed(stops.feed(content))
             _merge_tool_call_pieces(self.calls, delta.get("tool_calls"))
             if choice.get("finish_reason"):
                 self.finish = choice["finish_reason"]

@@ -26,6 +26,7 @@ from mcp_types import (
 )
 
 DEFAULT_SAMPLING_PER_MINUTE = 10
+USER_REJECTED = -1  # the spec's code for a sampling request the user rejected (or a policy refused)
 RATE_WINDOW_SECONDS = 60.0
 NO_ONE_TO_SAMPLE = "sampling refused: mcp-chat-tui has no one to approve the request here"
 
@@ -120,7 +121,7 @@ class RequestDesk:
         if refused is not None:
             status.samples_refused += 1
             changed()
-            return ErrorData(code=mcp_types.INVALID_REQUEST, message=refused)
+            return ErrorData(code=USER_REJECTED, message=refused)  # the user's limit refuses it, as the user would
         changed()
         try:
             return await self.handler.sample(status.name, self._redacted(params))

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from mcp_chat_tui.core.content import MAX_MEDIA_BYTES, ContentPart, size_text
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult
+from mcp_chat_tui.servers.client_requests import USER_REJECTED
 
 
 def _block_text(block: Any) -> str:
@@ -198,6 +199,8 @@ def call_failure(exc: Exception, server: str, tool: str, limit: float) -> tuple[
         if exc.code == CONNECTION_CLOSED:
             message = f"server {server!r} closed the connection during the call"
             return FailureKind.CRASHED, message, "the connection closed during a tool call"
+        if exc.code == USER_REJECTED:  # what the server asked during the call was refused here (2026-07-28)
+            return FailureKind.REFUSED, exc.message, ""
         return FailureKind.PROTOCOL_ERROR, f"{exc.message} (error {exc.code})", ""
     if isinstance(exc, ValidationError):
         message = f"the server sent a malformed result: {exc.error_count()} problems"

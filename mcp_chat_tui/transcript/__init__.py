@@ -13,6 +13,7 @@ from mcp_chat_tui.transcript.store import (
     recent_conversations,
     save_problem,
     write_atomically,
+    write_export,
 )
 
 __all__ = [
@@ -37,4 +38,5 @@ __all__ = [
     "to_anthropic_messages",
     "to_openai_messages",
     "write_atomically",
+    "write_export",
 ]

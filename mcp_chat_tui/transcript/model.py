@@ -15,6 +15,7 @@ from typing import Any
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.progress import ToolProgress
+from mcp_chat_tui.core.tools import CutForModel
 
 CHOICES = ("yo", "ya", "yO", "yA", "n", "nA", "auto")
 ALLOWING = ("yo", "ya", "yO", "yA", "auto")
@@ -36,6 +37,7 @@ class ToolResult:
     parts: list[ContentPart] = field(default_factory=list)  # the blocks, when they say more than ``content``
     structured: dict[str, Any] | None = None  # the result's structured content
     progress: ToolProgress | None = None  # the last progress its server reported
+    cut: CutForModel | None = None  # how the model's copy was cut, when it was (agent/budget.py)
 
 
 @dataclass
@@ -177,6 +179,10 @@ class Transcript:
         return [
             exchange.summary if exchange.summary and exchange.summary.strip() else None for exchange in self.exchanges
         ]
+
+    def cuts_for_model(self) -> dict[str, CutForModel]:
+        """How each result the model got only the start of was cut, by call id."""
+        return {p.call_id: p.result.cut for p in self.all_proposals() if p.result is not None and p.result.cut}
 
     def all_proposals(self) -> list[Proposal]:
         return [p for exchange in self.exchanges for step in exchange.steps for p in step.proposals]

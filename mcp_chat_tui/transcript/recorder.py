@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.core.tools import CutForModel
 from mcp_chat_tui.transcript.format import render_exchange
 from mcp_chat_tui.transcript.model import (
     UNFINISHED,
@@ -95,6 +96,20 @@ class TranscriptRecorder:
             proposal.result = result
             self.save()
 
+    def cut_for_model(self, call_id: str, cut: CutForModel) -> None:
+        """The model got only the start of call ``call_id``'s result (in any exchange: a resumed
+        conversation's results are fitted to the context when it goes on); the result stays whole."""
+        exchanges = self.transcript.exchanges
+        for index in range(len(exchanges) - 1, -1, -1):
+            for step in exchanges[index].steps:
+                for proposal in step.proposals:
+                    if proposal.call_id == call_id and proposal.result is not None:
+                        if proposal.result.cut != cut:
+                            proposal.result.cut = cut
+                            self._rerender(index)
+                            self.save()
+                        return
+
     def server_request(self, request: ServerRequest) -> None:
         """A server's request and its answer, in the step under way (or the last one)."""
         request.at = _second(request.at)
@@ -105,9 +120,7 @@ class TranscriptRecorder:
         """Exchange ``index`` (0-based) has its summary, the ``📝:`` line."""
         if 0 <= index < len(self.transcript.exchanges):
             self.transcript.exchanges[index].summary = summary
-            if index < self._cached_count:
-                self._cached_parts[index] = render_exchange(self.transcript.exchanges[index])
-                self._cached = "".join(self._cached_parts)
+            self._rerender(index)
             self.save()
 
     def turn_ended(self, end: str | None = None, error: str = "") -> None:
@@ -163,6 +176,12 @@ class TranscriptRecorder:
             self._cached = "".join([self._cached, *done])
             self._cached_count = len(exchanges) - 1
         return self._cached + (render_exchange(exchanges[-1]) if exchanges else "")
+
+    def _rerender(self, index: int) -> None:
+        """Exchange ``index`` changed: render it again if it is one of those kept rendered."""
+        if index < self._cached_count:
+            self._cached_parts[index] = render_exchange(self.transcript.exchanges[index])
+            self._cached = "".join(self._cached_parts)
 
     def reset(self, transcript: Transcript) -> None:
         """Start over with another conversation (e.g. after clearing the chat)."""

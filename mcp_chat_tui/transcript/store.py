@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from mcp_chat_tui.core.paths import PROMPT_CACHE_SUFFIX, user_data_dir
-from mcp_chat_tui.transcript.format import TranscriptError
+from mcp_chat_tui.transcript.format import TranscriptError, reply_model
 from mcp_chat_tui.transcript.lock import TranscriptLock
 from mcp_chat_tui.transcript.markers import ASSISTANT, USER, unescape_line
 
@@ -37,6 +37,7 @@ def new_transcript_path(first_prompt: str, folder: Path | None = None, when: dat
     return path
 
 
+TEMPORARY_SUFFIX = ".tmp"  # a file is written as ``.NAME.<random>.tmp`` beside it, then renamed
 NEW_FILE_MODE = 0o600  # a new conversation is private; a file that exists keeps its own mode
 RETRY_INTERVAL = 2.0  # seconds between attempts while saving fails
 
@@ -67,7 +68,7 @@ def write_atomically(path: Path, text: str, *, create_folder: bool = True) -> No
 
 def write_bytes_atomically(path: Path, data: bytes, mode: int) -> None:
     """Write ``data`` to a temporary file beside ``path`` with ``mode``, flush it, rename it over ``path``."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as file:
             file.write(data)
@@ -81,6 +82,22 @@ def write_bytes_atomically(path: Path, data: bytes, mode: int) -> None:
         except OSError:
             pass
         raise
+
+
+def write_export(path: Path, text: str, *, replace: bool) -> None:
+    """Write a copy of a conversation at ``path`` (its folder made first).
+
+    A file that exists is replaced only when ``replace`` (else ``FileExistsError``), and never one
+    another running mcp-chat-tui holds (``TranscriptInUse``): its next save would undo the copy.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = TranscriptLock.acquire(path)
+    try:
+        if not replace and os.path.lexists(path):
+            raise FileExistsError(errno.EEXIST, "a file is already there; export again to replace it", str(path))
+        write_atomically(path, text)
+    finally:
+        lock.release()
 
 
 def read_transcript_text(path: Path) -> str:
@@ -116,12 +133,23 @@ def _not_text(path: Path, data: bytes, offset: int, what: str) -> TranscriptErro
 
 
 def save_problem(path: Path, error: BaseException) -> str:
-    """One line saying why ``path`` could not be saved."""
+    """One line saying why ``path`` could not be saved; the same failure says the same line at every try."""
     if isinstance(error, OSError):
-        where = error.filename if error.filename and str(error.filename) != str(path) else None
         reason = error.strerror or str(error)
-        return f"cannot save {path}: {reason}" + (f" ({where})" if where else "")
+        return f"cannot save {path}: {reason}" + _where(path, error.filename)
     return f"cannot save {path}: {error}"
+
+
+def _where(path: Path, filename: object) -> str:
+    """`` (where)`` when a failure is about another file than ``path``; a temporary file is named by
+    what it is, not by its random name (new at every try)."""
+    if not filename or str(filename) == str(path):
+        return ""
+    other = Path(str(filename))
+    name = other.name
+    if other.parent == path.parent and name.startswith(f".{path.name}.") and name.endswith(TEMPORARY_SUFFIX):
+        return " (its temporary copy, written beside it first)"
+    return f" ({filename})"
 
 
 class AutoSaver:
@@ -167,8 +195,7 @@ class AutoSaver:
     @property
     def problem(self) -> str | None:
         """Why saving fails now, in one line (None while it works)."""
-        error = self.error
-        return None if error is None else save_problem(self.path, error)
+        return self._problem(self.error)
 
     @property
     def unsaved(self) -> str | None:
@@ -176,6 +203,9 @@ class AutoSaver:
         if self.saved:
             return None
         return self.problem or f"cannot save {self.path}"
+
+    def _problem(self, error: Exception | None) -> str | None:
+        return None if error is None else save_problem(self.path, error)
 
     def save(self, text: str) -> None:
         with self._lock:
@@ -230,7 +260,7 @@ class AutoSaver:
             except Exception as exc:  # noqa: BLE001 - any failure is reported to the user, the thread lives on
                 error = exc
             with self._lock:
-                changed = (error is None) != (self.error is None) or str(error) != str(self.error)
+                changed = self._problem(error) != self.problem
                 self.error = error
                 self._tried = max(self._tried, number)
                 if error is None:
@@ -274,7 +304,7 @@ def describe(path: Path) -> SavedConversation:
                 if not first_question and line.startswith(USER):
                     first_question = unescape_line(line[len(USER) :].strip())
                 elif not model and line.startswith(ASSISTANT):
-                    model = line[len(ASSISTANT) :].strip().strip("[]")
+                    model = reply_model(line[len(ASSISTANT) :])
                 if first_question and model:
                     break
         modified = datetime.fromtimestamp(path.stat().st_mtime)

@@ -112,7 +112,7 @@ class AgentEventView(MessagePump):
     @on(am.CallProposed)
     @handles
     async def _show_call_proposed(self, message: am.CallProposed) -> None:
-        await self._add_record(self.call_store.proposed(message.event.call))
+        await self._add_record(self.call_store.proposed(message.event.call, message.event.at))
 
     @on(am.MalformedCall)
     @handles

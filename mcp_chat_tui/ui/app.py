@@ -18,7 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widget import MountError, Widget
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
@@ -51,6 +51,7 @@ from mcp_chat_tui.ui.themes import ThemeSettings
 from mcp_chat_tui.ui.widgets.attachments import user_message
 from mcp_chat_tui.ui.widgets.chat import ChatLog, chat_widget_classes
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
+from mcp_chat_tui.ui.widgets.footer import KeyFooter
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
@@ -186,7 +187,7 @@ class ChatApp(
                 ),
                 id="main",
             ),
-            Footer(),
+            KeyFooter(),
         ]
 
     @property

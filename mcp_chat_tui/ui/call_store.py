@@ -58,7 +58,9 @@ class CallStore:
     def table(self) -> ToolCallTable:
         return self._table()
 
-    def new_record(self, call_id: str, server: str, tool: str, arguments: dict) -> CallRecord:
+    def new_record(
+        self, call_id: str, server: str, tool: str, arguments: dict, proposed_at: datetime | None = None
+    ) -> CallRecord:
         self._count += 1
         return CallRecord(
             key=f"call-{self._count}",
@@ -66,7 +68,7 @@ class CallStore:
             server=server,
             tool=tool,
             arguments=dict(arguments),
-            proposed_at=datetime.now(),
+            proposed_at=proposed_at or datetime.now(),
         )
 
     def add(self, record: CallRecord, *, follow: bool = True) -> ToolCallCard:
@@ -88,14 +90,14 @@ class CallStore:
         if card is not None:
             card.refresh_card()
 
-    def proposed(self, call: PlannedCall) -> CallRecord:
-        record = self.new_record(call.id, call.spec.server if call.spec else "", call.tool, call.arguments)
+    def proposed(self, call: PlannedCall, at: datetime | None = None) -> CallRecord:
+        record = self.new_record(call.id, call.spec.server if call.spec else "", call.tool, call.arguments, at)
         record.given_id = call.given_id
         self.open[id(call)] = record
         return record
 
     def malformed_call(self, event: MalformedCall) -> CallRecord:
-        record = self.new_record(event.id, "", "malformed call", {})
+        record = self.new_record(event.id, "", "malformed call", {}, event.at)
         record.state, record.raw, record.reason = CallState.MALFORMED, event.raw, event.reason
         self.malformed[event.id] = record
         return record

@@ -53,6 +53,13 @@ class Candidate:
         where = item.template or item.uri
         return " · ".join(part for part in (where, item.mime_type, item.description) if part)
 
+    def is_typed_in_full(self, text: str) -> bool:
+        """Whether ``text`` already holds this candidate whole and choosing it would add nothing: an
+        app command, or a prompt that takes no arguments (one that does opens its form when chosen)."""
+        item = self.item
+        needs_nothing = isinstance(item, AppCommand) or (isinstance(item, PromptInfo) and not item.arguments)
+        return needs_nothing and text[self.start : self.end] == self.name
+
     def apply(self, text: str) -> tuple[str, int]:
         """The prompt box's text with this candidate chosen, and where the cursor goes."""
         inserted = self.name + " "
@@ -61,14 +68,17 @@ class Candidate:
 
 def candidates(text: str, cursor: int, prompts: list[PromptInfo], resources: list[ResourceInfo]) -> list[Candidate]:
     """The prompts matching a ``/`` command being typed (the whole box, before its first space), then
-    the app's own commands; or the resources and templates matching the ``@`` word at the cursor."""
+    the app's own commands, the one typed whole first; or the resources and templates matching the
+    ``@`` word at the cursor."""
     before = text[:cursor]
     if before.startswith("/") and " " not in before:
         typed = before[1:].lower()
         found = [p for p in prompts if typed in p.command[1:].lower()]
         found.sort(key=lambda p: not p.command[1:].lower().startswith(typed) and not p.name.startswith(typed))
         commands = [c for c in APP_COMMANDS if typed in c.command[1:]]
-        return [Candidate(item, 0, _word_end(text, 0)) for item in [*found, *commands][:MAX_CANDIDATES]]
+        end = _word_end(text, 0)
+        listed = sorted([*found, *commands], key=lambda item: item.command != text[:end])  # Enter sends it
+        return [Candidate(item, 0, end) for item in listed[:MAX_CANDIDATES]]
     match = _AT_TOKEN.search(before)
     if match is None:
         return []

@@ -17,13 +17,13 @@ from mcp_chat_tui.transcript import (
     recent_conversations,
     save_problem,
     to_openai_messages,
-    write_atomically,
+    write_export,
 )
 from mcp_chat_tui.transcript.media import self_contained
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
 from mcp_chat_tui.ui.messages import SaveChanged
 from mcp_chat_tui.ui.recording import pending_calls
-from mcp_chat_tui.ui.screens.conversations import ExportScreen, ResumeScreen
+from mcp_chat_tui.ui.screens.conversations import ExportScreen, ExportTarget, ResumeScreen
 from mcp_chat_tui.ui.transcript_view import show_transcript
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
@@ -87,7 +87,9 @@ class ConversationActions:
             calls=self.call_store,
             leaving=lambda: self._shut_down,
         )
-        self.agent.load_messages(to_openai_messages(transcript), transcript.summaries())
+        self.agent.load_messages(to_openai_messages(transcript), transcript.summaries(), transcript.cuts_for_model())
+        if self.ready.is_set():  # else once the model is loaded (its context length is known then)
+            self.agent.fit_loaded_results(self._sink)
         self.status_bar.summarised = self.agent.summaries_in_use
         self._resume_pending = transcript.turn_goes_on()
         # The last reply goes on when the file left calls open, or results the model did not answer yet.
@@ -127,18 +129,27 @@ class ConversationActions:
 
     def action_export(self) -> None:
         suggestion = Path.cwd() / (self.transcript_file.name if self.transcript_file else "conversation.md")
+        own_file = self.transcript_file if self.recorder.saver is not None else None
 
-        def export(path: Path | None) -> None:
-            if path is None:
+        def export(target: ExportTarget | None) -> None:
+            if target is None:
                 return
+            path = target.path
             try:
-                write_atomically(path, self_contained(self.recorder.transcript))  # no media folder needed
-            except OSError as exc:
-                self.notify(f"cannot write {path}: {exc.strerror or exc}", title="export failed", severity="error")
+                write_export(path, self_contained(self.recorder.transcript), replace=target.replace)  # no media folder
+            except TranscriptInUse as exc:
+                holder = f" (process {exc.pid})" if exc.pid else ""
+                problem = f"{path} is open in another mcp-chat-tui{holder}, whose saves would undo the copy"
+                self.notify(f"{problem}: export to another name", title="export failed", severity="error", markup=False)
                 return
-            self.notify(f"transcript exported to {path}")
+            except OSError as exc:
+                self.notify(
+                    f"cannot write {path}: {exc.strerror or exc}", title="export failed", severity="error", markup=False
+                )
+                return
+            self.notify(f"transcript exported to {path}", markup=False)
 
-        self.push_screen(ExportScreen(suggestion), callback=export)
+        self.push_screen(ExportScreen(suggestion, own_file), callback=export)
 
     def action_resume(self) -> None:
         def chosen(path: Path | None) -> None:

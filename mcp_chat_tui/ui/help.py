@@ -9,11 +9,12 @@ from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
 
 
 def _section(title: str, bindings: list[Binding]) -> Text:
+    """``title``, then each key with what it does (its tooltip, the longer word, if it has one)."""
     text = Text(f"{title}\n", style="bold")
     for binding in bindings:
         keys = binding_keys(binding)
         text.append(f"  {keys:<18}", style="bold cyan")
-        text.append(f"{binding.description}\n")
+        text.append(f"{binding.tooltip or binding.description}\n")
     return text
 
 

@@ -10,7 +10,13 @@ from textual.keys import format_key
 
 APP_BINDINGS = [  # the app's own keys, everywhere (``ChatApp.BINDINGS``; the F1 screen lists them)
     Binding("ctrl+c", "quit(130)", "Quit", priority=True, id="app.quit"),
-    Binding("escape", "stop", "Stop reply", id="app.stop"),
+    Binding(
+        "escape",
+        "stop",
+        "Stop",
+        tooltip="Stop the reply and its running tool calls, or the summaries being written",
+        id="app.stop",
+    ),
     Binding("f1", "help", "Keys", id="app.help"),
     Binding("question_mark", "help('?')", "Keys (outside the prompt)", show=False, id="app.help_question"),
     Binding("f2", "focus_pane('chat')", "Chat", id="app.focus_chat"),
@@ -19,6 +25,7 @@ APP_BINDINGS = [  # the app's own keys, everywhere (``ChatApp.BINDINGS``; the F1
     Binding("f5", "focus_pane('prompt')", "Prompt", id="app.focus_prompt"),
     Binding("ctrl+b", "toggle_sidebar", "Sidebar", id="app.sidebar"),
 ]
+FOOTER_FIRST = ("app.help", "app.stop", "app.quit")  # the footer keeps these whatever else it must hide
 NAMED_KEYS = {
     "escape": "Esc",
     "enter": "Enter",

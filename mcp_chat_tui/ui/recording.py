@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 
 from mcp_chat_tui.agent.events import (
@@ -19,6 +18,7 @@ from mcp_chat_tui.agent.events import (
     MalformedCall,
     PlannedCall,
     Recorded,
+    ResultCut,
     ServerRequestAnswered,
     SummaryWritten,
     TurnEnd,
@@ -26,7 +26,7 @@ from mcp_chat_tui.agent.events import (
     TurnStarted,
 )
 from mcp_chat_tui.agent.turn import MALFORMED_NAME, wire_call
-from mcp_chat_tui.core.tools import ToolSpec
+from mcp_chat_tui.core.tools import CutForModel, ToolSpec
 from mcp_chat_tui.transcript import Proposal, ServerRequest, ToolResult, TranscriptRecorder
 from mcp_chat_tui.transcript.media import keep_attached_media, keep_media, worth_keeping
 
@@ -64,12 +64,12 @@ class RecordingSink:
 
     @record.register
     def _proposed(self, event: CallProposed) -> None:
-        self.recorder.proposed(wire_call(event.call), datetime.now())
+        self.recorder.proposed(wire_call(event.call), event.at)
 
     @record.register
     def _malformed(self, event: MalformedCall) -> None:
         call = {"id": event.id, "type": "function", "function": {"name": MALFORMED_NAME, "arguments": event.raw}}
-        self.recorder.proposed(call, datetime.now())
+        self.recorder.proposed(call, event.at)
 
     @record.register
     def _decided(self, event: CallDecided) -> None:
@@ -83,6 +83,10 @@ class RecordingSink:
     def _finished(self, event: CallFinished) -> None:
         saver = self.recorder.saver
         self.recorder.finished(tool_result(event, saver.path if saver is not None else None))
+
+    @record.register
+    def _cut(self, event: ResultCut) -> None:
+        self.recorder.cut_for_model(event.call.id, CutForModel(event.kept_chars, event.kept_tokens, event.total_tokens))
 
     @record.register
     def _server_request(self, event: ServerRequestAnswered) -> None:

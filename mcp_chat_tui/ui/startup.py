@@ -61,6 +61,7 @@ class StartUp:
         self._engine_state("ready")
         self.status_bar.hide_download()
         self.ready.set()
+        self.agent.fit_loaded_results(self._sink)  # a resumed conversation's results, now the context is known
         if (self._resume_pending or self.agent.summaries_due) and not self._turn_running:
             self._turn_running = True
             self.run_turns()

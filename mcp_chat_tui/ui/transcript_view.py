@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mcp_chat_tui.agent.approval import decision_label
+from mcp_chat_tui.agent.budget import cut_label
 from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import ApprovalChoice
 from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
@@ -146,6 +147,8 @@ def _add_proposal_record(calls: CallStore, proposal: Proposal) -> CallRecord:
         record.content_for_model = result.content
         record.loaded_parts, record.loaded_structured = result.parts, result.structured
         record.reason = "" if result.status == "done" else result.content
+        if result.cut is not None:
+            record.cut_for_model = cut_label(result.cut.kept_tokens, result.cut.total_tokens)
     else:
         calls.pending_keys[proposal.call_id] = record.key
         if proposal.interrupted:

@@ -30,10 +30,14 @@ KEY_HINT = (
 )
 
 
+SHORT_BELOW = 24  # terminal rows under which the dialog drops its spacing and uses the whole height
+
+
 class ApprovalScreen(ModalScreen[ApprovalDecision]):
     """Asks before one tool call runs. Every text from the server or model is shown literally."""
 
     CSS_PATH = Path(__file__).with_name("approval.tcss")
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_BELOW, "-tall")]  # a short terminal wastes no row
     BINDINGS = [
         Binding("y", "decide('yo')", "Allow once", id="approval.once"),
         Binding("a", "decide('ya')", "Allow all waiting", id="approval.all"),
@@ -67,6 +71,9 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         return title
 
     def _body(self) -> ComposeResult:
+        # What y approves comes first: the warnings, then the arguments; the tool's own description
+        # and annotations (as long as a server likes) come after, so they never push the arguments
+        # out of a small dialog's view.
         spec = self.call.spec
         if self.recorded is not None:
             yield Static(literal(self.recorded.describe()), id="approval-recorded")
@@ -74,15 +81,14 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             yield Static(literal(f"asking: {self.why}"), id="approval-why")
         if self.waiting > 1:
             yield Static(f"{self.waiting} calls waiting (this one and {self.waiting - 1} more)", id="approval-waiting")
+        if spec is not None and spec.destructive:
+            yield Static("⚠ the server marks this tool destructive", id="approval-destructive")
+        yield Static(literal(pretty_json(self.call.arguments)), id="approval-arguments")
         if spec is not None and spec.description:
             yield Static(literal(spec.description), id="approval-description")
-        if spec is not None:
-            marks = [name for key, name in ANNOTATION_NAMES.items() if spec.annotations.get(key)]
-            if spec.destructive:
-                yield Static("⚠ the server marks this tool destructive", id="approval-destructive")
-            if marks:
-                yield Static(literal("annotations: " + ", ".join(marks)), id="approval-annotations")
-        yield Static(literal(pretty_json(self.call.arguments)), id="approval-arguments")
+        marks = [name for key, name in ANNOTATION_NAMES.items() if spec is not None and spec.annotations.get(key)]
+        if marks:
+            yield Static(literal("annotations: " + ", ".join(marks)), id="approval-annotations")
 
     def action_decide(self, choice: str, save: bool = False) -> None:
         self.dismiss(ApprovalDecision(ApprovalChoice(choice), save=save))

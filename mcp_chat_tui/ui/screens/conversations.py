@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
@@ -59,26 +61,61 @@ class ResumeScreen(ModalScreen[Path | None]):
         self.dismiss(self.conversations[int(message.row_key.value)].path)
 
 
-class ExportScreen(ModalScreen[Path | None]):
-    """Ask where to write a copy of the transcript."""
+@dataclass(frozen=True)
+class ExportTarget:
+    """Where to export, and whether the user agreed to replace the file already there."""
+
+    path: Path
+    replace: bool = False
+
+
+class ExportScreen(ModalScreen[ExportTarget | None]):
+    """Ask where to write a copy of the transcript; a file already there is replaced only after a
+    second Enter on the same path, and the conversation's own file never."""
 
     CSS_PATH = CSS
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel", id="export.cancel")]
 
-    def __init__(self, suggestion: Path) -> None:
+    def __init__(self, suggestion: Path, own_file: Path | None = None) -> None:
         super().__init__()
         self.suggestion = suggestion
+        self.own_file = own_file  # the file this conversation is saved to as it goes
+        self._replace_agreed: Path | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="detail-box small-box"):
             yield Static("Export the transcript to:", classes="detail-title")
             yield Input(str(self.suggestion), id="export-path")
+            yield Static("", id="export-question")
             yield Static("[b]Enter[/] export  [b]Esc[/] cancel", classes="detail-keys")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
+        self._ask("")
+
+    @on(Input.Changed)
+    def _changed(self) -> None:
+        self._replace_agreed = None
+        self._ask("")
 
     @on(Input.Submitted)
     def _submitted(self, message: Input.Submitted) -> None:
         value = message.value.strip()
-        self.dismiss(Path(value).expanduser() if value else None)
+        if not value:
+            self.dismiss(None)
+            return
+        path = Path(value).expanduser().absolute()
+        if path.is_dir():
+            self._ask(f"{path} is a folder: add a file name to it")
+        elif self.own_file is not None and path.resolve() == self.own_file.resolve():
+            self._ask(f"{path} is this conversation's own file, saved as it goes: choose another name")
+        elif os.path.lexists(path) and self._replace_agreed != path:
+            self._replace_agreed = path
+            self._ask(f"{path} already exists: Enter again replaces it; change the name to keep it")
+        else:
+            self.dismiss(ExportTarget(path, replace=self._replace_agreed == path))
+
+    def _ask(self, question: str) -> None:
+        line = self.query_one("#export-question", Static)
+        line.update(literal(question))
+        line.display = bool(question)

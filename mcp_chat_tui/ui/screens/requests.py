@@ -18,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Select, Static, Switch, TextArea
 
-from mcp_chat_tui.agent.sampling import ToolUse, editable, message_text, with_edits
+from mcp_chat_tui.agent.sampling import ToolUse, asked_settings, editable, message_text, with_edits
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.servers.elicit_form import FormField
 from mcp_chat_tui.ui.format import literal
@@ -34,8 +34,9 @@ def _title(server: str, what: str) -> Text:
 
 
 class SamplingScreen(ModalScreen[CreateMessageRequestParams | None]):
-    """A server's sampling request: its messages, system prompt and maxTokens, editable; Ctrl+S runs
-    the (edited) request on the app's model, Esc rejects it."""
+    """A server's sampling request: what it asks of the reply (maxTokens, temperature, stop sequences),
+    its tools, and its messages and system prompt, editable; Ctrl+S runs the (edited) request on the
+    app's model, Esc rejects it."""
 
     CSS_PATH = CSS
     AUTO_FOCUS = ".typed-first"  # the last message the user may edit (else the system prompt)
@@ -55,8 +56,8 @@ class SamplingScreen(ModalScreen[CreateMessageRequestParams | None]):
             yield Static(_title(self.server, "asks the model for a reply"), classes="request-title")
             yield Static("[b]Ctrl+S[/] approve (with your edits)  [b]Esc[/] reject", classes="request-keys")
             tools = ", ".join(tool.name for tool in params.tools or [])
-            info = f"up to {params.max_tokens} tokens" + (f" · may call: {tools}" if tools else "")
-            yield Static(literal(info), classes="request-info")
+            info = " · ".join(asked_settings(params)) + (f" · may call: {tools}" if tools else "")
+            yield Static(literal(info), id="sampling-asked", classes="request-info")
             yield Static("system prompt", classes="request-label")
             last_editable = max((i for i, m in enumerate(params.messages) if editable(m)), default=-1)
             yield TextArea(

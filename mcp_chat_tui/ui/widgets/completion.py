@@ -28,17 +28,24 @@ class CompletionMenu(OptionList):
         super().__init__(**kwargs)
         self.candidates: list[Candidate] = []
 
+    def on_mount(self) -> None:
+        if self.is_open:  # offered before it was mounted, at the first ``/`` or ``@``
+            self.screen.refresh_bindings()  # (``self.refresh_bindings`` waits for the end of mounting)
+
     def _on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.post_message(self.Clicked())
 
     def offer(self, candidates: list[Candidate]) -> None:
+        was_open = self.is_open
         self.candidates = candidates
         self.clear_options()
         self.add_options([Option(self._row(candidate)) for candidate in candidates])
         self.set_class(bool(candidates), "-open")
         if candidates:
             self.highlighted = 0
+        if self.is_open != was_open:
+            self.refresh_bindings()  # Esc closes the list while it is open: the footer says so
 
     def close(self) -> None:
         self.offer([])

@@ -1,8 +1,8 @@
 """The input line: Enter sends, Up and Down recall earlier prompts; the cursor holds still while a reply is written.
 
 While the completion list (``/`` prompts, ``@`` resources) is open, Up and Down move in it, Tab
-and Enter take the highlighted entry, and Esc closes it. Resources chosen with ``@`` wait in
-``attached`` until the prompt is sent."""
+and Enter take the highlighted entry (Enter sends a command already typed in full), and Esc closes
+it. Resources chosen with ``@`` wait in ``attached`` until the prompt is sent."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ class PromptInput(Input):
         Binding("up", "history(-1)", "Earlier prompt", show=False, id="prompt.earlier"),
         Binding("down", "history(1)", "Later prompt", show=False, id="prompt.later"),
         Binding("tab", "choose", "Take the / or @ entry", show=False, id="prompt.complete"),
-        Binding("escape", "close_menu", "Close the / or @ list", show=False, id="prompt.close_completion"),
+        Binding(
+            "escape", "close_menu", "Close list", tooltip="Close the / or @ list", id="prompt.close_completion"
+        ),  # in the footer while the list is open: Esc does not stop then
     ]
 
     class Chosen(Message):
@@ -63,10 +65,15 @@ class PromptInput(Input):
             self.menu.close()
 
     async def action_submit(self) -> None:
+        """Enter takes the highlighted entry of an open list, unless the text is that entry whole
+        and it needs nothing more (``/compact``, a prompt without arguments): then it is sent."""
         if self.menu is not None and self.menu.is_open:
-            self.action_choose()
-        else:
-            await super().action_submit()
+            candidate = self.menu.chosen()
+            if candidate is None or not candidate.is_typed_in_full(self.value):
+                self.action_choose()
+                return
+            self.menu.close()
+        await super().action_submit()
 
     def remember(self, prompt: str) -> None:
         if not self.history or self.history[-1] != prompt:

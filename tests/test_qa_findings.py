@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.transcript import (
     Exchange,
     Proposal,
@@ -221,3 +222,44 @@ async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_go
         await send(pilot, "hello")
         await wait_turn_done(pilot, app)
         assert "Hello again." in chat_text(app)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ui/catalog_actions.py _attach: a prompt sent while its @resource is still being read goes "
+    "without it, and the contents that arrive later are dropped at the next send (PromptInput keeps "
+    "only attachments whose @word is in the new text): the model never sees the resource and nothing says so",
+)
+async def test_a_prompt_sent_while_its_resource_is_read_still_carries_the_resource(tmp_path):
+    from textual.widgets import Input
+
+    from mcp_chat_tui.ui.widgets.completion import CompletionMenu
+
+    gate = tmp_path / "gate"
+    server = ServerConfig(
+        name="slow",
+        type="stdio",
+        command=sys.executable,
+        args=[str(TOP / "tests" / "servers" / "slow_resource_server.py"), "--gate", str(gate)],
+    )
+    engine = ScriptedEngine(["Read it.", "Next."])
+    app = make_app(engine, [server])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.press(*"look at @ga")
+        menu = app.query_one(CompletionMenu)
+        await wait_for(pilot, lambda: menu.is_open and [c.name for c in menu.candidates] == ["@gate"], what="@gate")
+        await pilot.press("tab")
+        prompt = app.query_one("#prompt", Input)
+        await wait_for(pilot, lambda: prompt.value.startswith("look at @gate"), what="the word taken")
+        await pilot.press("enter")  # the read has not ended: the gate file is not there yet
+        await pilot.pause()
+        gate.write_text("open")
+        await wait_turn_done(pilot, app)
+        await wait_for(pilot, lambda: not app.workers or all(w.is_finished for w in app.workers), what="the read")
+        await send(pilot, "and then?")
+        await wait_turn_done(pilot, app)
+    sent = [message for messages in engine.prompts for message in messages if message["role"] == "user"]
+    assert any("the gated contents" in str(message["content"]) for message in sent), (
+        "the resource never reached the model"
+    )

@@ -29,6 +29,7 @@ from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import wait_until
+from tests.scripted_endpoint import ScriptedEndpoint
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
 
 TOP = Path(__file__).resolve().parent.parent
@@ -263,3 +264,27 @@ async def test_a_prompt_sent_while_its_resource_is_read_still_carries_the_resour
     assert any("the gated contents" in str(message["content"]) for message in sent), (
         "the resource never reached the model"
     )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="cli/chat.py reads -p - from stdin (and argv) with Python's surrogateescape: a prompt that is not "
+    "UTF-8 (a Latin-1 file piped in) reaches the engine with lone surrogates and the run dies with a "
+    "UnicodeEncodeError traceback (exit 1) instead of a clear message (exit 2) or replaced characters",
+)
+def test_a_prompt_on_stdin_that_is_not_utf8_gets_a_clear_answer_not_a_traceback(tmp_path, isolated_user_dirs):
+    config = tmp_path / "servers.json"
+    config.write_text('{"servers": {}}')
+    with ScriptedEndpoint(["An answer."]) as endpoint:
+        result = subprocess.run(
+            [sys.executable, "-m", "mcp_chat_tui.cli.main", "--endpoint", endpoint.url, "scripted"]
+            + ["--mcp-config", str(config), "-p", "-", "--no-save"],
+            cwd=tmp_path,
+            env=user_dirs_env(isolated_user_dirs),
+            input="caf\xe9 au lait?\n".encode("latin-1"),
+            capture_output=True,
+            timeout=120,
+        )
+    stderr = result.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in stderr, stderr[-600:]
+    assert result.returncode in (0, 2), stderr[-600:]

@@ -55,7 +55,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from textual import events  # noqa: E402
+from textual import events, on  # noqa: E402
 from textual.app import App, ComposeResult  # noqa: E402
 from textual.widgets import Markdown, Static  # noqa: E402
 
@@ -64,9 +64,9 @@ from mcp_chat_tui.agent.events import AssistantText, GenerationStats, TurnEnd, T
 from mcp_chat_tui.config import Settings  # noqa: E402
 from mcp_chat_tui.engine.events import Done, Stats  # noqa: E402
 from mcp_chat_tui.servers import ServerHub  # noqa: E402
+from mcp_chat_tui.ui import agent_messages as am  # noqa: E402
 from mcp_chat_tui.ui.app import ChatApp  # noqa: E402
 from mcp_chat_tui.ui.format import FrozenClock  # noqa: E402
-from mcp_chat_tui.ui.messages import AgentEventPosted  # noqa: E402
 
 DEMO_MODEL = ROOT / "mcp_chat_tui" / "demo" / "model"
 DEMO_SHAPE = {"hidden_size": 128, "layers": 4, "heads": 4, "kv_heads": 2, "intermediate_size": 384, "vocab_size": 2000}
@@ -131,11 +131,14 @@ class TimedChatApp(ChatApp):
             self.generated_tokens = event.stats.generated_tokens
         super()._sink(event)
 
-    async def _show_agent_event(self, message: AgentEventPosted) -> None:
-        await super()._show_agent_event(message)
-        if isinstance(message.event, TurnFinished):
-            self.turn_shown = time.perf_counter()
-            self.shown.set()
+    @on(am.TurnFinished)
+    def _time_turn_finished(self, message: am.TurnFinished) -> None:
+        # Handlers of this class run before the app's own: the time is taken once all have run.
+        self.call_next(self._turn_was_shown)
+
+    def _turn_was_shown(self) -> None:
+        self.turn_shown = time.perf_counter()
+        self.shown.set()
 
 
 async def wait_for(pilot, predicate, what: str, timeout: float = 600.0) -> None:
@@ -296,15 +299,15 @@ def long_reply_blocks(total: int) -> list[list[str]]:
 
 async def post_reply(app: ChatApp, pilot, blocks: list[list[str]], times: list[float] | None = None) -> None:
     """One reply posted as agent events, block by block; each block timed until shown."""
-    app.post_message(AgentEventPosted(TurnStarted("a long reply")))
+    app.post_message(am.agent_message(TurnStarted("a long reply")))
     for block in blocks:
         began = time.perf_counter()
         for token in block:
-            app.post_message(AgentEventPosted(AssistantText(token)))
+            app.post_message(am.agent_message(AssistantText(token)))
         await settled(app, pilot)
         if times is not None:
             times.append(time.perf_counter() - began)
-    app.post_message(AgentEventPosted(TurnFinished(TurnEnd.ANSWERED, 1)))
+    app.post_message(am.agent_message(TurnFinished(TurnEnd.ANSWERED, 1)))
     await wait_for(pilot, lambda: not app.reply.is_open, "the end of the reply")
 
 

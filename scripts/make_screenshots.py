@@ -45,7 +45,7 @@ from mcp_chat_tui.ui.screens.detail import CallDetailScreen  # noqa: E402
 
 DEMO_MODEL = REPO_ROOT / "mcp_chat_tui" / "demo" / "model"
 SIZE = (140, 40)
-PROMPTS = ["what is 12 * 7?", "what time is it in Tokyo?", "search the web for MLX"]
+PROMPTS = ["what is 12 * 7?", "search the web for MLX", "what time is it in Tokyo?"]
 DETAIL_TOOL = "web_search"
 TIMEOUT = 300.0
 

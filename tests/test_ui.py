@@ -345,14 +345,14 @@ async def test_text_that_only_extends_the_open_part_of_a_reply_takes_no_message(
     # The first text (which opens the part), text with a blank line, and everything else still
     # come as messages, in order.
     from mcp_chat_tui.agent.events import AssistantText, CallProposed
-    from mcp_chat_tui.ui.messages import AgentEventPosted
+    from mcp_chat_tui.ui.agent_messages import AgentMessage
     from mcp_chat_tui.ui.widgets.reply import AssistantReply
 
     posted = []
     original = ChatApp.post_message
 
     def post_message(self, message):
-        if isinstance(message, AgentEventPosted):
+        if isinstance(message, AgentMessage):
             posted.append(type(message.event))
         return original(self, message)
 

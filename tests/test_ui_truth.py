@@ -150,7 +150,8 @@ async def wait_status(pilot, app, wanted: str) -> None:
 async def test_the_status_bar_reads_as_english_through_start_up_and_a_turn():
     """Each phase and what the status bar says in it, the whole line."""
     engine = GatedEngine(
-        [[TextDelta("counting "), Throughput(12, 42.5), call("sleep", {"seconds": 0.5})], "done"], delay=0.3
+        # The call runs long enough for a loaded machine's checks to see it running.
+        [[TextDelta("counting "), Throughput(12, 42.5), call("sleep", {"seconds": 3})], "done"], delay=0.3
     )
     mute = fixture_config("mute", "--never-answer", init_timeout=6)
     app = make_app(engine, [demo_config(), mute], settings=Settings(on_server_failure="continue"))

@@ -1,17 +1,20 @@
-"""What the app does with the agent's events: each event type has its handler (``EVENT_HANDLERS``).
+"""What the app does with the agent's events: each event's message (``ui/agent_messages.py``)
+has its ``@on`` handler here.
 
-A part of ``ChatApp`` (mixed into it), kept apart so each file reads in one go. The events come
-in order through one Textual message, ``AgentEventPosted``; text that only extends the open
-part of the reply skips the queue (``_sink``).
+A part of ``ChatApp`` (mixed into it), kept apart so each file reads in one go. The messages are
+handled in the order the agent reported the events; text that only extends the open part of the
+reply skips the queue (``_sink``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from textual import work
+from textual import on, work
+from textual.message_pump import MessagePump
 
 from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import (
@@ -20,30 +23,10 @@ from mcp_chat_tui.agent.events import (
     ApprovalDecision,
     ApprovalNeeded,
     AssistantText,
-    AssistantThinking,
-    CallDecided,
-    CallFinished,
-    CallProgress,
-    CallProposed,
-    CallStarted,
-    GenerationRate,
-    GenerationStats,
-    MalformedCall,
-    ResultCut,
-    ServerRequestAnswered,
-    SummariesEnded,
-    SummaryFailed,
-    SummaryStarted,
-    SummaryWritten,
     TurnEnd,
-    TurnFinished,
-    TurnStarted,
-)
-from mcp_chat_tui.agent.events import (
-    Notice as NoticeEvent,
 )
 from mcp_chat_tui.engine.events import Stats
-from mcp_chat_tui.ui.messages import AgentEventPosted
+from mcp_chat_tui.ui import agent_messages as am
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.streaming import drawing_cost
@@ -61,9 +44,33 @@ def cached_note(stats: Stats | None) -> str:
     return f"· {stats.prompt_tokens - stats.prefilled_tokens} of {stats.prompt_tokens} prompt tokens were cached"
 
 
-class AgentEventView:
+M = TypeVar("M", bound=am.AgentMessage)
+
+
+def handles(method: Callable[[Any, M], Awaitable[None]]) -> Callable[[Any, M], Awaitable[None]]:
+    """Wrap an agent message's handler: skipped once the app is leaving, counted as handled at its end."""
+
+    @functools.wraps(method)
+    async def handler(self: Any, message: M) -> None:
+        if message is self._queued_text:
+            self._queued_text = None
+        try:
+            if not self._shut_down:
+                # Leaving mid-turn: the stopped turn's last events arrive as the screen is taken
+                # down, and drawing them would fail. The transcript has them (``_sink``).
+                await method(self, message)
+        finally:
+            self._agent_messages -= 1
+
+    return handler
+
+
+class AgentEventView(MessagePump):
     """The agent's events shown in the chat, the sidebar and the status bar: uses ``ChatApp``'s
-    ``reply``, ``call_store``, ``chat``, ``status_bar`` and ``_engine_state``."""
+    ``reply``, ``call_store``, ``chat``, ``status_bar`` and ``_engine_state``.
+
+    A ``MessagePump`` only so that Textual finds the ``@on`` handlers of this part of the app.
+    """
 
     _turn_first_stats: Stats | None = None  # the figures of the turn's first reply (its prompt's cached part)
 
@@ -82,80 +89,102 @@ class AgentEventView:
                 # fast model costs one chat update per batch of tokens, not one per token.
                 queued.more_text.append(event.text)
                 return
-        message = AgentEventPosted(event)
-        self._queued_text = message if isinstance(event, AssistantText) else None
+        message = am.agent_message(event)
+        self._queued_text = message if isinstance(message, am.ReplyText) else None
         self._agent_messages += 1
         self.post_message(message)
 
-    async def _show_agent_event(self, message: AgentEventPosted) -> None:
-        """Show one event with its type's handler."""
-        if message is self._queued_text:
-            self._queued_text = None
-        if self._shut_down:
-            # Leaving mid-turn: the stopped turn's last events arrive as the screen is taken
-            # down, and drawing them would fail. The transcript has them (``_sink``).
-            return
-        handler = EVENT_HANDLERS.get(type(message.event))
-        if handler is not None:
-            await handler(self, message.whole_event())
+    @on(am.ReplyText)
+    @handles
+    async def _show_text(self, message: am.ReplyText) -> None:
+        await self.reply.append(message.whole_event.text)
 
-    async def _show_text(self, event: AssistantText) -> None:
-        await self.reply.append(event.text)
+    @on(am.ReplyThinking)
+    @handles
+    async def _show_thinking(self, message: am.ReplyThinking) -> None:
+        await self.reply.append_thinking(message.event.text)
 
-    async def _show_thinking(self, event: AssistantThinking) -> None:
-        await self.reply.append_thinking(event.text)
-
-    async def _show_turn_started(self, event: TurnStarted) -> None:
+    @on(am.TurnStarted)
+    @handles
+    async def _show_turn_started(self, message: am.TurnStarted) -> None:
         await self.reply.count_from_now()
 
-    async def _show_call_proposed(self, event: CallProposed) -> None:
-        await self._add_record(self.call_store.proposed(event.call))
+    @on(am.CallProposed)
+    @handles
+    async def _show_call_proposed(self, message: am.CallProposed) -> None:
+        await self._add_record(self.call_store.proposed(message.event.call))
 
-    async def _show_malformed_call(self, event: MalformedCall) -> None:
-        await self._add_record(self.call_store.malformed_call(event))
+    @on(am.MalformedCall)
+    @handles
+    async def _show_malformed_call(self, message: am.MalformedCall) -> None:
+        await self._add_record(self.call_store.malformed_call(message.event))
 
-    async def _show_call_decided(self, event: CallDecided) -> None:
-        self.call_store.decided(event.call, event.allowed_by)
+    @on(am.CallDecided)
+    @handles
+    async def _show_call_decided(self, message: am.CallDecided) -> None:
+        self.call_store.decided(message.event.call, message.event.allowed_by)
 
-    async def _show_approval_needed(self, event: ApprovalNeeded) -> None:
-        self.call_store.awaiting(event.call)
+    @on(am.ApprovalNeeded)
+    @handles
+    async def _show_approval_needed(self, message: am.ApprovalNeeded) -> None:
+        self.call_store.awaiting(message.event.call)
         self._engine_state("awaiting approval")
-        self.ask_approval(event)
+        self.ask_approval(message.event)
 
-    async def _show_call_started(self, event: CallStarted) -> None:
-        self.call_store.started(event)
+    @on(am.CallStarted)
+    @handles
+    async def _show_call_started(self, message: am.CallStarted) -> None:
+        self.call_store.started(message.event)
         self._engine_state("running tools")
 
-    async def _show_call_progress(self, event: CallProgress) -> None:
-        self.call_store.progressed(event)
+    @on(am.CallProgress)
+    @handles
+    async def _show_call_progress(self, message: am.CallProgress) -> None:
+        self.call_store.progressed(message.event)
 
-    async def _show_call_finished(self, event: CallFinished) -> None:
-        record = self.call_store.finished(event)
+    @on(am.CallFinished)
+    @handles
+    async def _show_call_finished(self, message: am.CallFinished) -> None:
+        record = self.call_store.finished(message.event)
         if record is not None:
             await self.call_store.show_media(record)
         if not self.call_store.open:  # the last call of the reply: the model reads the results next
             self._engine_state("generating")
 
-    async def _show_generation_rate(self, event: GenerationRate) -> None:
-        self._engine_state("generating", f"{event.tokens_per_second:.1f} tok/s")
+    @on(am.GenerationRate)
+    @handles
+    async def _show_generation_rate(self, message: am.GenerationRate) -> None:
+        self._engine_state("generating", f"{message.event.tokens_per_second:.1f} tok/s")
 
-    async def _show_generation_stats(self, event: GenerationStats) -> None:
+    @on(am.GenerationStats)
+    @handles
+    async def _show_generation_stats(self, message: am.GenerationStats) -> None:
+        event = message.event
         stats = event.stats
         self.status_bar.context_tokens = event.context_used
         self.status_bar.context_length = event.context_length
         self.status_bar.detail = f"{stats.tokens_per_second:.1f} tok/s"
         self._turn_first_stats = self._turn_first_stats or stats
 
-    async def _show_result_cut(self, event: ResultCut) -> None:
-        self.call_store.cut_for_model(event)
+    @on(am.ResultCut)
+    @handles
+    async def _show_result_cut(self, message: am.ResultCut) -> None:
+        self.call_store.cut_for_model(message.event)
 
-    async def _show_notice(self, event: NoticeEvent) -> None:
-        await self.reply.add_widget(Notice(event.text))
+    @on(am.Notice)
+    @handles
+    async def _show_notice(self, message: am.Notice) -> None:
+        await self.reply.add_widget(Notice(message.event.text))
 
-    async def _show_server_request(self, event: ServerRequestAnswered) -> None:
-        await self._show_notice(NoticeEvent(describe_answered(event)))
+    @on(am.ServerRequestAnswered)
+    @handles
+    async def _show_server_request(self, message: am.ServerRequestAnswered) -> None:
+        await self.reply.add_widget(Notice(describe_answered(message.event)))
 
-    async def _turn_finished(self, event: TurnFinished) -> None:
+    @on(am.TurnFinished)
+    @handles
+    async def _show_turn_finished(self, message: am.TurnFinished) -> None:
+        event = message.event
         note = ""
         if event.end is TurnEnd.STOPPED:
             note = STOPPED_NOTE
@@ -166,28 +195,37 @@ class AgentEventView:
         self._engine_state("ready", cached_note(first))
         self.query_one(PromptInput).hold_cursor(False)
 
-    async def _show_summary_started(self, event: SummaryStarted) -> None:
+    @on(am.SummaryStarted)
+    @handles
+    async def _show_summary_started(self, message: am.SummaryStarted) -> None:
+        event = message.event
         if self.agent.summarising:  # not when the turn after it began already
             self._engine_state("summarising", f"exchange {event.exchange + 1} ({event.number} of {event.count})")
 
-    async def _show_summary_written(self, event: SummaryWritten) -> None:
+    @on(am.SummaryWritten)
+    @handles
+    async def _show_summary_written(self, message: am.SummaryWritten) -> None:
         self.status_bar.summarised = self.agent.summaries_in_use
 
-    async def _show_summary_failed(self, event: SummaryFailed) -> None:
+    @on(am.SummaryFailed)
+    @handles
+    async def _show_summary_failed(self, message: am.SummaryFailed) -> None:
         self.notify(
-            f"exchange {event.exchange + 1} was not summarised: {event.error}. Its full text stays in the "
-            "prompt; the summary is tried again after the next reply (or with /compact).",
+            f"exchange {message.event.exchange + 1} was not summarised: {message.event.error}. Its full text "
+            "stays in the prompt; the summary is tried again after the next reply (or with /compact).",
             title="no summary",
             severity="error",
             timeout=15,
             markup=False,
         )
 
-    async def _show_summaries_ended(self, event: SummariesEnded) -> None:
+    @on(am.SummariesEnded)
+    @handles
+    async def _show_summaries_ended(self, message: am.SummariesEnded) -> None:
         if self.status_bar.engine_state == "summarising":  # not when the turn after it began already
             self._engine_state("ready")
         self.status_bar.summarised = self.agent.summaries_in_use
-        if event.stopped:
+        if message.event.stopped:
             self.notify("summarising stopped: the exchanges not summarised stay in full", markup=False)
 
     async def _open_reply(self) -> None:
@@ -231,28 +269,3 @@ class AgentEventView:
         decision = await self.push_screen_wait(screen)
         if not event.decision.done():
             event.decision.set_result(decision or ApprovalDecision(ApprovalChoice.DENY_ALL))
-
-
-Handler = Callable[[AgentEventView, Any], Awaitable[None]]
-EVENT_HANDLERS: dict[type, Handler] = {
-    AssistantText: AgentEventView._show_text,
-    AssistantThinking: AgentEventView._show_thinking,
-    TurnStarted: AgentEventView._show_turn_started,
-    CallProposed: AgentEventView._show_call_proposed,
-    MalformedCall: AgentEventView._show_malformed_call,
-    CallDecided: AgentEventView._show_call_decided,
-    ApprovalNeeded: AgentEventView._show_approval_needed,
-    CallStarted: AgentEventView._show_call_started,
-    CallFinished: AgentEventView._show_call_finished,
-    GenerationRate: AgentEventView._show_generation_rate,
-    GenerationStats: AgentEventView._show_generation_stats,
-    NoticeEvent: AgentEventView._show_notice,
-    TurnFinished: AgentEventView._turn_finished,
-    ServerRequestAnswered: AgentEventView._show_server_request,
-    CallProgress: AgentEventView._show_call_progress,
-    SummaryStarted: AgentEventView._show_summary_started,
-    SummaryWritten: AgentEventView._show_summary_written,
-    SummaryFailed: AgentEventView._show_summary_failed,
-    SummariesEnded: AgentEventView._show_summaries_ended,
-    ResultCut: AgentEventView._show_result_cut,
-}

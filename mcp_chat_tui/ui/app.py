@@ -31,6 +31,7 @@ from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.commands import is_command
 from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
 from mcp_chat_tui.ui.agent_events import AgentEventView
+from mcp_chat_tui.ui.agent_messages import ReplyText
 from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.catalog_actions import CatalogActions
 from mcp_chat_tui.ui.client_requests import DialogAsker
@@ -38,7 +39,7 @@ from mcp_chat_tui.ui.conversation_actions import ConversationActions
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
-from mcp_chat_tui.ui.messages import AgentEventPosted, EngineProgress, PolicyChanged, SaveChanged, ServerChanged
+from mcp_chat_tui.ui.messages import EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.palette import PaletteCommands
 from mcp_chat_tui.ui.recording import RecordingSink
 from mcp_chat_tui.ui.reply import ReplyController
@@ -122,7 +123,7 @@ class ChatApp(
         self._turn_running = False
         self._compact_asked = False  # /compact was typed: summarise every exchange but the last next
         self.reply = ReplyController(lambda: self.chat, self.model_label, self._model_cost)
-        self._queued_text: AgentEventPosted | None = None  # the text message not yet handled
+        self._queued_text: ReplyText | None = None  # the text message not yet handled
         self._agent_messages = 0  # agent events posted and not yet handled to the end
         self.call_store = CallStore(self.clock, lambda: self.calls_table)
         self._shut_down = False
@@ -409,13 +410,6 @@ class ChatApp(
                 await self._write_summaries()
         finally:
             self._turn_running = False
-
-    @on(AgentEventPosted)
-    async def _agent_event(self, message: AgentEventPosted) -> None:
-        try:
-            await self._show_agent_event(message)
-        finally:
-            self._agent_messages -= 1
 
     def _engine_state(self, state: str, detail: str = "") -> None:
         """What the status bar says the engine or the turn is doing, with the detail that goes with it."""

@@ -3,6 +3,7 @@ and turn the calls a transcript left open back into the agent's terms."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -40,42 +41,67 @@ class RecordingSink:
         self.engine = engine
 
     def __call__(self, event: AgentEvent) -> None:
-        recorder = self.recorder
-        if isinstance(event, AssistantText):
-            recorder.text(event.text)
-        elif isinstance(event, AssistantThinking):
-            recorder.thought(event.text)
-        elif isinstance(event, TurnStarted):
-            conversation = recorder.saver.path if recorder.saver is not None else None
-            recorder.user(event.prompt, keep_attached_media(list(event.attachments), conversation))
-            recorder.reply_started(self.model_label, recorded_settings(self.engine))
-        elif isinstance(event, CallProposed):
-            recorder.proposed(wire_call(event.call), datetime.now())
-        elif isinstance(event, MalformedCall):
-            recorder.proposed(
-                {"id": event.id, "type": "function", "function": {"name": MALFORMED_NAME, "arguments": event.raw}},
-                datetime.now(),
-            )
-        elif isinstance(event, CallDecided):
-            recorder.chose(event.call.id, event.choice.value, event.allowed_by)
-        elif isinstance(event, CallStarted):
-            recorder.started(event.call.id, event.call.server, event.started_at, real_tool_name(event.call))
-        elif isinstance(event, CallFinished):
-            saver = recorder.saver
-            recorder.finished(tool_result(event, saver.path if saver is not None else None))
-        elif isinstance(event, ServerRequestAnswered):
-            recorder.server_request(
-                ServerRequest(event.server, event.kind, event.request, event.answer, event.result, event.at)
-            )
-        elif isinstance(event, SummaryWritten):
-            recorder.summarised(event.exchange, event.text)
-        elif isinstance(event, TurnFinished):
-            if event.end is TurnEnd.STOPPED:
-                recorder.turn_ended("stopped")
-            elif event.end is TurnEnd.ERROR:
-                recorder.turn_ended("error", event.error)
-            else:
-                recorder.turn_ended()
+        self.record(event)
+
+    @functools.singledispatchmethod
+    def record(self, event: object) -> None:
+        """Write ``event`` into the transcript, by its type (the events not listed are not kept)."""
+
+    @record.register
+    def _text(self, event: AssistantText) -> None:
+        self.recorder.text(event.text)
+
+    @record.register
+    def _thinking(self, event: AssistantThinking) -> None:
+        self.recorder.thought(event.text)
+
+    @record.register
+    def _turn_started(self, event: TurnStarted) -> None:
+        saver = self.recorder.saver
+        conversation = saver.path if saver is not None else None
+        self.recorder.user(event.prompt, keep_attached_media(list(event.attachments), conversation))
+        self.recorder.reply_started(self.model_label, recorded_settings(self.engine))
+
+    @record.register
+    def _proposed(self, event: CallProposed) -> None:
+        self.recorder.proposed(wire_call(event.call), datetime.now())
+
+    @record.register
+    def _malformed(self, event: MalformedCall) -> None:
+        call = {"id": event.id, "type": "function", "function": {"name": MALFORMED_NAME, "arguments": event.raw}}
+        self.recorder.proposed(call, datetime.now())
+
+    @record.register
+    def _decided(self, event: CallDecided) -> None:
+        self.recorder.chose(event.call.id, event.choice.value, event.allowed_by)
+
+    @record.register
+    def _started(self, event: CallStarted) -> None:
+        self.recorder.started(event.call.id, event.call.server, event.started_at, real_tool_name(event.call))
+
+    @record.register
+    def _finished(self, event: CallFinished) -> None:
+        saver = self.recorder.saver
+        self.recorder.finished(tool_result(event, saver.path if saver is not None else None))
+
+    @record.register
+    def _server_request(self, event: ServerRequestAnswered) -> None:
+        self.recorder.server_request(
+            ServerRequest(event.server, event.kind, event.request, event.answer, event.result, event.at)
+        )
+
+    @record.register
+    def _summarised(self, event: SummaryWritten) -> None:
+        self.recorder.summarised(event.exchange, event.text)
+
+    @record.register
+    def _turn_finished(self, event: TurnFinished) -> None:
+        if event.end is TurnEnd.STOPPED:
+            self.recorder.turn_ended("stopped")
+        elif event.end is TurnEnd.ERROR:
+            self.recorder.turn_ended("error", event.error)
+        else:
+            self.recorder.turn_ended()
 
 
 def tool_result(event: CallFinished, transcript_path: Path | None) -> ToolResult:

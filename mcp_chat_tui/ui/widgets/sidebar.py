@@ -66,6 +66,12 @@ def tool_label(server: str, tool: str, width: int) -> Text:
     return cut(tool_text, width)
 
 
+def measured(console, cell: object) -> int:
+    """The columns ``cell`` takes in a table (a ``str`` is markup there, as ``DataTable`` shows it)."""
+    text = Text.from_markup(cell) if isinstance(cell, str) else cell
+    return console.measure(text).maximum if isinstance(text, Text) else console.measure(str(text)).maximum
+
+
 class FittedTable(DataTable):
     """A row-cursor table whose ``name_column`` is cut to what the pane's width leaves once the
     columns before it and its state column (``whole_width`` columns, padding included) are whole."""
@@ -85,6 +91,27 @@ class FittedTable(DataTable):
 
     def recut(self) -> None:
         """Show every row again with the names cut to ``name_width``."""
+
+    def update_cell(self, row_key, column_key, value, *, update_width: bool = False) -> None:
+        """``DataTable.update_cell``, the column measured again at once when ``update_width``.
+
+        The table measures its columns only when idle: a frame drawn before that keeps the cell
+        cut to the old width (``● read`` for ``● ready``) until the row changes again.
+        """
+        if update_width:
+            self._fit_column(column_key, row_key, value)
+        super().update_cell(row_key, column_key, value, update_width=update_width)
+
+    def _fit_column(self, column_key, row_key, value) -> None:
+        column = self.columns.get(column_key)
+        if column is None or row_key not in self.rows:
+            return
+        console = self.app.console
+        width = measured(console, value)
+        if width < column.content_width:  # it may shrink: measure the column's other cells too
+            others = [measured(console, self.get_cell(key, column_key)) for key in self.rows if key != row_key]
+            width = max([width, measured(console, column.label), *others])
+        column.content_width = width
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """No key acts on the table while it is hidden (keys on their way as the sidebar was hidden)."""

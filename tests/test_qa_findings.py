@@ -225,12 +225,6 @@ async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_go
         assert "Hello again." in chat_text(app)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ui/catalog_actions.py _attach: a prompt sent while its @resource is still being read goes "
-    "without it, and the contents that arrive later are dropped at the next send (PromptInput keeps "
-    "only attachments whose @word is in the new text): the model never sees the resource and nothing says so",
-)
 async def test_a_prompt_sent_while_its_resource_is_read_still_carries_the_resource(tmp_path):
     from textual.widgets import Input
 

@@ -1,5 +1,6 @@
 """An MCP server written with the SDK whose one resource is slow to read: ``wait://gate`` answers
-only once the file named by ``--gate`` exists, so a test decides when the read ends."""
+only once the file named by ``--gate`` exists, so a test decides when the read ends (and whether
+it fails: a gate file that says ``fail``)."""
 
 import argparse
 import asyncio
@@ -15,6 +16,8 @@ def build(gate: Path) -> MCPServer:
     async def gated() -> str:
         while not gate.exists():
             await asyncio.sleep(0.02)
+        if gate.read_text() == "fail":
+            raise ValueError("the gate says no")
         return "the gated contents"
 
     return server

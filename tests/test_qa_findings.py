@@ -260,12 +260,6 @@ async def test_a_prompt_sent_while_its_resource_is_read_still_carries_the_resour
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cli/chat.py reads -p - from stdin (and argv) with Python's surrogateescape: a prompt that is not "
-    "UTF-8 (a Latin-1 file piped in) reaches the engine with lone surrogates and the run dies with a "
-    "UnicodeEncodeError traceback (exit 1) instead of a clear message (exit 2) or replaced characters",
-)
 def test_a_prompt_on_stdin_that_is_not_utf8_gets_a_clear_answer_not_a_traceback(tmp_path, isolated_user_dirs):
     config = tmp_path / "servers.json"
     config.write_text('{"servers": {}}')

@@ -39,6 +39,7 @@ from mcp_chat_tui.agent.events import (
     SummaryWritten,
     TurnFinished,
 )
+from mcp_chat_tui.cli.input_text import decoded_line
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.ui.media_info import media_line
 
@@ -71,12 +72,12 @@ class LineReader:
         threading.Thread(target=self._pump, name="stdin", daemon=True).start()
 
     def _pump(self) -> None:
-        for line in sys.stdin:
-            self._loop.call_soon_threadsafe(self._lines.put_nowait, line.rstrip("\n"))
+        for data in sys.stdin.buffer:  # bytes: a line that is not UTF-8 is said, not a crash
+            self._loop.call_soon_threadsafe(self._lines.put_nowait, decoded_line(data))
         self._loop.call_soon_threadsafe(self._lines.put_nowait, None)
 
     async def read(self) -> str | None:
-        """The next line, or None at end of input."""
+        """The next line (a ``NotUtf8Line`` when it was not UTF-8), or None at end of input."""
         return await self._lines.get()
 
 

@@ -476,6 +476,7 @@ class ChatApp(
         self.push_screen(TextScreen("Keys", help_text()))
 
     async def action_clear_chat(self) -> None:
+        await self.agent.stop_and_wait()  # a call it stops is recorded as stopped before the file is let go
         self.agent.clear()
         self.status_bar.summarised = 0
         self.reply.drop()  # first: the stopped turn's last text must not go to a reply being removed

@@ -7,6 +7,7 @@ so markup and terminal escape sequences in it cannot style or move the screen.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import threading
 
@@ -72,7 +73,13 @@ class LineReader:
         threading.Thread(target=self._pump, name="stdin", daemon=True).start()
 
     def _pump(self) -> None:
-        for data in sys.stdin.buffer:  # bytes: a line that is not UTF-8 is said, not a crash
+        # Bad bytes are kept as surrogates, then taken back: a line that is not UTF-8 is said, not a
+        # crash. (Text, not sys.stdin.buffer: a daemon thread holding the buffer's lock at exit aborts.)
+        with contextlib.suppress(AttributeError, ValueError):
+            sys.stdin.reconfigure(errors="surrogateescape")
+        encoding = sys.stdin.encoding or "utf-8"
+        for line in sys.stdin:
+            data = line.encode(encoding, "surrogateescape")
             self._loop.call_soon_threadsafe(self._lines.put_nowait, decoded_line(data))
         self._loop.call_soon_threadsafe(self._lines.put_nowait, None)
 

@@ -138,12 +138,15 @@ class CatalogActions:
             return True
         if failures:
             why = "; ".join(f"{word} could not be read: {error}" for word, error in failures.items())
-            self.notify(
-                f"{why}. Remove it or send again.", title="not sent", severity="error", markup=False, timeout=12
-            )
+            back = "the message is back in the prompt box: send it again, or without the word"
+            self.notify(f"{why}; {back}", title="not sent", severity="error", markup=False, timeout=12)
         else:
-            self.notify("stopped waiting for " + ", ".join(pending_words(queued)), title="not sent", markup=False)
-        await queued.shown.remove()
+            waited = ", ".join(pending_words(queued))
+            self.notify(
+                f"stopped waiting for {waited}; the message is back in the prompt box", title="not sent", markup=False
+            )
+        if queued.shown.is_attached:  # not if the chat has trimmed it since
+            await queued.shown.remove()
         self.query_one(PromptInput).give_back(queued)
         self._engine_state("ready")
         return False

@@ -7,6 +7,7 @@ sink, and imports no UI. What enters the conversation passes through its ``Redac
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
@@ -122,6 +123,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self.turns: list[list[dict[str, Any]]] = []
         self._told_tool_prompt = False  # the line on how tools reach the model was shown
         self._running: asyncio.Task[TurnEnd] | None = None
+        self._closed: asyncio.Event | None = None  # set once the running turn has ended and said how
         self._summarising: asyncio.Task[None] | None = None
         self.generating = False  # the model is writing a reply of the user's turn now
         self.checkpoint: Callable[[], Awaitable[None]] | None = None
@@ -197,6 +199,17 @@ class Agent(CallDecisions, Summarising, ContextBudget):
             return True
         return False
 
+    async def stop_and_wait(self, timeout: float = 5.0) -> bool:
+        """Stop the running turn and wait (at most ``timeout`` seconds) until it has closed: every
+        call it stopped is reported, so a transcript records how each ended before the caller goes
+        on (opens another conversation, clears this one). False when no turn was running."""
+        closed = self._closed
+        if not self.stop() or closed is None:
+            return False
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(closed.wait(), timeout)
+        return True
+
     # ----- a turn ----------------------------------------------------------------------------
 
     async def run_turn(self, prompt: str, sink: AgentSink, attachments: Sequence[Attachment] = ()) -> TurnEnd:
@@ -230,6 +243,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
     async def _supervise(self, state: TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]) -> TurnEnd:
         self.fit_loaded_results(sink)  # a resumed conversation's results, before the model is sent them
         self._context_used = None
+        self._closed = closed = asyncio.Event()
         self._running = asyncio.ensure_future(work)
         try:
             end = await asyncio.shield(self._running)
@@ -249,6 +263,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
             return end
         finally:
             self._running = None
+            closed.set()
         sink(TurnFinished(end, state.iterations))
         return end
 

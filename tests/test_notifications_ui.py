@@ -1,6 +1,6 @@
 """What servers say while they work, in the full-screen app: a running call's progress in its
-sidebar row and card (and after resume), log counts in the server panel, the server detail
-screen's log, instructions and log-level keys, and ``/roots``."""
+sidebar row and card (once it ends, and after resume, in its detail), log counts in the server
+panel, the server detail screen's log, instructions and log-level keys, and ``/roots``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Static
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.transcript import parse
 from mcp_chat_tui.ui.records import CallState
-from mcp_chat_tui.ui.screens.detail import ServerDetailScreen
+from mcp_chat_tui.ui.screens.detail import ServerDetailScreen, call_report
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
 from tests.fakes import ScriptedEngine, call
 from tests.test_notifications import ERAS, notify_config
@@ -43,7 +43,8 @@ async def test_a_running_call_shows_its_progress_in_its_row_and_card_and_resume_
         flag.touch()
         await wait_turn_done(pilot, app)
         assert record.state is CallState.DONE
-        assert "▰▰▰▰▰▰▰▰ 3/3 found it" in text_of(card)
+        assert "done" in text_of(card) and "▰" not in text_of(card), "the finished card keeps a progress bar"
+        assert "last progress: ▰▰▰▰▰▰▰▰ 3/3 found it" in call_report(record, app.clock)  # the detail keeps it
         assert str(table.get_cell(record.key, "args")).startswith("path=")  # the arguments again
     saved = parse(transcript.read_text())
     result = saved.exchanges[0].steps[0].proposals[0].result
@@ -52,7 +53,9 @@ async def test_a_running_call_shows_its_progress_in_its_row_and_card_and_resume_
     async with resumed.run_test(size=(140, 40)) as pilot:
         await wait_ready(pilot, resumed)
         await wait_for(pilot, lambda: bool(resumed.query(ToolCallCard)), what="the loaded call")
-        assert "3/3 found it" in text_of(resumed.query_one(ToolCallCard))
+        card = resumed.query_one(ToolCallCard)
+        assert "done" in text_of(card) and "▰" not in text_of(card)
+        assert "last progress: ▰▰▰▰▰▰▰▰ 3/3 found it" in call_report(card.record, resumed.clock)
 
 
 async def test_log_messages_are_counted_in_the_panel_and_shown_in_the_server_screen_with_level_keys():

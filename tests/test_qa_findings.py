@@ -422,3 +422,56 @@ async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_go
     assert (new.user, new.steps[-1].text, new.end) == ("hello", "Hello again.", None)
     assert [m["role"] for m in engine.prompts[-1] if m["role"] != "system"] == ["user"]
     assert len(engine.prompts) == 2, "the prompt waiting when the chat was cleared was run"
+
+
+async def test_a_prompt_sent_while_its_resource_is_read_still_carries_the_resource(tmp_path):
+    from textual.widgets import Input
+
+    from mcp_chat_tui.ui.widgets.completion import CompletionMenu
+
+    gate = tmp_path / "gate"
+    server = ServerConfig(
+        name="slow",
+        type="stdio",
+        command=sys.executable,
+        args=[str(TOP / "tests" / "servers" / "slow_resource_server.py"), "--gate", str(gate)],
+    )
+    engine = ScriptedEngine(["Read it.", "Next."])
+    app = make_app(engine, [server])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.press(*"look at @ga")
+        menu = app.query_one(CompletionMenu)
+        await wait_for(pilot, lambda: menu.is_open and [c.name for c in menu.candidates] == ["@gate"], what="@gate")
+        await pilot.press("tab")
+        prompt = app.query_one("#prompt", Input)
+        await wait_for(pilot, lambda: prompt.value.startswith("look at @gate"), what="the word taken")
+        await pilot.press("enter")  # the read has not ended: the gate file is not there yet
+        await pilot.pause()
+        gate.write_text("open")
+        await wait_turn_done(pilot, app)
+        await wait_for(pilot, lambda: not app.workers or all(w.is_finished for w in app.workers), what="the read")
+        await send(pilot, "and then?")
+        await wait_turn_done(pilot, app)
+    sent = [message for messages in engine.prompts for message in messages if message["role"] == "user"]
+    assert any("the gated contents" in str(message["content"]) for message in sent), (
+        "the resource never reached the model"
+    )
+
+
+def test_a_prompt_on_stdin_that_is_not_utf8_gets_a_clear_answer_not_a_traceback(tmp_path, isolated_user_dirs):
+    config = tmp_path / "servers.json"
+    config.write_text('{"servers": {}}')
+    with ScriptedEndpoint(["An answer."]) as endpoint:
+        result = subprocess.run(
+            [sys.executable, "-m", "mcp_chat_tui.cli.main", "--endpoint", endpoint.url, "scripted"]
+            + ["--mcp-config", str(config), "-p", "-", "--no-save"],
+            cwd=tmp_path,
+            env=user_dirs_env(isolated_user_dirs),
+            input="caf\xe9 au lait?\n".encode("latin-1"),
+            capture_output=True,
+            timeout=120,
+        )
+    stderr = result.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in stderr, stderr[-600:]
+    assert result.returncode in (0, 2), stderr[-600:]

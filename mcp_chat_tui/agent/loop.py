@@ -7,6 +7,7 @@ sink, and imports no UI. What enters the conversation passes through its ``Redac
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
@@ -122,8 +123,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self.turns: list[list[dict[str, Any]]] = []
         self._told_tool_prompt = False  # the line on how tools reach the model was shown
         self._running: asyncio.Task[TurnEnd] | None = None
-        self._turn_over = asyncio.Event()  # set: no turn runs, and the last one has reported its end
-        self._turn_over.set()
+        self._closed: asyncio.Event | None = None  # set once the running turn has ended and said how
         self._summarising: asyncio.Task[None] | None = None
         self.generating = False  # the model is writing a reply of the user's turn now
         self.checkpoint: Callable[[], Awaitable[None]] | None = None
@@ -176,16 +176,12 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self._load_results(cuts or {})
 
     def clear(self) -> None:
-        """Forget the conversation (the running turn and summaries are stopped; a stopped turn closes
-        its own messages, not the next conversation's: ``turn_over`` waits for its last events)."""
+        """Forget the conversation (the running turn and summaries are stopped; a turn still closing
+        closes its own messages, not the next conversation's; ``stop_and_wait`` first waits for it)."""
         self.stop()
         self.turns = []
         self.memory.summaries = []
         self._loaded_results = {}
-
-    async def turn_over(self) -> None:
-        """Return once no turn runs and the last one has reported its end (``TurnFinished``)."""
-        await self._turn_over.wait()
 
     # ----- stopping --------------------------------------------------------------------------
 
@@ -203,6 +199,17 @@ class Agent(CallDecisions, Summarising, ContextBudget):
             self._summarising.cancel()
             return True
         return False
+
+    async def stop_and_wait(self, timeout: float = 5.0) -> bool:
+        """Stop the running turn and wait (at most ``timeout`` seconds) until it has closed: every
+        call it stopped is reported, so a transcript records how each ended before the caller goes
+        on (opens another conversation, clears this one). False when no turn was running."""
+        closed = self._closed
+        if not self.stop() or closed is None:
+            return False
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(closed.wait(), timeout)
+        return True
 
     # ----- a turn ----------------------------------------------------------------------------
 
@@ -235,16 +242,9 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         return await self._supervise(state, sink, self._turn(state, sink, resume=True))
 
     async def _supervise(self, state: TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]) -> TurnEnd:
-        self._turn_over.clear()
-        try:
-            return await self._run_to_end(state, sink, work)
-        finally:
-            self._turn_over.set()
-
-    async def _run_to_end(self, state: TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]) -> TurnEnd:
-        """Run ``work``; a stop, an engine error or our caller's cancelling closes the turn's record."""
         self.fit_loaded_results(sink)  # a resumed conversation's results, before the model is sent them
         self._context_used = None
+        self._closed = closed = asyncio.Event()
         self._running = asyncio.ensure_future(work)
         try:
             end = await asyncio.shield(self._running)
@@ -264,6 +264,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
             return end
         finally:
             self._running = None
+            closed.set()
         sink(TurnFinished(end, state.iterations))
         return end
 

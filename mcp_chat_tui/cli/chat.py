@@ -16,6 +16,7 @@ from rich.text import Text
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.cli.check import status_table
+from mcp_chat_tui.cli.input_text import argument_problem, utf8_problem
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.setup import load_configuration, make_hub, warn_short_secrets
 from mcp_chat_tui.cli.terminal import SIGTERM_EXIT, ask_on_terminal, exit_on_sigterm, run_until_signal
@@ -298,7 +299,12 @@ def read_prompt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> No
     if args.json and args.prompt is None:
         parser.error("--json goes with -p PROMPT")
     if args.prompt == "-":
-        args.prompt = sys.stdin.read().strip()
+        data = sys.stdin.buffer.read()
+        if (problem := utf8_problem(data, "the prompt on stdin")) is not None:
+            parser.error(problem)
+        args.prompt = data.decode("utf-8").strip()
+    elif args.prompt is not None and (problem := argument_problem(args.prompt, "the prompt given with -p")):
+        parser.error(problem)
     if args.prompt is not None and not args.prompt.strip():
         parser.error("the prompt given with -p is empty")
 

@@ -22,6 +22,7 @@ from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import AgentEvent
 from mcp_chat_tui.agent.summaries import is_compact_command
 from mcp_chat_tui.cli.client_requests import install_console_requests
+from mcp_chat_tui.cli.input_text import NotUtf8Line
 from mcp_chat_tui.cli.plain_console import LineReader, PlainConsole, literal
 from mcp_chat_tui.cli.prompt_commands import command_turn, print_attachments
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
@@ -277,6 +278,9 @@ async def _read_prompt(agent: Agent, console: Console, reader: LineReader) -> st
         if line is None:
             console.print()
             return None
+        if isinstance(line, NotUtf8Line):
+            console.print(literal(f"not sent: {line.problem}", "yellow"), soft_wrap=True)
+            continue
         prompt = agent.redactor.text(line.strip())
         if not prompt:
             continue

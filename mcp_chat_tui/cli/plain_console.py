@@ -7,6 +7,7 @@ so markup and terminal escape sequences in it cannot style or move the screen.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import threading
 
@@ -39,6 +40,7 @@ from mcp_chat_tui.agent.events import (
     SummaryWritten,
     TurnFinished,
 )
+from mcp_chat_tui.cli.input_text import decoded_line
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.ui.media_info import media_line
 
@@ -71,12 +73,18 @@ class LineReader:
         threading.Thread(target=self._pump, name="stdin", daemon=True).start()
 
     def _pump(self) -> None:
+        # Bad bytes are kept as surrogates, then taken back: a line that is not UTF-8 is said, not a
+        # crash. (Text, not sys.stdin.buffer: a daemon thread holding the buffer's lock at exit aborts.)
+        with contextlib.suppress(AttributeError, ValueError):
+            sys.stdin.reconfigure(errors="surrogateescape")
+        encoding = sys.stdin.encoding or "utf-8"
         for line in sys.stdin:
-            self._loop.call_soon_threadsafe(self._lines.put_nowait, line.rstrip("\n"))
+            data = line.encode(encoding, "surrogateescape")
+            self._loop.call_soon_threadsafe(self._lines.put_nowait, decoded_line(data))
         self._loop.call_soon_threadsafe(self._lines.put_nowait, None)
 
     async def read(self) -> str | None:
-        """The next line, or None at end of input."""
+        """The next line (a ``NotUtf8Line`` when it was not UTF-8), or None at end of input."""
         return await self._lines.get()
 
 

@@ -6,6 +6,7 @@ place that starts, stops and tracks the servers.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -122,20 +123,38 @@ class ToolCalls:
             self._set_state(rt, ServerState.BUSY)
         result: ToolCallResult | None = None
         latest: list[ToolProgress] = []
-        try:
-            raw = await client.call_tool(
+        lost: asyncio.Future[str] = asyncio.get_running_loop().create_future()  # the hub read its answer and failed
+        rt.answers_awaited.add(lost)
+        sending = asyncio.ensure_future(
+            client.call_tool(
                 call.tool,
                 call.arguments,
                 read_timeout_seconds=limit,
                 progress_callback=progress_callback(on_progress, self.redactor, latest),
                 meta=log_level_meta(client, rt.status.log_level),  # type: ignore[arg-type]
             )
-            result = convert_result(
-                raw, call.server, call.tool, call.arguments, call.started_at, self.max_result_chars, self.redactor
-            )
+        )
+        try:
+            await asyncio.wait({sending, lost}, return_when=asyncio.FIRST_COMPLETED)
+            if not sending.done():
+                result = self._failed_call(call, FailureKind.PROTOCOL_ERROR, lost.result())
+            else:
+                result = convert_result(
+                    sending.result(),
+                    call.server,
+                    call.tool,
+                    call.arguments,
+                    call.started_at,
+                    self.max_result_chars,
+                    self.redactor,
+                )
         except Exception as exc:  # noqa: BLE001 - a tool failure never raises into the caller
             result = self._call_failed(rt, call, exc, limit)
         finally:
+            rt.answers_awaited.discard(lost)
+            if not sending.done():
+                sending.cancel()  # stopped, or its answer is lost: the SDK tells the server
+                await asyncio.wait({sending})
             self._call_over(rt, call, result, latest)
         return result
 

@@ -35,7 +35,14 @@ from mcp_chat_tui.servers.catalog import CatalogAccess
 from mcp_chat_tui.servers.client_context import LogListener, ServerContext
 from mcp_chat_tui.servers.client_requests import DEFAULT_SAMPLING_PER_MINUTE, ClientRequests, RequestDesk
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
-from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, noise_excerpt, noise_line
+from mcp_chat_tui.servers.noise import (
+    STDOUT_RULE,
+    glued_before_a_message,
+    is_lost_answer,
+    noise_excerpt,
+    noise_line,
+    unreadable_message,
+)
 from mcp_chat_tui.servers.oauth import OAuthSession, PersonClock, SignInPrompt
 from mcp_chat_tui.servers.roots import Roots
 from mcp_chat_tui.servers.sign_in import SignIn
@@ -90,6 +97,7 @@ class _Runtime:
     catalog_task: asyncio.Task[None] | None = None  # the prompt and resource change stream (2026-07-28)
     catalog_refresh: asyncio.Task[None] | None = None  # reading prompts and resources again
     catalog_wanted: bool = False
+    answers_awaited: set[asyncio.Future[str]] = field(default_factory=set)  # calls in flight, told a lost answer
 
     log_shown_soon: asyncio.TimerHandle | None = None
 
@@ -425,7 +433,10 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, SignIn):
     async def _on_message(self, rt: _Runtime, generation: int, message: Any) -> None:
         if generation != rt.generation:
             return
-        if isinstance(message, Exception):
+        starting = rt.status.state == ServerState.STARTING  # then the start's own checks explain it
+        if isinstance(message, Exception) and not starting and (problem := unreadable_message(message)):
+            self._on_unreadable_message(rt, problem)
+        elif isinstance(message, Exception):
             self._on_stdout_noise(rt, noise_line(message))
         elif isinstance(message, mcp_types.ToolListChangedNotification) and rt.client is not None:
             self._want_refresh(rt, rt.client)
@@ -433,6 +444,18 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, SignIn):
             self.requests.completed(rt.config.name, message.params.elicitation_id)
         else:
             self._catalog_message(rt, message)
+
+    def _on_unreadable_message(self, rt: _Runtime, problem: str) -> None:
+        """A JSON-RPC message the SDK could not read (it drops it): a protocol problem the server
+        panel shows; a lost answer while one call is in flight is that call's, which fails now
+        instead of at its timeout (with several in flight, which one is not known)."""
+        rt.status.protocol_problem_count += 1
+        rt.status.protocol_problems.append(self.redactor.text(problem))
+        rt.status.stderr_tail.append(f"[mcp-chat-tui] {problem}")
+        awaited = [answer for answer in rt.answers_awaited if not answer.done()]
+        if is_lost_answer(problem) and len(awaited) == 1:
+            awaited[0].set_result(problem)
+        self._changed(rt)
 
     def _on_stdout_noise(self, rt: _Runtime, line: str) -> None:
         """A line on stdout that is not JSON-RPC: noted in the log tail (observers are not told:

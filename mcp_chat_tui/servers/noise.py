@@ -40,3 +40,23 @@ def glued_before_a_message(line: str) -> str:
     The message is lost with the line, so an answer the client waits for will never come."""
     start = line.find("{")
     return line[:start] if start > 0 and '"jsonrpc"' in line[start:] else ""
+
+
+def unreadable_message(exc: BaseException) -> str:
+    """Why a line that is a JSON-RPC message (not stray output) could not be read, for a server
+    panel and a call that waited for it ("" when the line is not one: stray output)."""
+    line = noise_line(exc)
+    try:
+        message = json.loads(line)  # Python's JSON takes what the SDK's refuses (a lone surrogate escape)
+    except ValueError:
+        return ""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return ""
+    first = exc.errors()[0] if isinstance(exc, ValidationError) and exc.errors() else {}
+    why = one_line(str(first.get("msg", exc)), 120)
+    what = "an answer" if "id" in message and "method" not in message else "a message"
+    return f"{what} from the server could not be read ({why}): {noise_excerpt(line)}"
+
+
+def is_lost_answer(problem: str) -> bool:
+    return problem.startswith("an answer")

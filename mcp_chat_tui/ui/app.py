@@ -41,6 +41,7 @@ from mcp_chat_tui.ui.help import help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
 from mcp_chat_tui.ui.messages import EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.palette import PaletteCommands
+from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.recording import RecordingSink
 from mcp_chat_tui.ui.reply import ReplyController
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
@@ -48,7 +49,7 @@ from mcp_chat_tui.ui.server_actions import ServerActions
 from mcp_chat_tui.ui.startup import StartUp
 from mcp_chat_tui.ui.styles import preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
-from mcp_chat_tui.ui.widgets.attachments import user_message
+from mcp_chat_tui.ui.widgets.attachments import reading_message, user_message
 from mcp_chat_tui.ui.widgets.chat import ChatLog, chat_widget_classes
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.footer import KeyFooter
@@ -120,7 +121,8 @@ class ChatApp(
         self.fatal_error: str | None = None
         self._model_loading = False  # between start-up's start and the model being loaded
         self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
-        self._queue: list[tuple[str, tuple[Attachment, ...]]] = []  # prompts waiting, with their attachments
+        self._queue: list[QueuedPrompt] = []  # prompts waiting, with their attachments
+        self._stop_reading: asyncio.Future[None] | None = None  # set: Esc while a prompt waits for its reads
         self._turn_running = False
         self._compact_asked = False  # /compact was typed: summarise every exchange but the last next
         self.reply = ReplyController(lambda: self.chat, self.model_label, self._model_cost)
@@ -380,14 +382,18 @@ class ChatApp(
         if is_command(prompt):
             self.run_prompt_command(prompt)  # the turn is queued once the server gave the prompt
             return
-        await self._queue_turn(prompt, prompt_box.take_attachments(prompt))
+        await self._queue_prompt(prompt_box.take_queued(prompt))
 
     async def _queue_turn(self, prompt: str, attachments: Sequence[Attachment] = ()) -> None:
         """Show the prompt and queue its turn; it runs after the turns before it."""
+        await self._queue_prompt(QueuedPrompt(prompt, [("", attachment) for attachment in attachments]))
+
+    async def _queue_prompt(self, queued: QueuedPrompt) -> None:
         if self.recorder.saver is None:
-            self._attach_saver(first_prompt=prompt)
-        await self.chat.add_prompt(user_message(prompt, attachments))
-        self._queue.append((prompt, tuple(attachments)))
+            self._attach_saver(first_prompt=queued.prompt)
+        queued.shown = reading_message(queued) if queued.reading else user_message(queued.prompt, queued.attachments)
+        await self.chat.add_prompt(queued.shown)
+        self._queue.append(queued)
         self.status_bar.waiting = len(self._queue)
         if not self._turn_running:
             self._turn_running = True
@@ -403,8 +409,11 @@ class ChatApp(
                 await self._write_summaries()
             while self._queue:
                 await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
-                prompt, attachments = self._queue.pop(0)
+                queued = self._queue.pop(0)
                 self.status_bar.waiting = len(self._queue)
+                if queued.reading and not await self._wait_for_reads(queued):
+                    continue  # not sent: said, and given back to the prompt box
+                prompt, attachments = queued.prompt, queued.attachments
                 await self._open_reply()
                 await self._wait_until_drawn()
                 await self.agent.run_turn(prompt, self._sink, attachments)
@@ -421,6 +430,8 @@ class ChatApp(
     # ----- actions ---------------------------------------------------------------------------
 
     def action_stop(self) -> None:
+        if self.stop_waiting_for_reads():
+            return
         if self.agent.stop():
             self.notify("stopped")
 
@@ -472,8 +483,9 @@ class ChatApp(
         self._queue.clear()
         self.status_bar.waiting = 0
         self._resume_pending = False
+        self.stop_waiting_for_reads()  # a prompt waiting for its @resources goes back to the prompt box
+        await self.agent.stop_and_wait()  # a call it stops is recorded as stopped before the file is let go
         self.agent.clear()
-        await self.agent.turn_over()  # the stopped turn's last events go to the old conversation's file
         self.status_bar.summarised = 0
         self.reply.drop()  # first: the stopped turn's last text must not go to a reply being removed
         await self.chat.clear()

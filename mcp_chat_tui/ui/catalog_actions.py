@@ -6,6 +6,7 @@ A part of ``ChatApp`` (mixed into it); the ``@on`` handlers that call these stay
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from textual import work
@@ -15,8 +16,10 @@ from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
 from mcp_chat_tui.servers.commands import PromptCommand, command_text, parse_command
 from mcp_chat_tui.ui.completion import AppCommand, Candidate, candidates
+from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
 from mcp_chat_tui.ui.screens.resources import ResourcesScreen, variables_form
+from mcp_chat_tui.ui.widgets.attachments import user_message
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
@@ -64,13 +67,23 @@ class CatalogActions:
             if values is None:
                 return
             uri = item.expand(values)
+        read: asyncio.Future[list[Attachment] | str] = asyncio.get_running_loop().create_future()
+        prompt.reading[word] = read  # a prompt sent before the read ends takes it along
+        contents: list[Attachment] | str = "the read was cancelled"
         try:
             contents = await self.hub.read_resource(item.server, uri, item.name)
         except UserFacingError as exc:
-            self.notify(str(exc), title="not attached", severity="error", markup=False)
-            return
-        prompt.attached += [(word, content) for content in contents]
-        self.notify(f"attached {item.server} › {uri}", markup=False)
+            contents = str(exc)
+        finally:
+            read.set_result(contents)
+        if prompt.reading.get(word) is read:  # no prompt took it: it waits for the next one
+            del prompt.reading[word]
+            if not isinstance(contents, str):
+                prompt.attached += [(word, content) for content in contents]
+        if isinstance(contents, str):
+            self.notify(contents, title=f"{word} not attached", severity="error", markup=False)
+        else:
+            self.notify(f"attached {item.server} › {uri}", markup=False)
 
     @work(group="catalog")
     async def run_prompt_command(self, text: str) -> None:
@@ -104,11 +117,67 @@ class CatalogActions:
             prompt_box.remember(command_text(command.prompt, command.arguments))
         await self._queue_turn(text, attachments)
 
+    async def _wait_for_reads(self, queued: QueuedPrompt) -> bool:
+        """Wait for the resources a prompt was sent with while they were still being read (the
+        status bar and the prompt's lines say so; Esc stops waiting). True: the prompt goes with
+        them all. False: a read failed or Esc: the prompt is not sent, which is said, and it goes
+        back to the prompt box with what it carried."""
+        self._engine_state("reading", f"{', '.join(queued.reading)}… (Esc: do not send)")
+        stop = self._stop_reading = asyncio.get_running_loop().create_future()
+        pending: set[asyncio.Future] = set(queued.reading.values())
+        try:
+            while pending and not stop.done():
+                await asyncio.wait(pending | {stop}, return_when=asyncio.FIRST_COMPLETED)
+                pending = {read for read in pending if not read.done()}
+        finally:
+            self._stop_reading = None
+        failures = queued.failures() if not pending else {}
+        if not pending and not failures:
+            queued.take_reads()
+            await self._show_sent(queued)
+            return True
+        if failures:
+            why = "; ".join(f"{word} could not be read: {error}" for word, error in failures.items())
+            back = "the message is back in the prompt box: send it again, or without the word"
+            self.notify(f"{why}; {back}", title="not sent", severity="error", markup=False, timeout=12)
+        else:
+            waited = ", ".join(pending_words(queued))
+            self.notify(
+                f"stopped waiting for {waited}; the message is back in the prompt box", title="not sent", markup=False
+            )
+        if queued.shown.is_attached:  # not if the chat has trimmed it since
+            await queued.shown.remove()
+        self.query_one(PromptInput).give_back(queued)
+        self._engine_state("ready")
+        return False
+
+    async def _show_sent(self, queued: QueuedPrompt) -> None:
+        """The prompt's message in the chat, now with every attachment."""
+        shown = queued.shown
+        queued.shown = user_message(queued.prompt, queued.attachments)
+        if shown.is_attached:
+            await shown.parent.mount(queued.shown, after=shown)
+            await shown.remove()
+
+    def stop_waiting_for_reads(self) -> bool:
+        """Esc while a prompt waits for its resources: it is not sent. False when none waits."""
+        if self._stop_reading is None or self._stop_reading.done():
+            return False
+        self._stop_reading.set_result(None)
+        return True
+
     def action_resources(self, server: str | None = None) -> None:
         self.push_screen(ResourcesScreen(self.hub, server))
 
     async def _queue_turn(self, prompt: str, attachments: Sequence[Attachment] = ()) -> None:
         raise NotImplementedError  # the app's
+
+    def _engine_state(self, state: str, detail: str = "") -> None:
+        raise NotImplementedError  # the app's
+
+
+def pending_words(queued: QueuedPrompt) -> list[str]:
+    return [word for word, read in queued.reading.items() if not read.done()]
 
 
 def arguments_form(hub, command: PromptCommand) -> ArgumentsScreen:

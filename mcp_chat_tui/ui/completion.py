@@ -19,14 +19,17 @@ _AT_TOKEN = re.compile(r"(?:^|(?<=\s))@(\S*)$")
 
 @dataclass(frozen=True)
 class AppCommand:
-    """A command of the app itself, not a server's prompt (``/compact``)."""
+    """A command of the app itself, not a server's prompt (``/compact``, ``/roots``)."""
 
     command: str
     description: str
     server: str = "app"  # what the list shows where a prompt shows its server
 
 
-APP_COMMANDS = (AppCommand(COMPACT_COMMAND, "summarise every exchange but the last now"),)
+APP_COMMANDS = (  # every command the app itself answers (ui/app.py ``_send``)
+    AppCommand(COMPACT_COMMAND, "summarise every exchange but the last now"),
+    AppCommand("/roots", "list the folders servers may work in; /roots add PATH, /roots remove PATH"),
+)
 
 
 @dataclass(frozen=True)

@@ -179,8 +179,7 @@ class ConversationActions:
             lock.release()  # the new saver holds it now
 
     async def _replace_conversation(self, path: Path, transcript: Transcript) -> bool:
-        self.agent.stop()
-        await self.agent.turn_over()  # a stopped turn's last events go to its own file, not the new one
+        await self.agent.stop_and_wait()  # a call it stops is recorded as stopped before the file is let go
         self._detach_saver()
         await self.chat.clear()
         self.calls_table.clear()

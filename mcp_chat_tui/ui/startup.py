@@ -80,12 +80,16 @@ class StartUp:
 
     def _welcome_text(self) -> str:
         """The first line of an empty chat: what is ready, and how tool calls will be handled."""
-        tools = [spec for spec in self.hub.tools() if spec.server != BUILTIN_SERVER]  # the servers' own
-        servers = {spec.server for spec in tools}
-
-        ready = (
-            f"{self.model_label} is ready with {counted(len(tools), 'tool')} from {counted(len(servers), 'server')}."
-        )
+        offered = self.hub.tools()  # what the model is given, as the status bar counts them
+        tools = [spec for spec in offered if spec.server != BUILTIN_SERVER]  # the servers' own
+        servers = counted(len({spec.server for spec in tools}), "server")
+        ready = f"{self.model_label} is ready with {counted(len(offered), 'tool')} from {servers}."
+        if len(offered) > len(tools):
+            own = ", ".join(spec.name for spec in offered if spec.server == BUILTIN_SERVER)
+            ready = (
+                f"{self.model_label} is ready with {counted(len(offered), 'tool')}: {len(tools)} from {servers} "
+                f"and the app's own {own}."
+            )
         how = {
             "ask": "You approve each tool call before it runs.",
             "auto": "Tool calls run without asking.",

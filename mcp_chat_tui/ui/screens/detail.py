@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from mcp_chat_tui.core.content import ContentPart
+from mcp_chat_tui.core.progress import progress_bar
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.servers.notifications import LogEntry, level_rank, next_level
@@ -56,6 +57,7 @@ def call_report(record: CallRecord, clock: DisplayClock) -> str:
         f"proposed: {clock.time(record.proposed_at)}",
         f"started: {clock.time(record.started_at) if record.started_at else '-'}",
         f"duration: {clock.duration(record.duration) or '-'}",
+        *([f"last progress: {progress_bar(record.progress)} {record.progress.describe()}"] if record.progress else []),
         *cut_line(record),
         "",
         "arguments:",

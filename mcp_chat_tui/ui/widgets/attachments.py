@@ -13,6 +13,7 @@ from textual.widgets import Markdown, Static
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.widgets.chat import UserMessage
 from mcp_chat_tui.ui.widgets.media import MediaView
 
@@ -43,6 +44,21 @@ class UserMessageWithAttachments(UserMessage):
 
 def user_message(prompt: str, attachments: Sequence[Attachment] = ()) -> UserMessage:
     return UserMessageWithAttachments(prompt, attachments) if attachments else UserMessage(prompt)
+
+
+def reading_message(queued: QueuedPrompt) -> UserMessage:
+    """A prompt sent while resources it carries were still being read: a line says so for each
+    (their images come with the message that replaces this one once they are read)."""
+    message = UserMessage(queued.prompt)
+    text = literal("prompt -> ", "dim")
+    text.append_text(literal(queued.prompt))
+    for attachment in queued.attachments:
+        text.append("\n")
+        text.append_text(attachment_line(attachment))
+    for word in queued.reading:
+        text.append_text(literal(f"\n  ⏳ reading {word}… (Esc: do not send)", "not bold italic"))
+    message.update(text)
+    return message
 
 
 def attachment_line(attachment: Attachment) -> Text:

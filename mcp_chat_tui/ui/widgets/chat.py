@@ -149,7 +149,7 @@ class ToolCallCard(Static):
             text.append_text(literal("  (it may or may not have run)", "italic"))
         if record.cut_for_model:
             text.append_text(literal("  ✂ cut for the model", "italic"))
-        if record.progress is not None:
+        if record.progress is not None and not record.state.finished:  # once over, the outcome says it
             text.append_text(literal(f"\n{progress_bar(record.progress)} {record.progress.describe()}", "dim"))
         if record.state is CallState.MALFORMED:
             text.append_text(literal(f"\n{record.reason}\n", "italic"))

@@ -2,7 +2,8 @@
 
 While the completion list (``/`` prompts, ``@`` resources) is open, Up and Down move in it, Tab
 and Enter take the highlighted entry (Enter sends a command already typed in full), and Esc closes
-it. Resources chosen with ``@`` wait in ``attached`` until the prompt is sent."""
+it. Resources chosen with ``@`` wait in ``attached`` until the prompt is sent; a read under way
+waits in ``reading``, and a prompt sent before it ends takes it along (the app waits for it)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from textual.widgets import Input
 
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.ui.completion import Candidate
+from mcp_chat_tui.ui.queued_prompt import QueuedPrompt, Read
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 
 
@@ -43,12 +45,31 @@ class PromptInput(Input):
         self._blink_before_hold: bool | None = None
         self.menu: CompletionMenu | None = None
         self.attached: list[tuple[str, Attachment]] = []  # (the @word in the text, the resource's contents)
+        self.reading: dict[str, Read] = {}  # @word: its read (contents or error)
 
     def take_attachments(self, text: str) -> list[Attachment]:
         """The resources chosen with ``@`` whose word is still in ``text``; none wait after this."""
-        taken = [attachment for word, attachment in self.attached if word in text]
+        return list(self.take_queued(text).attachments)
+
+    def take_queued(self, text: str) -> QueuedPrompt:
+        """``text`` as sent, with the resources chosen with ``@`` whose word is in it, read or still
+        being read (those then belong to the prompt sent); no read resource waits after this."""
+        queued = QueuedPrompt(text, [(word, attachment) for word, attachment in self.attached if word in text])
+        queued.reading = {word: read for word, read in self.reading.items() if word in text}
+        self.reading = {word: read for word, read in self.reading.items() if word not in queued.reading}
         self.attached = []
-        return taken
+        return queued
+
+    def give_back(self, queued: QueuedPrompt) -> None:
+        """A prompt that was not sent comes back (when nothing else is being written), with what it carried."""
+        if not self.value.strip():  # a space after a last @word, as when it was taken: no list opens again
+            self.put_back(queued.prompt + " ")
+        self.attached += [pair for pair in queued.attached if pair[0]]
+        for word, read in queued.reading.items():
+            if not read.done():
+                self.reading.setdefault(word, read)  # its contents come here when it ends
+            elif not isinstance(contents := read.result(), str):
+                self.attached += [(word, content) for content in contents]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("choose", "close_menu"):

@@ -1,0 +1,52 @@
+"""Clearing the chat or opening another conversation while a call runs stops the call, and the
+conversation's file says so (cancelled, with the stop's message), so resuming it shows what
+happened instead of "interrupted: may or may not have run" and a question to run it again."""
+
+from __future__ import annotations
+
+from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.agent.turn import STOPPED_MESSAGE
+from mcp_chat_tui.transcript import Exchange, Step, Transcript, parse, read_transcript_text, render
+from mcp_chat_tui.ui.records import CallState
+from tests.fakes import ScriptedEngine, call
+from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready
+
+
+def the_stopped_call_as_saved(path) -> None:
+    transcript = parse(read_transcript_text(path), path)
+    assert transcript.pending_proposals() == [], "the file leaves the call open: resuming it says 'interrupted'"
+    [proposal] = transcript.exchanges[0].steps[0].proposals
+    assert proposal.result is not None
+    assert (proposal.result.status, proposal.result.content) == ("cancelled", STOPPED_MESSAGE)
+
+
+async def start_a_long_call(pilot, app) -> None:
+    await wait_ready(pilot, app)
+    await send(pilot, "sleep for 30 seconds")
+    await wait_for(
+        pilot,
+        lambda: any(r.state is CallState.RUNNING for r in app.calls_table.records.values()),
+        what="the call running",
+    )
+
+
+async def test_clearing_the_chat_records_the_running_call_as_stopped(tmp_path):
+    path = tmp_path / "sleeping.md"
+    engine = ScriptedEngine([[call("sleep", {"seconds": 30})], "never said"])
+    app = make_app(engine, policy=ApprovalPolicy("auto"), transcript_file=path)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_a_long_call(pilot, app)
+        await app.action_clear_chat()
+    the_stopped_call_as_saved(path)
+
+
+async def test_opening_another_conversation_records_the_running_call_as_stopped(tmp_path):
+    path = tmp_path / "sleeping.md"
+    other = tmp_path / "other.md"
+    other.write_text(render(Transcript([Exchange("hello", "demo model", [Step(text="Hi.")])])), encoding="utf-8")
+    engine = ScriptedEngine([[call("sleep", {"seconds": 30})], "never said"])
+    app = make_app(engine, policy=ApprovalPolicy("auto"), transcript_file=path)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_a_long_call(pilot, app)
+        assert await app.open_conversation(other)
+    the_stopped_call_as_saved(path)

@@ -127,7 +127,7 @@ class ContextBudget:
     """The agent's part that keeps tool results within the context (uses its ``engine`` and ``prompt_messages``)."""
 
     engine: Engine
-    tools: Any  # the agent's ToolProvider
+    tools: Any  # the agent's ToolProvider (agent/tool_provider.py)
     turns: list[list[dict[str, Any]]]
     _context_used: int | None  # the prompt's tokens so far: the last reply's figures, then results
     _loaded_results: dict[int, tuple[dict[str, Any], str]]  # loaded tool messages not fitted yet, and their whole text

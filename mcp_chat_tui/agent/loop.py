@@ -12,7 +12,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from mcp_chat_tui.agent.approval import ApprovalPolicy, decision_label
 from mcp_chat_tui.agent.budget import ContextBudget
@@ -39,6 +39,7 @@ from mcp_chat_tui.agent.events import (
 )
 from mcp_chat_tui.agent.summaries import Memory, summaries_text
 from mcp_chat_tui.agent.summarising import Summarising
+from mcp_chat_tui.agent.tool_provider import ToolProvider
 from mcp_chat_tui.agent.turn import (
     DENIED_MESSAGE,
     MALFORMED_NAME,
@@ -51,9 +52,8 @@ from mcp_chat_tui.agent.turn import (
     wire_call,
 )
 from mcp_chat_tui.core.attachments import Attachment, user_content
-from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.redact import Redactor
-from mcp_chat_tui.core.tools import CutForModel, FailureKind, ToolCallResult, ToolSpec
+from mcp_chat_tui.core.tools import CutForModel, FailureKind, ToolSpec
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import (
     Done,
@@ -65,29 +65,6 @@ from mcp_chat_tui.engine.events import (
     ToolCallMalformed,
     ToolCallProposed,
 )
-
-
-class ToolProvider(Protocol):
-    """What the agent needs from the server hub."""
-
-    def tools(self) -> list[ToolSpec]: ...
-
-    def find_tool(self, model_name: str) -> ToolSpec | None: ...
-
-    async def call_tool(
-        self,
-        server: str,
-        tool: str,
-        arguments: dict[str, Any] | None = None,
-        *,
-        on_progress: Callable[[ToolProgress], None] | None = None,
-    ) -> ToolCallResult: ...
-
-    async def settle_tools(self) -> None:
-        """Return once tool lists that servers said changed have been read again."""
-
-    def instructions_prompt(self) -> str:
-        """The servers' instructions, for the system prompt ("" when none)."""
 
 
 class Agent(CallDecisions, Summarising, ContextBudget):

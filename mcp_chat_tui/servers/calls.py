@@ -135,7 +135,8 @@ class ToolCalls:
             )
         )
         try:
-            await asyncio.wait({sending, lost}, return_when=asyncio.FIRST_COMPLETED)
+            either: list[asyncio.Future[Any]] = [sending, lost]
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
             if not sending.done():
                 result = self._failed_call(call, FailureKind.PROTOCOL_ERROR, lost.result())
             else:

@@ -35,15 +35,9 @@ from mcp_chat_tui.servers.catalog import CatalogAccess
 from mcp_chat_tui.servers.client_context import LogListener, ServerContext
 from mcp_chat_tui.servers.client_requests import DEFAULT_SAMPLING_PER_MINUTE, ClientRequests, RequestDesk
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
-from mcp_chat_tui.servers.noise import (
-    STDOUT_RULE,
-    glued_before_a_message,
-    is_lost_answer,
-    noise_excerpt,
-    noise_line,
-    unreadable_message,
-)
+from mcp_chat_tui.servers.noise import STDOUT_RULE, noise_excerpt, noise_line, unreadable_message
 from mcp_chat_tui.servers.oauth import OAuthSession, PersonClock, SignInPrompt
+from mcp_chat_tui.servers.output import ServerOutput
 from mcp_chat_tui.servers.roots import Roots
 from mcp_chat_tui.servers.sign_in import SignIn
 from mcp_chat_tui.servers.state import ServerState, ServerStatus
@@ -102,7 +96,7 @@ class _Runtime:
     log_shown_soon: asyncio.TimerHandle | None = None
 
 
-class ServerHub(CatalogAccess, ServerContext, ToolCalls, SignIn):
+class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
     """Runs the configured servers; ``async with ServerHub(...)`` starts nothing, ``start_all()`` does."""
 
     def __init__(
@@ -444,56 +438,6 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, SignIn):
             self.requests.completed(rt.config.name, message.params.elicitation_id)
         else:
             self._catalog_message(rt, message)
-
-    def _on_unreadable_message(self, rt: _Runtime, problem: str) -> None:
-        """A JSON-RPC message the SDK could not read (it drops it): a protocol problem the server
-        panel shows; a lost answer while one call is in flight is that call's, which fails now
-        instead of at its timeout (with several in flight, which one is not known)."""
-        rt.status.protocol_problem_count += 1
-        rt.status.protocol_problems.append(self.redactor.text(problem))
-        rt.status.stderr_tail.append(f"[mcp-chat-tui] {problem}")
-        awaited = [answer for answer in rt.answers_awaited if not answer.done()]
-        if is_lost_answer(problem) and len(awaited) == 1:
-            awaited[0].set_result(problem)
-        self._changed(rt)
-
-    def _on_stdout_noise(self, rt: _Runtime, line: str) -> None:
-        """A line on stdout that is not JSON-RPC: noted in the log tail (observers are not told:
-        nothing they show changes, and a server may write thousands); while starting, kept to
-        say why a start fails.
-
-        Text glued to a message on the same line loses that message: while starting, that is
-        the answer the start waits for, so the start fails at once instead of at the timeout.
-        """
-        rt.status.stderr_tail.append(
-            f"[mcp-chat-tui] ignored output on stdout that is not an MCP message: {noise_excerpt(line)}"
-        )
-        if rt.status.state == ServerState.STARTING:
-            rt.stdout_noise = rt.stdout_noise or line
-            glued = glued_before_a_message(line)
-            if glued and not rt.start_refused and rt.task is not None:
-                rt.start_refused = (
-                    f"its stdout had {noise_excerpt(glued)} before a JSON-RPC message on the same line, "
-                    f"so the message was lost: {STDOUT_RULE}"
-                )
-                rt.task.cancel()
-
-    def _on_stderr(self, rt: _Runtime, generation: int, lines: list[str]) -> None:
-        if generation != rt.generation:
-            return
-        rt.status.stderr_tail.extend(lines)
-        self._changed(rt)
-
-    def _on_stderr_closed(self, rt: _Runtime, generation: int) -> None:
-        """The process closed stderr: it has exited. Unexpected while it was running means it crashed."""
-        rt.stderr_closed.set()
-        if generation != rt.generation or rt.stopping:
-            return
-        if rt.status.state.usable:
-            last = next((line for line in reversed(rt.status.stderr_tail) if line.strip()), "")
-            reason = "the server process exited" + (f"; last stderr line: {last}" if last else "")
-            self._set_state(rt, ServerState.CRASHED, reason)
-            rt.stop.set()
 
     # ----- stopping --------------------------------------------------------------------------
 

@@ -52,8 +52,8 @@ def unreadable_message(exc: BaseException) -> str:
         return ""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return ""
-    first = exc.errors()[0] if isinstance(exc, ValidationError) and exc.errors() else {}
-    why = one_line(str(first.get("msg", exc)), 120)
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    why = one_line(str(errors[0]["msg"] if errors else exc), 120)
     what = "an answer" if "id" in message and "method" not in message else "a message"
     return f"{what} from the server could not be read ({why}): {noise_excerpt(line)}"
 

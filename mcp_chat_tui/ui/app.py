@@ -56,6 +56,7 @@ from mcp_chat_tui.ui.widgets.footer import KeyFooter
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
+from mcp_chat_tui.ui.workspace import Workspace
 
 EXIT_WORDS = {"bye", "quit"}
 
@@ -65,14 +66,6 @@ def chat_agent(engine: Engine, hub: ServerHub, policy: ApprovalPolicy, settings:
     return Agent(
         engine, hub, policy, system_prompt=settings.system_prompt, max_turns=settings.max_turns, redactor=hub.redactor
     )
-
-
-class Workspace(Horizontal):
-    """The panes below the status bar. Their styles (``app.tcss``) come with this widget, so they
-    are parsed when the panes are mounted, after the first frame."""
-
-    SCOPED_CSS = False
-    DEFAULT_CSS = Path(__file__).with_name("app.tcss").read_text(encoding="utf-8")
 
 
 class ChatApp(

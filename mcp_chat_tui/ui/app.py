@@ -470,13 +470,7 @@ class ChatApp(
         self.push_screen(TextScreen("Keys", help_text()))
 
     async def action_clear_chat(self) -> None:
-        """Start a new conversation: a running turn is stopped (its calls cancelled) and recorded in
-        the old one's file; the prompts still waiting, shown in the chat cleared, are dropped (and counted)."""
-        dropped = len(self._queue)
-        self._queue.clear()
-        self.status_bar.waiting = 0
-        self._resume_pending = False
-        self.stop_waiting_for_reads()  # a prompt waiting for its @resources goes back to the prompt box
+        dropped = self._drop_waiting()
         await self.agent.stop_and_wait()  # a call it stops is recorded as stopped before the file is let go
         self.agent.clear()
         self.status_bar.summarised = 0
@@ -485,8 +479,7 @@ class ChatApp(
         self.status_bar.context_tokens = 0
         self._detach_saver()
         self.transcript_file = None
-        waiting = f" ({dropped} waiting prompt{'s' if dropped != 1 else ''} dropped)" if dropped else ""
-        self.notify(f"chat cleared{waiting}: the next prompt starts a new conversation")
+        self.notify(f"chat cleared{dropped}: the next prompt starts a new conversation")
 
     async def action_quit(self, return_code: int = 0) -> None:
         """Leave: stop the reply, shut every server down, release the model."""

@@ -106,6 +106,17 @@ class ConversationActions:
         self.recorder.reply_goes_on()
         await self.agent.continue_turn(pending, self._sink)
 
+    def _drop_waiting(self) -> str:
+        """Before the chat is cleared: the prompts waiting (shown in the chat being cleared) and a
+        loaded file's open turn are dropped; a prompt waiting for its @resources goes back to the
+        prompt box. Returns the notice's note on the prompts dropped ("" when none)."""
+        dropped = len(self._queue)
+        self._queue.clear()
+        self.status_bar.waiting = 0
+        self._resume_pending = False
+        self.stop_waiting_for_reads()
+        return f" ({dropped} waiting prompt{'s' if dropped != 1 else ''} dropped)" if dropped else ""
+
     def compact(self) -> None:
         """``/compact``: every exchange but the last gets its summary now and leaves the window
         (after the reply under way, if one is)."""

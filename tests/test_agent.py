@@ -258,6 +258,25 @@ async def test_stopping_during_a_tool_call_cancels_it_and_records_it(hub):
     assert follow_up.ok, "the server must stay usable after a stopped call"
 
 
+async def test_a_turn_stopped_by_replacing_the_conversation_closes_itself_not_the_new_one(hub):
+    engine = ScriptedEngine([[call("sleep", {"seconds": 20})]])
+    agent = Agent(engine, hub, ApprovalPolicy("auto"))
+    sink = Recorder()
+    task = asyncio.create_task(agent.run_turn("nap", sink))
+    assert await eventually(lambda: sink.of(CallStarted), 10), "the call never started"
+    loaded = [{"role": "user", "content": "another conversation"}, {"role": "assistant", "content": "its answer"}]
+    agent.stop()
+    agent.load_messages(loaded)  # as resuming another file does, before the stopped turn has closed
+    assert await asyncio.wait_for(task, 5) == TurnEnd.STOPPED
+    [finished] = sink.of(CallFinished)
+    assert finished.status == CallStatus.CANCELLED
+    assert agent.messages == loaded, "the stopped turn wrote into the conversation that replaced it"
+    task = asyncio.create_task(agent.run_turn("nap again", sink))  # (the script has no reply left: any text)
+    await asyncio.wait_for(task, 5)
+    agent.clear()  # nothing runs: clearing forgets the conversation at once
+    assert agent.messages == []
+
+
 async def test_iteration_limit_ends_with_a_generation_without_tools(hub):
     engine = ScriptedEngine([[call("echo", {"text": "1"})], [call("echo", {"text": "2"})], "final"])
     agent = Agent(engine, hub, ApprovalPolicy("auto"), max_iterations=2)

@@ -29,9 +29,11 @@ from mcp_chat_tui.transcript import (
 from mcp_chat_tui.transcript.store import AutoSaver, describe, save_problem
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from mcp_chat_tui.ui.transcript_view import CUT_SHORT_NOTE
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, wait_until
 from tests.scripted_endpoint import ScriptedEndpoint
+from tests.test_oneshot import demo_servers, run_cli
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
 
 TOP = Path(__file__).resolve().parent.parent
@@ -42,52 +44,70 @@ def user_dirs_env(dirs: Path) -> dict[str, str]:
     return dict(os.environ, **{f"MCP_CHAT_TUI_{k}_DIR": str(dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a file that ends with a tool result and no reply (the app was killed right after the result) "
-    "is resumed as a finished turn: the model never answers the result and nothing says so "
-    "(Transcript.pending_proposals only looks for proposals without a result; "
-    "ui/conversation_actions.py _show_transcript)",
-)
-async def test_a_file_ending_with_a_result_and_no_reply_lets_the_model_answer_it(tmp_path):
-    killed_after_result = Transcript(
+def killed_after_result(end: str | None) -> Transcript:
+    """A conversation whose app was killed right after a call's result, before the model answered it."""
+    exchange = Exchange(
+        "what is 12 * 7?",
+        "demo model",
         [
-            Exchange(
-                "what is 12 * 7?",
-                "demo model",
-                [
-                    Step(
-                        proposals=[
-                            Proposal(
-                                CALC, "yo", ToolResult("calculator", "call_1", "done", "12 * 7 = 84", "demo", 0.01)
-                            )
-                        ]
-                    )
-                ],
+            Step(
+                proposals=[
+                    Proposal(CALC, "yo", ToolResult("calculator", "call_1", "done", "12 * 7 = 84", "demo", 0.01))
+                ]
             )
-        ]
+        ],
     )
+    exchange.end = end
+    return Transcript([exchange])
+
+
+# end None: a file written before replies were marked "unfinished" while under way; "unfinished": one written now.
+@pytest.mark.parametrize("end", [None, "unfinished"])
+async def test_a_file_ending_with_a_result_and_no_reply_lets_the_model_answer_it(tmp_path, end):
     path = tmp_path / "after-result.md"
-    path.write_text(render(killed_after_result), encoding="utf-8")
+    path.write_text(render(killed_after_result(end)), encoding="utf-8")
     engine = ScriptedEngine(["It is 84."])
     app = make_app(engine, transcript_file=path, transcript=parse(path.read_text()))
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await wait_for(pilot, lambda: "It is 84." in chat_text(app), timeout=10, what="the model's answer")
         await wait_turn_done(pilot, app)
+        assert CUT_SHORT_NOTE not in chat_text(app), "the reply that went on is said to be cut short"
     assert app.hub.status("demo").call_count == 0, "the call the file finished was run again"
     prompt = engine.prompts[0]
     assert prompt[-1] == {"role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": "12 * 7 = 84"}
-    assert parse(read_transcript_text(path)).exchanges[0].steps[-1].text == "It is 84."
+    [exchange] = parse(read_transcript_text(path)).exchanges
+    assert exchange.steps[-1].text == "It is 84." and exchange.end is None, "the answered reply is not finished"
+    assert [p.call_id for step in exchange.steps for p in step.proposals] == ["call_1"], "the call was run again"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a reply cut by SIGKILL while it streams is saved exactly like a finished one, so the resumed "
-    "conversation shows the cut text as the model's whole answer (transcript/recorder.py writes no "
-    "'still streaming' mark that loading could turn into 'cut short')",
-)
-def test_a_reply_cut_by_sigkill_is_saved_as_not_finished(tmp_path, isolated_user_dirs):
+def test_plain_mode_lets_the_model_answer_a_result_the_file_ends_with(tmp_path, isolated_user_dirs):
+    path = tmp_path / "after-result.md"
+    path.write_text(render(killed_after_result("unfinished")), encoding="utf-8")
+    with ScriptedEndpoint(["It is 84."]) as endpoint:
+        result = run_cli(
+            *("--endpoint", endpoint.url, "scripted", "--mcp-config", str(demo_servers(tmp_path)), "--plain"),
+            *("--transcript", str(path)),
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+            stdin="bye\n",
+        )
+    assert result.returncode == 0, result.stderr
+    assert "It is 84." in result.stdout and "cut short" not in result.stdout
+    [request] = endpoint.requests  # the model answered the result at once; nothing ran again
+    assert request["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "name": "calculator",
+        "content": "12 * 7 = 84",
+    }
+    [exchange] = parse(read_transcript_text(path), path).exchanges
+    [step_with_call, answer] = exchange.steps
+    assert [p.result.content for p in step_with_call.proposals if p.result] == ["12 * 7 = 84"]
+    assert (answer.text, exchange.end) == ("It is 84.", None)
+
+
+async def test_a_reply_cut_by_sigkill_is_saved_as_not_finished(tmp_path, isolated_user_dirs):
     path = tmp_path / "killed.md"
     process = subprocess.Popen(
         [sys.executable, str(TOP / "tests" / "apps" / "slow_reply_plain.py"), str(path), "tell me a long story"],
@@ -110,6 +130,30 @@ def test_a_reply_cut_by_sigkill_is_saved_as_not_finished(tmp_path, isolated_user
     [exchange] = parse(read_transcript_text(path), path).exchanges
     assert "word399" not in exchange.steps[-1].text, "the reply finished before the kill: the test proves nothing"
     assert exchange.end is not None, "the cut reply reads back as a finished answer"
+    assert exchange.cut_short and exchange.end == "unfinished"
+    # The resumed screen says so, under the cut text, and nothing is generated on its own.
+    engine = ScriptedEngine([])
+    app = make_app(engine, transcript_file=path, transcript=parse(read_transcript_text(path), path))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await wait_for(pilot, lambda: CUT_SHORT_NOTE in chat_text(app), what="the cut-short note")
+        assert chat_text(app).index("word10 ") < chat_text(app).index(CUT_SHORT_NOTE)
+    assert engine.prompts == []
+    # So does --plain; the conversation goes on, the next reply ends as finished and the cut one stays cut.
+    with ScriptedEndpoint(["The end."]) as endpoint:
+        result = run_cli(
+            *("--endpoint", endpoint.url, "scripted", "--mcp-config", str(demo_servers(tmp_path)), "--plain"),
+            *("--transcript", str(path)),
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+            stdin="go on\nbye\n",
+        )
+    assert result.returncode == 0, result.stderr
+    assert "[cut short: the app ended before this reply was finished]" in result.stdout
+    [request] = endpoint.requests
+    assert request["messages"][-2]["content"].startswith("word0 word1 ")
+    cut, new = parse(read_transcript_text(path), path).exchanges
+    assert cut.cut_short and (new.user, new.steps[-1].text, new.end) == ("go on", "The end.", None)
 
 
 def test_the_resume_list_names_the_model_of_a_conversation_whose_first_reply_was_stopped(tmp_path):
@@ -338,28 +382,46 @@ async def test_export_refuses_the_conversations_own_file_and_one_open_in_another
         holder.communicate(b"\n", timeout=10)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="'Clear the chat' (command palette) while a call runs crashes the app with IndexError: "
-    "agent/loop.py Agent.clear() stops the turn and empties self.turns at once, then the stopped turn's "
-    "_close_stopped reads self.turns[-1] (ui/app.py action_clear_chat)",
-)
-async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_goes_on():
-    engine = ScriptedEngine([[call("sleep", {"seconds": 30})], "never said", "Hello again."])
-    app = make_app(engine, policy=ApprovalPolicy("auto"))
+async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_goes_on(tmp_path):
+    # Was: IndexError in Agent._close_stopped (clear() emptied the turns before the stopped turn closed).
+    old_file = tmp_path / "old.md"
+    engine = ScriptedEngine([[call("sleep", {"seconds": 30})], "Hello again."])
+    app = make_app(engine, policy=ApprovalPolicy("auto"), transcript_file=old_file)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "sleep for 30 seconds")
+        await send(pilot, "and then this")  # waits behind the turn, shown in the chat being cleared
         await wait_for(
             pilot,
             lambda: any(r.state is CallState.RUNNING for r in app.calls_table.records.values()),
             what="the call running",
         )
         await app.action_clear_chat()
+        await wait_for(
+            pilot,
+            lambda: any("(1 waiting prompt dropped)" in n.message for n in app._notifications),
+            what="the notice that the waiting prompt was dropped",
+        )
         await wait_for(pilot, lambda: not app._turn_running, what="the stopped turn to end")
+        [record] = app.calls_table.records.values()
+        await wait_for(pilot, lambda: record.state is CallState.CANCELLED, what="the call's row to say cancelled")
+        assert app.hub.status("demo").calls_in_flight == 0, "the call still runs at its server"
         await send(pilot, "hello")
         await wait_turn_done(pilot, app)
         assert "Hello again." in chat_text(app)
+        assert "sleep for 30 seconds" not in chat_text(app)
+        new_file = app.transcript_file
+    # The cleared conversation's file says what happened: the call was cancelled, the reply stopped.
+    [old] = parse(read_transcript_text(old_file), old_file).exchanges
+    [proposal] = old.steps[-1].proposals
+    assert proposal.result is not None and proposal.result.status == "cancelled"
+    assert old.end == "stopped"
+    # The new conversation starts with "hello" alone, in its own file, and the model saw nothing of the old one.
+    assert new_file is not None and new_file != old_file
+    [new] = parse(read_transcript_text(new_file), new_file).exchanges
+    assert (new.user, new.steps[-1].text, new.end) == ("hello", "Hello again.", None)
+    assert [m["role"] for m in engine.prompts[-1] if m["role"] != "system"] == ["user"]
+    assert len(engine.prompts) == 2, "the prompt waiting when the chat was cleared was run"
 
 
 async def test_a_prompt_sent_while_its_resource_is_read_still_carries_the_resource(tmp_path):

@@ -483,6 +483,25 @@ def test_pending_proposals_are_found():
     pending = transcript.pending_proposals()
     assert [(p.call_id, p.choice) for p in pending] == [("c1", None), ("c2", "yo")]
     assert pending[0].awaiting_choice and not pending[1].awaiting_choice and pending[1].allowed
+    assert transcript.turn_goes_on()
+
+
+def test_a_reply_goes_on_after_results_it_never_answered_but_not_after_a_stop_or_an_answer():
+    call = '❓:[yo] `{"id":"c1","type":"function","function":{"name":"t","arguments":"{}"}}`\n\n'
+    result = "🛠️: [t][c1]\n```done\nok\n```\n\n"
+
+    def ending(header: str, after: str = "") -> Transcript:
+        return parse(f"💬: hi\n\n🤖:[m]{header}\n\n{call}{result}{after}")
+
+    assert ending("").turn_goes_on(), "a file written before replies were marked unfinished"
+    assert ending(' {"end": "unfinished"}').turn_goes_on()
+    assert ending(' {"end": "unfinished"}').exchanges[0].cut_short
+    assert not ending(' {"end": "stopped"}').turn_goes_on()
+    assert not ending(' {"end": "error", "error": "the engine failed"}').turn_goes_on()
+    assert not ending("", "It is ok.\n").turn_goes_on()
+    assert not ending(' {"end": "unfinished"}', "It is").turn_goes_on(), "a reply cut while it streamed"
+    assert not parse("💬: hi\n\n🤖:[m]\n\nHello.\n").turn_goes_on() and not Transcript().turn_goes_on()
+    assert render(ending(' {"end": "unfinished"}')).startswith('💬: hi\n\n🤖:[m] {"end": "unfinished"}\n')
 
 
 def test_attachments_reach_the_model_after_the_prompt_and_old_files_read_without_them():
@@ -501,3 +520,18 @@ def test_attachments_reach_the_model_after_the_prompt_and_old_files_read_without
     assert content.startswith("Summarise these notes.\n\n[attached: docs › notes://today (text/plain)]\nbuy milk")
     assert "[attached: docs › images://pixel (image/png, 70 B)]" in content and "summarise" not in content
     assert to_openai_messages(parse("💬: hi\n"))[0]["content"] == "hi"
+
+
+def test_a_reply_reads_as_unfinished_until_it_ends_and_an_empty_answer_to_results_is_kept():
+    recorder = TranscriptRecorder()
+    recorder.user("what is 12 * 7?")
+    recorder.reply_started("m")
+    recorder.proposed({"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}})
+    recorder.chose("c1", "auto")
+    recorder.finished(ToolResult("t", "c1", "done", "84"))
+    under_way = parse(recorder.rendered())
+    assert under_way.exchanges[0].cut_short and under_way.turn_goes_on(), "killed here, the results await an answer"
+    recorder.turn_ended()  # the model answered the results with no text at all
+    answered = parse(recorder.rendered())
+    assert answered.exchanges[0].end is None and not answered.turn_goes_on(), "resuming would ask the model again"
+    assert to_openai_messages(answered)[-1] == {"role": "assistant", "content": ""}

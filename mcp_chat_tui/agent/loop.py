@@ -153,7 +153,8 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self._load_results(cuts or {})
 
     def clear(self) -> None:
-        """Forget the conversation (the running turn and summaries are stopped)."""
+        """Forget the conversation (the running turn and summaries are stopped; a turn still closing
+        closes its own messages, not the next conversation's; ``stop_and_wait`` first waits for it)."""
         self.stop()
         self.turns = []
         self.memory.summaries = []
@@ -197,7 +198,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         attached = tuple(replace(a, text=redact(a.text), uri=redact(a.uri), name=redact(a.name)) for a in attachments)
         self.turns.append([{"role": "user", "content": user_content(prompt, attached)}])
         sink(TurnStarted(prompt, attached))
-        state = TurnState(self.redactor)
+        state = TurnState(self.redactor, self.turns[-1])
         return await self._supervise(state, sink, self._turn(state, sink))
 
     async def continue_turn(self, pending: list[tuple[PlannedCall, Recorded]], sink: AgentSink) -> TurnEnd:
@@ -210,7 +211,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         run again only on the user's explicit yes, else the model is told it may
         or may not have run. Then the turn goes on as usual.
         """
-        state = TurnState(self.redactor)
+        state = TurnState(self.redactor, self.turns[-1])
         state.calls = [call for call, _ in pending]
         state.open_calls = list(state.calls)
         state.recorded = {call.id: recorded for call, recorded in pending}
@@ -245,7 +246,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         return end
 
     async def _turn(self, state: TurnState, sink: AgentSink, *, resume: bool = False) -> TurnEnd:
-        turn = self.turns[-1]
+        turn = state.turn
         if resume:
             stop_turn = await self._decide_and_run(state, sink)
             state.clear_calls()
@@ -448,7 +449,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self._append_tool_messages(state, sink)
 
     def _append_tool_messages(self, state: TurnState, sink: AgentSink) -> None:
-        turn = self.turns[-1]
+        turn = state.turn
         while state.open_calls and state.open_calls[0].id in state.outcomes:
             call = state.open_calls.pop(0)
             outcome = state.outcomes[call.id]
@@ -464,7 +465,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
     def _close_stopped(self, state: TurnState, sink: AgentSink) -> None:
         """After a stop: keep the partial answer, and end every open call (a running one is
         cancelled at its server by then) with its outcome, reported and as a tool message."""
-        turn = self.turns[-1]
+        turn = state.turn
         calls = state.calls + state.malformed
         if not state.reply_recorded:
             self._flush_reply(state, sink)

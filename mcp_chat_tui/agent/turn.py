@@ -30,8 +30,11 @@ def malformed_content(reason: str) -> str:
 class TurnState:
     """What one turn has produced so far (kept outside the task so a stop can finish the record)."""
 
-    def __init__(self, redactor: Redactor) -> None:
+    def __init__(self, redactor: Redactor, turn: list[dict[str, Any]]) -> None:
+        """``turn``: the conversation's messages of this turn, which it adds to (its own list, so a turn
+        stopped after the conversation was cleared or replaced closes itself, not the new one)."""
         self.redactor = redactor
+        self.turn = turn
         self.iterations = 0
         self.batch_choice = ApprovalChoice.ALLOW_PENDING
         self.batch_save = False

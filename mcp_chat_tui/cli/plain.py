@@ -35,6 +35,7 @@ from mcp_chat_tui.servers.hub import ServerHub
 from mcp_chat_tui.servers.notifications import LogEntry
 from mcp_chat_tui.transcript import (
     AutoSaver,
+    Exchange,
     Transcript,
     TranscriptRecorder,
     new_transcript_path,
@@ -60,7 +61,8 @@ def log_printer(stderr: Console) -> Callable[[str, LogEntry], None]:
 
 
 def print_loaded(console: Console, transcript: Transcript) -> None:
-    """A resumed conversation, compactly: prompts, answers, one line per call."""
+    """A resumed conversation, compactly: prompts, answers, one line per call, how a reply ended early."""
+    goes_on = transcript.exchanges[-1] if transcript.turn_goes_on() else None  # its reply continues now
     for exchange in transcript.exchanges:
         console.print(literal(PROMPT + exchange.user, "bold"))
         print_attachments(console, exchange.attachments)
@@ -84,7 +86,18 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
                 console.print(literal(f"  ⚙ {proposal.name} {pretty_json(proposal.arguments)} → {status}", "dim"))
             for request in step.requests:
                 console.print(literal(f"  {describe_answered(request)}", "dim"))
+        if exchange is not goes_on and (note := end_note(exchange)):
+            console.print(literal(note, "yellow"))
     console.print(literal(f"— resumed: {len(transcript.exchanges)} exchange(s) —", "dim"))
+
+
+def end_note(exchange: Exchange) -> str:
+    """How a loaded reply ended when it did not simply answer ("" when it did)."""
+    if exchange.cut_short:
+        return "[cut short: the app ended before this reply was finished]"
+    if exchange.end == "error":
+        return f"[error: {exchange.error}]" if exchange.error else "[error]"
+    return "[stopped]" if exchange.end == "stopped" else ""
 
 
 def reporting_saver(path: Path, loop: asyncio.AbstractEventLoop) -> AutoSaver:
@@ -240,8 +253,9 @@ async def _resume(
     transcript = recorder.transcript
     agent.load_messages(to_openai_messages(transcript), transcript.summaries(), transcript.cuts_for_model())
     agent.fit_loaded_results(sink)  # cut now are said here (✂); the file's own cuts are in the lines above
-    pending = pending_calls(recorder.transcript.pending_proposals(), agent.tools.find_tool)
-    if pending:
+    if transcript.turn_goes_on():  # calls left open, or results the model did not answer yet
+        pending = pending_calls(transcript.pending_proposals(), agent.tools.find_tool)
+        recorder.reply_goes_on()
         await agent.continue_turn(pending, sink)
     await agent.write_summaries(sink)  # the ones the file lacks, for the exchanges outside the window
 

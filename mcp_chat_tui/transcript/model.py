@@ -20,6 +20,7 @@ from mcp_chat_tui.core.tools import CutForModel
 CHOICES = ("yo", "ya", "yO", "yA", "n", "nA", "auto")
 ALLOWING = ("yo", "ya", "yO", "yA", "auto")
 STATUSES = ("done", "error", "timeout", "denied", "malformed", "cancelled", "interrupted")
+UNFINISHED = "unfinished"  # ``Exchange.end`` while the reply is under way; read back, the app ended during it
 
 
 @dataclass
@@ -124,7 +125,8 @@ class Exchange:
     """A user prompt, and the assistant's reply (``model`` None: no reply was started).
 
     ``end`` says how a reply ended when it did not simply answer: ``"stopped"`` (the user
-    stopped it) or ``"error"`` (the engine failed, ``error`` says how). ``settings`` are the
+    stopped it), ``"error"`` (the engine failed, ``error`` says how) or ``"unfinished"`` (written
+    while it is under way: read back, the app ended before the reply did). ``settings`` are the
     generation settings the reply was made with, those not left at the app's default
     (``{"temperature": 0.7, "seed": 1}``; empty: all defaults, or a file written before they were kept).
     """
@@ -137,6 +139,11 @@ class Exchange:
     error: str = ""
     attachments: list[Attachment] = field(default_factory=list)  # what came with the prompt
     settings: dict[str, Any] = field(default_factory=dict)  # the reply's generation settings (engine/generation.py)
+
+    @property
+    def cut_short(self) -> bool:
+        """The app ended while this reply was under way (a kill, a crash, a power cut)."""
+        return self.end == UNFINISHED
 
     def take_reply_meta(self, meta: dict[str, Any]) -> None:
         """The details a file keeps after ``🤖:[model]`` (docs/transcript-format.md); a value of the wrong kind is left out."""
@@ -155,6 +162,17 @@ class Transcript:
             return []
         last = self.exchanges[-1].steps[-1]
         return [p for p in last.proposals if p.result is None]
+
+    def turn_goes_on(self) -> bool:
+        """Whether resuming continues the last reply: the app ended while its last calls waited
+        (``pending_proposals``), or after their results and before the model answered them."""
+        if not self.exchanges or not self.exchanges[-1].steps:
+            return False
+        exchange = self.exchanges[-1]
+        proposals = exchange.steps[-1].proposals
+        if any(p.result is None for p in proposals):
+            return True
+        return bool(proposals) and exchange.end in (None, UNFINISHED)  # not after a stop or an error
 
     def summaries(self) -> list[str | None]:
         """Each exchange's summary, in order (None: none, or a blank ``📝:`` line)."""

@@ -15,7 +15,15 @@ from typing import Any
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.tools import CutForModel
 from mcp_chat_tui.transcript.format import render_exchange
-from mcp_chat_tui.transcript.model import Exchange, Proposal, ServerRequest, Step, ToolResult, Transcript
+from mcp_chat_tui.transcript.model import (
+    UNFINISHED,
+    Exchange,
+    Proposal,
+    ServerRequest,
+    Step,
+    ToolResult,
+    Transcript,
+)
 from mcp_chat_tui.transcript.store import AutoSaver
 
 
@@ -43,7 +51,14 @@ class TranscriptRecorder:
         if exchange.model is None:
             exchange.model, exchange.settings = model, dict(settings or {})
             exchange.steps.append(Step())
+        exchange.end = UNFINISHED  # until ``turn_ended``: a file cut before then reads as cut short
         self.save()
+
+    def reply_goes_on(self) -> None:
+        """The last reply goes on (a resumed conversation's open turn): unfinished until ``turn_ended``."""
+        if self.transcript.exchanges and self.transcript.exchanges[-1].model is not None:
+            self.transcript.exchanges[-1].end, self.transcript.exchanges[-1].error = UNFINISHED, ""
+            self.save()
 
     def text(self, delta: str) -> None:
         self._open_step().text += delta
@@ -113,6 +128,8 @@ class TranscriptRecorder:
         if self.transcript.exchanges and self.transcript.exchanges[-1].model is not None:
             exchange = self.transcript.exchanges[-1]
             exchange.end, exchange.error = end, error
+            if end is None and exchange.steps and exchange.steps[-1].proposals:
+                exchange.steps.append(Step())  # the model answered the results with no text: kept, so no answer is due
         self.save()
 
     # ----- saving ----------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.commands import is_command
-from mcp_chat_tui.transcript import Proposal, Transcript, TranscriptRecorder
+from mcp_chat_tui.transcript import Transcript, TranscriptRecorder
 from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.agent_messages import ReplyText
 from mcp_chat_tui.ui.call_store import CallStore
@@ -138,7 +138,7 @@ class ChatApp(
         self.recorder = TranscriptRecorder(transcript)
         self._recording = RecordingSink(self.recorder, self.model_label, self.engine)
         self.agent.checkpoint = self.recorder.persisted  # a call's start is on disk before it goes out
-        self._resume_pending: list[Proposal] = []
+        self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
 
     def _answer_server_requests(self) -> None:
         """The servers' sampling and elicitation requests are asked in dialogs (or allowed, with ``--yes``)."""
@@ -470,6 +470,7 @@ class ChatApp(
         self.push_screen(TextScreen("Keys", help_text()))
 
     async def action_clear_chat(self) -> None:
+        dropped = self._drop_waiting()
         await self.agent.stop_and_wait()  # a call it stops is recorded as stopped before the file is let go
         self.agent.clear()
         self.status_bar.summarised = 0
@@ -478,7 +479,7 @@ class ChatApp(
         self.status_bar.context_tokens = 0
         self._detach_saver()
         self.transcript_file = None
-        self.notify("chat cleared: the next prompt starts a new conversation")
+        self.notify(f"chat cleared{dropped}: the next prompt starts a new conversation")
 
     async def action_quit(self, return_code: int = 0) -> None:
         """Leave: stop the reply, shut every server down, release the model."""

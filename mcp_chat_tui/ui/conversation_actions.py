@@ -91,18 +91,31 @@ class ConversationActions:
         if self.ready.is_set():  # else once the model is loaded (its context length is known then)
             self.agent.fit_loaded_results(self._sink)
         self.status_bar.summarised = self.agent.summaries_in_use
-        self._resume_pending = transcript.pending_proposals()
-        # The last reply goes on when the file left calls open.
+        self._resume_pending = transcript.turn_goes_on()
+        # The last reply goes on when the file left calls open, or results the model did not answer yet.
         self.reply.continue_with(last_reply if self._resume_pending else None)
 
     async def _continue_pending(self) -> None:
-        """Finish the calls the file left open. Nothing runs on the file's word alone ("always"
-        choices in it grant nothing either): the agent asks again, or says interrupted."""
-        pending = pending_calls(self._resume_pending, self.hub.find_tool)
-        self._resume_pending = []
+        """Finish the calls the file left open, then let the model answer. Nothing runs on the file's
+        word alone ("always" choices in it grant nothing either): the agent asks again, or says
+        interrupted; a call with a result is never run again."""
+        pending = pending_calls(self.recorder.transcript.pending_proposals(), self.hub.find_tool)
+        self._resume_pending = False
         for call, _ in pending:
             self.call_store.resumed(call)
+        self.recorder.reply_goes_on()
         await self.agent.continue_turn(pending, self._sink)
+
+    def _drop_waiting(self) -> str:
+        """Before the chat is cleared: the prompts waiting (shown in the chat being cleared) and a
+        loaded file's open turn are dropped; a prompt waiting for its @resources goes back to the
+        prompt box. Returns the notice's note on the prompts dropped ("" when none)."""
+        dropped = len(self._queue)
+        self._queue.clear()
+        self.status_bar.waiting = 0
+        self._resume_pending = False
+        self.stop_waiting_for_reads()
+        return f" ({dropped} waiting prompt{'s' if dropped != 1 else ''} dropped)" if dropped else ""
 
     def compact(self) -> None:
         """``/compact``: every exchange but the last gets its summary now and leaves the window

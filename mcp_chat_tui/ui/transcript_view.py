@@ -27,6 +27,7 @@ STATUS_STATE = {
     "interrupted": CallState.INTERRUPTED,
 }
 STOPPED_NOTE = "■ stopped"  # under a reply the user stopped, live and after a resume
+CUT_SHORT_NOTE = "■ cut short: the app ended before this reply was finished"  # a loaded reply marked unfinished
 
 
 def allowed_by_for(proposal: Proposal) -> str:
@@ -52,6 +53,8 @@ def reply_note(exchange: Exchange) -> str:
     """The note a reply ended with when it was shown live ("■ stopped", "error: …")."""
     if exchange.end == "error":
         return f"error: {exchange.error}" if exchange.error else "error"
+    if exchange.cut_short:
+        return CUT_SHORT_NOTE
     return STOPPED_NOTE if exchange.end == "stopped" else ""
 
 
@@ -77,13 +80,15 @@ async def show_transcript(
     hidden = max(0, len(transcript.exchanges) - MAX_EXCHANGES_SHOWN)
     _list_earlier(transcript.exchanges[:hidden], prompt, calls)
     await chat.note_hidden(hidden)
+    goes_on = transcript.exchanges[-1] if transcript.turn_goes_on() else None  # its reply continues: no note
     for exchange in transcript.exchanges[hidden:]:
         if leaving():  # the app is leaving: stop here, the screen is being taken down
             return None
         attached = exchange.attachments
         await chat.add_prompt(user_message(exchange.user, attached) if attached else UserMessage(exchange.user))
         prompt.remember(exchange.user)
-        reply = await _show_reply(exchange, chat, calls) if exchange.model is not None else None
+        note = "" if exchange is goes_on else reply_note(exchange)
+        reply = await _show_reply(exchange, chat, calls, note) if exchange.model is not None else None
     table = calls.table
     if table.row_count:
         table.move_cursor(row=table.row_count - 1, animate=False)
@@ -99,9 +104,9 @@ def _list_earlier(exchanges: list[Exchange], prompt: PromptInput, calls: CallSto
         _add_proposal_record(calls, proposal)
 
 
-async def _show_reply(exchange: Exchange, chat: ChatLog, calls: CallStore) -> AssistantReply:
+async def _show_reply(exchange: Exchange, chat: ChatLog, calls: CallStore, note: str) -> AssistantReply:
     """The model's reply of one exchange as it was shown live: thinking, text, call cards, the
-    servers' requests, and the note it ended with."""
+    servers' requests, and the ``note`` it ended with."""
     assert exchange.model is not None
     reply = AssistantReply(exchange.model)
     await chat.mount(reply)
@@ -116,7 +121,7 @@ async def _show_reply(exchange: Exchange, chat: ChatLog, calls: CallStore) -> As
             await calls.show_media(record)
         for request in step.requests:  # a server's sampling or elicitation, as shown live
             await reply.add_widget(Notice(describe_answered(request)))
-    await reply.finish(reply_note(exchange))
+    await reply.finish(note)
     return reply
 
 

@@ -137,15 +137,18 @@ async def generate(engine: Engine, params: CreateMessageRequestParams) -> Sample
     tools = offered_tools(params)
     known = {tool["function"]["name"] for tool in tools or []}
     reply = SampledReply()
-    pieces = 0
+    pieces, counted = 0, False  # tokens so far; counted: the engine reports them (else each text is one)
     stream = engine.stream(
         chat_messages(params), tools, known_tools=known, aside=True, overrides=reply_overrides(params)
     )
     try:
         async for event in stream:
             if isinstance(event, TextDelta):
+                if not counted and pieces >= params.max_tokens:  # past maxTokens: the engine ignores it
+                    reply.stop_reason = "maxTokens"
+                    break
                 reply.text += event.text
-                pieces += 1
+                pieces += 0 if counted else 1
             elif isinstance(event, ToolCallProposed):
                 reply.tool_uses.append(
                     ToolUse(event.id or f"toolu_{len(reply.tool_uses) + 1}", event.name, dict(event.arguments))
@@ -153,11 +156,11 @@ async def generate(engine: Engine, params: CreateMessageRequestParams) -> Sample
             elif isinstance(event, ToolCallMalformed):
                 reply.text += event.raw
             elif isinstance(event, Throughput):
-                pieces = max(pieces, event.generated_tokens)
+                pieces, counted = max(pieces, event.generated_tokens), True
             elif isinstance(event, Done):
                 reply.stop_reason = STOP_REASONS.get(event.finish_reason, reply.stop_reason)
                 break
-            if pieces > params.max_tokens:  # an engine that does not keep to the request's maxTokens
+            if counted and pieces > params.max_tokens:  # an engine that counts past the request's maxTokens
                 reply.stop_reason = "maxTokens"
                 break
     finally:

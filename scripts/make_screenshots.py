@@ -6,8 +6,9 @@
 It runs ``ChatApp`` with the real ``MlxEngine`` on ``mcp_chat_tui/demo/model`` and the real
 demo server (the bundled ``mcp.json``'s entry), drives it with Pilot at 140x40 and saves:
 
-- ``main.svg``: a conversation with three approved tool calls (calculator, current_time,
-  web_search) in the chat and the sidebar;
+- ``main.svg``: a conversation with three approved tool calls (calculator, web_search,
+  calculator again) in the chat and the sidebar (the toy model loses its way in a longer
+  conversation, and a clock's answer changes with the time: these three it answers right);
 - ``approval.svg``: the approval dialog before the first call;
 - ``call-detail.svg``: Enter on the web_search row of the sidebar;
 - ``server-failed.svg``: a second server whose command does not exist, with
@@ -45,7 +46,7 @@ from mcp_chat_tui.ui.screens.detail import CallDetailScreen  # noqa: E402
 
 DEMO_MODEL = REPO_ROOT / "mcp_chat_tui" / "demo" / "model"
 SIZE = (140, 40)
-PROMPTS = ["what is 12 * 7?", "search the web for MLX", "what time is it in Tokyo?"]
+PROMPTS = ["what is 12 * 7?", "search the web for MLX", "what is 9 * 8?"]
 DETAIL_TOOL = "web_search"
 TIMEOUT = 300.0
 

@@ -110,7 +110,13 @@ def test_plain_mode_lets_the_model_answer_a_result_the_file_ends_with(tmp_path, 
 async def test_a_reply_cut_by_sigkill_is_saved_as_not_finished(tmp_path, isolated_user_dirs):
     path = tmp_path / "killed.md"
     process = subprocess.Popen(
-        [sys.executable, str(TOP / "tests" / "apps" / "slow_reply_plain.py"), str(path), "tell me a long story"],
+        [
+            sys.executable,
+            str(TOP / "tests" / "apps" / "scripted_plain.py"),
+            str(path),
+            "tell me a long story",
+            "--slow-reply",
+        ],
         env=user_dirs_env(isolated_user_dirs),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

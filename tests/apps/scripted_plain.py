@@ -1,8 +1,9 @@
 """Run the plain console mode with a scripted model against the demo server, recording a transcript.
 
 Used by tests that need a real app process (e.g. to SIGKILL it mid-turn):
-``python tests/apps/scripted_plain.py TRANSCRIPT PROMPT``. The scripted model
-writes a sentence, then calls the demo server's ``sleep`` tool for 60 s.
+``python tests/apps/scripted_plain.py TRANSCRIPT PROMPT [--slow-reply]``. The scripted model
+writes a sentence, then calls the demo server's ``sleep`` tool for 60 s; with ``--slow-reply`` it
+streams one long reply slowly instead (to be killed while the reply is still coming).
 """
 
 from __future__ import annotations
@@ -23,10 +24,18 @@ from mcp_chat_tui.transcript import TranscriptRecorder  # noqa: E402
 from tests.fakes import ScriptedEngine, call  # noqa: E402
 from tests.helpers import demo_config  # noqa: E402
 
+LONG_REPLY = " ".join(f"word{index}" for index in range(400))
 
-async def main(transcript: Path, prompt: str) -> int:
+
+def scripted_engine(slow_reply: bool) -> ScriptedEngine:
+    if slow_reply:
+        return ScriptedEngine([LONG_REPLY], delay=0.05)
     words = [TextDelta(f"{word} ") for word in "Let me wait as you asked, one moment please.".split()]
-    engine = ScriptedEngine([words + [call("sleep", {"seconds": 60})], "Done."], delay=0.05)
+    return ScriptedEngine([words + [call("sleep", {"seconds": 60})], "Done."], delay=0.05)
+
+
+async def main(transcript: Path, prompt: str, slow_reply: bool = False) -> int:
+    engine = scripted_engine(slow_reply)
     hub = ServerHub([demo_config()])
     async with hub:
         await hub.start_all()
@@ -42,4 +51,4 @@ async def main(transcript: Path, prompt: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(Path(sys.argv[1]), sys.argv[2])))
+    sys.exit(asyncio.run(main(Path(sys.argv[1]), sys.argv[2], "--slow-reply" in sys.argv[3:])))

@@ -877,7 +877,7 @@ async def test_a_streaming_reply_is_laid_out_as_the_same_markdown_shown_whole():
         await wait_turn_done(pilot, app)
 
 
-async def test_an_update_of_a_streaming_reply_is_one_layout():
+async def test_an_update_of_a_streaming_reply_is_one_layout(monkeypatch):
     """With a plain Markdown widget each update of a growing reply is laid out twice (the second
     layout only finds the new sizes stored by the first); the reply's widgets take one."""
     from textual.screen import Screen
@@ -894,7 +894,6 @@ async def test_an_update_of_a_streaming_reply_is_one_layout():
         await reply.mount(streamed)
         for widget in (plain, streamed):  # a first paragraph: mounting it is a layout of its own
             await widget.append("The start. ")
-        await pilot.pause()
         layouts = []
         original = Screen._refresh_layout
 
@@ -902,29 +901,30 @@ async def test_an_update_of_a_streaming_reply_is_one_layout():
             layouts.append(screen)
             return original(screen, *args, **kwargs)
 
+        monkeypatch.setattr(Screen, "_refresh_layout", counting)
         counts = {}
         for widget in (plain, streamed):
             for _ in range(3):  # each append makes the paragraph (and all around it) taller
-                layouts.clear()
-                Screen._refresh_layout = counting
-                try:
-                    await widget.append("words that wrap over the width of the chat " * 4)
-                    await pilot.pause(0.1)
-                finally:
-                    Screen._refresh_layout = original
+                # Counted from a quiet screen (a loaded machine lays out the start's last changes
+                # late) until the screen is quiet again (it may take the second layout late too).
+                await settle_layouts(pilot, layouts)
+                await widget.append("words that wrap over the width of the chat " * 4)
+                await settle_layouts(pilot, layouts, keep=True)
                 counts.setdefault(type(widget).__name__, []).append(len(layouts))
+        monkeypatch.setattr(Screen, "_refresh_layout", original)
         assert counts == {"Markdown": [2, 2, 2], "ReplyMarkdown": [1, 1, 1]}
         assert block_shapes(streamed) == block_shapes(plain)
 
 
-async def settle_layouts(pilot, layouts: list, quiet: float = 0.2, limit: int = 100) -> None:
+async def settle_layouts(pilot, layouts: list, quiet: float = 0.2, limit: int = 100, keep: bool = False) -> None:
     """Wait until a ``quiet`` pause passes with no layout (a loaded machine finishes the start's later),
-    then clear ``layouts``."""
+    then clear ``layouts`` unless ``keep``."""
     for _ in range(limit):
         seen = len(layouts)
         await pilot.pause(quiet)
         if len(layouts) == seen:
-            layouts.clear()
+            if not keep:
+                layouts.clear()
             return
     raise AssertionError(f"the screen was still laying out after {limit} pauses: {layouts[-3:]}")
 
@@ -951,18 +951,27 @@ async def test_no_layout_of_a_reply_finds_nothing_to_move(monkeypatch):
             return result
 
         monkeypatch.setattr(Compositor, "reflow", reflow)
-        await settle_layouts(pilot, layouts)  # the start's last layouts (the footer's keys) are not the chat's
-        await app.chat.add_prompt(UserMessage("hi"))
-        await pilot.pause(0.1)
-        reply = AssistantReply("model")
-        await app.chat.mount(reply)
-        await pilot.pause(0.1)
-        await reply.append_text("Hello there, a short reply.")
-        await pilot.pause(MAX_PACE + 0.1)
-        await reply.finish("stopped")
-        await pilot.pause(0.1)
-        await app.chat.mount(Notice("a notice"))
-        await pilot.pause(0.1)
+        # On a loaded machine the screen may lay out between a widget's mount and the end of
+        # Textual's ``await mount`` (whose own layout then finds nothing to move): a race outside
+        # the app's widgets, so the steps get three tries; a layout asked for needlessly fails all.
+        tries = []
+        for _ in range(3):
+            await app.chat.clear()
+            await settle_layouts(pilot, layouts)  # the start's last layouts (the footer's keys) are not the chat's
+            await app.chat.add_prompt(UserMessage("hi"))
+            await pilot.pause(0.1)
+            reply = AssistantReply("model")
+            await app.chat.mount(reply)
+            await pilot.pause(0.1)
+            await reply.append_text("Hello there, a short reply.")
+            await pilot.pause(MAX_PACE + 0.1)
+            await reply.finish("stopped")
+            await pilot.pause(0.1)
+            await app.chat.mount(Notice("a notice"))
+            await pilot.pause(0.1)
+            assert "short reply" in chat_text(app)
+            tries.append(list(layouts))
+            if len(layouts) >= 5 and all(layouts):
+                break
         monkeypatch.setattr(Compositor, "reflow", original)
-        assert "short reply" in chat_text(app)
-        assert len(layouts) >= 5 and all(layouts), layouts
+        assert len(tries[-1]) >= 5 and all(tries[-1]), tries

@@ -9,7 +9,7 @@ from mcp_chat_tui.agent.turn import STOPPED_MESSAGE
 from mcp_chat_tui.transcript import Exchange, Step, Transcript, parse, read_transcript_text, render
 from mcp_chat_tui.ui.records import CallState
 from tests.fakes import ScriptedEngine, call
-from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready
+from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready
 
 
 def the_stopped_call_as_saved(path) -> None:
@@ -50,3 +50,31 @@ async def test_opening_another_conversation_records_the_running_call_as_stopped(
         await start_a_long_call(pilot, app)
         assert await app.open_conversation(other)
     the_stopped_call_as_saved(path)
+
+
+async def test_a_prompt_waiting_when_another_conversation_opens_never_runs_there(tmp_path):
+    """A prompt typed during a reply belongs to that conversation: opening another one drops it
+    (and says so), as clearing the chat does; it never becomes the opened conversation's question."""
+    path = tmp_path / "sleeping.md"
+    other = tmp_path / "other.md"
+    other.write_text(render(Transcript([Exchange("hello", "demo model", [Step(text="Hi.")])])), encoding="utf-8")
+    engine = ScriptedEngine([[call("sleep", {"seconds": 30})], "never said", "the waiting prompt's answer"])
+    app = make_app(engine, policy=ApprovalPolicy("auto"), transcript_file=path)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_a_long_call(pilot, app)
+        await send(pilot, "a question for the sleeping conversation")  # waits behind the running turn
+        await wait_for(pilot, lambda: app.status_bar.waiting == 1, what="the prompt to wait")
+        assert await app.open_conversation(other)
+        await wait_for(
+            pilot,
+            lambda: any("resumed other.md (1 waiting prompt dropped)" == n.message for n in app._notifications),
+            what="the notice that the waiting prompt was dropped",
+        )
+        await wait_for(pilot, lambda: not app._turn_running, what="the stopped turn to end")
+        await pilot.pause(0.3)  # a waiting prompt that was kept would start its turn now
+        assert app.status_bar.waiting == 0
+        assert not any(
+            "sleeping conversation" in str(message.get("content")) for prompt in engine.prompts for message in prompt
+        ), "the waiting prompt reached the model"
+        assert "sleeping conversation" not in chat_text(app)
+    assert "sleeping conversation" not in other.read_text(encoding="utf-8")

@@ -107,7 +107,7 @@ class ConversationActions:
         await self.agent.continue_turn(pending, self._sink)
 
     def _drop_waiting(self) -> str:
-        """Before the chat is cleared: the prompts waiting (shown in the chat being cleared) and a
+        """Before the chat is cleared or replaced: the prompts waiting (shown in the chat being cleared) and a
         loaded file's open turn are dropped; a prompt waiting for its @resources goes back to the
         prompt box. Returns the notice's note on the prompts dropped ("" when none)."""
         dropped = len(self._queue)
@@ -190,6 +190,7 @@ class ConversationActions:
             lock.release()  # the new saver holds it now
 
     async def _replace_conversation(self, path: Path, transcript: Transcript) -> bool:
+        dropped = self._drop_waiting()  # typed for the conversation being left, never run in the one opened
         await self.agent.stop_and_wait()  # a call it stops is recorded as stopped before the file is let go
         self._detach_saver()
         await self.chat.clear()
@@ -203,5 +204,5 @@ class ConversationActions:
         if (self._resume_pending or self.agent.summaries_due) and self.ready.is_set() and not self._turn_running:
             self._turn_running = True
             self.run_turns()
-        self.notify(f"resumed {path.name}")
+        self.notify(f"resumed {path.name}{dropped}", markup=False)
         return True

@@ -34,7 +34,9 @@ async def test_a_click_on_the_status_bar_shows_each_setting_and_where_it_came_fr
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await pilot.click(StatusBar)
-        await wait_for(pilot, lambda: isinstance(app.screen, ModelDetailScreen), what="the model detail")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ModelDetailScreen) and app.screen.is_mounted, what="the model detail"
+        )
         assert shown_rows(app.screen) == {
             "temperature": ("0.3", "flag"),
             "top_p": ("0.8", "model file"),
@@ -68,7 +70,9 @@ async def test_the_palette_opens_the_model_detail_of_an_engine_without_settings(
         app.screen.query_one(Input).value = "Model and generation settings"
         await wait_for(pilot, lambda: app.screen.query_one(CommandList).option_count > 0, what="the palette's match")
         await pilot.press("down", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ModelDetailScreen), what="the model detail")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ModelDetailScreen) and app.screen.is_mounted, what="the model detail"
+        )
         assert shown_rows(app.screen)["temperature"] == ("0 (greedy)", "default")
         assert shown_rows(app.screen)["seed"] == ("random", "default")
 
@@ -87,7 +91,9 @@ def test_snapshot_of_the_model_detail(snap_compare):
         for field in app.query(Input):
             field.cursor_blink = False
         app.action_model_detail()
-        await wait_for(pilot, lambda: isinstance(app.screen, ModelDetailScreen), what="the model detail")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ModelDetailScreen) and app.screen.is_mounted, what="the model detail"
+        )
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
 

@@ -245,7 +245,9 @@ async def test_a_resumed_call_maps_back_to_the_real_tool_and_shows_its_name_lite
     path.write_text(render(Transcript([Exchange("go", "scripted", [Step(proposals=[Proposal(wire)])])])))
     app = make_app(ScriptedEngine(["done."]), [config], transcript_file=path, transcript=parse_file(path))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the reopened dialog")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.is_mounted, what="the reopened dialog"
+        )
         assert ODD in screen_text(app.screen)
         await pilot.press("y")
         await wait_turn_done(pilot, app)
@@ -431,7 +433,9 @@ async def test_markup_and_escapes_in_a_tool_description_are_shown_as_themselves(
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "who?")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.is_mounted, what="the dialog"
+        )
         assert shown in screen_text(app.screen) and "\x1b" not in screen_text(app.screen)
         await pilot.press("n")
         await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalScreen), what="the dialog to close")

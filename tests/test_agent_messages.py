@@ -24,3 +24,31 @@ def test_a_text_message_carries_the_text_that_came_while_it_waited():
     assert message.whole_event == AssistantText("Hel")
     message.more_text += ["lo", "!"]
     assert message.whole_event == AssistantText("Hello!")
+
+
+async def test_a_message_handled_while_the_screens_are_taken_down_draws_nothing():
+    """Textual closes the screens before the app's queue is done: an agent message handled then
+    (a summary written as a test or the user leaves) is skipped, not an error as the app ends."""
+    import asyncio
+
+    from mcp_chat_tui.agent.events import SummaryWritten
+    from tests.fakes import ScriptedEngine
+    from tests.ui_helpers import SIZE, make_app, wait_ready
+
+    app = make_app(ScriptedEngine([]), servers=[])
+    close_all = app._close_all
+    handled: list[int] = []
+
+    async def close_all_then_a_message() -> None:
+        await close_all()
+        app.post_message(am.agent_message(SummaryWritten(0, "a summary")))
+        for _ in range(50):  # the app's queue still runs after its screens are gone
+            await asyncio.sleep(0.02)
+            if app._agent_messages < 0:  # the handler ran (the message was not counted when posted)
+                break
+        handled.append(app._agent_messages)
+
+    app._close_all = close_all_then_a_message
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+    assert handled == [-1]

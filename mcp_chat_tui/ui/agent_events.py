@@ -55,9 +55,11 @@ def handles(method: Callable[[Any, M], Awaitable[None]]) -> Callable[[Any, M], A
         if message is self._queued_text:
             self._queued_text = None
         try:
-            if not self._shut_down:
+            if not self._shut_down and self.is_running:
                 # Leaving mid-turn: the stopped turn's last events arrive as the screen is taken
-                # down, and drawing them would fail. The transcript has them (``_sink``).
+                # down (Textual stops running before it closes the screens, and handles the
+                # messages queued meanwhile), and drawing them would fail. The transcript has
+                # them (``_sink``).
                 await method(self, message)
         finally:
             self._agent_messages -= 1

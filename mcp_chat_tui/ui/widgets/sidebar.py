@@ -10,6 +10,7 @@ from collections.abc import Callable
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.geometry import Region
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable
@@ -209,6 +210,16 @@ class ToolCallTable(FittedTable):
     def on_mount(self) -> None:
         for key in COLUMNS:
             self.add_column(COLUMN_LABELS.get(key, key), key=key)
+
+    def _get_row_region(self, row_index: int) -> Region:
+        # Textual's adds up the heights of every row above: a walk over all rows each time the
+        # cursor moves or a row is redrawn, which made each new call cost 26 ms at 10,000 rows.
+        # Every row here is one line high (``add_record``), so the row's place is its index.
+        if not self.is_valid_row_index(row_index):
+            return Region(0, 0, 0, 0)
+        width = sum(column.get_render_width(self) for column in self.columns.values()) + self._row_label_column_width
+        y = row_index + (self.header_height if self.show_header else 0)
+        return Region(0, y, max(self.size.width, width), 1)
 
     def _cells(self, record: CallRecord) -> dict[str, Text]:
         state = Text(call_state_label(record.state), style=CALL_STATE_STYLE[record.state])

@@ -1,0 +1,69 @@
+"""The calls sidebar stays as quick at its ten-thousandth call as at its first: adding a call (and
+the cursor following it) never walks over every row above it, as Textual's row placement does."""
+
+from datetime import datetime
+
+from textual.app import App, ComposeResult
+from textual.widgets import DataTable
+
+from mcp_chat_tui.ui.format import DisplayClock
+from mcp_chat_tui.ui.records import CallRecord, CallState
+from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
+
+
+class OneTable(App):
+    def compose(self) -> ComposeResult:
+        yield ToolCallTable(DisplayClock(), id="calls")
+
+
+def record(index: int) -> CallRecord:
+    return CallRecord(
+        f"k{index}",
+        f"call_{index}",
+        "demo",
+        "calculator",
+        {"expression": f"{index} + 1"},
+        datetime.now(),
+        state=CallState.DONE,
+        duration=0.01,
+    )
+
+
+async def test_a_row_is_placed_where_textual_places_it():
+    app = OneTable()
+    async with app.run_test(size=(100, 20)) as pilot:
+        table = app.query_one(ToolCallTable)
+        for index in range(30):
+            table.add_record(record(index))
+        await pilot.pause()
+        for show_header in (True, False):
+            table.show_header = show_header
+            for row in (-1, 0, 1, 17, 29, 30):
+                assert table._get_row_region(row) == DataTable._get_row_region(table, row), (show_header, row)
+
+
+async def test_adding_a_call_after_a_thousand_does_not_walk_the_rows():
+    app = OneTable()
+    async with app.run_test(size=(100, 20)) as pilot:
+        table = app.query_one(ToolCallTable)
+        for index in range(1000):
+            table.add_record(record(index))
+        await pilot.pause()
+        walked = []
+        ordered_rows = DataTable.ordered_rows
+
+        class Counting(ToolCallTable):
+            @property
+            def ordered_rows(self):
+                walked.append(self.row_count)
+                return ordered_rows.fget(self)
+
+        table.__class__ = Counting
+        try:
+            for index in range(1000, 1010):
+                table.add_record(record(index))
+            table.update_record(table.records["k1005"], ("state",))
+        finally:
+            table.__class__ = ToolCallTable
+        assert table.cursor_row == 1009, "the cursor follows the newest call"
+        assert walked == []

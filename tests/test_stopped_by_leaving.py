@@ -64,7 +64,9 @@ async def test_a_prompt_waiting_when_another_conversation_opens_never_runs_there
         await start_a_long_call(pilot, app)
         await send(pilot, "a question for the sleeping conversation")  # waits behind the running turn
         await wait_for(pilot, lambda: app.status_bar.waiting == 1, what="the prompt to wait")
+        assert app.status_bar.context_tokens > 0
         assert await app.open_conversation(other)
+        assert app.status_bar.context_tokens == 0, "the status bar counts the tokens of the conversation left"
         await wait_for(
             pilot,
             lambda: any("resumed other.md (1 waiting prompt dropped)" == n.message for n in app._notifications),

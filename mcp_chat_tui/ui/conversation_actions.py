@@ -194,6 +194,7 @@ class ConversationActions:
         await self.agent.stop_and_wait()  # a call it stops is recorded as stopped before the file is let go
         self._detach_saver()
         await self.chat.clear()
+        self.status_bar.context_tokens = 0  # the left conversation's count; the opened one's comes with its first reply
         self.calls_table.clear()
         self.calls_table.records.clear()
         self.call_store.open.clear()

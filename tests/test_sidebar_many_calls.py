@@ -8,7 +8,10 @@ from textual.widgets import DataTable
 
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.records import CallRecord, CallState
+from mcp_chat_tui.ui.screens.detail import CallDetailScreen
 from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
+from tests.fakes import ScriptedEngine
+from tests.ui_helpers import SIZE, make_app, wait_ready
 
 
 class OneTable(App):
@@ -29,13 +32,18 @@ def record(index: int) -> CallRecord:
     )
 
 
+async def table_of(app: OneTable, pilot, calls: int) -> ToolCallTable:
+    table = app.query_one(ToolCallTable)
+    for index in range(calls):
+        table.add_record(record(index))
+    await pilot.pause()
+    return table
+
+
 async def test_a_row_is_placed_where_textual_places_it():
     app = OneTable()
     async with app.run_test(size=(100, 20)) as pilot:
-        table = app.query_one(ToolCallTable)
-        for index in range(30):
-            table.add_record(record(index))
-        await pilot.pause()
+        table = await table_of(app, pilot, 30)
         for show_header in (True, False):
             table.show_header = show_header
             for row in (-1, 0, 1, 17, 29, 30):
@@ -45,10 +53,7 @@ async def test_a_row_is_placed_where_textual_places_it():
 async def test_adding_a_call_after_a_thousand_does_not_walk_the_rows():
     app = OneTable()
     async with app.run_test(size=(100, 20)) as pilot:
-        table = app.query_one(ToolCallTable)
-        for index in range(1000):
-            table.add_record(record(index))
-        await pilot.pause()
+        table = await table_of(app, pilot, 1000)
         walked = []
         ordered_rows = DataTable.ordered_rows
 
@@ -67,3 +72,17 @@ async def test_adding_a_call_after_a_thousand_does_not_walk_the_rows():
             table.__class__ = ToolCallTable
         assert table.cursor_row == 1009, "the cursor follows the newest call"
         assert walked == []
+
+
+async def test_ten_thousand_calls_in_the_sidebar_stay_usable():
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        table = app.calls_table
+        for index in range(10_000):
+            table.add_record(record(index))
+        assert table.row_count == 10_000
+        await pilot.press("f3")
+        await pilot.press("k", "k", "enter")
+        assert isinstance(app.screen, CallDetailScreen)
+        assert app.screen.record.key == "k9997"

@@ -279,35 +279,6 @@ async def test_themes_bad_file_is_reported_and_skipped_and_choice_is_saved(tmp_p
     assert saved.theme == "mcp-light" and saved.max_turns == 5
 
 
-async def test_ten_thousand_calls_in_the_sidebar_stay_usable():
-    from datetime import datetime
-
-    from mcp_chat_tui.ui.records import CallRecord
-
-    app = make_app(ScriptedEngine([]))
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_ready(pilot, app)
-        table = app.calls_table
-        for index in range(10_000):
-            table.add_record(
-                CallRecord(
-                    f"k{index}",
-                    f"call_{index}",
-                    "demo",
-                    "calculator",
-                    {"expression": f"{index} + 1"},
-                    datetime.now(),
-                    state=CallState.DONE,
-                    duration=0.01,
-                )
-            )
-        assert table.row_count == 10_000
-        await pilot.press("f3")
-        await pilot.press("k", "k", "enter")
-        assert isinstance(app.screen, CallDetailScreen)
-        assert app.screen.record.key == "k9997"
-
-
 async def test_text_before_a_tool_call_streams_then_the_card_follows():
     from mcp_chat_tui.engine.events import TextDelta
 

@@ -80,3 +80,27 @@ async def test_a_prompt_waiting_when_another_conversation_opens_never_runs_there
         ), "the waiting prompt reached the model"
         assert "sleeping conversation" not in chat_text(app)
     assert "sleeping conversation" not in other.read_text(encoding="utf-8")
+
+
+async def test_leaving_while_the_panes_are_mounted_starts_nothing_after_it():
+    """SIGTERM at the first frame lands while the app mounts its panes: the rest of the start
+    (showing the conversation, starting the servers) does not run after the app began to leave,
+    where it found the panes gone (a NoMatches traceback and exit 1 instead of 143)."""
+    import asyncio
+
+    app = make_app(ScriptedEngine([]))
+    started: list[bool] = []
+    app.start_services = lambda: started.append(app._shut_down)
+    layout = app._layout
+
+    def layout_then_leave():
+        widgets = layout()
+        asyncio.ensure_future(app.action_quit(return_code=143))  # as the app's SIGTERM handler does
+        return widgets
+
+    app._layout = layout_then_leave
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app._shut_down, what="the app to leave")
+        await pilot.pause(0.2)
+    assert started == []
+    assert app.return_code == 143

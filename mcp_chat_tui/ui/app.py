@@ -213,6 +213,8 @@ class ChatApp(
         # Into the app's own screen, whatever is on top of it by now (F1, the palette).
         await self.screen_stack[0].mount_all(self._layout())
         self.built = True
+        if self._shut_down or not self.is_running:  # left while the panes were mounted (SIGTERM at the first frame)
+            return
         self.hub.add_observer(self._on_server_change)
         for status in self.hub.statuses:
             self._show_server(status)

@@ -224,10 +224,9 @@ async def _load_and_start(engine: Engine, hub: ServerHub, model: str, server_cou
     with console.status(f"loading {model} and starting {server_count} server(s)…") as status:
 
         def on_progress(progress) -> None:
-            if progress.stage == "download" and progress.bytes_total:
-                status.update(
-                    f"downloading {model}: {progress.bytes_done / 1e6:.1f} of {progress.bytes_total / 1e6:.1f} MB"
-                )
+            if progress.stage in ("download", "convert") and progress.bytes_total:
+                verb = "downloading" if progress.stage == "download" else "converting (once)"
+                status.update(f"{verb} {model}: {progress.bytes_done / 1e6:.1f} of {progress.bytes_total / 1e6:.1f} MB")
             elif progress.message:
                 status.update(progress.message)
 

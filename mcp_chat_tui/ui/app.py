@@ -273,10 +273,11 @@ class ChatApp(
     @on(EngineProgress)
     def _engine_progress(self, message: EngineProgress) -> None:
         progress = message.progress
-        if progress.stage == "download":
+        if progress.stage in ("download", "convert"):  # a model fetched, or a GGUF file made an MLX folder
             self.status_bar.show_download(progress.bytes_done, progress.bytes_total)
             total = f" of {progress.bytes_total / 1e6:.1f} MB" if progress.bytes_total else ""
-            self._engine_state("downloading", f"{progress.bytes_done / 1e6:.1f}{total}")
+            verb = "downloading" if progress.stage == "download" else "converting GGUF"
+            self._engine_state(verb, f"{progress.bytes_done / 1e6:.1f}{total}")
         elif progress.stage == "load":
             self.status_bar.hide_download()
             self._show_start_up()

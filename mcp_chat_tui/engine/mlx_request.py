@@ -62,6 +62,8 @@ class Run:
     finish: str = "stop"
     cancelled: bool = False
     first_token_at: float | None = None
+    last_token_at: float | None = None
+    started_at: float = field(default_factory=time.perf_counter)  # when the MLX thread began computing it
     tokens_per_second: float = 0.0
     first_text: bool = True
     rate_reported_at: float = 0.0
@@ -86,8 +88,9 @@ class Run:
         """Handle one generated token; False when generation should stop."""
         self.generated.append(response.token)
         self.drafted += bool(getattr(response, "from_draft", False))
+        self.last_token_at = time.perf_counter()
         if self.first_token_at is None:
-            self.first_token_at = time.perf_counter()
+            self.first_token_at = self.last_token_at
             load.start(self.first_token_at)
         text = self.stops.feed(response.text) if response.text else ""
         events = self.recogniser.feed(text) if text else []

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
-from mcp_chat_tui.agent.events import ApprovalChoice, CallFinished, PlannedCall, Recorded
+from mcp_chat_tui.agent.events import ApprovalChoice, CallFinished, CallStatus, PlannedCall, Recorded
+from mcp_chat_tui.core.feedback import MALFORMED_NAME
 from mcp_chat_tui.core.redact import Redactor
 
 DENIED_MESSAGE = "The user denied this tool call. Do not retry it; answer without it or ask the user."
@@ -17,13 +20,90 @@ INTERRUPTED_MESSAGE = (
     "result is unknown). Check before relying on it or calling it again."
 )
 GENERATED_ID = re.compile(r"call_(\d+)")
-MALFORMED_NAME = "malformed_tool_call"
+MAX_REPEATS = 2  # repeated calls in one turn after which the turn ends
+NAMES_LISTED = 12  # offered tools named in full to the model after a malformed call; past that, the nearest
+NEAREST_LISTED = 8
+_CALLED_NAME = re.compile(r'"name"\s*:\s*"([^"]{1,200})"|<function=([^>\s]{1,200})>')
+_SPECIAL_TOKEN = re.compile(r"<\|[^|<>\s]{1,40}\|>|</?s>")
 
 
-def malformed_content(reason: str) -> str:
+def limit_message(max_rounds: int) -> str:
+    """What the model is told of a call not run because the turn took its rounds."""
     return (
-        f"Error: that tool call could not be used ({reason}). "
-        "Call a listed tool by its exact name with a JSON object of arguments."
+        f"Not run: this turn has reached its limit of {max_rounds} tool rounds. "
+        "Answer now in text with the results you have."
+    )
+
+
+def limit_note(max_rounds: int) -> str:
+    return f"stopped after {max_rounds} tool rounds (max_tool_rounds)"
+
+
+def repeat_message(call: PlannedCall, earlier_content: str) -> str:
+    """What the model is told of a call it already made in this turn (it is not run again)."""
+    return (
+        f"You already called {call.model_name} with these arguments in this turn; its result was:\n"
+        f"{earlier_content}\nUse it to answer."
+    )
+
+
+def repeat_reason(repeat_of: str) -> str:
+    """Why a repeated call did not run, for the user (its card, its detail, its line in ``--plain``)."""
+    return f"not run: the same call as {repeat_of} earlier in this turn; the model was given that result again"
+
+
+def repeat_note(call: PlannedCall, repeats: int) -> str:
+    return (
+        f"stopped: the model called {call.model_name} again with the same arguments "
+        f"({repeats} repeated calls in this turn) though it had the result"
+    )
+
+
+NO_ANSWER_NOTE = "no answer: the model's last reply had no text"
+
+
+def has_answer(text: str) -> bool:
+    """Whether a reply's text says anything (not only whitespace or a model's special tokens)."""
+    return bool(_SPECIAL_TOKEN.sub("", text).strip())
+
+
+def call_key(call: PlannedCall) -> tuple[str, str]:
+    """What makes two calls the same call: the tool and the arguments (in any key order)."""
+    return call.model_name, json.dumps(call.arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def ran_with_result(finished: CallFinished) -> bool:
+    """The call ran and its tool answered (a result, or an error the tool reported): running it
+    again with the same arguments would tell the model nothing new. A failure to get an answer
+    (a timeout, a crashed server) may be tried again."""
+    result = finished.result
+    return finished.status in (CallStatus.DONE, CallStatus.ERROR) and result is not None and result.failure is None
+
+
+def malformed_parts(reasons: Sequence[str], raws: Sequence[str], offered: Sequence[str], tail: str = "") -> list[str]:
+    """What the model is told of each malformed call of one reply, in order (``feedback_message``
+    joins them): why each could not be used; the last says which tools it can call (or ``tail``)."""
+    parts = [f"Your tool call could not be used: {reason.strip().rstrip('.')}." for reason in reasons]
+    if parts:
+        parts[-1] += " " + (tail or tools_line(offered, raws))
+    return parts
+
+
+def tools_line(offered: Sequence[str], raws: Sequence[str]) -> str:
+    """The tools the model can call (all, or the nearest to the names it wrote and how many more)."""
+    if not offered:
+        return "No tools are offered now: answer in text."
+    names = list(offered)
+    if len(names) > NAMES_LISTED:
+        written = [a or b for raw in raws for a, b in _CALLED_NAME.findall(raw)]
+        near = [n for w in written for n in difflib.get_close_matches(w, names, n=NEAREST_LISTED, cutoff=0.0)]
+        shown = list(dict.fromkeys(near + names))[:NEAREST_LISTED]
+        listed = f"{', '.join(shown)} and {len(names) - len(shown)} more"
+    else:
+        listed = ", ".join(names)
+    return (
+        f"The tools you can call are: {listed}. "
+        "Call one by its exact name with a JSON object of arguments, or answer in text."
     )
 
 
@@ -36,6 +116,14 @@ class TurnState:
         self.redactor = redactor
         self.turn = turn
         self.iterations = 0
+        self.rounds = 0  # generations whose calls were handled (run, denied, malformed, repeated)
+        self.repeats = 0  # calls not run because they already ran in this turn
+        self.ran: dict[tuple[str, str], CallFinished] = {}  # this turn's calls that ran to a result, by ``call_key``
+        self.at_limit = False  # the turn took its rounds: the next reply is its last
+        self.note = ""  # why the turn ended without an answer (TurnFinished.note)
+        self.last_text = ""  # the text of the last reply (is it an answer?)
+        self.empty_reply = False  # the last reply had no text and no calls
+        self.offered: list[str] = []  # the names of the tools offered to the reply being written
         self.batch_choice = ApprovalChoice.ALLOW_PENDING
         self.batch_save = False
         self.taken_ids: set[str] | None = None  # every call id of the conversation, once asked for
@@ -51,8 +139,9 @@ class TurnState:
     def clear_calls(self) -> None:
         self.calls: list[PlannedCall] = []
         self.malformed: list[PlannedCall] = []
-        self.malformed_planned: list[PlannedCall] = []
-        self.malformed_reasons: dict[str, str] = {}
+        self.malformed_reasons: dict[str, str] = {}  # by call id: the engine's reason
+        self.feedback: list[str] = []  # the app's message about the reply's malformed calls, after its tool messages
+        self.repeated: list[tuple[PlannedCall, CallFinished]] = []  # (a repeat, the earlier call's outcome)
         self.open_calls: list[PlannedCall] = []
         self.outcomes: dict[str, CallFinished] = {}
         self.started: dict[str, float] = {}  # perf_counter at each running call's start
@@ -80,7 +169,8 @@ def seconds(duration: float) -> float:
 
 
 def wire_call(call: PlannedCall) -> dict[str, Any]:
-    """A call as the OpenAI ``tool_calls`` entry the model and the transcript see."""
+    """A call as the OpenAI ``tool_calls`` entry the model and the transcript see (a malformed call is
+    recorded with its raw text as the arguments, and never sent to the model as a call)."""
     arguments = (
         call.arguments.get("raw", "")
         if call.model_name == MALFORMED_NAME

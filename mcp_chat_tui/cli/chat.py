@@ -64,6 +64,13 @@ FLAG_OPTIONS = {
     "num_draft_tokens": "num_draft_tokens",
     "context_length": "context_length",
 }  # flag's dest: its model setting
+FLAG_SETTINGS = {"max_tool_rounds": "max_tool_rounds"}  # flag's dest: its config.toml setting (not a model's)
+
+
+def with_flag_settings(settings: Settings, args: argparse.Namespace) -> Settings:
+    """config.toml's settings with the flags that go over them (``--max-tool-rounds``)."""
+    given = {key: getattr(args, dest, None) for dest, key in FLAG_SETTINGS.items()}
+    return settings.model_copy(update={key: value for key, value in given.items() if value is not None})
 
 
 def flag_options(args: argparse.Namespace) -> ModelOptions:
@@ -167,6 +174,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
     one_shot = args.prompt is not None
     console = Console(highlight=False, stderr=one_shot)
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
+    settings = with_flag_settings(settings, args)
     if one_shot:  # as the conversation, the report and a failure's JSON will show it
         args.prompt = mcp_config.redactor.text(args.prompt)
     warn_short_secrets(mcp_config.redactor, console)
@@ -189,6 +197,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
                 make_policy(args, settings, mcp_config),
                 system_prompt=settings.system_prompt,
                 max_turns=settings.max_turns,
+                max_tool_rounds=settings.max_tool_rounds,
                 redactor=hub.redactor,
             )
             recorder = TranscriptRecorder(loaded or Transcript())
@@ -255,6 +264,7 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
     from mcp_chat_tui.ui.app import ChatApp
 
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
+    settings = with_flag_settings(settings, args)
     hub = make_hub(settings, mcp_config)
     app = ChatApp(
         engine=make_engine(args, model, settings.model_options(model)),

@@ -25,6 +25,19 @@ SETTINGS_ENV_VAR = "MCP_CHAT_TUI_CONFIG"
 Approval = Literal["ask", "auto", "auto-readonly"]
 ToolApproval = Literal["always", "ask"]
 ServerName = Annotated[str, StringConstraints(min_length=1)]
+DEFAULT_MAX_TOOL_ROUNDS = 8  # docs/reference.md says how it was chosen
+
+
+def _tool_rounds(value: int) -> int:
+    if value < 1:
+        raise ValueError(
+            f"{value} is not allowed: give the most rounds of tool calls one turn may take, a whole number "
+            f"of at least 1 (default {DEFAULT_MAX_TOOL_ROUNDS})"
+        )
+    return value
+
+
+ToolRounds = Annotated[int, AfterValidator(_tool_rounds)]
 
 
 def _existing_folder(text: str) -> str:
@@ -47,13 +60,16 @@ class Settings(BaseModel):
     server named in ``trusted_servers`` marks read-only and asks for the rest (any server can mark
     any tool read-only). ``approvals[server][tool]`` overrides it per tool. ``roots`` (every server)
     and ``server_roots[server]`` are folders offered to servers as roots, besides the working directory.
-    ``model`` and ``models`` are the model settings (config/model_options.py).
+    ``model`` and ``models`` are the model settings (config/model_options.py). ``max_tool_rounds``:
+    the rounds of tool calls one turn may take; the calls of the reply after the last are not run and
+    the model is told to answer (``--max-tool-rounds`` goes over it).
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     system_prompt: str = ""
     max_turns: int = Field(3, ge=1)
+    max_tool_rounds: ToolRounds = DEFAULT_MAX_TOOL_ROUNDS
     tool_timeout: float = Field(90.0, gt=0)
     init_timeout: float = Field(10.0, gt=0)
     approval: Approval = "ask"

@@ -300,6 +300,7 @@ class _Reader:
             structured=meta["structured"] if isinstance(meta.get("structured"), dict) else None,
             progress=ToolProgress.from_json(meta.get("progress")),
             cut=CutForModel.from_json(meta.get("cut"), len(content)),
+            repeat_of=str(meta.get("repeat_of", "")),
         )
 
     def _result_header(self) -> tuple[str, str, dict[str, Any]]:

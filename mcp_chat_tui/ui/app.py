@@ -62,10 +62,9 @@ EXIT_WORDS = {"bye", "quit"}
 
 
 def chat_agent(engine: Engine, hub: ServerHub, policy: ApprovalPolicy, settings: Settings) -> Agent:
-    """The agent of a chat, with the settings' system prompt and turn limit and the hub's redactor."""
-    return Agent(
-        engine, hub, policy, system_prompt=settings.system_prompt, max_turns=settings.max_turns, redactor=hub.redactor
-    )
+    """The agent of a chat, with the settings' system prompt, window and tool-round limit and the hub's redactor."""
+    limits = {"max_turns": settings.max_turns, "max_tool_rounds": settings.max_tool_rounds}
+    return Agent(engine, hub, policy, system_prompt=settings.system_prompt, redactor=hub.redactor, **limits)
 
 
 class ChatApp(

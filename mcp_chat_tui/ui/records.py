@@ -24,6 +24,7 @@ class CallState(str, Enum):
     MALFORMED = "malformed"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"  # started in an earlier run that ended first: it may or may not have run
+    REPEATED = "repeated"  # not run: the same call already ran in this turn, the model was given its result
 
     @property
     def finished(self) -> bool:
@@ -41,6 +42,7 @@ STATE_GLYPH = {
     CallState.MALFORMED: "!",
     CallState.CANCELLED: "■",
     CallState.INTERRUPTED: "↯",
+    CallState.REPEATED: "↻",
 }
 
 
@@ -66,6 +68,7 @@ class CallRecord:
     given_id: str = ""
     progress: ToolProgress | None = None  # the last progress its server reported
     cut_for_model: str = ""  # "cut for the model: 1.2k of 50k tokens" when the model got only its start
+    repeat_of: str = ""  # a repeated call: the id of the earlier call whose result the model was given
     extra: dict[str, Any] = field(default_factory=dict)
     loaded_parts: list[ContentPart] = field(default_factory=list)  # a call read from a transcript
     loaded_structured: dict[str, Any] | None = None

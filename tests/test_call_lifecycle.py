@@ -266,10 +266,11 @@ async def test_esc_cancels_a_running_call_at_the_server_and_it_ends_cancelled_ev
 async def test_call_ids_are_unique_within_a_conversation_and_across_a_resume(tmp_path):
     ledger, path = tmp_path / "ledger.txt", tmp_path / "chat.md"
     arguments = {"path": str(ledger), "line": "x"}
+    later = {"path": str(ledger), "line": "y"}  # (the same arguments again in a later round would not run)
     engine = ScriptedEngine(
         [
             [call("append", arguments), call("append", arguments), call("append", arguments, "mine")],
-            [call("append", arguments), call("append", arguments, "mine")],
+            [call("append", later), call("append", later, "mine")],
             "done",
         ]
     )

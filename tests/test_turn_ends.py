@@ -18,10 +18,11 @@ from mcp_chat_tui.agent.events import (
     CallFinished,
     CallStarted,
     CallStatus,
+    PlannedCall,
     TurnEnd,
     TurnFinished,
 )
-from mcp_chat_tui.agent.turn import tools_line
+from mcp_chat_tui.agent.turn import call_key, tools_line
 from mcp_chat_tui.core.feedback import APP_SENDER, MALFORMED_NAME
 from mcp_chat_tui.engine.events import TextDelta, ToolCallMalformed
 from mcp_chat_tui.servers import ServerHub
@@ -128,7 +129,14 @@ async def test_a_call_repeated_in_one_turn_is_not_run_again_and_the_model_gets_t
     )
 
 
-async def test_arguments_in_another_order_are_the_same_call_and_other_arguments_are_not(hub):
+def test_the_same_arguments_in_another_key_order_are_the_same_call():
+    first = PlannedCall("call_1", "search", {"query": "mlx", "limit": [1, 2]})
+    again = PlannedCall("call_2", "search", {"limit": [1, 2], "query": "mlx"})
+    other = PlannedCall("call_3", "search", {"limit": [1, 2], "query": "MLX"})
+    assert call_key(first) == call_key(again) != call_key(other)
+
+
+async def test_other_arguments_are_another_call(hub):
     engine = ScriptedEngine(
         [
             [call("calculator", {"expression": "1+1"})],
@@ -243,3 +251,16 @@ async def test_a_reply_with_text_is_answered(hub):
     engine = ScriptedEngine(["<|im_start|>42"])
     agent = Agent(engine, hub, ApprovalPolicy("auto"))
     assert await agent.run_turn("x", Recorder()) == TurnEnd.ANSWERED
+
+
+def test_a_summary_request_says_the_apps_message_is_the_apps():
+    from mcp_chat_tui.agent.summaries import exchange_text
+    from mcp_chat_tui.core.feedback import feedback_message
+
+    turn = [{"role": "user", "content": "what is 17 + 25?"}, {"role": "assistant", "content": "{bad"}]
+    text = exchange_text([*turn, feedback_message(["Your tool call could not be used: not JSON."])])
+    assert text.splitlines() == [
+        "User: what is 17 + 25?",
+        "Assistant: {bad",
+        "The app: [mcp-chat-tui] Your tool call could not be used: not JSON.",
+    ]

@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_turn_flags(parser)
     add_server_flags(parser)
     add_endpoint_flags(parser)
+    add_engine_flag(parser)
     add_transcript_flags(parser)
     add_blas_flag(parser)
     add_tool_prompt_flag(parser)
@@ -155,6 +156,17 @@ def add_server_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--mcp-config", type=Path, metavar="PATH", help="the mcp.json to use")
     parser.add_argument("--config", type=Path, metavar="PATH", help="the config.toml to use")
+
+
+def add_engine_flag(parser: argparse.ArgumentParser) -> None:
+    """Which local engine runs the model (``auto``: llama.cpp for a GGUF file on a Linux CPU when installed)."""
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "mlx", "llama.cpp"),
+        default="auto",
+        help="the local engine: mlx, or llama.cpp for a GGUF file (auto: llama.cpp for a GGUF file on a "
+        "CPU when llama-cpp-python is installed, else mlx)",
+    )
 
 
 def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:

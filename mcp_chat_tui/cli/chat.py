@@ -44,6 +44,15 @@ def make_engine(args: argparse.Namespace, model: str, options: ModelOptions | No
         from mcp_chat_tui.engine.remote import OpenAIEngine
 
         return OpenAIEngine(args.endpoint, model, api_key_env=args.api_key_env, settings=settings)
+    from mcp_chat_tui.engine.llama_engine import LLAMA_CPP, choose_engine
+
+    engine, note = choose_engine(getattr(args, "engine", "auto"), model)
+    if note:
+        print(f"mcp-chat-tui: {note}", file=sys.stderr)
+    if engine == LLAMA_CPP:
+        from mcp_chat_tui.engine.llama_engine import LlamaCppEngine
+
+        return LlamaCppEngine(model, settings)
     from mcp_chat_tui.engine.blas import load_blas
     from mcp_chat_tui.engine.mlx_engine import MlxEngine
 

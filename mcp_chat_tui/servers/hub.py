@@ -28,6 +28,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_chat_tui import __version__
 from mcp_chat_tui.core.paths import user_data_dir
 from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.server_identity import ServerIdentity
 from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
 from mcp_chat_tui.servers.builtin import builtin_specs
 from mcp_chat_tui.servers.calls import ToolCalls
@@ -169,6 +170,12 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
     def config(self, name: str) -> Any:
         """The configuration ``name`` was started from."""
         return self._runtimes[name].config
+
+    def identity(self, name: str) -> ServerIdentity | None:
+        """Which server runs under ``name`` (its program or URL); None for a name no server has here."""
+        runtime = self._runtimes.get(name)
+        identity = getattr(runtime.config, "identity", None) if runtime is not None else None
+        return identity() if identity is not None else None
 
     @property
     def client_requests(self) -> ClientRequests:

@@ -18,7 +18,7 @@ from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.cli.check import status_table
 from mcp_chat_tui.cli.input_text import argument_problem, utf8_problem
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
-from mcp_chat_tui.cli.setup import load_configuration, make_hub, warn_short_secrets
+from mcp_chat_tui.cli.setup import load_configuration, load_planned, make_hub, plan_configuration, warn_short_secrets
 from mcp_chat_tui.cli.terminal import SIGTERM_EXIT, ask_on_terminal, exit_on_sigterm, run_until_signal
 from mcp_chat_tui.config import McpConfig, ModelOptions, Settings, save_setting, settings_path
 from mcp_chat_tui.config.settings import approval_value
@@ -176,7 +176,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
 
     one_shot = args.prompt is not None
     console = Console(highlight=False, stderr=one_shot)
-    settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
+    settings, mcp_config = await load_configuration(args, ask_input=ask_on_terminal)
     if one_shot:  # as the conversation, the report and a failure's JSON will show it
         args.prompt = mcp_config.redactor.text(args.prompt)
     warn_short_secrets(mcp_config.redactor, console)
@@ -265,7 +265,8 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
     """The full-screen app; SIGTERM leaves it the same way Ctrl+C does (servers shut down first)."""
     from mcp_chat_tui.ui.app import ChatApp
 
-    settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
+    plan = plan_configuration(args)  # a folder's mcp.json not trusted yet: the app asks before it starts anything
+    settings, mcp_config = plan.settings, load_planned(plan, trusted=plan.question is None, ask_input=ask_on_terminal)
     hub = make_hub(settings, mcp_config)
     app = ChatApp(
         engine=make_engine(args, model, settings.model_options(model)),
@@ -279,6 +280,7 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
         open_resume=args.resume,
         autosave=not args.no_save,
     )
+    app.folder_to_trust = plan.question
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, lambda: asyncio.ensure_future(app.action_quit(return_code=SIGTERM_EXIT)))
     try:

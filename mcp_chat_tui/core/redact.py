@@ -55,8 +55,12 @@ class Redactor:
         self.longest = len(ordered[0]) if ordered else 0
 
     def add(self, name: str, value: str) -> None:
-        """Hide one more secret from now on: one the app was given while running (a sign-in token)."""
+        """Hide one more secret from now on: one the app was given while running (a sign-in token, the
+        answers for a folder's mcp.json trusted once the app runs); one too short to hide is listed
+        in ``too_short``."""
         forms = _spellings(value) - self._markers.keys()
+        if 0 < len(value) < MIN_SECRET_LENGTH and name not in self.too_short:
+            self.too_short.append(name)
         if len(value) < MIN_SECRET_LENGTH or not forms:
             return
         if name not in self.names:

@@ -203,8 +203,8 @@ def test_the_app_answers_with_llama_cpp_as_with_mlx(demo_gguf: Path, tmp_path: P
     from mcp_chat_tui.core.paths import bundled_path
 
     def ask(engine: str) -> dict:
-        command = [sys.executable, "-m", "mcp_chat_tui.cli.main", str(demo_gguf), "--engine", engine]
-        command += ["--mcp-config", str(bundled_path("mcp.json")), "--yes", "--no-save", "--json", "-p", "what is 12 * 7?"]
+        command = [sys.executable, "-m", "mcp_chat_tui.cli.main", str(demo_gguf), "--engine", engine, "--yes"]
+        command += ["--mcp-config", str(bundled_path("mcp.json")), "--no-save", "--json", "-p", "what is 12 * 7?"]
         env = {**os.environ, "MCP_CHAT_TUI_DATA_DIR": str(tmp_path / "data")}
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr

@@ -27,6 +27,7 @@ from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState, tool_list_notes
 from mcp_chat_tui.transcript import Transcript, TranscriptLock, TranscriptRecorder, parse, read_transcript_text
+from mcp_chat_tui.transcript.unsaved_runs import recall_unsaved_runs
 
 if TYPE_CHECKING:
     from mcp_chat_tui.engine.settings import EngineSettings
@@ -139,7 +140,9 @@ def open_transcript(args: argparse.Namespace) -> Transcript | None:
     path = args.transcript
     if path is None or not path.exists():
         return None
-    return parse(read_transcript_text(path), path)
+    transcript = parse(read_transcript_text(path), path)
+    recall_unsaved_runs(transcript, path)  # calls run while it could not be saved count as started
+    return transcript
 
 
 @contextmanager

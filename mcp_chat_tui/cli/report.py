@@ -158,6 +158,8 @@ class OneShotReport:
             self.calls[event.call.id].allowed_by = event.allowed_by or None
         elif isinstance(event, CallFinished):
             self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call))).finished = event
+            if event.not_sent:  # its start could not be saved: the run fails (1), as a failed save does
+                self.save_error = self.save_error or event.not_sent
         elif isinstance(event, GenerationStats):
             self.generations.append(event.stats)
         elif isinstance(event, ServerRequestAnswered):

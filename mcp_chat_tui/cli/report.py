@@ -153,9 +153,9 @@ class OneShotReport:
             self.calls[event.call.id] = CallReport(event)
         elif isinstance(event, MalformedCall):
             self.calls[event.id] = CallReport(event)
-        elif isinstance(event, CallDecided) and event.call.id in self.calls:
-            self.calls[event.call.id].choice = event.choice.value
-            self.calls[event.call.id].allowed_by = event.allowed_by or None
+        elif isinstance(event, CallDecided):  # a resumed turn's calls were proposed in the file, not here
+            entry = self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call)))
+            entry.choice, entry.allowed_by = event.choice.value, event.allowed_by or None
         elif isinstance(event, CallFinished):
             self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call))).finished = event
             if event.not_sent:  # its start could not be saved: the run fails (1), as a failed save does

@@ -255,7 +255,8 @@ def _print_ready(hub: ServerHub, model: str, mcp_config: McpConfig, console: Con
 
 
 async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) -> int:
-    """The full-screen app; SIGTERM leaves it the same way Ctrl+C does (servers shut down first)."""
+    """The full-screen app; SIGTERM and SIGINT (``kill -INT``: Ctrl+C itself is a key here) leave it the
+    same way Ctrl+C does (servers shut down first), with 143 and 130."""
     from mcp_chat_tui.ui.app import ChatApp
 
     settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
@@ -273,11 +274,13 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
         autosave=not args.no_save,
     )
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, lambda: asyncio.ensure_future(app.action_quit(return_code=SIGTERM_EXIT)))
+    for signum, code in ((signal.SIGTERM, SIGTERM_EXIT), (signal.SIGINT, ExitCode.INTERRUPTED)):
+        loop.add_signal_handler(signum, lambda code=code: asyncio.ensure_future(app.action_quit(return_code=code)))
     try:
         await app.run_async()
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+        loop.remove_signal_handler(signal.SIGINT)  # Python's own again: KeyboardInterrupt, 130
         exit_on_sigterm()
         await app.shutdown()
     if app.unsaved:

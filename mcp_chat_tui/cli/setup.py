@@ -20,7 +20,7 @@ from mcp_chat_tui.config import (
 )
 from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.paths import bundled_path, user_log_dir
-from mcp_chat_tui.core.redact import Redactor, redact_logs
+from mcp_chat_tui.core.redact import Redactor, redact_logs, url_secrets
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.roots import Roots
 
@@ -30,7 +30,8 @@ def load_configuration(
 ) -> tuple[Settings, McpConfig]:
     """Settings from config.toml and servers from mcp.json; ``--demo`` always uses the bundled mcp.json.
 
-    From here on the log file has the answers to password inputs redacted.
+    From here on the log file has the answers to password inputs redacted, and the credentials in
+    ``--endpoint``'s URL (the hub's and the agent's redactor hides them in what is shown too).
     """
     if args.config is not None and not Path(args.config).expanduser().exists():
         raise ConfigError(args.config, None, "no such file (given with --config)")
@@ -43,6 +44,8 @@ def load_configuration(
     mcp_config = load_mcp_config(
         path, source=source, workspace_folder=cwd, ask_input=ask_input, input_cache=input_cache
     )
+    for name, secret in url_secrets(getattr(args, "endpoint", None) or "", "--endpoint").items():
+        mcp_config.redactor.add(name, secret)
     redact_logs(mcp_config.redactor)
     return settings, mcp_config
 

@@ -22,7 +22,7 @@ from mcp_chat_tui.config.mcp_models import McpConfig, OAuthSettings, ServerConfi
 from mcp_chat_tui.config.variables import AskInput, Expander, InputCache, InputSpec
 from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
-from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.redact import Redactor, url_secrets
 from mcp_chat_tui.core.tools import BUILTIN_SERVER
 
 _WHAT = 'an mcp.json file ({"servers": {...}})'
@@ -77,7 +77,10 @@ def load_mcp_config(
     base_dir = path.resolve().parent
     servers = {name: _expand_server(expander, *entry, base_dir) for name, entry in templates.items()}
     config = McpConfig(path=path, source=source, servers=servers, inputs=inputs)
-    config._redactor = Redactor(expander.secrets)
+    in_urls = {
+        key: value for name, server in servers.items() for key, value in url_secrets(server.url or "", name).items()
+    }
+    config._redactor = Redactor({**expander.secrets, **in_urls})  # password answers, and credentials in a url
     return config
 
 

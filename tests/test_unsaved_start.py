@@ -221,3 +221,29 @@ def test_a_call_run_unsaved_and_killed_is_never_run_again_silently(tmp_path, iso
     assert report["calls"][0]["outcome"] == "interrupted"
     [proposal] = parse(read_transcript_text(chat)).exchanges[0].steps[0].proposals
     assert proposal.run_unsaved and proposal.result.status == "interrupted"
+
+
+async def test_a_conversation_another_app_holds_sends_no_call_without_asking(tmp_path):
+    """The file the app means to save to is held by another mcp-chat-tui: nothing can be saved, so
+    a call (auto-run here) waits in the same dialog, naming the holder."""
+    from mcp_chat_tui.agent import ApprovalPolicy
+    from tests.test_transcript_files import hold_in_another_process
+
+    path = tmp_path / "chat.md"
+    holder = hold_in_another_process(path)
+    ledger = tmp_path / "ledger.txt"
+    engine = ScriptedEngine([[call("append", {"path": str(ledger), "line": "paid"})], "Not paid."])
+    app = make_app(engine, [ledger_config()], policy=ApprovalPolicy("auto"), transcript_file=path)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_ready(pilot, app)
+            await send(pilot, "pay once")
+            await wait_for(pilot, lambda: isinstance(app.screen, UnsavedStartScreen), what="the not-saved dialog")
+            await wait_for(pilot, lambda: bool(app.screen.query("#unsaved-problem")), what="the dialog's lines")
+            assert f"open in another mcp-chat-tui (process {holder.pid})" in dialog_text(app)
+            await pilot.press("escape")
+            await wait_turn_done(pilot, app)
+    finally:
+        holder.kill()
+        holder.wait(10)
+    assert not ledger.exists(), "the server received the call"

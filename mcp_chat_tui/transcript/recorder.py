@@ -34,6 +34,7 @@ class TranscriptRecorder:
     ) -> None:
         self.transcript = transcript or Transcript()
         self.saver = saver
+        self.cannot_save: str | None = None  # why there is no saver although the conversation is to be saved
         self.stream_interval = stream_interval
         self._timer: asyncio.TimerHandle | None = None
         self._cached = ""
@@ -93,7 +94,7 @@ class TranscriptRecorder:
         if proposal is None:
             return None
         proposal.run_unsaved = True
-        problem = note_unsaved_run(self.saver.path, proposal) if self.saver is not None else None
+        problem = note_unsaved_run(self.saver.path, proposal) if self.saver is not None else self.cannot_save
         self.save()
         return problem
 
@@ -169,10 +170,11 @@ class TranscriptRecorder:
 
     async def persisted(self) -> str | None:
         """Wait (off the event loop) until everything recorded so far was tried; None when it is on
-        disk (or nothing is saved: ``--no-save``), else why not in one line (the file, the OS error)."""
+        disk (or nothing is to be saved: ``--no-save``), else why not in one line (the file, the OS
+        error; ``cannot_save`` when the file could not be taken at all)."""
         saver = self.saver
         if saver is None:
-            return None
+            return self.cannot_save
         self._cancel_timer()  # streamed text waiting for its save goes now, with the rest
         saver.save(self.rendered())
         if await asyncio.to_thread(saver.flush):
@@ -211,6 +213,7 @@ class TranscriptRecorder:
         """Start over with another conversation (e.g. after clearing the chat)."""
         self._cancel_timer()
         self.transcript = transcript
+        self.cannot_save = None
         self._cached, self._cached_parts, self._cached_count = "", [], 0
 
     def close(self) -> None:

@@ -48,7 +48,7 @@ class ConversationActions:
             self.recorder.saver = AutoSaver(path, on_change=changed)
             keep_cache_beside(self.engine, path)
         except TranscriptInUse as exc:
-            self.unsaved = str(exc)
+            self.unsaved = self.recorder.cannot_save = str(exc)  # and no call is sent without asking
             self._show_save_problem(str(exc))
 
     def _detach_saver(self) -> None:

@@ -163,6 +163,8 @@ async def test_run_unsaved_sends_it_on_a_capital_u_and_the_file_says_so_once_it_
         await wait_turn_done(pilot, app)
         assert lines(ledger) == ["paid"]
         assert any("append runs unsaved" in n.message for n in app._notifications)
+        [record] = app.calls_table.records.values()
+        assert record.allowed_by == "you (once); run unsaved (its start could not be saved first)"
         [note] = notes.iterdir()  # its start, where a resume finds it while the file cannot say it
         assert json.loads(note.read_text())["call_id"] == "call_1"
         path.rmdir()

@@ -20,7 +20,7 @@ from mcp_chat_tui.agent.events import (
     ResultCut,
 )
 from mcp_chat_tui.ui.format import DisplayClock
-from mcp_chat_tui.ui.records import CallRecord, CallState
+from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord, CallState
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
 from mcp_chat_tui.ui.widgets.media import MediaView, StructuredPreview
 from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
@@ -123,6 +123,7 @@ class CallStore:
         """The call goes out after all (run unsaved, after its start could not be saved)."""
         record = self.open.get(id(call))
         if record is not None:
+            record.allowed_by += RUN_UNSAVED_NOTE
             self.update(record, state=CallState.RUNNING)
 
     def progressed(self, event: CallProgress) -> None:

@@ -29,6 +29,7 @@ from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState, tool_list_notes
 from mcp_chat_tui.transcript import Transcript, TranscriptLock, TranscriptRecorder, parse, read_transcript_text
+from mcp_chat_tui.transcript.unsaved_runs import recall_unsaved_runs
 
 if TYPE_CHECKING:
     from mcp_chat_tui.engine.settings import EngineSettings
@@ -158,7 +159,9 @@ def open_transcript(args: argparse.Namespace) -> Transcript | None:
     path = args.transcript
     if path is None or not path.exists():
         return None
-    return parse(read_transcript_text(path), path)
+    transcript = parse(read_transcript_text(path), path)
+    recall_unsaved_runs(transcript, path)  # calls run while it could not be saved count as started
+    return transcript
 
 
 @contextmanager
@@ -270,7 +273,8 @@ def _print_ready(hub: ServerHub, model: str, mcp_config: McpConfig, console: Con
 
 
 async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) -> int:
-    """The full-screen app; SIGTERM leaves it the same way Ctrl+C does (servers shut down first)."""
+    """The full-screen app; SIGTERM and SIGINT (``kill -INT``: Ctrl+C itself is a key here) leave it the
+    same way Ctrl+C does (servers shut down first), with 143 and 130."""
     from mcp_chat_tui.ui.app import ChatApp
 
     plan = plan_configuration(args)  # a folder's mcp.json not trusted yet: the app asks before it starts anything
@@ -290,11 +294,13 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
     )
     app.folder_to_trust = plan.question
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, lambda: asyncio.ensure_future(app.action_quit(return_code=SIGTERM_EXIT)))
+    for signum, code in ((signal.SIGTERM, SIGTERM_EXIT), (signal.SIGINT, ExitCode.INTERRUPTED)):
+        loop.add_signal_handler(signum, lambda code=code: asyncio.ensure_future(app.action_quit(return_code=code)))
     try:
         await app.run_async()
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+        loop.remove_signal_handler(signal.SIGINT)  # Python's own again: KeyboardInterrupt, 130
         exit_on_sigterm()
         await app.shutdown()
     if app.unsaved:

@@ -71,9 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     except UserFacingError as exc:
         err.print(f"[bold red]mcp-chat-tui:[/] {escape(str(exc))}", highlight=False)
         if args.json and args.prompt is not None:
-            from mcp_chat_tui.cli.report import failure_json
+            from mcp_chat_tui.cli.report import failure_json, is_terminal
+            from mcp_chat_tui.core.text import json_for_terminal
 
-            print(failure_json(args.prompt, str(exc), exc.exit_code), flush=True)
+            failure = failure_json(args.prompt, str(exc), exc.exit_code)
+            print(json_for_terminal(failure) if is_terminal(sys.stdout) else failure, flush=True)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -137,7 +137,7 @@ class ChatApp(
         """Record the conversation (``transcript``, a resumed one or a new one) as it goes."""
         self.recorder = TranscriptRecorder(transcript)
         self._recording = RecordingSink(self.recorder, self.model_label, self.engine)
-        self.agent.checkpoint = self.recorder.persisted  # a call's start is on disk before it goes out
+        self._recording.guard_starts(self.agent)  # a call's start is on disk before it goes out
         self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
 
     def _answer_server_requests(self) -> None:

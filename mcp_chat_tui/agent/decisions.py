@@ -1,6 +1,7 @@
 """How the agent decides and runs one reply's calls: a call already made in this turn is not run
 again, the others are asked about in order (an interrupted call's explicit yes, an "always" that is
-kept and saved when asked), then every allowed one runs, concurrently.
+kept and saved when asked), then every allowed one runs, concurrently, once its start is saved (or
+the user chose to run it unsaved).
 
 Mixed into ``Agent`` (``agent/loop.py``).
 """
@@ -21,11 +22,14 @@ from mcp_chat_tui.agent.events import (
     CallDecided,
     CallFinished,
     CallProgress,
+    CallRunUnsaved,
     CallStarted,
     CallStatus,
     Notice,
     PlannedCall,
     Recorded,
+    StartNotSaved,
+    UnsavedChoice,
 )
 from mcp_chat_tui.agent.tool_provider import ToolProvider
 from mcp_chat_tui.agent.turn import (
@@ -33,6 +37,7 @@ from mcp_chat_tui.agent.turn import (
     INTERRUPTED_MESSAGE,
     TurnState,
     call_key,
+    not_saved_message,
     repeat_message,
     seconds,
 )
@@ -45,8 +50,11 @@ class CallDecisions:
 
     policy: ApprovalPolicy
     tools: ToolProvider
-    checkpoint: Callable[[], Awaitable[None]] | None
     _finish: Callable[[TurnState, AgentSink, CallFinished], None]
+    checkpoint: Callable[[], Awaitable[str | None]] | None
+    # Called with a call's id when the user sends it unsaved; returns why it could not be noted elsewhere.
+    note_unsaved_run: Callable[[str], str | None] | None = None
+    _unsaved_question: asyncio.Lock | None = None  # one "run it unsaved?" question at a time
 
     async def _decide_and_run(self, state: TurnState, sink: AgentSink) -> bool:
         """Ask about each call in order, then run every allowed one concurrently; a call that already
@@ -56,16 +64,13 @@ class CallDecisions:
         approved: list[PlannedCall] = []
         allow_rest = False
         deny_rest = False
-        for index, call in enumerate(state.calls):
+        calls = self._set_repeats_apart(state)
+        for index, call in enumerate(calls):
             recorded = state.recorded.get(call.id)
             if recorded is not None and recorded.interrupted:
-                deny_rest = await self._decide_interrupted(state, call, len(state.calls) - index, sink, deny_rest)
+                deny_rest = await self._decide_interrupted(state, call, len(calls) - index, sink, deny_rest)
                 if call.id not in state.outcomes:
                     approved.append(call)
-                continue
-            earlier = state.ran.get(call_key(call)) if recorded is None else None
-            if earlier is not None:  # the model has this call's result: not asked about, not run
-                state.repeated.append((call, earlier))
                 continue
             allowed_by = ""
             if deny_rest:
@@ -83,7 +88,7 @@ class CallDecisions:
             elif (verdict := self.policy.verdict(call.spec)).runs:
                 choice, allowed_by = ApprovalChoice.AUTO, verdict.why
             else:
-                remaining = len(state.calls) - index
+                remaining = len(calls) - index
                 choice, allowed_by, allow_rest = await self._ask_user(
                     state, call, remaining, recorded, verdict.why, sink
                 )
@@ -100,6 +105,19 @@ class CallDecisions:
         self._answer_repeats(state, sink)
         return deny_rest
 
+    @staticmethod
+    def _set_repeats_apart(state: TurnState) -> list[PlannedCall]:
+        """The reply's calls to decide; those that repeat a call of this turn that ran to a result go to
+        ``state.repeated`` (the model has their result: they are not asked about, not run)."""
+        calls = []
+        for call in state.calls:
+            earlier = state.ran.get(call_key(call)) if call.id not in state.recorded else None
+            if earlier is not None:
+                state.repeated.append((call, earlier))
+            else:
+                calls.append(call)
+        return calls
+
     def _answer_repeats(self, state: TurnState, sink: AgentSink) -> None:
         """Each repeated call is given the earlier call's result (what the model was told of it), and counted."""
         for call, earlier in state.repeated:
@@ -111,8 +129,8 @@ class CallDecisions:
     async def _run_call(self, state: TurnState, call: PlannedCall, sink: AgentSink) -> None:
         assert call.spec is not None
         sink(CallStarted(call, datetime.now()))
-        if self.checkpoint is not None:
-            await self.checkpoint()  # the start is on record before the call goes out
+        if not await self._start_saved(state, call, sink):  # the start is on disk before the call goes out
+            return
         started = state.started[call.id] = time.perf_counter()
         result = await self.tools.call_tool(
             call.spec.server,
@@ -193,6 +211,38 @@ class CallDecisions:
     ) -> ApprovalDecision:
         future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
         sink(ApprovalNeeded(call, waiting, future, recorded, why))
+        try:
+            return await future
+        finally:
+            if not future.done():
+                future.cancel()
+
+    async def _start_saved(self, state: TurnState, call: PlannedCall, sink: AgentSink) -> bool:
+        """Whether ``call`` may be sent now that ``CallStarted`` was reported: its start is on disk
+        (``checkpoint`` returns None), or the user chose to run it unsaved. Otherwise it is finished
+        here as not sent, and the model is told why."""
+        if self.checkpoint is None or (problem := await self.checkpoint()) is None:
+            return True
+        if self._unsaved_question is None:
+            self._unsaved_question = asyncio.Lock()
+        async with self._unsaved_question:  # calls run together: their questions come one by one
+            while (problem := await self.checkpoint()) is not None:
+                choice = await self._ask_unsaved(call, problem, sink)
+                if choice is UnsavedChoice.RUN_UNSAVED:
+                    noted = self.note_unsaved_run(call.id) if self.note_unsaved_run is not None else None
+                    sink(CallRunUnsaved(call, problem, noted or ""))
+                    return True
+                if choice is UnsavedChoice.DONT_RUN:
+                    break
+        if problem is None:
+            return True
+        message = not_saved_message(problem)
+        self._finish(state, sink, CallFinished(call, CallStatus.CANCELLED, message, not_sent=problem))
+        return False
+
+    async def _ask_unsaved(self, call: PlannedCall, problem: str, sink: AgentSink) -> UnsavedChoice:
+        future: asyncio.Future[UnsavedChoice] = asyncio.get_running_loop().create_future()
+        sink(StartNotSaved(call, problem, future))
         try:
             return await future
         finally:

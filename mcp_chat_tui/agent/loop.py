@@ -78,9 +78,10 @@ class Agent(CallDecisions, Summarising, ContextBudget):
     bounds the rounds of calls of one turn (None: no limit): the calls of the reply
     after the last round are not run, the model is told so, and its next reply (with
     the same tools offered, so the prompt's cache still serves) ends the turn.
-    ``checkpoint``, when set, is awaited
-    after ``CallStarted`` is reported and before the call goes to its server
-    (the transcript uses it to have the start on disk first).
+    ``checkpoint``, when set, is awaited after ``CallStarted`` is reported and
+    before the call goes to its server: it returns None once the start is on disk,
+    else why not, and the call is then not sent unless the user chooses to run it
+    unsaved (agent/decisions.py).
     """
 
     def __init__(
@@ -107,7 +108,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self._closed: asyncio.Event | None = None  # set once the running turn has ended and said how
         self._summarising: asyncio.Task[None] | None = None
         self.generating = False  # the model is writing a reply of the user's turn now
-        self.checkpoint: Callable[[], Awaitable[None]] | None = None
+        self.checkpoint: Callable[[], Awaitable[str | None]] | None = None
         self._context_used: int | None = None  # the prompt's tokens so far: the last reply's figures, then results
         self._loaded_results: dict[int, tuple[dict[str, Any], str]] = {}  # fitted before the model is sent them
 

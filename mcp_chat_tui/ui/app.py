@@ -63,8 +63,7 @@ EXIT_WORDS = {"bye", "quit"}
 
 def chat_agent(engine: Engine, hub: ServerHub, policy: ApprovalPolicy, settings: Settings) -> Agent:
     """The agent of a chat, with the settings' system prompt, window and tool-round limit and the hub's redactor."""
-    limits = {"max_turns": settings.max_turns, "max_tool_rounds": settings.max_tool_rounds}
-    return Agent(engine, hub, policy, system_prompt=settings.system_prompt, redactor=hub.redactor, **limits)
+    return Agent(engine, hub, policy, redactor=hub.redactor, **settings.agent_options())
 
 
 class ChatApp(
@@ -136,7 +135,7 @@ class ChatApp(
         """Record the conversation (``transcript``, a resumed one or a new one) as it goes."""
         self.recorder = TranscriptRecorder(transcript)
         self._recording = RecordingSink(self.recorder, self.model_label, self.engine)
-        self.agent.checkpoint = self.recorder.persisted  # a call's start is on disk before it goes out
+        self._recording.guard_starts(self.agent)  # a call's start is on disk before it goes out
         self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
 
     def _answer_server_requests(self) -> None:

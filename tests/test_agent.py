@@ -123,7 +123,7 @@ async def test_an_unknown_tool_name_becomes_a_malformed_call_the_model_hears_abo
 
 
 async def test_allowed_calls_run_concurrently(hub):
-    engine = ScriptedEngine([[call("slow", {"seconds": 0.5}, "a"), call("slow", {"seconds": 0.5}, "b")], "done"])
+    engine = ScriptedEngine([[call("slow", {"seconds": 0.5}, "a"), call("slow", {"seconds": 0.6}, "b")], "done"])
     agent = Agent(engine, hub, ApprovalPolicy("ask"))
     sink = Recorder(ApprovalChoice.ALLOW_PENDING)
     await agent.run_turn("two naps", sink)

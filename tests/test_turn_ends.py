@@ -151,12 +151,28 @@ async def test_other_arguments_are_another_call(hub):
     assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE, CallStatus.DONE, CallStatus.REPEATED]
 
 
-async def test_the_same_call_twice_in_one_reply_runs_twice(hub):
+async def test_the_same_call_again_in_one_reply_runs_once_and_both_get_its_result(hub):
+    """A real model wrote one conversion 15 times over in one reply (bench records)."""
     engine = ScriptedEngine([[call("echo", {"text": "a"}, "1"), call("echo", {"text": "a"}, "2")], "ok"])
+    agent = Agent(engine, hub, ApprovalPolicy("ask"))
+    sink = Recorder(ApprovalChoice.ALLOW_ONCE)  # one question: the repeat is not asked about
+    assert await agent.run_turn("x", sink) == TurnEnd.ANSWERED
+    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE, CallStatus.REPEATED]
+    assert hub.status("fx").call_count == 1 and len(sink.of(ApprovalNeeded)) == 1
+    assert [m["content"] for m in engine.prompts[1] if m["role"] == "tool"] == [
+        "a",
+        "You already called echo with these arguments in this turn; its result was:\na\nUse it to answer.",
+    ]
+
+
+async def test_a_reply_that_writes_one_call_many_times_ends_the_turn(hub):
+    engine = ScriptedEngine([[call("echo", {"text": "a"}) for _ in range(15)], "never asked"])
     agent = Agent(engine, hub, ApprovalPolicy("auto"))
     sink = Recorder()
-    await agent.run_turn("x", sink)
-    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE, CallStatus.DONE]
+    assert await agent.run_turn("x", sink) == TurnEnd.REPEATED_CALLS
+    assert hub.status("fx").call_count == 1 and len(engine.prompts) == 1
+    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE] + [CallStatus.REPEATED] * 14
+    assert "(14 repeated calls in this turn)" in sink.of(TurnFinished)[0].note
 
 
 async def test_a_call_that_timed_out_may_be_tried_again(hub):

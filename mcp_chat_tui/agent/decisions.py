@@ -57,10 +57,8 @@ class CallDecisions:
     _unsaved_question: asyncio.Lock | None = None  # one "run it unsaved?" question at a time
 
     async def _decide_and_run(self, state: TurnState, sink: AgentSink) -> bool:
-        """Ask about each call in order, then run every allowed one concurrently; a call that already
-        ran to a result in an earlier round of this turn is given that result instead (never asked
-        about, never run; the same call twice in one reply runs twice: the model asked for both).
-        True stops the turn."""
+        """Ask about each call in order, then run every allowed one concurrently; a call made already in
+        this turn is given the earlier one's result instead (``_set_repeats_apart``). True stops the turn."""
         approved: list[PlannedCall] = []
         allow_rest = False
         deny_rest = False
@@ -107,23 +105,29 @@ class CallDecisions:
 
     @staticmethod
     def _set_repeats_apart(state: TurnState) -> list[PlannedCall]:
-        """The reply's calls to decide; those that repeat a call of this turn that ran to a result go to
-        ``state.repeated`` (the model has their result: they are not asked about, not run)."""
-        calls = []
+        """The reply's calls to decide. A call that repeats one of this turn that ran to a result, or
+        one before it in this reply, goes to ``state.repeated``: it is not asked about and not run, and
+        is given that call's result (small models write the same call many times over)."""
+        calls: list[PlannedCall] = []
+        first: dict[tuple[str, str], PlannedCall] = {}
         for call in state.calls:
-            earlier = state.ran.get(call_key(call)) if call.id not in state.recorded else None
+            key = call_key(call)
+            ran = state.ran.get(key) if call.id not in state.recorded else None
+            earlier = ran.call if ran is not None else first.get(key)
             if earlier is not None:
                 state.repeated.append((call, earlier))
             else:
+                first.setdefault(key, call)
                 calls.append(call)
         return calls
 
     def _answer_repeats(self, state: TurnState, sink: AgentSink) -> None:
-        """Each repeated call is given the earlier call's result (what the model was told of it), and counted."""
+        """Each repeated call is given the earlier call's outcome (what the model was told of it), and counted."""
         for call, earlier in state.repeated:
             state.repeats += 1
-            told = repeat_message(call, earlier.content_for_model)
-            self._finish(state, sink, CallFinished(call, CallStatus.REPEATED, told, repeat_of=earlier.call.id))
+            outcome = state.outcomes.get(earlier.id) or state.ran.get(call_key(earlier))
+            told = repeat_message(call, outcome.content_for_model if outcome is not None else "(no result)")
+            self._finish(state, sink, CallFinished(call, CallStatus.REPEATED, told, repeat_of=earlier.id))
         state.repeated = []
 
     async def _run_call(self, state: TurnState, call: PlannedCall, sink: AgentSink) -> None:

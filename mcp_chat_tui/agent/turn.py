@@ -178,7 +178,7 @@ class TurnState:
         self.malformed: list[PlannedCall] = []
         self.malformed_reasons: dict[str, str] = {}  # by call id: the engine's reason
         self.feedback: list[str] = []  # the app's message about the reply's malformed calls, after its tool messages
-        self.repeated: list[tuple[PlannedCall, CallFinished]] = []  # (a repeat, the earlier call's outcome)
+        self.repeated: list[tuple[PlannedCall, PlannedCall]] = []  # (a repeat, the earlier call it repeats)
         self.open_calls: list[PlannedCall] = []
         self.outcomes: dict[str, CallFinished] = {}
         self.started: dict[str, float] = {}  # perf_counter at each running call's start

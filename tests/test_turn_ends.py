@@ -16,6 +16,7 @@ from mcp_chat_tui.agent.events import (
     ApprovalNeeded,
     CallDecided,
     CallFinished,
+    CallProposed,
     CallStarted,
     CallStatus,
     PlannedCall,
@@ -165,14 +166,25 @@ async def test_the_same_call_again_in_one_reply_runs_once_and_both_get_its_resul
     ]
 
 
-async def test_a_reply_that_writes_one_call_many_times_ends_the_turn(hub):
+async def test_a_reply_that_writes_one_call_over_and_over_is_cut_at_the_second_repeat(hub):
+    """On a CPU each token is a second: the reply is not waited for once the turn will end on it."""
     engine = ScriptedEngine([[call("echo", {"text": "a"}) for _ in range(15)], "never asked"])
     agent = Agent(engine, hub, ApprovalPolicy("auto"))
     sink = Recorder()
     assert await agent.run_turn("x", sink) == TurnEnd.REPEATED_CALLS
+    assert len(sink.of(CallProposed)) == 3 and engine.closed_streams == 1, "the model wrote on after the repeats"
     assert hub.status("fx").call_count == 1 and len(engine.prompts) == 1
-    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE] + [CallStatus.REPEATED] * 14
-    assert "(14 repeated calls in this turn)" in sink.of(TurnFinished)[0].note
+    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE] + [CallStatus.REPEATED] * 2
+    assert "(2 repeated calls in this turn)" in sink.of(TurnFinished)[0].note
+
+
+async def test_a_repeat_of_an_earlier_rounds_call_counts_toward_cutting_the_reply(hub):
+    replies = [[call("echo", {"text": "a"})], [call("echo", {"text": "a"})], [call("echo", {"text": "a"})] * 5]
+    engine = ScriptedEngine(replies)
+    agent = Agent(engine, hub, ApprovalPolicy("auto"))
+    sink = Recorder()
+    assert await agent.run_turn("x", sink) == TurnEnd.REPEATED_CALLS
+    assert len(sink.of(CallProposed)) == 3, "the third reply was read past the repeat that ends the turn"
 
 
 async def test_a_call_that_timed_out_may_be_tried_again(hub):

@@ -378,6 +378,8 @@ class Agent(CallDecisions, Summarising, ContextBudget):
                     )
                     state.calls.append(call)
                     sink(CallProposed(call))
+                    if state.looping():  # the turn will end on these repeats: the rest is not waited for
+                        break
                 elif isinstance(event, ToolCallMalformed):
                     self._flush_reply(state, sink)
                     call_id = self._unique_id(state, event.id)

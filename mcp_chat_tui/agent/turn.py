@@ -167,6 +167,17 @@ class TurnState:
         self.reset_reply()
         self.clear_calls()
 
+    def looping(self) -> bool:
+        """Whether the reply being written repeats calls enough to end the turn (``MAX_REPEATS`` with
+        the turn's earlier repeats): a small model may write one call hundreds of tokens over, and on
+        a CPU each token is a second."""
+        seen, repeats = set(self.ran), self.repeats
+        for call in self.calls:
+            key = call_key(call)
+            repeats += key in seen
+            seen.add(key)
+        return repeats >= MAX_REPEATS
+
     def reset_reply(self) -> None:
         self.text = ""
         self.text_stream = self.redactor.stream()  # the reply's text and thinking, redacted as they come

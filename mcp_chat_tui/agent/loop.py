@@ -366,18 +366,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
                     self._show_text(state, state.text_stream.flush(), sink)
                     self._show_thinking(state.thinking_stream.feed(event.text), sink)
                 elif isinstance(event, ToolCallProposed):
-                    self._flush_reply(state, sink)
-                    call_id = self._unique_id(state, event.id)
-                    name = redact.text(event.name)
-                    call = PlannedCall(
-                        call_id,
-                        name,
-                        redact.value(dict(event.arguments)),
-                        self.tools.find_tool(name),
-                        given_id=event.id if event.id != call_id else "",
-                    )
-                    state.calls.append(call)
-                    sink(CallProposed(call))
+                    self._propose(state, event, sink)
                     if state.looping():  # the turn will end on these repeats: the rest is not waited for
                         break
                 elif isinstance(event, ToolCallMalformed):
@@ -402,6 +391,21 @@ class Agent(CallDecisions, Summarising, ContextBudget):
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+    def _propose(self, state: TurnState, event: ToolCallProposed, sink: AgentSink) -> None:
+        """A call the model proposed, resolved to its tool, redacted, with an id unique in the conversation."""
+        self._flush_reply(state, sink)
+        call_id = self._unique_id(state, event.id)
+        name = self.redactor.text(event.name)
+        call = PlannedCall(
+            call_id,
+            name,
+            self.redactor.value(dict(event.arguments)),
+            self.tools.find_tool(name),
+            given_id=event.id if event.id != call_id else "",
+        )
+        state.calls.append(call)
+        sink(CallProposed(call))
 
     @staticmethod
     def _show_text(state: TurnState, text: str, sink: AgentSink) -> None:

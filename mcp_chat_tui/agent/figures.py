@@ -4,8 +4,9 @@ app's status bar).
 
 A turn that calls tools is several generations; the last alone says little (it may be one token
 long). Rates are read only where there was something to time: decode over the tokens after each
-generation's first (its first comes out of the prefill), prefill over the prompt tokens computed,
-so a one-token reply never gives a rate.
+generation's first (its first comes out of the prefill) of the generations that took at least
+``MIN_DECODE_SECONDS`` to decode, prefill over the prompt tokens computed. A one-token reply, or a
+server's reply that arrived in one burst, never gives a rate.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mcp_chat_tui.engine.events import Stats
+
+MIN_DECODE_SECONDS = 0.05  # a generation decoded in less is not timed (its tokens came in one burst, or were too few)
 
 
 @dataclass
@@ -42,7 +45,7 @@ class TurnFigures:
     @property
     def decode_rate(self) -> float | None:
         """Tokens a second after each generation's first, over the turn (None: nothing was timed)."""
-        timed = [stats for stats in self.generations if stats.decode_time > 0 and stats.generated_tokens > 1]
+        timed = [s for s in self.generations if s.decode_time >= MIN_DECODE_SECONDS and s.generated_tokens > 1]
         decoded = sum(stats.generated_tokens - 1 for stats in timed)
         seconds = sum(stats.decode_time for stats in timed)
         return decoded / seconds if decoded and seconds > 0 else None

@@ -14,6 +14,7 @@ from typing import Any
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.paths import media_folder
 from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.tools import CutForModel
 from mcp_chat_tui.transcript.markers import (
@@ -361,8 +362,8 @@ class _Reader:
         return [part for part in parts if part is not None]
 
     def _folder(self) -> str:
-        """The transcript file's folder, where the media files its records name are ("" for text)."""
-        return str(Path(self.path).parent) if isinstance(self.path, Path) else ""
+        """The conversation's media folder, where the media files its records name are ("" for text)."""
+        return str(media_folder(self.path)) if isinstance(self.path, Path) else ""
 
 
 def _join(body: list[str]) -> str:

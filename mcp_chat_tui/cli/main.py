@@ -53,8 +53,18 @@ async def _check_servers(args) -> int:
         return await check_servers(hub, console)
 
 
+def tolerant_output() -> None:
+    """Standard output and error write any text: a lone surrogate (which an endpoint or a server can
+    send, and UTF-8 cannot hold) is written as ``\\udXXX`` instead of raising in the middle of a run."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
     exit_on_sigterm()
+    tolerant_output()
     load_blas(blas_setting(argv))  # before anything imports mlx.core: it binds its BLAS then
     parser = build_parser()
     args = parser.parse_args(argv)

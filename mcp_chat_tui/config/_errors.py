@@ -19,7 +19,7 @@ from mcp_chat_tui.core.files import RefusedFile, read_regular
 
 MAX_CONFIG_BYTES = 16 * 1024 * 1024  # a config file (mcp.json, config.toml, an env file) larger than this is not read
 
-_TOML_WHERE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+_TOML_WHERE = re.compile(r"(?<!\s)\s*+\(at line (\d+), column (\d+)\)\s*+$")  # linear: a run of spaces is tried once
 
 # pydantic messages that read badly to someone editing a JSON or TOML file.
 _FRIENDLY_MESSAGES = {

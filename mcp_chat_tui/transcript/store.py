@@ -24,7 +24,7 @@ from mcp_chat_tui.core.files import (
 from mcp_chat_tui.core.paths import PROMPT_CACHE_SUFFIX, is_partial_cache, remove_partial, user_data_dir
 from mcp_chat_tui.transcript.format import TranscriptError, reply_model
 from mcp_chat_tui.transcript.lock import TranscriptLock
-from mcp_chat_tui.transcript.markers import ASSISTANT, USER, unescape_line
+from mcp_chat_tui.transcript.markers import ASSISTANT, USER, decode_unholdable, unescape_line
 
 
 def conversations_dir() -> Path:
@@ -291,7 +291,7 @@ def describe(path: Path) -> SavedConversation:
             head = file.read(DESCRIBED_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return SavedConversation(path, first_question, datetime.fromtimestamp(0), model)
-    for line in head.split("\n")[:400]:
+    for line in decode_unholdable(head).split("\n")[:400]:
         if not first_question and line.startswith(USER):
             first_question = unescape_line(line[len(USER) :].strip())
         elif not model and line.startswith(ASSISTANT):

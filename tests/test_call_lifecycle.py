@@ -453,3 +453,26 @@ async def test_a_reply_the_engine_failed_shows_its_error_after_a_resume(tmp_path
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         assert "error: the model server went away" in chat_text(app)
+
+
+def test_json_says_who_allowed_the_calls_a_resume_runs(tmp_path, isolated_user_dirs):
+    ledger, path = tmp_path / "ledger.txt", tmp_path / "approved.md"
+    approved = Transcript([Exchange("pay", "scripted", [Step(proposals=[Proposal(append_call(ledger), "yo")])])])
+    path.write_text(render(approved), encoding="utf-8")
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"servers": {"ledger": {"command": sys.executable, "args": [LEDGER_SERVER]}}}))
+    with ScriptedEndpoint(["Paid.", "It is paid."]) as endpoint:
+        result = subprocess.run(
+            [*CLI, "--endpoint", endpoint.url, "scripted", "--mcp-config", str(servers), "--transcript", str(path)]
+            + ["--yes", "-p", "is it paid?", "--json"],
+            cwd=tmp_path,
+            env=cli_env(isolated_user_dirs),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+    assert result.returncode == 0, result.stderr
+    assert lines(ledger) == ["paid"]
+    [entry] = json.loads(result.stdout)["calls"]
+    assert (entry["id"], entry["outcome"], entry["choice"], entry["allowed_by"]) == ("call_1", "done", "auto", "--yes")

@@ -123,3 +123,38 @@ def test_plain_approves_and_edits_a_sampling_request(tmp_path, isolated_user_dir
     assert "Server asking asks the model for a reply (up to 40 tokens)" in result.stdout
     (request,) = requests_recorded(isolated_user_dirs)
     assert request.answer == "edited" and request.result["text"] == "Un résumé."
+
+
+def test_sampling_refused_by_the_rate_limit_is_recorded_and_makes_p_exit_3(tmp_path, isolated_user_dirs):
+    """The limit refuses before anyone is asked; the refusal is still the run's: said in ``--json``'s
+    requests and in the conversation, and the answer may be incomplete (3), as for any refusal. The
+    server here takes the refusal in its stride (its tool ends well), so only the record says it."""
+    config = tmp_path / "servers.json"
+    sampler = str(Path(__file__).parent / "servers" / "sampling_server.py")
+    config.write_text(json.dumps({"servers": {"sampler": {"command": sys.executable, "args": [sampler]}}}))
+    (isolated_user_dirs / "config").mkdir(parents=True, exist_ok=True)
+    (isolated_user_dirs / "config" / "config.toml").write_text("sampling_per_minute = 0\n")
+    script = [tool_reply("ask_model_or_say_why", {"prompt": "hi"}), "The server got no sample."]
+    with ScriptedEndpoint(script) as endpoint:
+        result = run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--mcp-config",
+            str(config),
+            "--yes",
+            "-p",
+            "sample",
+            "--json",
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+        )
+    report = json.loads(result.stdout)
+    assert [call["outcome"] for call in report["calls"]] == ["done"]  # the server's tool ended well
+    assert report["requests"] == [{"server": "sampler", "kind": "sampling", "answer": "refused"}]
+    assert result.returncode == 3 and report["exit_code"] == 3, result.stderr
+    assert "sampling_per_minute" in result.stderr  # said as it happened
+    (request,) = requests_recorded(isolated_user_dirs)
+    assert (request.kind, request.answer) == ("sampling", "refused")
+    assert "more than 0 time(s) in a minute" in request.result["error"]
+    assert len(endpoint.requests) == 2  # the model was never sampled

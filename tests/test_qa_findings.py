@@ -29,6 +29,7 @@ from mcp_chat_tui.transcript import (
 from mcp_chat_tui.transcript.store import AutoSaver, describe, save_problem
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
 from mcp_chat_tui.ui.transcript_view import CUT_SHORT_NOTE
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, wait_until
@@ -201,6 +202,9 @@ async def test_a_conversation_that_cannot_be_saved_is_said_once(tmp_path):
         await send(pilot, "what is 12 * 7?")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
         await pilot.press("y")
+        # the call's start cannot be saved either: it is not sent unless the user says so (issue 31)
+        await wait_for(pilot, lambda: isinstance(app.screen, UnsavedStartScreen), what="the not-saved dialog")
+        await pilot.press("n")
         await wait_turn_done(pilot, app)
         saver = app.recorder.saver
         assert saver is not None and not saver.flush(), "the file could be saved"

@@ -23,9 +23,10 @@ def make_app(
     settings_file: Path | None = None,
     theme_dirs=None,
     frozen=True,
+    hub: ServerHub | None = None,
     **options,
 ) -> ChatApp:
-    hub = ServerHub(servers if servers is not None else [demo_config()])
+    hub = hub or ServerHub(servers if servers is not None else [demo_config()])
     return ChatApp(
         engine=engine,
         hub=hub,

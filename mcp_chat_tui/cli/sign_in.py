@@ -94,7 +94,7 @@ async def sign_in_command(args: argparse.Namespace, console: Console) -> int:
     from mcp_chat_tui.cli.setup import load_configuration, make_hub
     from mcp_chat_tui.cli.terminal import ask_on_terminal
 
-    settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
+    settings, mcp_config = await load_configuration(args, ask_input=ask_on_terminal)
     hub = make_hub(settings, mcp_config)
     _oauth_server(hub, args.sign_in, mcp_config.path)
     shown: list[SignInRequest] = []
@@ -119,12 +119,12 @@ async def sign_in_command(args: argparse.Namespace, console: Console) -> int:
         return 0
 
 
-def sign_out_command(args: argparse.Namespace, console: Console) -> int:
+async def sign_out_command(args: argparse.Namespace, console: Console) -> int:
     """``--sign-out NAME``: forget the tokens and the registered client kept for that server."""
     from mcp_chat_tui.cli.setup import load_configuration, make_hub
     from mcp_chat_tui.cli.terminal import ask_on_terminal
 
-    settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
+    settings, mcp_config = await load_configuration(args, ask_input=ask_on_terminal)
     hub = make_hub(settings, mcp_config)
     _oauth_server(hub, args.sign_out, mcp_config.path)
     if hub.forget_sign_in(args.sign_out):

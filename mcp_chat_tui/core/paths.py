@@ -45,6 +45,11 @@ def user_data_dir() -> Path:
     return _dir("MCP_CHAT_TUI_DATA_DIR", platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
+def user_cache_dir() -> Path:
+    """Files the app can make again: GGUF models converted to MLX folders."""
+    return _dir("MCP_CHAT_TUI_CACHE_DIR", platformdirs.user_cache_dir(APP_NAME, appauthor=False))
+
+
 def user_log_dir() -> Path:
     """Each server's stderr log lives here."""
     return _dir("MCP_CHAT_TUI_LOG_DIR", platformdirs.user_log_dir(APP_NAME, appauthor=False))

@@ -13,7 +13,7 @@ from typing import Any
 from mcp_chat_tui.core.errors import UserFacingError
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "cancelled", "stop_sequence")
-LOAD_STAGES = ("download", "load", "ready")
+LOAD_STAGES = ("download", "convert", "load", "ready")
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,8 @@ class Done:
 
 @dataclass(frozen=True)
 class LoadProgress:
-    """Loading a model: stage "download" (bytes), "load" (into memory) or "ready"."""
+    """Loading a model: stage "download" (bytes), "convert" (a GGUF file's bytes read into an MLX
+    folder), "load" (into memory) or "ready"."""
 
     stage: str
     bytes_done: int

@@ -1,4 +1,4 @@
-"""Find a model (local folder or Hugging Face repo), download it with progress, load it with mlx-lm.
+"""Find a model (local folder, Hugging Face repo, GGUF file), download or convert it with progress, load it with mlx-lm.
 
 Runs on the engine's MLX thread. Every failure becomes an ``EngineError`` whose message
 names the model and says what to check.
@@ -22,6 +22,8 @@ from huggingface_hub.errors import (
 )
 
 from mcp_chat_tui.engine.events import EngineError, LoadProgress
+from mcp_chat_tui.engine.gguf import gguf_folder, is_gguf, is_gguf_file
+from mcp_chat_tui.engine.ollama import is_ollama, ollama_gguf
 
 Report = Callable[[LoadProgress], None]
 
@@ -45,9 +47,15 @@ def looks_like_path(name: str) -> bool:
     return name.startswith(("/", "./", "../", "~", ".\\")) or name in (".", "..") or name.count("/") > 1
 
 
-def resolve_model(name: str, report: Report) -> Path:
-    """The local folder holding ``name``: the folder itself, or the downloaded snapshot of a repo id."""
+def resolve_model(name: str, report: Report, *, weights: bool = True) -> Path:
+    """The local folder holding ``name``: the folder itself, the downloaded snapshot of a repo id, or
+    the MLX folder converted from a GGUF file (``model.gguf``, ``ollama:NAME[:TAG]``; ``weights=False``:
+    its tokenizer and config only)."""
+    if is_ollama(name):
+        return gguf_folder(ollama_gguf(name), report, weights=weights)
     path = Path(name).expanduser()
+    if is_gguf(name) or (path.is_file() and is_gguf_file(path)):
+        return gguf_folder(path, report, weights=weights)
     if path.exists():
         if not path.is_dir():
             raise EngineError(f"cannot load model '{name}': {path} is a file, not a model folder")
@@ -111,6 +119,15 @@ def load_model_and_tokenizer(name: str, path: Path) -> tuple[Any, Any]:
     except Exception as exc:
         raise EngineError(f"cannot load model '{name}': {type(exc).__name__}: {exc}") from None
     return model, tokenizer
+
+
+def load_tokenizer(path: Path) -> Any:
+    """mlx-lm's tokenizer of a model folder with every end-of-turn id its config and
+    ``generation_config.json`` name (as ``mlx_lm.load`` gives it), without the weights."""
+    from mlx_lm.tokenizer_utils import load
+    from mlx_lm.utils import load_config
+
+    return load(path, eos_token_ids=load_config(path).get("eos_token_id"))
 
 
 def template_supports_tools(tokenizer: Any) -> bool:

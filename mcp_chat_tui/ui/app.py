@@ -137,7 +137,7 @@ class ChatApp(
         """Record the conversation (``transcript``, a resumed one or a new one) as it goes."""
         self.recorder = TranscriptRecorder(transcript)
         self._recording = RecordingSink(self.recorder, self.model_label, self.engine)
-        self.agent.checkpoint = self.recorder.persisted  # a call's start is on disk before it goes out
+        self._recording.guard_starts(self.agent)  # a call's start is on disk before it goes out
         self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
 
     def _answer_server_requests(self) -> None:
@@ -273,10 +273,11 @@ class ChatApp(
     @on(EngineProgress)
     def _engine_progress(self, message: EngineProgress) -> None:
         progress = message.progress
-        if progress.stage == "download":
+        if progress.stage in ("download", "convert"):  # a model fetched, or a GGUF file made an MLX folder
             self.status_bar.show_download(progress.bytes_done, progress.bytes_total)
             total = f" of {progress.bytes_total / 1e6:.1f} MB" if progress.bytes_total else ""
-            self._engine_state("downloading", f"{progress.bytes_done / 1e6:.1f}{total}")
+            verb = "downloading" if progress.stage == "download" else "converting GGUF"
+            self._engine_state(verb, f"{progress.bytes_done / 1e6:.1f}{total}")
         elif progress.stage == "load":
             self.status_bar.hide_download()
             self._show_start_up()

@@ -204,3 +204,23 @@ def test_a_stalled_reader_never_holds_up_opening_a_fifo_for_the_log(tmp_path):
     if thread.is_alive():  # unblock the stuck open so the thread can end
         os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
     assert outcome and isinstance(outcome[0], RefusedFile), outcome
+
+
+def test_config_files_are_regular_files_of_bounded_size(tmp_path, isolated_user_dirs):
+    """A config.toml that is a FIFO would make the app wait for ever at start; a folder's mcp.json of
+    gigabytes (a sparse file, a zip bomb) would be read whole: both are refused at once, exit 2."""
+    from tests.scripted_endpoint import ScriptedEndpoint
+    from tests.test_oneshot import run_cli
+
+    fifo = tmp_path / "config.toml"
+    os.mkfifo(fifo)
+    done = run_cli("--demo", "--config", str(fifo), "-p", "hi", cwd=tmp_path, dirs=isolated_user_dirs)
+    assert done.returncode == 2, done.stderr
+    assert "it is a FIFO, not a regular file" in " ".join(done.stderr.split())
+    fifo.unlink()
+    with open(tmp_path / "mcp.json", "wb") as huge:
+        huge.truncate(17 << 20)
+    with ScriptedEndpoint(["hello"]) as endpoint:  # ./mcp.json is found in the working folder
+        done = run_cli("--endpoint", endpoint.url, "m", "-p", "hi", "--yes", cwd=tmp_path, dirs=isolated_user_dirs)
+    assert done.returncode == 2, done.stderr
+    assert "larger than 16,777,216 bytes" in " ".join(done.stderr.split())

@@ -112,7 +112,7 @@ async def test_the_app_does_not_send_a_call_whose_start_cannot_be_saved_and_says
     ledger, engine, app = ledger_app(tmp_path, path, "It was not paid.")
     async with app.run_test(size=SIZE) as pilot:
         await approval_then_broken_file(pilot, app, path)
-        problem = f"cannot save {path}: not a regular file"
+        problem = f"cannot save {path}: it is a folder, not a regular file"
         shown = dialog_text(app)
         assert problem in shown and "free space on the disk or fix the permissions" in shown
         [record] = app.calls_table.records.values()

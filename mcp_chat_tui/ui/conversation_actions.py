@@ -184,10 +184,7 @@ class ConversationActions:
             self.notify(problem, title="cannot open the conversation", severity="error", timeout=10, markup=False)
             return False
         try:
-            transcript = await asyncio.to_thread(
-                read_conversation, path
-            )  # the file and its media, off the screen's thread
-            recall_unsaved_runs(transcript, path)  # calls run while it could not be saved count as started
+            transcript = await asyncio.to_thread(_read_for_resume, path)  # files read off the screen's thread
         except TranscriptError as exc:
             if lock is not None:
                 lock.release()
@@ -217,3 +214,11 @@ class ConversationActions:
             self.run_turns()
         self.notify(f"resumed {path.name}{dropped}", markup=False)
         return True
+
+
+def _read_for_resume(path: Path) -> Transcript:
+    """The conversation in ``path`` with its media, and the calls run while it could not be saved
+    marked as started (``recall_unsaved_runs``)."""
+    transcript = read_conversation(path)
+    recall_unsaved_runs(transcript, path)
+    return transcript

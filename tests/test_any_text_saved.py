@@ -156,3 +156,23 @@ def test_reading_and_listing_files_with_1_mb_lines_takes_time_in_proportion(tmp_
     done = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == str(2 * len(HOSTILE_LINES))
+
+
+async def test_the_app_saves_a_reply_with_nul_and_a_lone_surrogate_and_keeps_saving(tmp_path):
+    """Was: the first save with a lone surrogate failed, and every later one ("not saved" for the
+    rest of the session)."""
+    from tests.fakes import ScriptedEngine
+    from tests.ui_helpers import make_app, send, wait_ready, wait_turn_done
+
+    path = tmp_path / "chat.md"
+    app = make_app(ScriptedEngine([NUL_AND_SURROGATE, "and \x1b[31m red"]), transcript_file=path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_ready(pilot, app)
+        for prompt in ("first \ud83d", "second"):
+            await send(pilot, prompt)
+            await wait_turn_done(pilot, app)
+        assert app.recorder.saver.flush()
+        assert app.status_bar.save_problem == "" and app.recorder.saver.error is None
+    exchanges = parse(read_transcript_text(path), path).exchanges
+    assert [e.user for e in exchanges] == ["first \ud83d", "second"]
+    assert [e.steps[-1].text for e in exchanges] == [NUL_AND_SURROGATE, "and \x1b[31m red"]

@@ -224,3 +224,38 @@ def test_config_files_are_regular_files_of_bounded_size(tmp_path, isolated_user_
         done = run_cli("--endpoint", endpoint.url, "m", "-p", "hi", "--yes", cwd=tmp_path, dirs=isolated_user_dirs)
     assert done.returncode == 2, done.stderr
     assert "larger than 16,777,216 bytes" in " ".join(done.stderr.split())
+
+
+DEMO_READ = """
+import os, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_chat_tui.demo.server import read_file
+for name in sys.argv[1:]:
+    try:
+        print(read_file(name)[:20])
+    except ToolError as exc:
+        print(exc)
+"""
+
+
+def test_the_demo_servers_read_file_reads_the_start_of_a_regular_file_only(tmp_path):
+    """A 2 GB file in the working folder (sparse: a zip can hold one in a few bytes) was read whole
+    before its start was kept; a FIFO is refused, not waited on."""
+    with open(tmp_path / "huge.txt", "wb") as huge:
+        huge.write(b"start of a huge file")
+        huge.truncate(2 << 30)
+    os.mkfifo(tmp_path / "pipe.txt")
+    done = subprocess.run(
+        [sys.executable, "-c", DEMO_READ, "huge.txt", "pipe.txt"],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(TOP)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == [
+        "'huge.txt' is not a text file",
+        "cannot read 'pipe.txt': it is a FIFO, not a regular file",
+    ]

@@ -259,3 +259,12 @@ def test_the_demo_servers_read_file_reads_the_start_of_a_regular_file_only(tmp_p
         "'huge.txt' is not a text file",
         "cannot read 'pipe.txt': it is a FIFO, not a regular file",
     ]
+
+
+def test_files_made_beside_a_conversation_that_became_a_link_are_private(tmp_path, victim):
+    """Media take the conversation file's permissions; a link's own bits (0777) are not those."""
+    conversation = folder_with_link(tmp_path, "chat.md", victim) / "chat.md"
+    [kept] = keep_media([ContentPart("image", "", "image/png", 20_000, bytes(20_000))], conversation, "call_1")
+    saved = media_folder(conversation) / "call_1-1.png"
+    assert kept.file == "chat.media/call_1-1.png" and stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert untouched(victim)

@@ -145,6 +145,16 @@ def existing_mode(path: Path) -> int | None:
     return stat.S_IMODE(status.st_mode)
 
 
+def mode_of(path: Path, default: int = NEW_FILE_MODE) -> int:
+    """The permission bits of the regular file at ``path``, for a file made beside it (``default``
+    when there is none, or it is a link: a link's own bits say nothing)."""
+    try:
+        mode = existing_mode(path)
+    except RefusedFile:
+        return default
+    return default if mode is None else mode
+
+
 def replace_file(path: Path, data: bytes, mode: int | None = None) -> None:
     """Create or replace ``path`` with ``data``, atomically: a new temporary file beside it
     (``O_EXCL``, a random name), flushed to disk, then renamed over ``path``.

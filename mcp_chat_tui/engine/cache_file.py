@@ -17,13 +17,19 @@ import json
 import logging
 import os
 import shutil
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_chat_tui.core.files import existing_mode, move_into_place, open_regular, private_folder_beside, regular_file
+from mcp_chat_tui.core.files import (
+    existing_mode,
+    mode_of,
+    move_into_place,
+    open_regular,
+    private_folder_beside,
+    regular_file,
+)
 from mcp_chat_tui.core.paths import PARTIAL_SUFFIX, is_partial_cache, prompt_cache_path, remove_partial
 
 FORMAT = "mcp-chat-tui prompt cache 1"
@@ -139,10 +145,7 @@ def write(file: CacheFile, cache: list[Any], tokens: list[int], key: str) -> Non
     from mlx_lm.models.cache import save_prompt_cache
 
     path = file.path
-    try:
-        mode = stat.S_IMODE(os.lstat(file.conversation).st_mode) & 0o666
-    except OSError:
-        mode = 0o600
+    mode = mode_of(file.conversation) & 0o666
     metadata = {"format": FORMAT, "model": key, "tokens": _encode_tokens(tokens), "digest": _digest(cache, tokens, key)}
     remove_leftovers(path)
     existing_mode(path)  # a link or a folder at the cache's name: refused before the work

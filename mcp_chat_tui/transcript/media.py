@@ -14,14 +14,13 @@ import copy
 import hashlib
 import os
 import re
-import stat
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.content import MAX_MEDIA_BYTES, ContentPart, size_text
-from mcp_chat_tui.core.files import NEW_FILE_MODE, link_refused, read_in_folder, replace_file
+from mcp_chat_tui.core.files import link_refused, mode_of, read_in_folder, replace_file
 from mcp_chat_tui.core.paths import media_folder
 from mcp_chat_tui.transcript.format import parse, render_exchange
 from mcp_chat_tui.transcript.model import Exchange, Transcript
@@ -68,10 +67,7 @@ def keep_attached_media(attachments: list[Attachment], conversation: Path | None
 
 def _to_file(part: ContentPart, conversation: Path, name: str) -> ContentPart:
     folder = media_folder(conversation)
-    try:
-        mode = stat.S_IMODE(os.lstat(conversation).st_mode)
-    except OSError:
-        mode = NEW_FILE_MODE
+    mode = mode_of(conversation)
     try:
         _ready(folder)
         replace_file(folder / name, part.data or b"", mode)

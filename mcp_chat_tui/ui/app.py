@@ -36,6 +36,7 @@ from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.catalog_actions import CatalogActions
 from mcp_chat_tui.ui.client_requests import DialogAsker
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
+from mcp_chat_tui.ui.dialog_keys import DialogKeyGuard
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
@@ -76,6 +77,7 @@ class ChatApp(
     ConversationActions,
     CatalogActions,
     PaletteCommands,
+    DialogKeyGuard,
     App[int],
 ):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
@@ -261,8 +263,7 @@ class ChatApp(
         self._typed_early = ""
         for line in sent:
             await self._send(line)
-        prompt.value = draft
-        prompt.cursor_position = len(draft)
+        prompt.put_back(draft)
 
     def get_key_display(self, binding: Binding) -> str:
         """The footer writes keys as the F1 screen and the README do: ``Ctrl+B``, ``Esc``, ``F1``."""

@@ -35,9 +35,8 @@ class DialogKeyGuard:
         if not isinstance(dialog, DecidingScreen) or dialog.takes(event):
             return True
         if isinstance(event, events.Key) and not event.is_forwarded:
-            app_binding = self.active_bindings.get(event.key)
-            if app_binding is not None and app_binding.node is self and app_binding.binding.priority:
-                return True  # Ctrl+C: the app's, not the dialog's
+            if any(binding.priority for binding in self._bindings.key_to_bindings.get(event.key, ())):
+                return True  # Ctrl+C: the app's own, never the dialog's
         if not event.is_forwarded:
             dialog.hand_back(event)
         return False

@@ -9,6 +9,7 @@ moment the dialog is pushed (before its first frame), and after its frame but be
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -16,6 +17,7 @@ from textual import events
 from textual.widgets import Input, TextArea
 
 from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.servers.oauth import SignInRequest
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens import deciding
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
@@ -27,10 +29,11 @@ from mcp_chat_tui.ui.screens.requests import (
     SamplingScreen,
     ToolUseScreen,
 )
+from mcp_chat_tui.ui.screens.sign_in import SignInScreen
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from tests.fakes import ScriptedEngine, call
 from tests.test_client_requests import asking_config
-from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 TYPED = "now tell me more, that is all"  # n denies, t always allows, a allows all, s stops, o opens
 
@@ -60,7 +63,7 @@ def prompt_text(app) -> str:
 
 
 async def armed(pilot, kind: type) -> None:
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, kind) and pilot.app.screen.armed, what="armed dialog")
+    await wait_for(pilot, lambda: dialog_armed(pilot.app, kind), what=f"{kind.__name__} armed")
 
 
 def approval_app():
@@ -99,15 +102,40 @@ async def test_keys_typed_after_the_dialog_is_drawn_but_before_it_is_armed_answe
         dialog = app.screen
         await pilot.wait_for_scheduled_animations()
         await dialog.wait_for_refresh()
-        for key in key_events("tay") + [events.Key("enter", "\r"), events.Key("escape", None)]:
+        keys = key_events("tay") + [events.Key("backspace", None)] + key_events("b")
+        for key in keys + [events.Key("enter", "\r"), events.Key("escape", None), events.Paste("x\ny")]:
             app.post_message(key)
-        await wait_for(pilot, lambda: prompt_text(app) == "tay", what="the keys in the prompt")
+        await wait_for(pilot, lambda: prompt_text(app) == "tabx", what="the keys and the paste in the prompt")
         await pilot.pause()
         assert app.screen is dialog and not dialog.armed
         assert [record.state for record in app.calls_table.records.values()] == [CallState.AWAITING]
         await armed(pilot, ApprovalScreen)
         await pilot.press("n")
-        await wait_turn_done(pilot, app, left_in_prompt="tay")
+        await wait_turn_done(pilot, app, left_in_prompt="tabx")
+        assert [record.state for record in app.calls_table.records.values()] == [CallState.DENIED]
+
+
+async def test_typing_that_goes_on_as_the_dialog_appears_goes_on_into_the_prompt(monkeypatch):
+    """Someone typing with their eyes on the keyboard does not see the dialog: it arms only once the
+    typing has stopped for the guard time, however long it went on."""
+    monkeypatch.setattr(deciding, "ARMING_DELAY", 2.0)  # keys 0.1 s apart never leave that gap, even on a busy machine
+    app = approval_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "what is 6*7")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        dialog = app.screen
+        await dialog.wait_for_refresh()
+        for char in TYPED:  # 2.9 s of typing, longer than the guard; each key pressed at its moment
+            app.post_message(key_events(char)[0])
+            await asyncio.sleep(0.1)
+        await wait_for(pilot, lambda: prompt_text(app) == TYPED, what="the whole sentence in the prompt")
+        assert app.screen is dialog
+        assert [record.state for record in app.calls_table.records.values()] == [CallState.AWAITING]
+        assert not app.policy.runs_without_asking(app.hub.find_tool("calculator"))
+        await armed(pilot, ApprovalScreen)
+        await pilot.press("n")
+        await wait_turn_done(pilot, app, left_in_prompt=TYPED)
         assert [record.state for record in app.calls_table.records.values()] == [CallState.DENIED]
 
 
@@ -250,3 +278,46 @@ async def test_an_https_or_local_http_url_shows_its_host_and_opens_on_o(monkeypa
         await wait_turn_done(pilot, app)
         assert tool_result(app) == {"action": "accept"}
     assert opened == [opened_url]
+
+
+# ----- signing in, and leaving -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "opens"),
+    [("https://auth.example/authorize?state=1", True), ("http://auth.example/authorize?state=1", False)],
+    ids=["https", "remote-http"],
+)
+async def test_the_sign_in_dialog_takes_no_key_typed_before_it_and_opens_only_https(monkeypatch, url, opens):
+    opened: list[str] = []
+    monkeypatch.setattr("webbrowser.open", lambda url, *args, **kwargs: opened.append(url) or True)
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        app.query_one(PromptInput).focus()
+        pushed = type_when_pushed(app, SignInScreen, "go on")  # o and Enter would open the browser
+        outcome = asyncio.get_running_loop().create_future()
+        await app.push_screen(SignInScreen(SignInRequest("github", url, "http://127.0.0.1:53682/callback", outcome)))
+        await wait_for(pilot, lambda: prompt_text(app) == "go on", what="the typed keys in the prompt")
+        await armed(pilot, SignInScreen)
+        assert opened == [] and app.screen is pushed[0]
+        status = str(app.screen.query_one("#sign-in-status").render())
+        assert ("not opened: it goes to auth.example unencrypted" in status) != opens
+        await pilot.press("o")
+        await pilot.pause()
+        assert opened == ([url] if opens else [])
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: outcome.done(), what="the sign-in cancelled")
+        assert "sign-in cancelled" in str(outcome.exception())
+
+
+async def test_ctrl_c_leaves_the_app_while_a_dialog_is_not_armed(monkeypatch):
+    monkeypatch.setattr(deciding, "ARMING_DELAY", 600.0)
+    app = approval_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "what is 6*7")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: not app.is_running, what="the app to end")
+    assert app.return_code == 130

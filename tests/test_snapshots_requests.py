@@ -26,9 +26,10 @@ def until(screen_class, prompt: str, typed: dict[int, str] | None = None):
         app = pilot.app
         await wait_ready(pilot, app)
         await send(pilot, prompt)
-        await wait_for(pilot, lambda: dialog_armed(app, screen_class), what=screen_class.__name__)
+        await wait_for(pilot, lambda: isinstance(app.screen, screen_class), what=screen_class.__name__)
         for widget in app.screen.query("Input, TextArea"):
-            widget.cursor_blink = False
+            widget.cursor_blink = False  # before it first blinks, so the cursor is drawn steady
+        await wait_for(pilot, lambda: dialog_armed(app, screen_class), what=f"{screen_class.__name__} armed")
         for index, text in (typed or {}).items():
             app.screen.query_one(f"#field-{index}", Input).value = text
         if typed:

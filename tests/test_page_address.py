@@ -60,6 +60,8 @@ def test_an_international_host_keeps_how_it_was_written_beside_its_ascii_form():
         ("https://bank.example /x", "spaces"),
         ("https://ev\til.example/", "control characters"),  # a browser drops the tab
         (" https://bank.example/", "spaces"),
+        ("https://bank.example/\u202egpj.exe", "control characters"),  # shown reversed
+        ("https://bank.example/\u2067x", "control characters"),
         ("https://b%61nk.example/", "percent-encoded"),
         ("https://0x7f.1/", "a number in a form"),
         ("http://2130706433/", "a number in a form"),  # 127.0.0.1 to a browser, refused rather than guessed

@@ -5,8 +5,8 @@ addresses, and ``http`` ones only to this computer (``localhost``, ``127.0.0.1``
 every other scheme (``file:``, ``javascript:``, ``data:``, ``ftp:``, an app's own) is refused with
 the reason. The host is worked out as a browser would resolve it: a user name before ``@`` is not
 the host, a Unicode name becomes its ASCII (punycode) form. Anything browsers read in different
-ways (spaces, control characters, backslashes, a percent-encoded or numeric-shorthand host) is
-refused rather than guessed, so the host shown is the host opened.
+ways (spaces, control and direction characters, backslashes, a percent-encoded or numeric-shorthand
+host) is refused rather than guessed, so the host shown is the host opened.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import idna
 OPENED = "(mcp-chat-tui opens https addresses, and http ones only to this computer: localhost)"
 _ASCII_HOST = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?")
 _NUMERIC_LABEL = re.compile(r"(0x[0-9a-f]*|[0-9]+)\.?", re.IGNORECASE)
-_AMBIGUOUS = re.compile(r"[\x00-\x20\x7f-\x9f\\\u00a0\u1680\u2000-\u200f\u2028-\u202f\u205f\u3000\ufeff]")
+_AMBIGUOUS = re.compile(r"[\x00-\x20\x7f-\x9f\\\u00a0\u1680\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]")
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,10 @@ class PageAddress:
 def check_page_address(address: str) -> PageAddress:
     """``address`` checked: its host as a browser resolves it, and whether the app may open it."""
     if _AMBIGUOUS.search(address):
-        return _refused(address, "it has spaces, control characters or backslashes, which browsers read differently")
+        return _refused(
+            address,
+            "it has spaces, control characters or backslashes, which browsers read differently (or show reordered)",
+        )
     try:
         parts = urlsplit(address)
         port = parts.port

@@ -25,7 +25,7 @@ from mcp_chat_tui.ui.screens.detail import call_report
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import new_marker, pids_with, wait_until
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
-from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 LEDGER_SERVER = str(Path(__file__).parent / "servers" / "ledger_server.py")
 CLI = [sys.executable, "-m", "mcp_chat_tui.cli.main"]
@@ -120,8 +120,9 @@ def interrupted_transcript(ledger: Path) -> Transcript:
 
 
 def question_shown(app) -> bool:
-    """The approval dialog is up and composed (pushed is not enough: its lines mount a frame later)."""
-    return isinstance(app.screen, ApprovalScreen) and bool(app.screen.query("#approval-recorded"))
+    """The approval dialog is up, composed (pushed is not enough: its lines mount a frame later) and
+    armed (it takes keys)."""
+    return dialog_armed(app, ApprovalScreen) and bool(app.screen.query("#approval-recorded"))
 
 
 async def test_the_app_shows_an_interrupted_call_and_runs_it_again_only_on_an_explicit_yes(tmp_path):
@@ -417,7 +418,7 @@ async def test_a_resumed_conversation_shows_each_call_as_it_was_shown_live(tmp_p
         await wait_ready(pilot, app)
         await send(pilot, "go")
         for key in ("y", "n"):
-            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the question")
+            await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the question")
             await pilot.press(key)
             await pilot.pause()
         await wait_turn_done(pilot, app)

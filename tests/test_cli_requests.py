@@ -7,11 +7,14 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcp_chat_tui.transcript import parse, read_transcript_text
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_oneshot import run_cli, saved_conversations
 
 ASKING_SERVER = str(Path(__file__).parent / "servers" / "asking_server.py")
+FAKE_BROWSER = str(Path(__file__).parent / "fake_browser.py")
 
 
 def asking_servers(folder: Path, dirs: Path) -> Path:
@@ -21,7 +24,7 @@ def asking_servers(folder: Path, dirs: Path) -> Path:
     config.write_text(json.dumps({"servers": {"asking": {"command": sys.executable, "args": [ASKING_SERVER]}}}))
     (dirs / "config").mkdir(parents=True, exist_ok=True)
     (dirs / "config" / "config.toml").write_text(
-        '[approvals.asking]\nsummarize = "always"\nsign_up = "always"\nopen_page = "always"\n'
+        '[approvals.asking]\nsummarize = "always"\nsign_up = "always"\nopen_page = "always"\nopen_url = "always"\n'
     )
     return config
 
@@ -158,3 +161,28 @@ def test_sampling_refused_by_the_rate_limit_is_recorded_and_makes_p_exit_3(tmp_p
     assert (request.kind, request.answer) == ("sampling", "refused")
     assert "more than 0 time(s) in a minute" in request.result["error"]
     assert len(endpoint.requests) == 2  # the model was never sampled
+
+
+@pytest.mark.parametrize(
+    ("url", "said", "lines", "action"),
+    [
+        ("file:///etc/shadow", "its scheme is file:", ["o", "d"], "decline"),
+        ("javascript:alert(1)", "its scheme is javascript:", ["o", "d"], "decline"),
+        ("http://example.com/login", "it goes to example.com unencrypted (http)", ["o", "c"], "cancel"),
+        ("https://127.0.0.1:9/authorize", "goes to 127.0.0.1:9", ["o"], "accept"),
+    ],
+)
+def test_plain_opens_only_an_https_or_local_address(
+    tmp_path, isolated_user_dirs, monkeypatch, url, said, lines, action
+):
+    opened = tmp_path / "opened.txt"
+    monkeypatch.setenv("BROWSER", f"{sys.executable} {FAKE_BROWSER} %s")
+    monkeypatch.setenv("FAKE_BROWSER_LOG", str(opened))
+    with ScriptedEndpoint([tool_reply("open_url", {"url": url}), "Done."]) as endpoint:
+        stdin = "\n".join(["open it", *lines, "bye"]) + "\n"
+        result = cli(endpoint, tmp_path, isolated_user_dirs, "--plain", stdin=stdin)
+    assert result.returncode == 0, result.stderr
+    assert said in result.stdout
+    assert json.loads(endpoint.requests[1]["messages"][-1]["content"]) == {"action": action}
+    browsed = opened.read_text().splitlines() if opened.exists() else []
+    assert browsed == ([url] if action == "accept" else [])

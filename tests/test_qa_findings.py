@@ -35,7 +35,7 @@ from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, wait_until
 from tests.scripted_endpoint import ScriptedEndpoint
 from tests.test_oneshot import demo_servers, run_cli
-from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 TOP = Path(__file__).resolve().parent.parent
 CALC = {"id": "call_1", "type": "function", "function": {"name": "calculator", "arguments": '{"expression": "12 * 7"}'}}
@@ -200,7 +200,7 @@ async def test_a_conversation_that_cannot_be_saved_is_said_once(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "what is 12 * 7?")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the dialog")
         await pilot.press("y")
         # the call's start cannot be saved either: it is not sent unless the user says so (issue 31)
         await wait_for(pilot, lambda: isinstance(app.screen, UnsavedStartScreen), what="the not-saved dialog")
@@ -296,7 +296,7 @@ async def test_the_approval_dialog_at_60x16_opens_with_the_arguments_in_view(ser
         await send(pilot, f"use {tool}")
         await wait_for(
             pilot,
-            lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#approval-arguments"),
+            lambda: dialog_armed(app, ApprovalScreen) and app.screen.query("#approval-arguments"),
             what="the dialog",
         )
         await pilot.pause()

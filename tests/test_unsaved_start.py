@@ -27,7 +27,7 @@ from tests.helpers import wait_until
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_call_lifecycle import CLI, LEDGER_SERVER, cli_env, ledger_config, lines
 from tests.test_tui_exit import Terminal
-from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 
 def ledger_servers(folder: Path) -> Path:
@@ -98,6 +98,7 @@ async def approval_then_broken_file(pilot, app, path: Path) -> None:
     )
     path.unlink()
     path.mkdir()  # every save fails now, for root too
+    await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog armed")
     await pilot.press("y")
     await wait_for(pilot, lambda: isinstance(app.screen, UnsavedStartScreen), what="the not-saved dialog")
     await wait_for(pilot, lambda: bool(app.screen.query("#unsaved-problem")), what="the dialog's lines")
@@ -112,7 +113,7 @@ async def test_the_app_does_not_send_a_call_whose_start_cannot_be_saved_and_says
     ledger, engine, app = ledger_app(tmp_path, path, "It was not paid.")
     async with app.run_test(size=SIZE) as pilot:
         await approval_then_broken_file(pilot, app, path)
-        problem = f"cannot save {path}: not a regular file"
+        problem = f"cannot save {path}: it is a folder, not a regular file"
         shown = dialog_text(app)
         assert problem in shown and "free space on the disk or fix the permissions" in shown
         [record] = app.calls_table.records.values()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -28,7 +29,8 @@ from mcp_chat_tui.core.server_identity import SavedRule
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState, tool_list_notes
-from mcp_chat_tui.transcript import Transcript, TranscriptLock, TranscriptRecorder, parse, read_transcript_text
+from mcp_chat_tui.transcript import Transcript, TranscriptLock, TranscriptRecorder
+from mcp_chat_tui.transcript.media import read_conversation
 from mcp_chat_tui.transcript.unsaved_runs import recall_unsaved_runs
 
 if TYPE_CHECKING:
@@ -157,9 +159,9 @@ def open_transcript(args: argparse.Namespace) -> Transcript | None:
     A file that cannot be read stops the app with a message naming the line; it is never overwritten.
     """
     path = args.transcript
-    if path is None or not path.exists():
+    if path is None or not os.path.lexists(path):
         return None
-    transcript = parse(read_transcript_text(path), path)
+    transcript = read_conversation(path)
     recall_unsaved_runs(transcript, path)  # calls run while it could not be saved count as started
     return transcript
 
@@ -167,10 +169,11 @@ def open_transcript(args: argparse.Namespace) -> Transcript | None:
 @contextmanager
 def transcript_held(args: argparse.Namespace) -> Iterator[None]:
     """Hold ``--transcript FILE`` for the run (``TranscriptLock``): another mcp-chat-tui that has
-    it open stops this one before anything is read (``TranscriptInUse``, exit 2)."""
+    it open stops this one before anything is read (``TranscriptInUse``, exit 2). With ``--no-save``
+    the file is only read: nothing is written beside it, not even the lock."""
     path = args.transcript
     lock = None
-    if path is not None and path.parent.is_dir():
+    if path is not None and not args.no_save and path.parent.is_dir():
         try:
             lock = TranscriptLock.acquire(path)
         except OSError:

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from mcp_chat_tui.core.errors import ConfigError
+from mcp_chat_tui.core.page_address import check_page_address
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.servers import ServerHub, ServerState
 from mcp_chat_tui.servers.oauth import SignInPrompt, SignInRequest
@@ -47,10 +48,13 @@ def terminal_prompt(console: Console, shown: list[SignInRequest] | None = None) 
             shown.append(request)
         console.print(Text(visible_controls(f"Sign in to {request.server} at this address:"), style="bold"))
         console.print(request.url, markup=False, highlight=False, soft_wrap=True)
-        if sys.stdin.isatty():
+        address = check_page_address(request.url)
+        if address.refusal:
+            console.print(Text(address.refusal, style="bold red"), soft_wrap=True)
+        elif sys.stdin.isatty():
             answer = await ask_line(console, "Open it in your browser? [Y/n] ")
             if answer is not None and answer.strip().lower() in ("", "y", "yes"):
-                if not webbrowser.open(request.url):
+                if not webbrowser.open(address.url):
                     console.print("no browser could be opened here: open the address above yourself")
         console.print(
             Text(f"waiting for the browser to come back to {request.redirect_uri} (Ctrl+C gives up)…", style="dim")

@@ -45,3 +45,25 @@ def arguments_summary(arguments: dict[str, Any], limit: int = 60) -> str:
     """``key=value`` pairs on one line, for list rows."""
     parts = [f"{key}={json.dumps(value, ensure_ascii=False, default=str)}" for key, value in arguments.items()]
     return one_line(", ".join(parts), limit)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """``U+D800`` when a string in ``value`` (JSON-like: dicts, lists, strings) holds a lone surrogate,
+    else None. A model or a server may send one (JSON allows ``\\ud800``), but no UTF-8 text holds
+    it: a message carrying one cannot be sent on to a server (its transport would fail whole)."""
+    pending = [value]
+    while pending:  # a loop, not recursion: arguments may be nested deeply
+        item = pending.pop()
+        if isinstance(item, str):
+            found = _LONE_SURROGATE.search(item)
+            if found is not None:
+                return f"U+{ord(found.group()):04X}"
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+    return None

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_chat_tui.core.files import read_regular, replace_file
 from mcp_chat_tui.core.paths import user_cache_dir
 from mcp_chat_tui.engine.context import context_length_from_files
 from mcp_chat_tui.engine.events import EngineError, LoadProgress
@@ -87,8 +88,8 @@ def llama_cpp_failure(path: Path) -> str:
     record = user_cache_dir() / "llama-cpp-checks.json"
     key = f"{version('llama-cpp-python')}:{_library_print()}:{file_key(path)}"
     try:
-        known = json.loads(record.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        known = json.loads(read_regular(record, 16 << 20))
+    except (OSError, ValueError, RecursionError):
         known = {}
     if not isinstance(known, dict):
         known = {}
@@ -96,9 +97,7 @@ def llama_cpp_failure(path: Path) -> str:
         known[key] = _try_llama_cpp(path)
         try:
             record.parent.mkdir(parents=True, exist_ok=True)
-            temporary = record.with_name(f".{record.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(known), encoding="utf-8")
-            os.replace(temporary, record)
+            replace_file(record, json.dumps(known).encode("utf-8"))
         except OSError:
             pass  # tried again next time
     return str(known[key])

@@ -214,7 +214,13 @@ class OpenAIEngine:
         with self._transport_errors(self.timeout):
             async with self._client(self.timeout) as client:
                 # No size limit on one event: a tool call's arguments may arrive whole, and be large.
-                async with client.sse(self.url, method="POST", json=body, max_event_size=None) as source:
+                # The body is ASCII JSON: a lone surrogate the server sent before goes back as \udXXX
+                # (httpx2's own encoding writes text as UTF-8, which cannot hold one).
+                content = json.dumps(body).encode("ascii")
+                headers = {"Content-Type": "application/json"}
+                async with client.sse(
+                    self.url, method="POST", content=content, headers=headers, max_event_size=None
+                ) as source:
                     response = source.response
                     if response.status_code >= 400:
                         await response.aread()

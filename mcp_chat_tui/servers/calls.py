@@ -17,6 +17,7 @@ from mcp import Client
 
 from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.text import lone_surrogate
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec
 from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, Resources, call_builtin
 from mcp_chat_tui.servers.client_context import ProgressListener, log_level_meta, progress_callback
@@ -101,6 +102,12 @@ class ToolCalls:
             return FailureKind.NOT_READY, f"server {server!r} is {rt.status.state.value}{why}"
         if rt.status.tools and not any(spec.name == tool for spec in rt.status.tools):
             return FailureKind.UNKNOWN_TOOL, f"server {server!r} has no tool named {tool!r}"
+        surrogate = lone_surrogate(call.arguments)
+        if surrogate is not None:  # the SDK could not encode the request, and the connection would end
+            return (
+                FailureKind.REFUSED,
+                f"the arguments hold a lone surrogate ({surrogate}), which no server can be sent",
+            )
         return None
 
     def _failed_call(self, call: _Call, kind: FailureKind, message: str) -> ToolCallResult:

@@ -17,11 +17,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mcp_chat_tui.core.files import read_regular, replace_file
 from mcp_chat_tui.core.paths import user_data_dir
 from mcp_chat_tui.transcript.model import Proposal, Transcript
 
@@ -57,11 +57,7 @@ def note_unsaved_run(conversation: Path, proposal: Proposal) -> str | None:
     record["server"] = proposal.server
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
-        with os.fdopen(os.open(path, flags, 0o600), "w", encoding="ascii") as file:
-            file.write(json.dumps(record))
-            file.flush()
-            os.fsync(file.fileno())
+        replace_file(path, json.dumps(record).encode("ascii"), 0o600)  # flushed to disk before the call is sent
     except OSError as exc:
         problem = f"cannot note the unsaved call in {path}: {exc.strerror or exc}"
         logger.warning("%s; a resume of %s will not know call %s ran", problem, name, proposal.call_id)
@@ -98,9 +94,8 @@ def recall_unsaved_runs(transcript: Transcript, conversation: Path) -> int:
 
 def _read_note(path: Path) -> dict[str, Any] | None:
     try:
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC), "rb") as file:
-            record = json.loads(file.read(NOTE_LIMIT))
-    except (OSError, ValueError):
+        record = json.loads(read_regular(path, NOTE_LIMIT))
+    except (OSError, ValueError, RecursionError):
         return None
     return record if isinstance(record, dict) else None
 

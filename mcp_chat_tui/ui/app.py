@@ -36,6 +36,7 @@ from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.catalog_actions import CatalogActions
 from mcp_chat_tui.ui.client_requests import DialogAsker
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
+from mcp_chat_tui.ui.dialog_keys import DialogKeyGuard
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
@@ -74,6 +75,7 @@ class ChatApp(
     ConversationActions,
     CatalogActions,
     PaletteCommands,
+    DialogKeyGuard,
     App[int],
 ):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
@@ -259,8 +261,7 @@ class ChatApp(
         self._typed_early = ""
         for line in sent:
             await self._send(line)
-        prompt.value = draft
-        prompt.cursor_position = len(draft)
+        prompt.put_back(draft)
 
     def get_key_display(self, binding: Binding) -> str:
         """The footer writes keys as the F1 screen and the README do: ``Ctrl+B``, ``Esc``, ``F1``."""
@@ -274,8 +275,7 @@ class ChatApp(
         if progress.stage in ("download", "convert"):  # a model fetched, or a GGUF file made an MLX folder
             self.status_bar.show_download(progress.bytes_done, progress.bytes_total)
             total = f" of {progress.bytes_total / 1e6:.1f} MB" if progress.bytes_total else ""
-            verb = "downloading" if progress.stage == "download" else "converting GGUF"
-            self._engine_state(verb, f"{progress.bytes_done / 1e6:.1f}{total}")
+            self._engine_state(progress.doing, f"{progress.bytes_done / 1e6:.1f}{total}")
         elif progress.stage == "load":
             self.status_bar.hide_download()
             self._show_start_up()

@@ -19,6 +19,7 @@ from mcp_chat_tui.agent.events import (
     CallProposed,
     CallStarted,
     CallStatus,
+    MalformedCall,
     PlannedCall,
     TurnEnd,
     TurnFinished,
@@ -211,6 +212,41 @@ async def test_two_repeats_end_the_turn_with_a_line_saying_why(hub):
         == "stopped: the model called echo again with the same arguments (2 repeated calls in this turn) though it had the result"
     )
     assert agent.messages[-1]["role"] == "tool", "every call keeps its tool message"
+
+
+LIST_FILES = '```json\n{"name": "list_files", "arguments": {"path": "/work/files"}}\n```'
+NO_SUCH = "unknown tool 'list_files': no offered tool has a similar name"
+
+
+async def test_the_same_malformed_call_written_again_and_again_ends_the_turn(hub):
+    """Qwen2.5-Coder-0.5B on the filesystem server wrote list_files (not offered) round after round,
+    each time told which tools exist."""
+    replies = [[ToolCallMalformed("call_1", LIST_FILES.replace(" ", "  "), NO_SUCH)] for _ in range(5)]
+    engine = ScriptedEngine([*replies, "never asked"])
+    agent = Agent(engine, hub, ApprovalPolicy("auto"))
+    sink = Recorder()
+    assert await agent.run_turn("list the files", sink) == TurnEnd.REPEATED_CALLS
+    assert len(engine.prompts) == 3
+    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.MALFORMED] * 3
+    [done] = sink.of(TurnFinished)
+    assert done.note == (
+        "stopped: the model wrote again a tool call it was told it could not use (2 repeated calls in this turn)"
+    )
+
+
+async def test_a_reply_of_one_malformed_call_over_and_over_is_cut_too(hub):
+    engine = ScriptedEngine([[ToolCallMalformed(f"call_{n}", LIST_FILES, NO_SUCH) for n in range(20)]])
+    agent = Agent(engine, hub, ApprovalPolicy("auto"))
+    sink = Recorder()
+    assert await agent.run_turn("list the files", sink) == TurnEnd.REPEATED_CALLS
+    assert len(sink.of(MalformedCall)) == 3 and len(engine.prompts) == 1
+
+
+async def test_other_malformed_calls_are_no_repeats(hub):
+    replies = [[ToolCallMalformed("call_1", LIST_FILES.replace("files", f"files{n}"), NO_SUCH)] for n in range(3)]
+    engine = ScriptedEngine([*replies, "I cannot list them."])
+    agent = Agent(engine, hub, ApprovalPolicy("auto"))
+    assert await agent.run_turn("list the files", Recorder()) == TurnEnd.ANSWERED
 
 
 # -- the cap on tool rounds --------------------------------------------------------------------

@@ -124,7 +124,7 @@ class CallDecisions:
     def _answer_repeats(self, state: TurnState, sink: AgentSink) -> None:
         """Each repeated call is given the earlier call's outcome (what the model was told of it), and counted."""
         for call, earlier in state.repeated:
-            state.repeats += 1
+            state.repeats, state.last_repeat = state.repeats + 1, call.model_name
             outcome = state.outcomes.get(earlier.id) or state.ran.get(call_key(earlier))
             told = repeat_message(call, outcome.content_for_model if outcome is not None else "(no result)")
             self._finish(state, sink, CallFinished(call, CallStatus.REPEATED, told, repeat_of=earlier.id))

@@ -46,6 +46,7 @@ from mcp_chat_tui.agent.turn import (
     has_answer,
     limit_message,
     limit_note,
+    malformed_key,
     malformed_parts,
     ran_with_result,
     repeat_note,
@@ -285,12 +286,11 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         """Decide and run the reply's calls; how the turn ends when it ends here (None: it goes on)."""
         state.rounds += 1
         stop_turn = await self._decide_and_run(state, sink)
-        repeated = [outcome.call for outcome in state.outcomes.values() if outcome.status is CallStatus.REPEATED]
         state.clear_calls()
         if stop_turn:
             return TurnEnd.STOPPED
-        if state.repeats >= MAX_REPEATS and repeated:
-            state.note = repeat_note(repeated[-1], state.repeats)
+        if state.repeats >= MAX_REPEATS:
+            state.note = repeat_note(state.last_repeat, state.repeats)
             return TurnEnd.REPEATED_CALLS
         return None
 
@@ -321,6 +321,10 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         state.turn.append(assistant)
         state.reply_recorded = True
         state.open_calls = calls
+        for raw in raws:  # the same malformed call written again is a repeat too: the model ignores what it is told
+            if malformed_key(raw) in state.malformed_seen:
+                state.repeats, state.last_repeat = state.repeats + 1, ""
+            state.malformed_seen.add(malformed_key(raw))
         reasons = [state.malformed_reasons[call.id] for call in malformed]
         tail = limit_message(self.max_tool_rounds or 0) if refused else ""
         state.feedback = malformed_parts(reasons, raws, state.offered, tail)
@@ -355,7 +359,6 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         known = {spec.model_name for spec in offered}
         state.offered = [spec.model_name for spec in offered]
         stream = self.engine.stream(self.prompt_messages(), openai_tools, known_tools=known)
-        redact = self.redactor
         self.generating = True
         try:
             async for event in stream:
@@ -365,20 +368,10 @@ class Agent(CallDecisions, Summarising, ContextBudget):
                 elif isinstance(event, ThinkingDelta):
                     self._show_text(state, state.text_stream.flush(), sink)
                     self._show_thinking(state.thinking_stream.feed(event.text), sink)
-                elif isinstance(event, ToolCallProposed):
+                elif isinstance(event, (ToolCallProposed, ToolCallMalformed)):
                     self._propose(state, event, sink)
                     if state.looping():  # the turn will end on these repeats: the rest is not waited for
                         break
-                elif isinstance(event, ToolCallMalformed):
-                    self._flush_reply(state, sink)
-                    call_id = self._unique_id(state, event.id)
-                    raw, reason = redact.text(event.raw), redact.text(event.reason)
-                    call = PlannedCall(
-                        call_id, MALFORMED_NAME, {"raw": raw}, given_id=event.id if event.id != call_id else ""
-                    )
-                    state.malformed.append(call)
-                    state.malformed_reasons[call.id] = reason
-                    sink(MalformedCall(call.id, raw, reason))
                 elif isinstance(event, Throughput):
                     sink(GenerationRate(event.generated_tokens, event.tokens_per_second))
                 elif isinstance(event, Stats):
@@ -392,17 +385,25 @@ class Agent(CallDecisions, Summarising, ContextBudget):
             if aclose is not None:
                 await aclose()
 
-    def _propose(self, state: TurnState, event: ToolCallProposed, sink: AgentSink) -> None:
-        """A call the model proposed, resolved to its tool, redacted, with an id unique in the conversation."""
+    def _propose(self, state: TurnState, event: ToolCallProposed | ToolCallMalformed, sink: AgentSink) -> None:
+        """A call the model wrote, with an id unique in the conversation, redacted: resolved to its tool,
+        or (malformed) kept with its text and why it cannot be used."""
         self._flush_reply(state, sink)
         call_id = self._unique_id(state, event.id)
+        given_id = event.id if event.id != call_id else ""
+        if isinstance(event, ToolCallMalformed):
+            raw, reason = self.redactor.text(event.raw), self.redactor.text(event.reason)
+            state.malformed.append(PlannedCall(call_id, MALFORMED_NAME, {"raw": raw}, given_id=given_id))
+            state.malformed_reasons[call_id] = reason
+            sink(MalformedCall(call_id, raw, reason))
+            return
         name = self.redactor.text(event.name)
         call = PlannedCall(
             call_id,
             name,
             self.redactor.value(dict(event.arguments)),
             self.tools.find_tool(name),
-            given_id=event.id if event.id != call_id else "",
+            given_id=given_id,
         )
         state.calls.append(call)
         sink(CallProposed(call))

@@ -89,11 +89,19 @@ def repeat_reason(repeat_of: str) -> str:
     return f"not run: the same call as {repeat_of} earlier in this turn; the model was given that result again"
 
 
-def repeat_note(call: PlannedCall, repeats: int) -> str:
+def repeat_note(last_repeat: str, repeats: int) -> str:
+    """Why the turn ended on repeats; ``last_repeat``: the tool of the last (empty: a malformed call)."""
+    if not last_repeat:
+        return f"stopped: the model wrote again a tool call it was told it could not use ({repeats} repeated calls in this turn)"
     return (
-        f"stopped: the model called {call.model_name} again with the same arguments "
+        f"stopped: the model called {last_repeat} again with the same arguments "
         f"({repeats} repeated calls in this turn) though it had the result"
     )
+
+
+def malformed_key(raw: str) -> str:
+    """What makes two malformed calls the same: their text, whitespace aside."""
+    return " ".join(raw.split())
 
 
 NO_ANSWER_NOTE = "no answer: the model's last reply had no text"
@@ -156,6 +164,8 @@ class TurnState:
         self.rounds = 0  # generations whose calls were handled (run, denied, malformed, repeated)
         self.repeats = 0  # calls not run because they already ran in this turn
         self.ran: dict[tuple[str, str], CallFinished] = {}  # this turn's calls that ran to a result, by ``call_key``
+        self.malformed_seen: set[str] = set()  # this turn's malformed calls, by ``malformed_key``
+        self.last_repeat = ""  # the tool of the last repeated call ("": a malformed call written again)
         self.at_limit = False  # the turn took its rounds: the next reply is its last
         self.note = ""  # why the turn ended without an answer (TurnFinished.note)
         self.last_text = ""  # the text of the last reply (is it an answer?)
@@ -171,9 +181,10 @@ class TurnState:
         """Whether the reply being written repeats calls enough to end the turn (``MAX_REPEATS`` with
         the turn's earlier repeats): a small model may write one call hundreds of tokens over, and on
         a CPU each token is a second."""
-        seen, repeats = set(self.ran), self.repeats
-        for call in self.calls:
-            key = call_key(call)
+        seen: set[object] = {*self.ran, *self.malformed_seen}
+        repeats = self.repeats
+        keys = [call_key(call) for call in self.calls] + [malformed_key(c.arguments["raw"]) for c in self.malformed]
+        for key in keys:
             repeats += key in seen
             seen.add(key)
         return repeats >= MAX_REPEATS

@@ -246,8 +246,9 @@ class PlainConsole:
         media = [part for part in event.result.parts if part.is_media] if event.result is not None else []
         if media:  # each image and audio in a line of its own (the full-screen app draws images)
             shown += "\n" + "\n".join(media_line(part) for part in media)
+        name = "malformed call, the model was told" if event.status is CallStatus.MALFORMED else event.call.tool
         title = Text.assemble(
-            (f"{glyph} ", colour), (visible_controls(event.call.tool), "bold"), (f" {event.status.value}", colour)
+            (f"{glyph} ", colour), (visible_controls(name), "bold"), (f" {event.status.value}", colour)
         )
         took = f"{event.duration:.2f} s" if event.duration is not None else None
         return Panel(

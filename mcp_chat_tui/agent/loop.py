@@ -36,9 +36,9 @@ from mcp_chat_tui.agent.summaries import Memory, summaries_text
 from mcp_chat_tui.agent.summarising import Summarising
 from mcp_chat_tui.agent.tool_provider import ToolProvider
 from mcp_chat_tui.agent.turn import (
-    MAX_REPEATS,
     NO_ANSWER_NOTE,
     NOT_RUN_MESSAGE,
+    REPEAT_REPLIES,
     STOPPED_MESSAGE,
     TurnState,
     call_key,
@@ -266,7 +266,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
             if state.iterations > 1 or resume:
                 await self.tools.settle_tools()  # a call may have changed a tool list: offer the new one
             offered = self._offered_tools(sink)
-            state.reply_recorded = False
+            state.reply_recorded, state.repeats_before_reply = False, state.repeats
             await self._generate(state, offered, sink)
             refused = state.at_limit or (self.max_tool_rounds is not None and state.rounds >= self.max_tool_rounds)
             calls = self._close_reply(state, sink, refused=refused)
@@ -289,7 +289,8 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         state.clear_calls()
         if stop_turn:
             return TurnEnd.STOPPED
-        if state.repeats >= MAX_REPEATS:
+        state.repeat_replies += state.repeats > state.repeats_before_reply
+        if state.repeat_replies >= REPEAT_REPLIES:  # it repeated again after it was told
             state.note = repeat_note(state.last_repeat, state.repeats)
             return TurnEnd.REPEATED_CALLS
         return None

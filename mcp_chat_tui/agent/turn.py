@@ -57,7 +57,7 @@ def run_unsaved_line(event: CallRunUnsaved) -> str:
 
 
 GENERATED_ID = re.compile(r"call_(\d+)")
-MAX_REPEATS = 2  # repeated calls in one turn after which the turn ends
+REPEAT_REPLIES = 2  # replies with repeated calls after which the turn ends (the model was told after the first)
 NAMES_LISTED = 12  # offered tools named in full to the model after a malformed call; past that, the nearest
 NEAREST_LISTED = 8
 _CALLED_NAME = re.compile(r'"name"\s*:\s*"([^"]{1,200})"|<function=([^>\s]{1,200})>')
@@ -162,7 +162,9 @@ class TurnState:
         self.turn = turn
         self.iterations = 0
         self.rounds = 0  # generations whose calls were handled (run, denied, malformed, repeated)
-        self.repeats = 0  # calls not run because they already ran in this turn
+        self.repeats = 0  # calls not run because they already ran in this turn (and malformed ones written again)
+        self.repeats_before_reply = 0  # ``repeats`` when the reply being handled began
+        self.repeat_replies = 0  # replies that repeated calls
         self.ran: dict[tuple[str, str], CallFinished] = {}  # this turn's calls that ran to a result, by ``call_key``
         self.malformed_seen: set[str] = set()  # this turn's malformed calls, by ``malformed_key``
         self.last_repeat = ""  # the tool of the last repeated call ("": a malformed call written again)
@@ -178,16 +180,16 @@ class TurnState:
         self.clear_calls()
 
     def looping(self) -> bool:
-        """Whether the reply being written repeats calls enough to end the turn (``MAX_REPEATS`` with
-        the turn's earlier repeats): a small model may write one call hundreds of tokens over, and on
-        a CPU each token is a second."""
+        """Whether the reply being written is repeating calls enough that the rest of it need not be
+        waited for: once after the model was told of a repeat, twice before (a small model may write
+        one call hundreds of tokens over, and on a CPU each token is a second)."""
         seen: set[object] = {*self.ran, *self.malformed_seen}
-        repeats = self.repeats
+        repeats = 0
         keys = [call_key(call) for call in self.calls] + [malformed_key(c.arguments["raw"]) for c in self.malformed]
         for key in keys:
             repeats += key in seen
             seen.add(key)
-        return repeats >= MAX_REPEATS
+        return repeats >= (1 if self.repeat_replies else 2)
 
     def reset_reply(self) -> None:
         self.text = ""

@@ -57,6 +57,7 @@ class Run:
     request: Request
     recogniser: ToolCallStream
     prefilled: int = 0
+    prefilled_before: int = 0  # prompt tokens computed before generation began (a static prefix kept apart)
     generated: list[int] = field(default_factory=list)
     drafted: int = 0  # generated tokens the draft model proposed
     finish: str = "stop"

@@ -20,7 +20,7 @@ from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec
 from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, Resources, call_builtin
 from mcp_chat_tui.servers.client_context import ProgressListener, log_level_meta, progress_callback
-from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol
+from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol, unreadable_answer
 from mcp_chat_tui.servers.state import ServerState, ToolUsage
 
 
@@ -138,7 +138,9 @@ class ToolCalls:
             either: list[asyncio.Future[Any]] = [sending, lost]
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
             if not sending.done():
-                result = self._failed_call(call, FailureKind.PROTOCOL_ERROR, lost.result())
+                result = self._failed_call(
+                    call, FailureKind.PROTOCOL_ERROR, unreadable_answer(call.server, lost.result())
+                )
             else:
                 result = convert_result(
                     sending.result(),

@@ -31,6 +31,8 @@ from mcp.client import stdio as sdk_stdio
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 from mcp_types import PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCNotification
+from pydantic import ValidationError
+from pydantic_core import InitErrorDetails
 
 from mcp_chat_tui.servers.noise import MessageTooLong, noise_line, outline, unreadable_message
 from mcp_chat_tui.servers.stdout_lines import MessageLines, OverlongLine
@@ -42,6 +44,7 @@ READ_AHEAD = 64
 WRITER_FLUSH_SECONDS = 0.5  # for messages already accepted, before stdin closes (the SDK's figure)
 
 Item = SessionMessage | Exception
+MESSAGE_TITLE = "union[JSONRPCRequest,JSONRPCNotification,JSONRPCResponse,JSONRPCError]"  # as the SDK's errors say
 
 
 def read_line(line: str | OverlongLine) -> list[Item]:
@@ -66,15 +69,16 @@ def read_line(line: str | OverlongLine) -> list[Item]:
 def parse_message(line: str) -> mcp_types.JSONRPCMessage:
     """The SDK's JSON-RPC message for ``line``, or the SDK's error for it (pydantic's ValidationError).
 
-    pydantic's JSON parser, then the SDK's validation of what it read: the same message as the
-    SDK's ``validate_json``, in a quarter of the time for a large one (which holds the event loop
-    while it is read: 200 MB took 3 s). A line either refuses is given to ``validate_json``, so its
-    error is the one the SDK gives, with the line in it."""
+    pydantic's JSON parser, then the SDK's validation of what it read: the same message, and the
+    same error, as the SDK's ``validate_json``, in a quarter of the time for a large message (which
+    holds the event loop while it is read: 200 MB took 3 s)."""
+    adapter = mcp_types.jsonrpc_message_adapter
     try:
         data = pydantic_core.from_json(line, allow_inf_nan=True)
-        return mcp_types.jsonrpc_message_adapter.validate_python(data, by_name=False)
-    except ValueError:
-        return mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError as exc:  # the error validate_json gives, without reading the line again
+        error = InitErrorDetails(type="json_invalid", loc=(), input=line, ctx={"error": str(exc)})
+        raise ValidationError.from_exception_data(MESSAGE_TITLE, [error]) from None
+    return adapter.validate_python(data, by_name=False)
 
 
 def latest_progress_only(items: list[Item]) -> list[Item]:
@@ -146,7 +150,7 @@ class _Pipes:
         try:
             async with self.read_writer:
                 try:
-                    await _deliver(self.process.stdout, self.lines, self.read_writer)
+                    await self._deliver()
                 finally:
                     await sdk_stdio._drain_stdout(self.process)
         except anyio.ClosedResourceError:
@@ -154,6 +158,26 @@ class _Pipes:
         except (anyio.BrokenResourceError, ConnectionError):
             if not self.shutting_down:
                 log.exception("reading a server's stdout failed mid-session")
+
+    async def _deliver(self) -> None:
+        """Read stdout to its end, handing each message on; returns early when the session is gone
+        or the transport is closing (what comes then is drained unread)."""
+        while True:
+            try:
+                chunk = await self.process.stdout.receive(READ_BYTES)
+            except anyio.EndOfStream:
+                return
+            if self.shutting_down:
+                return
+            items = [item for line in self.lines.feed(chunk) for item in read_line(line)]
+            for item in latest_progress_only(items):
+                try:
+                    try:
+                        self.read_writer.send_nowait(item)
+                    except anyio.WouldBlock:
+                        await self.read_writer.send(item)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
 
     async def write_stdin(self) -> None:
         try:
@@ -175,21 +199,3 @@ class _Pipes:
         for stream in (self.read_stream, self.write_stream, self.read_writer, self.write_reader):
             await stream.aclose()
         await anyio.lowlevel.checkpoint()
-
-
-async def _deliver(stdout: Any, splitter: MessageLines, sink: Any) -> None:
-    """Read stdout to its end, handing each message on; returns early when the session is gone."""
-    while True:
-        try:
-            chunk = await stdout.receive(READ_BYTES)
-        except anyio.EndOfStream:
-            return
-        items = [item for line in splitter.feed(chunk) for item in read_line(line)]
-        for item in latest_progress_only(items):
-            try:
-                try:
-                    sink.send_nowait(item)
-                except anyio.WouldBlock:
-                    await sink.send(item)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return

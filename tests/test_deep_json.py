@@ -69,6 +69,9 @@ async def test_a_tool_schema_nested_100000_deep_fails_the_start_at_once_and_says
         status = hub.status("deep")
     assert status.state == ServerState.FAILED
     assert status.reason.startswith("an answer from the server could not be read (Invalid JSON: recursion limit")
+    assert "not JSON-RPC" not in status.reason, status.reason  # it is JSON-RPC, nested too deep to read
+    assert status.reason.count("could not be read") == 1, status.reason
+    assert status.protocol_problem_count == 1
     assert took < 20, f"the start waited {took:.1f} s, toward its 60 s timeout"
 
 

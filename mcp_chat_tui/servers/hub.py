@@ -432,8 +432,10 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
     async def _on_message(self, rt: _Runtime, generation: int, message: Any) -> None:
         if generation != rt.generation:
             return
-        starting = rt.status.state == ServerState.STARTING  # then the start's own checks explain it
-        if isinstance(message, Exception) and not starting and (problem := unreadable_message(message)):
+        # A message that could not be read is a protocol problem, while starting too (the stdio
+        # transport fails the request it answered, so a start ends at once saying why); anything
+        # else on stdout is noise.
+        if isinstance(message, Exception) and (problem := unreadable_message(message)):
             self._on_unreadable_message(rt, problem)
         elif isinstance(message, Exception):
             self._on_stdout_noise(rt, noise_line(message))

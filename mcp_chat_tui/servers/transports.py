@@ -133,7 +133,7 @@ def describe_start_failure(
     if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
         return f"the server exited or closed the connection during initialize{stderr_hint}"
     if isinstance(exc, MCPError) and exc.code == PARSE_ERROR:  # what it said while starting could not be read
-        return f"{exc.message}{stderr_hint}"
+        return exc.message  # (the stderr tail would say it again)
     if isinstance(exc, MCPError):
         return f"the server answered initialize with an error: {exc.message} (code {exc.code}){stderr_hint}"
     name = type(exc).__name__

@@ -1,6 +1,6 @@
 """Benchmark: what the server hub adds over the raw MCP SDK, measured in one run.
 
-Prints two ratios (and the figures behind them):
+Prints its ratios and rates (and the figures behind them):
 - call_overhead_ratio: the hub's median ``call_tool`` latency divided by the raw
   SDK ``Client.call_tool`` median (asking, as the hub does, for progress and log
   messages), both against the demo server over stdio, in alternating batches

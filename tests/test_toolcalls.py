@@ -219,7 +219,11 @@ def test_known_tools_default_to_the_schema_names():
     stream = ToolCallStream(tools=schemas)
     events = stream.feed('<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>') + stream.finish()
     assert events == [
-        ToolCallMalformed("call_1", '<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>', "unknown tool 'rm_rf'")
+        ToolCallMalformed(
+            "call_1",
+            '<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>',
+            "unknown tool 'rm_rf': no offered tool has a similar name",
+        )
     ]
 
 

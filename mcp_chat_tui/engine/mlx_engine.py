@@ -41,6 +41,7 @@ from mcp_chat_tui.engine.messages import for_template
 from mcp_chat_tui.engine.mlx_request import Cancelled, Failure, GenerationStream, Request, Run
 from mcp_chat_tui.engine.mlx_thread import MLX_THREAD
 from mcp_chat_tui.engine.settings import EngineSettings
+from mcp_chat_tui.engine.special_tokens import SpecialTokenText, add_end_of_turn, special_tokens
 from mcp_chat_tui.engine.speculative import CacheOptions, check_options, load_draft
 from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
 from mcp_chat_tui.engine.thread_load import ThreadLoad
@@ -61,6 +62,7 @@ class MlxEngine:
         self.generation = self._generation()  # the settings in effect
         self._model: Any = None
         self._tokenizer: Any = None
+        self._special_tokens: dict[int, str] = {}  # id to text: never shown, never in the transcript
         self._options: CacheOptions | None = None  # the KV cache's make-up: quantized, shared with a draft model
         self._cache: list[Any] | None = None
         self._cache_tokens: list[int] = []
@@ -228,6 +230,8 @@ class MlxEngine:
         check_options(options, name, self.settings.draft_model)
         self._model, self._tokenizer, self._options = model, tokenizer, options
         self.supports_tools = template_supports_tools(tokenizer)
+        add_end_of_turn(tokenizer)
+        self._special_tokens = special_tokens(tokenizer)
         self.context_length = self.settings.context_length or context_length_from_files(path, tokenizer)
         self.count_tokens.tokenizer = tokenizer
         self._cache, self._cache_tokens = None, []
@@ -338,7 +342,7 @@ class MlxEngine:
         if resumed is not None:
             self._cache, self._cache_tokens = resumed
         reused = self._reuse_cache(prompt)
-        run = Run(request, recogniser)
+        run = Run(request, recogniser, SpecialTokenText(self._special_tokens, recogniser.markers))
         try:
             self._stream_tokens(prompt[reused:], run)
         except Cancelled:

@@ -12,7 +12,7 @@ from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.events import Notice
 from mcp_chat_tui.config import load_settings
 from mcp_chat_tui.core.errors import ConfigError
-from mcp_chat_tui.engine.events import Done, EngineError, Stats
+from mcp_chat_tui.engine.events import Done, Stats
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.engine.text_tools import CALL_SHAPE, describe_tools, with_tools_in_text
 from mcp_chat_tui.engine.toolcalls import parse_tool_calls
@@ -165,9 +165,10 @@ async def test_text_wins_over_a_template_that_takes_tools(tiny_model):
 async def test_a_strict_template_renders_results_as_the_user_turn_it_accepts(strict_model):
     conversation = [{"role": "system", "content": "Be brief."}, *ROUND, {"role": "user", "content": "And 6 * 7?"}]
     template_engine = await loaded(strict_model)
-    try:  # given as they are, the tool role breaks this template's alternation
-        with pytest.raises(EngineError, match="cannot render this conversation"):
-            await prompt_of(template_engine, conversation, tool_schemas())
+    try:  # given as they are, the tool role breaks this template's alternation: they go as text
+        prompt = template_engine.tokenizer.decode(await prompt_of(template_engine, conversation, tool_schemas()))
+        assert prompt.endswith(f"<|im_start|>user\n{RESULTS}\n\nAnd 6 * 7?<|im_end|>\n<|im_start|>assistant\n")
+        assert describe_tools(tool_schemas()) not in prompt  # the template takes no tools: none are offered
     finally:
         await template_engine.close()
     engine = await loaded(strict_model, tool_prompt="text")

@@ -37,13 +37,13 @@ from mcp_chat_tui.engine.loading import (
     resolve_model,
     template_supports_tools,
 )
-from mcp_chat_tui.engine.messages import for_template
+from mcp_chat_tui.engine.messages import for_template, has_tool_turns, system_in_first_user
 from mcp_chat_tui.engine.mlx_request import Cancelled, Failure, GenerationStream, Request, Run
 from mcp_chat_tui.engine.mlx_thread import MLX_THREAD
 from mcp_chat_tui.engine.settings import EngineSettings
 from mcp_chat_tui.engine.special_tokens import SpecialTokenText, add_end_of_turn, special_tokens
 from mcp_chat_tui.engine.speculative import CacheOptions, check_options, load_draft
-from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
+from mcp_chat_tui.engine.text_tools import TEXT, calls_in_text, with_tools_in_text
 from mcp_chat_tui.engine.thread_load import ThreadLoad
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 
@@ -151,6 +151,10 @@ class MlxEngine:
             raise EngineError(f"model '{self.model_name}' is not loaded yet")
         if tools and self.tools_in_text:
             messages = with_tools_in_text(messages, tools)
+        elif not self.supports_tools and has_tool_turns(messages):
+            messages = calls_in_text(
+                messages
+            )  # calls and results as text: a template without tools has no place for them
         # Copied now, in the shape the template wants, so later changes by the caller cannot race the thread.
         return GenerationStream(
             self._submit_generation,
@@ -261,12 +265,20 @@ class MlxEngine:
             with self.count_tokens.lock:
                 tokens = tokenizer.apply_chat_template(messages, add_generation_prompt=True, **kwargs)
         except Exception as exc:
-            raise EngineError(
-                f"the chat template of model '{self.model_name}' cannot render this conversation: {exc}"
-            ) from None
+            if not messages or messages[0].get("role") != "system":
+                raise self._unrenderable(exc) from None
+            try:  # a template that takes no system role: the system prompt opens the first user message
+                with self.count_tokens.lock:
+                    folded = system_in_first_user(messages)
+                    tokens = tokenizer.apply_chat_template(folded, add_generation_prompt=True, **kwargs)
+            except Exception:
+                raise self._unrenderable(exc) from None
         if isinstance(tokens, dict) or hasattr(tokens, "input_ids"):
             tokens = tokens["input_ids"]
         return [int(t) for t in tokens]
+
+    def _unrenderable(self, exc: Exception) -> EngineError:
+        return EngineError(f"the chat template of model '{self.model_name}' cannot render this conversation: {exc}")
 
     def _recogniser(self, request: Request, prompt: list[int]) -> ToolCallStream:
         tokenizer = self._tokenizer

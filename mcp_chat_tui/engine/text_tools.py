@@ -56,6 +56,19 @@ def describe_tools(tools: list[dict]) -> str:
 def with_tools_in_text(messages: list[dict], tools: list[dict]) -> list[dict]:
     """``messages`` (OpenAI chat shape) as a template without tools can render them, ``tools`` described
     in the system prompt. Copies; never changes the caller's list."""
+    out = calls_in_text(messages)
+    description = describe_tools(tools)
+    if out and out[0].get("role") == "system":
+        system = _text(out[0].get("content"))
+        out[0] = {**out[0], "content": f"{system}\n\n{description}" if system else description}
+    else:
+        out.insert(0, {"role": "system", "content": description})
+    return out
+
+
+def calls_in_text(messages: list[dict]) -> list[dict]:
+    """``messages`` with their calls as ``<tool_call>`` blocks in the assistant's text and each round's
+    results as one user message: what a template without tools can render. Copies."""
     out: list[dict] = []
     results_at: int | None = None  # the index in ``out`` of the user message holding the last results
     for message in messages:
@@ -75,12 +88,6 @@ def with_tools_in_text(messages: list[dict], tools: list[dict]) -> list[dict]:
         if role == "assistant" and "tool_calls" in copy:
             copy["content"] = _assistant_text(_text(copy.get("content")), copy.pop("tool_calls") or [])
         out.append(copy)
-    description = describe_tools(tools)
-    if out and out[0].get("role") == "system":
-        system = _text(out[0].get("content"))
-        out[0] = {**out[0], "content": f"{system}\n\n{description}" if system else description}
-    else:
-        out.insert(0, {"role": "system", "content": description})
     return out
 
 

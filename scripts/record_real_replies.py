@@ -8,8 +8,10 @@ engine recognises are run on the real servers (no approval: a recording run), th
 back to the model, and the next generation is recorded too, up to ``--rounds`` generations.
 
 Each line written is one generation: ``{"model", "tool_prompt", "tools", "question", "round",
-"raw", "special_tokens", "stopped_by"}``. What should be parsed from it (``expect``) is added by
-a person reading the sample, never by this script.
+"raw", "pieces", "special", "stopped_by"}``: ``pieces`` are ``[token id, text]`` as the engine got
+them, ``special`` the special tokens among them (id to text) other than the one that ended the
+turn (``stopped_by``). What should be parsed from it (``expect``) is added by a person reading
+the sample, never by this script.
 
     MCP_CHAT_TUI_CACHE_DIR=/work/cache .venv/bin/python scripts/record_real_replies.py \\
         MODEL --mcp-config /work/refservers/mcp-time.json --out replies.jsonl "What time is it in Tokyo?"
@@ -78,7 +80,8 @@ async def _one_question(engine: MlxEngine, hub: ServerHub, question: str, args: 
                 "question": question,
                 "round": round_number,
                 "raw": "".join(piece for _, piece in tokens),
-                "special_tokens": [special[t] for t, _ in tokens if t in special and t not in eos],
+                "pieces": [[t, piece] for t, piece in tokens],
+                "special": {str(t): special[t] for t, _ in tokens if t in special and t not in eos},
                 "stopped_by": special.get(last, str(last)) if last in eos else None,
             }
         )

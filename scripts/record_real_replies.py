@@ -7,7 +7,7 @@ before the engine drops or recognises anything), with the special tokens it gene
 engine recognises are run on the real servers (no approval: a recording run), their results go
 back to the model, and the next generation is recorded too, up to ``--rounds`` generations.
 
-Each line written is one generation: ``{"model", "tool_prompt", "tools", "question", "round",
+Each line written is one generation: ``{"model", "tool_prompt", "tool_parser", "tools", "question", "round",
 "raw", "pieces", "special", "stopped_by"}``: ``pieces`` are ``[token id, text]`` as the engine got
 them, ``special`` the special tokens among them (id to text) other than the one that ended the
 turn (``stopped_by``). What should be parsed from it (``expect``) is added by a person reading
@@ -58,6 +58,8 @@ async def _one_question(engine: MlxEngine, hub: ServerHub, question: str, args: 
     names = sorted(spec.model_name for spec in specs)
     special = _special_ids(engine.tokenizer)
     eos = set(engine.tokenizer.eos_token_ids)
+    parser = getattr(engine.tokenizer, "tool_parser", None)
+    parser_name = parser.__module__.rsplit(".", 1)[-1] if parser is not None else None
     messages: list[dict] = [{"role": "user", "content": question}]
     records = []
     for round_number in range(1, args.rounds + 1):
@@ -76,6 +78,7 @@ async def _one_question(engine: MlxEngine, hub: ServerHub, question: str, args: 
             {
                 "model": args.name,
                 "tool_prompt": args.tool_prompt,
+                "tool_parser": parser_name,
                 "tools": names,
                 "question": question,
                 "round": round_number,

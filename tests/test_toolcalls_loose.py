@@ -76,6 +76,9 @@ def test_a_fence_the_reply_ends_in_is_a_call_when_its_json_is_whole_and_malforme
         "- [link](http://example.com)\n[1, 2]\n{braces} in maths\n",
         '{\n  "title": "x",\n  "items": [\n    {"name": "echo", "arguments": {}}\n  ]\n}\nok',  # a call inside data
         '{"name": "echo", "arguments": {}} is how a call looks',
+        "\n```JSON\n",  # whitespace before what was held is kept when it turns out to be text
+        '\n\n{"title": "x"}',
+        "  \n[1]",
     ],
 )
 def test_json_and_code_that_are_not_calls_stay_text_as_written(text):

@@ -131,6 +131,7 @@ class ToolCallStream:
         self._run: JsonRun | None = None
         self._fence_line = ""  # the opening line of the fence the run reads
         self._run_shown = 0  # how much of a run's text is shown (a JSON value that is not a call streams)
+        self._run_lead = ""  # whitespace before the run, dropped if it is calls, shown if it is text
         if in_thinking and think_start and think_end:
             self._mode = _THINK
             self._opener = self._openers[think_start]
@@ -224,7 +225,9 @@ class ToolCallStream:
         limit = match.start() if match else len(pending)
         line = self._line_event(pending, limit, final)
         if line is not None and line.kind != "hold":
-            self._show_before(out, pending[: line.at])
+            before = pending[: line.at]
+            self._run_lead = before if before.isspace() and (self._at_start or self._after_block) else ""
+            self._show_before(out, before)
             self._start_run(pending, line)
             return True
         if match and line is None:
@@ -344,18 +347,22 @@ class ToolCallStream:
         """Show a JSON value that is no call as it streams, up to ``end``."""
         start = max(self._run_shown, run.shown)
         if end > start:
-            self._show(out, run.text[start:end])
+            self._show_run(out, run.text[start:end])
             self._run_shown = end
+
+    def _show_run(self, out: list[EngineEvent], text: str) -> None:
+        """Show text of a run that is not calls, after the whitespace held before it."""
+        lead, self._run_lead = self._run_lead, ""
+        self._show(out, lead + text)
 
     def _give_back(self, out: list[EngineEvent], run: JsonRun) -> None:
         """The run is not calls: a fence is shown as code, loose JSON as written; the rest is read again."""
         if run.fenced:
-            self._show(out, self._fence_line)
+            self._show_run(out, self._fence_line)
             self._in_code = True
             self._leave_run(run.text, after_calls=False)
             return
-        if run.rest > run.shown:
-            self._show(out, run.text[run.shown : run.rest])
+        self._show_run(out, run.text[run.shown : run.rest])
         self._leave_run(run.text[run.rest :], after_calls=False)
         self._line_start = False  # what is read again from here cannot start the same run
         self._at_start = False
@@ -365,6 +372,7 @@ class ToolCallStream:
         self._mode = _TEXT
         self._pending = rest
         if after_calls:
+            self._run_lead = ""
             self._after_block = True
             self._line_start = True
 
@@ -378,9 +386,9 @@ class ToolCallStream:
         elif run.open_value is not None and run.looks_like_call:
             out.append(self._check.malformed(run.open_value, "incomplete JSON tool call: the reply ended inside it"))
         elif run.fenced and not run.values:
-            self._show(out, self._fence_line + run.text)
+            self._show_run(out, self._fence_line + run.text)
         elif run.held.strip():
-            self._show(out, run.held)
+            self._show_run(out, run.held)
 
     def _calls(self, found: list[tuple[str, Any]]) -> list[EngineEvent]:
         events: list[EngineEvent] = []

@@ -22,7 +22,7 @@ _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _QUALIFIER = re.compile(r"__|[./:]")  # between a server's name and its tool's, as models write it
 _WORDS = re.compile(r"[^a-z0-9]+")
 NEAREST_COUNT = 3
-NEAREST_CUTOFF = 0.5  # below this similarity a name is not "near": the model would be steered wrong
+NEAREST_CUTOFF = 0.45  # below this similarity a name is not "near": the model would be steered wrong
 
 
 class CallChecker:
@@ -172,3 +172,13 @@ def kind(value: Any) -> str:
         int: "a number",
         float: "a number",
     }.get(type(value), type(value).__name__)
+
+
+def dump_call(item: Any) -> str:
+    """A call item as JSON text (its raw text, when the model wrote several in one block)."""
+    if isinstance(item, ServerCall):
+        item = item.call
+    try:
+        return json.dumps(item, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(item)

@@ -10,14 +10,13 @@ start outside code blocks, and only while tools are offered.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_chat_tui.engine.callcheck import CallChecker, call_shaped
-from mcp_chat_tui.engine.callformats import ServerCall, parse_any, parse_mistral, parse_tool_use
+from mcp_chat_tui.engine.callcheck import CallChecker, dump_call
+from mcp_chat_tui.engine.callformats import parse_any, parse_mistral, parse_tool_use
 from mcp_chat_tui.engine.events import (
     EngineEvent,
     TextDelta,
@@ -25,21 +24,12 @@ from mcp_chat_tui.engine.events import (
     ToolCallMalformed,
     ToolCallProposed,
 )
-from mcp_chat_tui.engine.jsonrun import (
-    CALL_FENCE_INFOS,
-    CLOSED,
-    DATA,
-    ENDED,
-    FENCE,
-    OPEN,
-    JsonRun,
-    could_be_call_fence,
-)
+from mcp_chat_tui.engine.jsonrun import JsonRun
+from mcp_chat_tui.engine.loosecalls import INDENT, RUN, TEXT, LooseCalls
 
 ToolParser = Callable[[str, Any], Any]
 
-_TEXT, _THINK, _BLOCK, _RUN = "text", "think", "block", "run"
-_INDENT = " \t"
+_TEXT, _THINK, _BLOCK, _RUN = TEXT, "think", "block", RUN
 
 
 @dataclass(frozen=True)
@@ -47,16 +37,6 @@ class _Opener:
     start: str
     end: str  # "" means the block runs to the end of the reply
     kind: str  # "think", "native", "json", "tool_use", "mistral"
-
-
-@dataclass(frozen=True)
-class _LineEvent:
-    """What a line start in the pending text holds: loose JSON, a fence that may hold calls, or text
-    that cannot be decided yet (``kind`` "json", "fence" or "hold"); ``body`` is where a fence's content starts."""
-
-    at: int
-    kind: str
-    body: int = 0
 
 
 @dataclass
@@ -80,7 +60,7 @@ def tool_names(tools: Iterable[dict] | None) -> set[str] | None:
     return names
 
 
-class ToolCallStream:
+class ToolCallStream(LooseCalls):
     """Streaming recogniser: ``feed(chunk)`` and, at the end of the reply, ``finish()``; both return events."""
 
     def __init__(
@@ -100,19 +80,7 @@ class ToolCallStream:
         self._loose = self.known_tools is None or bool(self.known_tools)  # loose JSON only while tools are offered
         self._tools = tools
         self._tool_parser = tool_parser
-        openers: list[_Opener] = []
-        if think_start and think_end:
-            openers.append(_Opener(think_start, think_end, "think"))
-        if tool_call_start:
-            openers.append(_Opener(tool_call_start, tool_call_end or "", "native"))
-        for fallback in (
-            _Opener("<tool_call>", "</tool_call>", "json"),
-            _Opener("<tool_use>", "</tool_use>", "tool_use"),
-            _Opener("[TOOL_CALLS]", "", "mistral"),
-        ):
-            if all(fallback.start != o.start for o in openers):
-                openers.append(fallback)
-        self._openers = {o.start: o for o in openers}
+        self._openers = _openers(think_start, think_end, tool_call_start, tool_call_end)
         starts = sorted(self._openers, key=len, reverse=True)
         self._opener_re = re.compile("|".join(re.escape(s) for s in starts))
         self._starts = starts
@@ -200,7 +168,7 @@ class ToolCallStream:
 
     def validate(self, call: Any, raw: str | None = None) -> ToolCallProposed | ToolCallMalformed:
         """Check a call parsed elsewhere (e.g. an OpenAI ``tool_calls`` entry) with this reply's rules and ids."""
-        return self._check.check(call, raw if raw is not None else _dump(call))
+        return self._check.check(call, raw if raw is not None else dump_call(call))
 
     # -- the state machine ----------------------------------------------------------------------
 
@@ -263,7 +231,7 @@ class ToolCallStream:
         """Note where the text given on leaves the line."""
         newline = text.rfind("\n")
         tail = text[newline + 1 :]
-        self._line_start = (newline >= 0 or self._line_start) and not tail.strip(_INDENT)
+        self._line_start = (newline >= 0 or self._line_start) and not tail.strip(INDENT)
 
     def _open_block(self, opener: _Opener, rest: str) -> None:
         self._opener = opener
@@ -276,126 +244,6 @@ class ToolCallStream:
             self._block = ""
             self._search_from = 0
             self._at_start = False
-
-    # -- line starts: code fences and loose JSON --------------------------------------------------
-
-    def _line_event(self, pending: str, limit: int, final: bool) -> _LineEvent | None:
-        """The first line start before ``limit`` that holds loose JSON, a fence that may hold calls, or
-        that cannot be decided yet; fences of code shown as text are passed (and followed) on the way."""
-        at = 0 if self._line_start else pending.find("\n") + 1
-        while 0 < at <= limit or (at == 0 and self._line_start and limit > 0):
-            first = at + len(pending[at:]) - len(pending[at:].lstrip(_INDENT))
-            event = self._line_at(pending, at, first, final)
-            if event is not None:
-                return event
-            newline = pending.find("\n", at)
-            if newline < 0:
-                return None
-            at = newline + 1
-        return None
-
-    def _line_at(self, pending: str, at: int, first: int, final: bool) -> _LineEvent | None:
-        if first == len(pending):
-            return None if final else _LineEvent(at, "hold")
-        head = pending[first : first + len(FENCE)]
-        if head != FENCE:
-            if FENCE.startswith(head) and first + len(head) == len(pending) and not final:
-                return _LineEvent(at, "hold")
-            if head[0] in "{[" and self._loose and not self._in_code:
-                return _LineEvent(at, "json")
-            return None
-        newline = pending.find("\n", first)
-        info = pending[first + len(FENCE) : newline if newline >= 0 else len(pending)]
-        if not self._in_code and self._loose:
-            if newline >= 0 and info.strip().lower() in CALL_FENCE_INFOS:
-                return _LineEvent(at, "fence", newline + 1)
-            if newline < 0 and could_be_call_fence(info) and not final:
-                return _LineEvent(at, "hold")
-        self._in_code = not self._in_code  # a fence of code shown as text
-        return None
-
-    def _start_run(self, pending: str, line: _LineEvent) -> None:
-        fenced = line.kind == "fence"
-        self._run = JsonRun(lambda value: call_shaped(value, self.known_tools), fenced=fenced)
-        self._fence_line = pending[line.at : line.body] if fenced else ""
-        self._pending = pending[line.body :] if fenced else pending[line.at :]
-        self._run_shown = 0
-        self._mode = _RUN
-
-    def _advance_run(self, out: list[EngineEvent]) -> bool:
-        run = self._run
-        assert run is not None
-        run.feed(self._pending)
-        self._pending = ""
-        out.extend(self._calls(run.take()))
-        if run.outcome == OPEN:
-            return False
-        if run.outcome == DATA:
-            self._show_data(out, run, run.scanned)
-            return False
-        if run.outcome == ENDED:
-            self._show_data(out, run, run.rest)
-            self._leave_run(run.text[run.rest :], after_calls=bool(run.values) and run.shown == run.rest)
-            return True
-        if run.outcome == CLOSED and run.values:
-            self._leave_run(run.text[run.rest :], after_calls=True)
-            return True
-        self._give_back(out, run)
-        return True
-
-    def _show_data(self, out: list[EngineEvent], run: JsonRun, end: int) -> None:
-        """Show a JSON value that is no call as it streams, up to ``end``."""
-        start = max(self._run_shown, run.shown)
-        if end > start:
-            self._show_run(out, run.text[start:end])
-            self._run_shown = end
-
-    def _show_run(self, out: list[EngineEvent], text: str) -> None:
-        """Show text of a run that is not calls, after the whitespace held before it."""
-        lead, self._run_lead = self._run_lead, ""
-        self._show(out, lead + text)
-
-    def _give_back(self, out: list[EngineEvent], run: JsonRun) -> None:
-        """The run is not calls: a fence is shown as code, loose JSON as written; the rest is read again."""
-        if run.fenced:
-            self._show_run(out, self._fence_line)
-            self._in_code = True
-            self._leave_run(run.text, after_calls=False)
-            return
-        self._show_run(out, run.text[run.shown : run.rest])
-        self._leave_run(run.text[run.rest :], after_calls=False)
-        self._line_start = False  # what is read again from here cannot start the same run
-        self._at_start = False
-
-    def _leave_run(self, rest: str, *, after_calls: bool) -> None:
-        self._run = None
-        self._mode = _TEXT
-        self._pending = rest
-        if after_calls:
-            self._run_lead = ""
-            self._after_block = True
-            self._line_start = True
-
-    def _finish_run(self, out: list[EngineEvent]) -> None:
-        run = self._run
-        assert run is not None
-        run.finish()
-        out.extend(self._calls(run.take()))
-        if run.outcome == DATA:
-            self._show_data(out, run, len(run.text))
-        elif run.open_value is not None and run.looks_like_call:
-            out.append(self._check.malformed(run.open_value, "incomplete JSON tool call: the reply ended inside it"))
-        elif run.fenced and not run.values:
-            self._show_run(out, self._fence_line + run.text)
-        elif run.held.strip():
-            self._show_run(out, run.held)
-
-    def _calls(self, found: list[tuple[str, Any]]) -> list[EngineEvent]:
-        events: list[EngineEvent] = []
-        for raw, value in found:
-            items = value if isinstance(value, list) else [value]
-            events.extend(self._check.check(item, raw if len(items) == 1 else _dump(item)) for item in items)
-        return events
 
     # -- thinking and marked blocks -------------------------------------------------------------
 
@@ -465,7 +313,26 @@ class ToolCallStream:
         if not items:
             return [self._check.malformed(raw, "empty tool call")]
         single = len(items) == 1
-        return [self._check.check(item, raw if single else _dump(item)) for item in items]
+        return [self._check.check(item, raw if single else dump_call(item)) for item in items]
+
+
+def _openers(
+    think_start: str | None, think_end: str | None, tool_call_start: str | None, tool_call_end: str | None
+) -> dict[str, _Opener]:
+    """The markers that open a block, by their text: thinking, the tokenizer's own, then the fallbacks."""
+    openers: list[_Opener] = []
+    if think_start and think_end:
+        openers.append(_Opener(think_start, think_end, "think"))
+    if tool_call_start:
+        openers.append(_Opener(tool_call_start, tool_call_end or "", "native"))
+    for fallback in (
+        _Opener("<tool_call>", "</tool_call>", "json"),
+        _Opener("<tool_use>", "</tool_use>", "tool_use"),
+        _Opener("[TOOL_CALLS]", "", "mistral"),
+    ):
+        if all(fallback.start != o.start for o in openers):
+            openers.append(fallback)
+    return {o.start: o for o in openers}
 
 
 def parse_tool_calls(text: str, known_tools: set[str] | None = None, **markers: Any) -> ParsedReply:
@@ -494,15 +361,6 @@ def _suffix_prefix_len(text: str, marker: str) -> int:
         if marker.startswith(text[-size:]):
             return size
     return 0
-
-
-def _dump(item: Any) -> str:
-    if isinstance(item, ServerCall):
-        item = item.call
-    try:
-        return json.dumps(item, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(item)
 
 
 def _merge(events: list[EngineEvent]) -> list[EngineEvent]:

@@ -5,7 +5,9 @@ chat template as the app) with the tools of the servers in ``--mcp-config``, gre
 every generation's raw text exactly as mlx-lm's detokenizer gave it (special tokens included,
 before the engine drops or recognises anything), with the special tokens it generated. Calls the
 engine recognises are run on the real servers (no approval: a recording run), their results go
-back to the model, and the next generation is recorded too, up to ``--rounds`` generations.
+back to the model, and the next generation is recorded too, up to ``--rounds`` generations. It runs
+in a fresh temporary folder: the servers get the working directory as a root, and a small model
+calls tools that write files.
 
 Each line written is one generation: ``{"model", "tool_prompt", "tool_parser", "tools", "question", "round",
 "raw", "pieces", "special", "stopped_by"}``: ``pieces`` are ``[token id, text]`` as the engine got
@@ -22,7 +24,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -113,8 +117,11 @@ async def main(args: argparse.Namespace) -> None:
     questions = list(args.questions)
     if args.questions_file:
         questions += [line.strip() for line in Path(args.questions_file).read_text().splitlines() if line.strip()]
-    config = load_mcp_config(Path(args.mcp_config), workspace_folder=Path.cwd())
-    engine = MlxEngine(args.model, EngineSettings(max_tokens=args.max_tokens, tool_prompt=args.tool_prompt))
+    model = str(Path(args.model).resolve()) if Path(args.model).exists() else args.model
+    args.out = str(Path(args.out).resolve())
+    config = load_mcp_config(Path(args.mcp_config).resolve(), workspace_folder=Path.cwd())
+    os.chdir(tempfile.mkdtemp(prefix="record-real-replies-"))  # the servers' root: what the model may write in
+    engine = MlxEngine(model, EngineSettings(max_tokens=args.max_tokens, tool_prompt=args.tool_prompt))
     await engine.load()
     async with ServerHub(config.servers.values()) as hub:
         await hub.start_all()

@@ -29,7 +29,7 @@ from mcp_chat_tui.ui.streaming import (
 )
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config, new_marker, pids_with, wait_until
-from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 
 async def test_prompt_history_with_up_and_down():
@@ -166,7 +166,7 @@ async def test_auto_run_toggle_from_the_sidebar_marks_the_tool():
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "one")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="dialog")
         await pilot.press("y")
         await wait_turn_done(pilot, app)
         await pilot.press("f3", "a")
@@ -438,7 +438,7 @@ async def test_status_bar_follows_the_turn_through_approval_and_the_tool_run():
         assert "scripted is ready with 6 tools from 1 server" in welcome
         assert "You approve each tool call before it runs" in welcome
         await send(pilot, "wait a bit")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="dialog")
         assert app.status_bar.engine_state == "awaiting approval"
         await pilot.press("y")
         await wait_for(pilot, lambda: app.status_bar.engine_state == "running tools", what="running tools")

@@ -1,7 +1,8 @@
 """``--plain`` and ``-p`` answer the servers' requests on the terminal: a sampling request is shown and
 approved, edited or rejected; a form's fields are asked one by one (a bad value is said and asked
-again); a URL is opened only on ``o``. With no terminal to ask (``-p`` in a pipe), elicitation is
-declined and sampling refused, each with one line on stderr; ``--yes`` approves sampling.
+again); a URL is shown with its host and opened only on ``o``, and only an https one (or http to
+this computer). With no terminal to ask (``-p`` in a pipe), elicitation is declined and sampling
+refused, each with one line on stderr; ``--yes`` approves sampling.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mcp_chat_tui.agent import Agent
 from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
 from mcp_chat_tui.agent.events import AgentSink
 from mcp_chat_tui.agent.sampling import ToolUse, asked_settings, editable, message_text, with_edits
+from mcp_chat_tui.core.page_address import check_page_address
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.servers.elicit_form import FormField
 
@@ -137,14 +139,33 @@ class ConsoleAsker:
             self.console.print(literal(f"  {field.label}: {problem}", "red"))
 
     async def visit_url(self, server: str, message: str, url: str) -> str:
+        """Where the page is (its host, as a browser resolves it) and the whole address; ``o`` opens
+        it, and only an https address or an http one to this computer (``core/page_address.py``)."""
         if self.reader is None:
             self._nobody(f"{server} asked you to open {url}; declined")
             return "decline"
-        body = Group(literal(message), literal(url, "bold"))
-        self.console.print(Panel(body, title=literal(f"{server} asks you to open a page"), expand=False))
+        address = check_page_address(url)
+        body = [literal(message)]
+        if address.host:
+            body.append(
+                literal(
+                    f"goes to {address.host}" + (f" (written {address.written_host})" if address.written_host else ""),
+                    "bold",
+                )
+            )
+        if address.user:
+            body.append(
+                literal(f"before the host stands {address.user}@: a user name, not where the page is", "yellow")
+            )
+        body.append(literal(url))
+        if address.refusal:
+            body.append(literal(address.refusal, "bold red"))
+        self.console.print(Panel(Group(*body), title=literal(f"{server} asks you to open a page"), expand=False))
+        if not address.openable:
+            return "decline" if await self._choice("d decline · c cancel: ", "dc") == "d" else "cancel"
         choice = await self._choice("o open in the browser · d decline · c cancel: ", "odc")
         if choice == "o":
-            if not webbrowser.open(url):
+            if not webbrowser.open(address.url):
                 self.console.print(Text("no browser could be opened: copy the URL", style="yellow"))
             return "accept"
         return "decline" if choice == "d" else "cancel"

@@ -42,7 +42,7 @@ async def _check_servers(args) -> int:
     from mcp_chat_tui.cli.setup import load_configuration, make_hub, warn_short_secrets
 
     console = Console()
-    settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
+    settings, mcp_config = await load_configuration(args, ask_input=ask_on_terminal)
     warn_short_secrets(mcp_config.redactor, console)
     console.print(f"mcp.json: [bold]{mcp_config.path}[/] ({mcp_config.source})")
     hub = make_hub(settings, mcp_config)
@@ -63,18 +63,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.sign_in or args.sign_out:
             from mcp_chat_tui.cli.sign_in import sign_in_command, sign_out_command
 
-            if args.sign_out:
-                return sign_out_command(args, Console(highlight=False))
-            return asyncio.run(run_until_signal(lambda: sign_in_command(args, Console(highlight=False))))
+            command = sign_out_command if args.sign_out else sign_in_command
+            return asyncio.run(run_until_signal(lambda: command(args, Console(highlight=False))))
         from mcp_chat_tui.cli.chat import run_chat
 
         return run_chat(args, parser)
     except UserFacingError as exc:
         err.print(f"[bold red]mcp-chat-tui:[/] {escape(str(exc))}", highlight=False)
         if args.json and args.prompt is not None:
-            from mcp_chat_tui.cli.report import failure_json
+            from mcp_chat_tui.cli.report import failure_json, is_terminal
+            from mcp_chat_tui.core.text import json_for_terminal
 
-            print(failure_json(args.prompt, str(exc), exc.exit_code), flush=True)
+            failure = failure_json(args.prompt, str(exc), exc.exit_code)
+            print(json_for_terminal(failure) if is_terminal(sys.stdout) else failure, flush=True)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -236,11 +236,12 @@ def _console_sink(
 ) -> Callable[[AgentEvent], None]:
     """Where the agent's events go: the console (through the ``-p`` report) and the transcript; the
     servers' requests are answered at the console too."""
-    printer = PlainConsole(console, reader, auto_yes=auto_yes)
+    printer = PlainConsole(console, reader, auto_yes=auto_yes, one_shot=report is not None)
     sink: Callable[[AgentEvent], None] = report.watch(printer) if report is not None else printer
     if recorder is not None:
-        sink = tee(RecordingSink(recorder, model_label, agent.engine), sink)
-        agent.checkpoint = recorder.persisted  # a call's start is on disk before it goes out
+        recording = RecordingSink(recorder, model_label, agent.engine)
+        recording.guard_starts(agent)  # a call's start is on disk before it goes out
+        sink = tee(recording, sink)
     install_console_requests(agent, console, reader, sink, auto_yes=auto_yes)
     return sink
 

@@ -27,6 +27,7 @@ from mcp_chat_tui.agent.events import (
     CallDecided,
     CallFinished,
     CallProgress,
+    CallRunUnsaved,
     CallStarted,
     CallStatus,
     GenerationStats,
@@ -34,12 +35,15 @@ from mcp_chat_tui.agent.events import (
     Notice,
     ResultCut,
     ServerRequestAnswered,
+    StartNotSaved,
     SummariesEnded,
     SummaryFailed,
     SummaryStarted,
     SummaryWritten,
     TurnFinished,
+    UnsavedChoice,
 )
+from mcp_chat_tui.agent.turn import not_sent_line, run_unsaved_line
 from mcp_chat_tui.cli.input_text import decoded_line
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.ui.media_info import media_line
@@ -62,6 +66,9 @@ STATUS_STYLE = {
     CallStatus.CANCELLED: ("■", "yellow"),
     CallStatus.INTERRUPTED: ("↯", "red"),
 }
+
+
+UNSAVED_KEYS = {"r": UnsavedChoice.RETRY, "U": UnsavedChoice.RUN_UNSAVED, "n": UnsavedChoice.DONT_RUN}
 
 
 class LineReader:
@@ -100,10 +107,14 @@ def pretty_arguments(arguments: dict) -> str:
 class PlainConsole:
     """Prints agent events and answers approvals from the keyboard (or denies them when it cannot ask)."""
 
-    def __init__(self, console: Console, reader: LineReader | None, *, auto_yes: bool = False) -> None:
+    def __init__(
+        self, console: Console, reader: LineReader | None, *, auto_yes: bool = False, one_shot: bool = False
+    ) -> None:
+        """``one_shot`` (``-p``): a call whose start cannot be saved is never run, nobody is asked."""
         self.console = console
         self.reader = reader
         self.auto_yes = auto_yes
+        self.one_shot = one_shot
         self._in_text = False
         self._in_thinking = False
         self._pending: list[asyncio.Task[None]] = []
@@ -134,9 +145,12 @@ class PlainConsole:
             self._break_line()
             body = Group(literal(f"malformed tool call ({event.reason})", "bold red"), literal(event.raw))
             self.console.print(Panel(body, border_style="red", expand=False))
-        elif isinstance(event, ApprovalNeeded):
+        elif isinstance(event, (ApprovalNeeded, StartNotSaved)):
             self._break_line()
-            self._pending.append(asyncio.ensure_future(self._approve(event)))
+            question = self._approve(event) if isinstance(event, ApprovalNeeded) else self._ask_unsaved(event)
+            self._pending.append(asyncio.ensure_future(question))
+        elif isinstance(event, CallRunUnsaved):
+            self.console.print(literal(run_unsaved_line(event), "bold yellow"), soft_wrap=True)
         elif isinstance(event, Notice):
             self._break_line()
             self.console.print(literal(event.text, "yellow"))
@@ -290,6 +304,25 @@ class PlainConsole:
             decision = APPROVAL_KEYS.get(answer.strip()) or APPROVAL_KEYS.get(answer.strip().lower())
             if decision is not None and not event.decision.done():
                 event.decision.set_result(decision)
+
+    async def _ask_unsaved(self, event: StartNotSaved) -> None:
+        """A call whose start could not be saved: run only on an explicit ``U`` at a terminal."""
+        self.console.print(literal(not_sent_line(event), "bold red"), soft_wrap=True)
+        if self.one_shot or self.reader is None or not sys.stdin.isatty():
+            why = "-p never runs a call unsaved" if self.one_shot else "no terminal to ask"
+            self.console.print(literal(f"not run ({why})", "yellow"), soft_wrap=True)
+            event.decision.set_result(UnsavedChoice.DONT_RUN)
+            return
+        while not event.decision.done():
+            self.console.print(
+                "[bold]r[/] try saving again · [bold]U[/] run it unsaved · [bold]n[/] don't run: ", end=""
+            )
+            answer = await self.reader.read()
+            choice = UNSAVED_KEYS.get(answer.strip()) if isinstance(answer, str) else UnsavedChoice.DONT_RUN
+            if choice is None:
+                self.console.print(literal("(a capital U runs it unsaved)", "dim"))
+            elif not event.decision.done():
+                event.decision.set_result(choice)
 
     def _end_thinking(self) -> None:
         if self._in_thinking:

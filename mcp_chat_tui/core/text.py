@@ -21,6 +21,15 @@ def visible_controls(text: str) -> str:
     return _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
 
 
+_JSON_CONTROL = re.compile(r"[\x7f-\x9f\u2028\u2029]")  # JSON leaves these raw; it escapes the rest itself
+
+
+def json_for_terminal(text: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) with the control characters JSON leaves raw
+    written as ``\\uXXXX``: the same JSON, which a terminal shows without acting on it."""
+    return _JSON_CONTROL.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def one_line(text: str, limit: int = 80) -> str:
     """A single-line summary: whitespace folded, controls made visible, cut with an ellipsis."""
     folded = " ".join(visible_controls(text).split())

@@ -14,6 +14,7 @@ from mcp_chat_tui.core.errors import UserFacingError
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "cancelled", "stop_sequence")
 LOAD_STAGES = ("download", "convert", "load", "ready")
+STAGE_WORDS = {"download": "downloading", "convert": "converting GGUF", "load": "loading", "ready": "ready"}
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,11 @@ class LoadProgress:
     bytes_done: int
     bytes_total: int | None
     message: str = ""
+
+    @property
+    def doing(self) -> str:
+        """The stage as the status bar says it: ``downloading``, ``converting GGUF``, ``loading``."""
+        return STAGE_WORDS.get(self.stage, self.stage)
 
 
 EngineEvent = TextDelta | ThinkingDelta | ToolCallProposed | ToolCallMalformed | Throughput | Stats | Done

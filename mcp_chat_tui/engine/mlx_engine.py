@@ -350,9 +350,7 @@ class MlxEngine:
         except Exception as exc:
             post([Failure(EngineError(f"model '{self.model_name}' cannot prepare the prompt: {exc}"))])
             return
-        resumed = self._cache_keeper.resume(request.cache_file, prompt, self._cache_tokens, self._options.new_cache)
-        if resumed is not None:
-            self._cache, self._cache_tokens = resumed
+        self._resume_from_file(request, prompt)
         reused = self._reuse_cache(prompt)
         run = Run(request, recogniser, SpecialTokenText(self._special_tokens, recogniser.markers))
         try:
@@ -366,7 +364,17 @@ class MlxEngine:
         self._remember(prompt[: reused + run.prefilled] + run.generated)
         post(self._closing_events(run, len(prompt)))
         if not run.recogniser.calls_proposed:  # a reply that calls tools is followed by the next at once
-            self._cache_keeper.save(request.cache_file, self._cache, self._cache_tokens)
+            self._save_to_file(request)
+
+    def _resume_from_file(self, request: Request, prompt: list[int]) -> None:
+        """Start from the conversation's cache file when it holds more of ``prompt`` than memory does."""
+        resumed = self._cache_keeper.resume(request.cache_file, prompt, self._cache_tokens, self._options.new_cache)
+        if resumed is not None:
+            self._cache, self._cache_tokens = resumed
+
+    def _save_to_file(self, request: Request) -> None:
+        """Keep the KV cache in the conversation's cache file (when it has one)."""
+        self._cache_keeper.save(request.cache_file, self._cache, self._cache_tokens)
 
     def _stream_tokens(self, suffix: list[int], run: Run) -> None:
         """Prefill ``suffix`` after the cached tokens and decode, feeding each token to ``run``."""
@@ -403,10 +411,14 @@ class MlxEngine:
         finally:
             responses.close()
 
-    def _closing_events(self, run: Run, prompt_tokens: int) -> list[Any]:
-        """The recogniser's last events, the figures, and ``Done`` with why generation ended."""
+    @staticmethod
+    def _peak_memory_gb() -> float:
         import mlx.core as mx
 
+        return mx.get_peak_memory() / 1e9
+
+    def _closing_events(self, run: Run, prompt_tokens: int) -> list[Any]:
+        """The recogniser's last events, the figures, and ``Done`` with why generation ended."""
         events: list[Any] = run.last_events()
         finish = run.finish
         if run.cancelled:
@@ -422,7 +434,7 @@ class MlxEngine:
                 drafted_tokens=run.drafted,
                 time_to_first_token=(first - run.request.submitted) if first is not None else 0.0,
                 tokens_per_second=run.tokens_per_second,
-                peak_memory_gb=mx.get_peak_memory() / 1e9,
+                peak_memory_gb=self._peak_memory_gb(),
             )
         )
         events.append(Done(finish))

@@ -35,7 +35,9 @@ ElicitationAnswer = ElicitResult | ErrorData
 
 
 class ClientRequests(Protocol):
-    """Answers a server's requests; ``server`` is the name the server has in mcp.json."""
+    """Answers a server's requests; ``server`` is the name the server has in mcp.json. A handler may
+    also have ``refused_by_limit(server, params, message)``: told of each sampling request the rate
+    limit refused before anyone was asked."""
 
     async def sample(self, server: str, params: CreateMessageRequestParams) -> SamplingAnswer: ...
 
@@ -121,6 +123,9 @@ class RequestDesk:
         if refused is not None:
             status.samples_refused += 1
             changed()
+            over_limit = getattr(self.handler, "refused_by_limit", None)
+            if over_limit is not None:  # recorded as any refusal is (the conversation, -p's report and exit code)
+                over_limit(status.name, self._redacted(params), refused)
             return ErrorData(code=USER_REJECTED, message=refused)  # the user's limit refuses it, as the user would
         changed()
         try:

@@ -28,6 +28,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_chat_tui import __version__
 from mcp_chat_tui.core.paths import user_data_dir
 from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.server_identity import ServerIdentity
 from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
 from mcp_chat_tui.servers.builtin import builtin_specs
 from mcp_chat_tui.servers.calls import ToolCalls
@@ -125,15 +126,31 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
         self._observers: list[Observer] = []
         self._tools: list[ToolSpec] = []
         self._by_model_name: dict[str, ToolSpec] = {}
+        self._sampling_per_minute = sampling_per_minute
         for config in servers:
-            transport = config.type
-            status = ServerStatus(name=config.name, transport=transport, sampling_per_minute=sampling_per_minute)
-            status.log_level = getattr(config, "log_level", None) or status.log_level
-            if getattr(config, "disabled", False):
-                status.state = ServerState.DISABLED
-            if log_dir is not None and transport == "stdio":
-                status.log_path = log_dir / f"{log_file_name(config.name)}.log"
-            self._runtimes[config.name] = _Runtime(config=config, status=status)
+            self._add_runtime(config)
+
+    def _add_runtime(self, config: Any) -> _Runtime:
+        transport = config.type
+        status = ServerStatus(name=config.name, transport=transport, sampling_per_minute=self._sampling_per_minute)
+        status.log_level = getattr(config, "log_level", None) or status.log_level
+        if getattr(config, "disabled", False):
+            status.state = ServerState.DISABLED
+        if self.log_dir is not None and transport == "stdio":
+            status.log_path = self.log_dir / f"{log_file_name(config.name)}.log"
+        self._runtimes[config.name] = _Runtime(config=config, status=status)
+        return self._runtimes[config.name]
+
+    def add_servers(self, servers: Iterable[Any]) -> None:
+        """Servers configured once the app is running (a folder's mcp.json the user just trusted);
+        observers hear of each. None is started: ``start_all()`` does that. A name already here is
+        an error, never a replacement."""
+        configs = list(servers)
+        taken = [config.name for config in configs if config.name in self._runtimes]
+        if taken:
+            raise ValueError(f"servers already configured: {', '.join(taken)}")
+        for config in configs:
+            self._changed(self._add_runtime(config))
 
     # ----- observing -------------------------------------------------------------------------
 
@@ -169,6 +186,12 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
     def config(self, name: str) -> Any:
         """The configuration ``name`` was started from."""
         return self._runtimes[name].config
+
+    def identity(self, name: str) -> ServerIdentity | None:
+        """Which server runs under ``name`` (its program or URL); None for a name no server has here."""
+        runtime = self._runtimes.get(name)
+        identity = getattr(runtime.config, "identity", None) if runtime is not None else None
+        return identity() if identity is not None else None
 
     @property
     def client_requests(self) -> ClientRequests:

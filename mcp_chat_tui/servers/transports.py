@@ -19,6 +19,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
+from mcp_chat_tui.core.redact import without_url_secrets
 from mcp_chat_tui.servers.watchdog import server_watchdog
 
 log = logging.getLogger(__name__)
@@ -149,4 +150,5 @@ def describe_start_failure(
         return f"cannot connect to {url}: {type(exc).__name__} (is the server running?)"
     if "HTTPStatusError" in name:
         return f"{url} answered with an HTTP error ({type(exc).__name__})"
-    return f"{name}: {exc}{stderr_hint}" if str(exc) else f"{name}{stderr_hint}"
+    said = without_url_secrets(str(exc), config.url) if config.url else str(exc)  # an error may quote the URL
+    return f"{name}: {said}{stderr_hint}" if said else f"{name}{stderr_hint}"

@@ -246,6 +246,7 @@ class _Reader:
             server=str(meta.get("server", "")),
             allowed_by=str(meta.get("allowed_by", "")),
             tool=str(meta.get("tool", "")),
+            run_unsaved=meta.get("run_unsaved") is True,
         )
 
     def _server_request(self, line: str) -> ServerRequest:

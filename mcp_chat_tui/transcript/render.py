@@ -90,6 +90,8 @@ def _proposal_meta(proposal: Proposal) -> str:
         meta["allowed_by"] = proposal.allowed_by
     if proposal.tool:
         meta["tool"] = proposal.tool
+    if proposal.run_unsaved:
+        meta["run_unsaved"] = True
     return _meta_json(meta)
 
 

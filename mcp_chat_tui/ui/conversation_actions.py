@@ -21,6 +21,7 @@ from mcp_chat_tui.transcript import (
 )
 from mcp_chat_tui.transcript.media import self_contained
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
+from mcp_chat_tui.transcript.unsaved_runs import recall_unsaved_runs
 from mcp_chat_tui.ui.messages import SaveChanged
 from mcp_chat_tui.ui.recording import pending_calls
 from mcp_chat_tui.ui.screens.conversations import ExportScreen, ExportTarget, ResumeScreen
@@ -47,7 +48,7 @@ class ConversationActions:
             self.recorder.saver = AutoSaver(path, on_change=changed)
             keep_cache_beside(self.engine, path)
         except TranscriptInUse as exc:
-            self.unsaved = str(exc)
+            self.unsaved = self.recorder.cannot_save = str(exc)  # and no call is sent without asking
             self._show_save_problem(str(exc))
 
     def _detach_saver(self) -> None:
@@ -180,6 +181,7 @@ class ConversationActions:
             return False
         try:
             transcript = parse(read_transcript_text(path), path)
+            recall_unsaved_runs(transcript, path)  # calls run while it could not be saved count as started
         except TranscriptError as exc:
             lock.release()
             self.notify(str(exc), title="cannot open the conversation", severity="error", timeout=10)

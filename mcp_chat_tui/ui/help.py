@@ -29,6 +29,7 @@ def help_text() -> Text:
         ToolUseScreen,
     )
     from mcp_chat_tui.ui.screens.sign_in import SignInScreen
+    from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
     from mcp_chat_tui.ui.widgets.prompt import PromptInput
     from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 
@@ -46,6 +47,7 @@ def help_text() -> Text:
         ("Tool calls", ToolCallTable.BINDINGS),
         ("Servers", ServerTable.BINDINGS),
         ("Approval dialog", ApprovalScreen.BINDINGS),
+        ("A call whose start could not be saved", UnsavedStartScreen.BINDINGS),
         ("Call detail", CallDetailScreen.BINDINGS),
         ("Server detail", ServerDetailScreen.BINDINGS),
         ("Sign-in dialog", SignInScreen.BINDINGS),

@@ -31,6 +31,7 @@ class Field:
     description: str = ""
     required: bool = False
     value: str = ""
+    password: bool = False  # typed without echo
 
 
 class ServerSuggester(Suggester):
@@ -75,6 +76,7 @@ class ArgumentsScreen(ModalScreen[dict[str, str] | None]):
                         id=f"field-{index}",
                         suggester=ServerSuggester(self, field.name) if self.complete else None,
                         select_on_focus=False,
+                        password=field.password,
                     )
                     yield Static("", classes="arguments-hint", id=f"hint-{index}")
             yield Static("", id="arguments-problem")

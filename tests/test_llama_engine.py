@@ -260,3 +260,10 @@ async def test_many_requests_keep_cache_and_model_in_step(llama) -> None:
         await reply(llama)
         await asyncio.sleep(0)
         assert llama._model.tokens == len(llama._cache_tokens)
+
+
+async def test_the_special_tokens_and_the_end_of_turn_are_learnt_as_the_mlx_engine_learns_them(llama) -> None:
+    # what Run.take drops by id, and where generation stops: tests/test_special_tokens.py runs them
+    assert set(llama._special_tokens.values()) >= {"<|im_start|>", "<|im_end|>", "<|endoftext|>"}
+    end = llama.tokenizer.convert_tokens_to_ids("<|im_end|>")
+    assert end in llama.tokenizer.eos_token_ids

@@ -233,15 +233,19 @@ class MlxEngine:
         options = CacheOptions.of(model, self._load_draft(tokenizer, report), self.settings)
         check_options(options, name, self.settings.draft_model)
         self._model, self._tokenizer, self._options = model, tokenizer, options
-        self.supports_tools = template_supports_tools(tokenizer)
-        add_end_of_turn(tokenizer)
-        self._special_tokens = special_tokens(tokenizer)
+        self._learn_tokens(tokenizer)
         self.context_length = self.settings.context_length or context_length_from_files(path, tokenizer)
         self.count_tokens.tokenizer = tokenizer
         self._cache, self._cache_tokens = None, []
         self._cache_keeper = CacheKeeper(model_key(path, self.compute, self.settings))
         report(LoadProgress("load", size, size, f"loaded {name}"))
         report(LoadProgress("ready", size, size, f"{name} is ready"))
+
+    def _learn_tokens(self, tokenizer: Any) -> None:
+        """What the tokenizer's template and special tokens tell: tools, where a turn ends, text never shown."""
+        self.supports_tools = template_supports_tools(tokenizer)
+        add_end_of_turn(tokenizer)
+        self._special_tokens = special_tokens(tokenizer)
 
     def _load_draft(self, tokenizer: Any, report: Callable[[LoadProgress], None]) -> Any:
         """The draft model of ``settings.draft_model`` (None without one), computing as the model does."""

@@ -180,3 +180,9 @@ def test_a_call_is_reported_when_its_fence_closes():
     assert stream.feed('```json\n{"name": "echo", "arguments": {"message": "x"}}\n') == []
     assert stream.feed("```") == [call("echo", {"message": "x"})]
     assert stream.feed("\n\nDone.") == [TextDelta("Done.")]
+
+
+def test_a_call_line_then_the_reply_ends_inside_something_else():
+    echo = '{"name": "echo", "arguments": {}}'
+    assert parsed(echo + "\n[") == ("[", [call("echo", {})])
+    assert parsed(echo + '\n{"na') == ('{"na', [call("echo", {})])

@@ -96,7 +96,7 @@ class JsonRun:
 
     def finish(self) -> None:
         """The reply is over: the closed calls held are committed (a fence need not be closed)."""
-        if self.outcome == OPEN:
+        if self.outcome == OPEN and self._line:
             self._commit(self._line_end if self._depth else len(self.text))
 
     # -- between values ---------------------------------------------------------------------------

@@ -285,3 +285,10 @@ async def test_a_new_conversation_starts_from_the_kept_state_of_the_tools(
     assert after[2].prompt_tokens > 1000 and after[2].prefilled_tokens <= 0.1 * after[2].prompt_tokens
     (tmp_path / "cache" / "prompt-prefixes").rename(tmp_path / "elsewhere")
     assert (await first("what is in the file called todo?"))[:2] == after[:2]
+
+
+async def test_the_special_tokens_and_the_end_of_turn_are_learnt_as_the_mlx_engine_learns_them(llama) -> None:
+    # what Run.take drops by id, and where generation stops: tests/test_special_tokens.py runs them
+    assert set(llama._special_tokens.values()) >= {"<|im_start|>", "<|im_end|>", "<|endoftext|>"}
+    end = llama.tokenizer.convert_tokens_to_ids("<|im_end|>")
+    assert end in llama.tokenizer.eos_token_ids

@@ -30,7 +30,7 @@ from mcp_chat_tui.engine.context import context_length_from_files
 from mcp_chat_tui.engine.events import EngineError, LoadProgress
 from mcp_chat_tui.engine.generation import GenerationSettings, read_model_defaults
 from mcp_chat_tui.engine.gguf import is_gguf_file
-from mcp_chat_tui.engine.loading import load_tokenizer, resolve_model, template_supports_tools
+from mcp_chat_tui.engine.loading import load_tokenizer, resolve_model
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.engine.mlx_request import Request, Run
 from mcp_chat_tui.engine.ollama import is_ollama, ollama_gguf
@@ -197,7 +197,7 @@ class LlamaCppEngine(MlxEngine):
         self._tokenizer = tokenizer
         self._model_defaults = read_model_defaults(folder)
         self.generation = self._generation()
-        self.supports_tools = template_supports_tools(tokenizer)
+        self._learn_tokens(tokenizer)
         self.context_length = context
         self.count_tokens.tokenizer = tokenizer
         self._cache_tokens = []

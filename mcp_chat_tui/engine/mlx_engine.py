@@ -38,13 +38,14 @@ from mcp_chat_tui.engine.loading import (
     resolve_model,
     template_supports_tools,
 )
-from mcp_chat_tui.engine.messages import for_template
+from mcp_chat_tui.engine.messages import for_template, has_tool_turns, system_in_first_user
 from mcp_chat_tui.engine.mlx_request import Cancelled, Failure, GenerationStream, Request, Run
 from mcp_chat_tui.engine.mlx_thread import MLX_THREAD
 from mcp_chat_tui.engine.prefix_cache import PrefixStore, static_prefix_length
 from mcp_chat_tui.engine.settings import EngineSettings
+from mcp_chat_tui.engine.special_tokens import SpecialTokenText, add_end_of_turn, special_tokens
 from mcp_chat_tui.engine.speculative import CacheOptions, check_options, load_draft
-from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
+from mcp_chat_tui.engine.text_tools import TEXT, calls_in_text, with_tools_in_text
 from mcp_chat_tui.engine.thread_load import ThreadLoad
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 
@@ -63,6 +64,7 @@ class MlxEngine:
         self.generation = self._generation()  # the settings in effect
         self._model: Any = None
         self._tokenizer: Any = None
+        self._special_tokens: dict[int, str] = {}  # id to text: never shown, never in the transcript
         self._options: CacheOptions | None = None  # the KV cache's make-up: quantized, shared with a draft model
         self._cache: list[Any] | None = None
         self._cache_tokens: list[int] = []
@@ -152,6 +154,10 @@ class MlxEngine:
             raise EngineError(f"model '{self.model_name}' is not loaded yet")
         if tools and self.tools_in_text:
             messages = with_tools_in_text(messages, tools)
+        elif not self.supports_tools and has_tool_turns(messages):
+            messages = calls_in_text(
+                messages
+            )  # calls and results as text: a template without tools has no place for them
         # Copied now, in the shape the template wants, so later changes by the caller cannot race the thread.
         return GenerationStream(
             self._submit_generation,
@@ -230,7 +236,7 @@ class MlxEngine:
         options = CacheOptions.of(model, self._load_draft(tokenizer, report), self.settings)
         check_options(options, name, self.settings.draft_model)
         self._model, self._tokenizer, self._options = model, tokenizer, options
-        self.supports_tools = template_supports_tools(tokenizer)
+        self._learn_tokens(tokenizer)
         self.context_length = self.settings.context_length or context_length_from_files(path, tokenizer)
         self.count_tokens.tokenizer = tokenizer
         self._cache, self._cache_tokens = None, []
@@ -238,6 +244,12 @@ class MlxEngine:
         self._prefixes = PrefixStore(self._cache_keeper.key)
         report(LoadProgress("load", size, size, f"loaded {name}"))
         report(LoadProgress("ready", size, size, f"{name} is ready"))
+
+    def _learn_tokens(self, tokenizer: Any) -> None:
+        """What the tokenizer's template and special tokens tell: tools, where a turn ends, text never shown."""
+        self.supports_tools = template_supports_tools(tokenizer)
+        add_end_of_turn(tokenizer)
+        self._special_tokens = special_tokens(tokenizer)
 
     def _load_draft(self, tokenizer: Any, report: Callable[[LoadProgress], None]) -> Any:
         """The draft model of ``settings.draft_model`` (None without one), computing as the model does."""
@@ -261,12 +273,20 @@ class MlxEngine:
             with self.count_tokens.lock:
                 tokens = tokenizer.apply_chat_template(messages, add_generation_prompt=True, **kwargs)
         except Exception as exc:
-            raise EngineError(
-                f"the chat template of model '{self.model_name}' cannot render this conversation: {exc}"
-            ) from None
+            if not messages or messages[0].get("role") != "system":
+                raise self._unrenderable(exc) from None
+            try:  # a template that takes no system role: the system prompt opens the first user message
+                with self.count_tokens.lock:
+                    folded = system_in_first_user(messages)
+                    tokens = tokenizer.apply_chat_template(folded, add_generation_prompt=True, **kwargs)
+            except Exception:
+                raise self._unrenderable(exc) from None
         if isinstance(tokens, dict) or hasattr(tokens, "input_ids"):
             tokens = tokens["input_ids"]
         return [int(t) for t in tokens]
+
+    def _unrenderable(self, exc: Exception) -> EngineError:
+        return EngineError(f"the chat template of model '{self.model_name}' cannot render this conversation: {exc}")
 
     def _recogniser(self, request: Request, prompt: list[int]) -> ToolCallStream:
         tokenizer = self._tokenizer
@@ -342,7 +362,7 @@ class MlxEngine:
         prefix = self._static_prefix(request, prompt)
         self._resume_from_prefix(prompt, prefix)
         reused = self._reuse_cache(prompt)
-        run = Run(request, recogniser)
+        run = Run(request, recogniser, SpecialTokenText(self._special_tokens, recogniser.markers))
         try:
             reused = self._keep_prefix(prompt, prefix, reused, run)
             self._stream_tokens(prompt[reused:], run)

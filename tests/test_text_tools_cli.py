@@ -5,6 +5,7 @@ prompt describes them; a ``<tool_call>`` in the reply's text goes through approv
 from __future__ import annotations
 
 from mcp_chat_tui.engine.remote import OpenAIEngine
+from mcp_chat_tui.engine.text_tools import CALL_SHAPE
 from mcp_chat_tui.transcript import parse, read_transcript_text
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
@@ -25,7 +26,7 @@ def assert_tools_in_text(request: dict) -> None:
     assert system["role"] == "system" and "# Tools\n" in system["content"]
     for name in DEMO_TOOLS:
         assert f"\n## {name}\n" in system["content"]
-    assert "For example:\n<tool_call>\n" in system["content"]
+    assert f":\n{CALL_SHAPE}\n" in system["content"]
 
 
 def test_config_toml_text_sends_no_tools_and_runs_the_call_written_in_the_reply(tmp_path, isolated_user_dirs):

@@ -18,6 +18,7 @@ from rich.text import Text
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.cli.check import status_table
 from mcp_chat_tui.cli.input_text import argument_problem, utf8_problem
+from mcp_chat_tui.cli.log_lines import print_warnings
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.setup import load_configuration, load_planned, make_hub, plan_configuration, warn_short_secrets
 from mcp_chat_tui.cli.terminal import SIGTERM_EXIT, ask_on_terminal, exit_on_sigterm, run_until_signal
@@ -187,7 +188,7 @@ def transcript_held(args: argparse.Namespace) -> Iterator[None]:
 
 async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None) -> int:
     """``--plain`` and ``-p``. With ``-p`` everything but the answer (or ``--json``'s object) goes to stderr."""
-    from mcp_chat_tui.cli.plain import log_printer, run_plain
+    from mcp_chat_tui.cli.plain import run_plain
 
     one_shot = args.prompt is not None
     console = Console(highlight=False, stderr=one_shot)
@@ -197,7 +198,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
     warn_short_secrets(mcp_config.redactor, console)
     engine = make_engine(args, model, settings.model_options(model))
     hub = make_hub(settings, mcp_config)
-    hub.add_log_listener(log_printer(Console(stderr=True, highlight=False, soft_wrap=True)))
+    print_warnings(hub, Console(stderr=True, highlight=False, soft_wrap=True))
     async with hub:
         try:
             await _load_and_start(engine, hub, model, len(mcp_config.enabled()), console)

@@ -32,7 +32,6 @@ from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.engine.cache_file import keep_cache_beside
 from mcp_chat_tui.servers.commands import is_command
 from mcp_chat_tui.servers.hub import ServerHub
-from mcp_chat_tui.servers.notifications import LogEntry
 from mcp_chat_tui.transcript import (
     AutoSaver,
     Exchange,
@@ -47,17 +46,6 @@ from mcp_chat_tui.ui.recording import RecordingSink, pending_calls, tee
 
 PROMPT = "prompt -> "
 EXIT_WORDS = {"bye", "quit"}
-
-
-def log_printer(stderr: Console) -> Callable[[str, LogEntry], None]:
-    """A hub log listener that prints each warning (or worse) on ``stderr``, after its server's name."""
-
-    def show(server: str, entry: LogEntry) -> None:
-        if entry.at_least_warning:
-            logger = f" [{entry.logger}]" if entry.logger else ""
-            stderr.print(literal(f"{server}: {entry.level}{logger}: {entry.text}", "yellow"), soft_wrap=True)
-
-    return show
 
 
 def print_loaded(console: Console, transcript: Transcript) -> None:

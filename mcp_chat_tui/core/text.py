@@ -37,8 +37,12 @@ def one_line(text: str, limit: int = 80) -> str:
 
 
 def pretty_json(value: Any) -> str:
-    """Indented JSON for showing arguments and structured results (non-ASCII kept readable)."""
-    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    """Indented JSON for showing arguments and structured results (non-ASCII kept readable); a
+    value nested deeper than Python's JSON encoder goes is said to be so."""
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    except RecursionError:
+        return "[nested too deep to show]"
 
 
 def arguments_summary(arguments: dict[str, Any], limit: int = 60) -> str:

@@ -42,11 +42,13 @@ class ToolCallProposed:
 
 @dataclass(frozen=True)
 class ToolCallMalformed:
-    """Text the model meant as a tool call but that is not a valid one; ``raw`` is that text."""
+    """Text the model meant as a tool call but that is not a valid one; ``raw`` is that text. For a
+    call of a tool that is not offered, ``nearest`` holds the offered names nearest to the one written."""
 
     id: str
     raw: str
     reason: str
+    nearest: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

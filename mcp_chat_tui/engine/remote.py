@@ -31,6 +31,7 @@ from mcp_chat_tui.engine.events import (
 from mcp_chat_tui.engine.generation import DEFAULT, GenerationSettings, ReplyOverrides, applied, resolve
 from mcp_chat_tui.engine.messages import for_wire
 from mcp_chat_tui.engine.settings import EngineSettings
+from mcp_chat_tui.engine.special_tokens import TurnMarkup
 from mcp_chat_tui.engine.stops import STOP_SEQUENCE, StopSequences
 from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
@@ -168,9 +169,12 @@ class OpenAIEngine:
                 if stops.matched is not None:  # the rest of the reply is not wanted: stop reading it
                     ended, reply.finish = True, STOP_SEQUENCE
                     break
+                if reply.markup.ended:  # the model's end-of-turn token came as text: its turn is over
+                    ended, reply.finish = True, reply.finish or "stop"
+                    break
         finally:
             await events.aclose()
-        rest = stops.rest()
+        rest = stops.feed(reply.markup.rest()) + stops.rest()
         for event in recogniser.feed(rest) if rest else []:
             yield event
         if not ended and reply.finish is None:
@@ -284,6 +288,7 @@ class _ReplyTally:
     finish: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
     calls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    markup: TurnMarkup = field(default_factory=TurnMarkup)  # special tokens' strings at the start and end
 
     def take(self, chunk: dict[str, Any], recogniser: ToolCallStream, stops: StopSequences) -> Iterator[EngineEvent]:
         """The events of one chunk: thinking, and text (up to a stop sequence) through the tool-call recogniser."""
@@ -300,7 +305,7 @@ class _ReplyTally:
             if isinstance(reasoning, str) and reasoning:
                 yield ThinkingDelta(reasoning)
             if isinstance(content, str) and content:
-                yield from recogniser.feed(stops.feed(content))
+                yield from recogniser.feed(stops.feed(self.markup.feed(content)))
             _merge_tool_call_pieces(self.calls, delta.get("tool_calls"))
             if choice.get("finish_reason"):
                 self.finish = choice["finish_reason"]

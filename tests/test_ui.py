@@ -219,8 +219,11 @@ async def test_help_lists_every_binding():
             "Command palette",
             "Stop the reply and its running tool calls, or the summaries being written",
             "Go to the prompt",
+            "Run it unsaved",  # the dialogs that come up on their own: the not-saved one, a folder's mcp.json
+            "Trust and start",
         ):
             assert words in body
+        assert re.search(r"^ +u +Run it unsaved$", body, re.MULTILINE), "a plain u, as the dialog says"
 
 
 async def test_typing_in_the_chat_pane_writes_the_prompt():

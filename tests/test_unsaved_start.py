@@ -201,7 +201,7 @@ def test_a_call_run_unsaved_and_killed_is_never_run_again_silently(tmp_path, iso
             terminal.press(b"y\r")
             assert wait_until(lambda: "run it unsaved" in terminal.text(), 30), terminal.text()[-2000:]
             assert not ledger.exists()
-            terminal.press(b"U\r")
+            terminal.press(b"u\r")
             assert wait_until(lambda: lines(ledger) == ["paid"], 30), terminal.text()[-2000:]
             os.kill(terminal.pid, 9)  # killed mid-call: the file never said the call started
             assert wait_until(lambda: terminal.status is not None, 10)

@@ -20,6 +20,7 @@ from mcp_chat_tui.cli.input_text import argument_problem, utf8_problem
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.setup import load_configuration, load_planned, make_hub, plan_configuration, warn_short_secrets
 from mcp_chat_tui.cli.terminal import SIGTERM_EXIT, ask_on_terminal, exit_on_sigterm, run_until_signal
+from mcp_chat_tui.cli.typed_lines import terminal_lines
 from mcp_chat_tui.config import McpConfig, ModelOptions, Settings, save_setting, settings_path
 from mcp_chat_tui.config.settings import approval_value
 from mcp_chat_tui.core.errors import UserFacingError
@@ -188,6 +189,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
 
     one_shot = args.prompt is not None
     console = Console(highlight=False, stderr=one_shot)
+    terminal_lines().keeps_prompts = not one_shot  # a line typed ahead of a question at start is a prompt
     settings, mcp_config = await load_configuration(args, ask_input=ask_on_terminal)
     if one_shot:  # as the conversation, the report and a failure's JSON will show it
         args.prompt = mcp_config.redactor.text(args.prompt)

@@ -80,9 +80,9 @@ def test_a_line_typed_while_the_model_works_never_approves_the_call_it_then_prop
 
 
 def test_a_prompt_typed_ahead_never_opens_the_page_a_server_then_asks_for(tmp_path, isolated_user_dirs, monkeypatch):
-    """"open the pod bay doors" typed while the model works: its o opened the URL a server asked for.
-    Typed before the question it waits for the prompt; typed after, a line is a choice only as its
-    letter alone."""
+    """A prompt typed while the model works, "open the pod bay doors", opened the URL a server then
+    asked for by its o. Typed before the question it waits for the prompt; typed after, a line is a
+    choice only as its letter alone."""
     opened = tmp_path / "opened.txt"
     url = "https://127.0.0.1:9/authorize"
     env = dict(cli_env(isolated_user_dirs), TERM="dumb", BROWSER=f"{sys.executable} {FAKE_BROWSER} %s")
@@ -141,7 +141,7 @@ async def test_lines_typed_as_the_question_appears_put_its_keys_off_and_answer_n
         )
         await asyncio.sleep(0)
         reader.type("y")  # typed as the question appeared: not its answer, and puts its keys off
-        typed_last = time.monotonic()
+        typed_last = reader._lines[-1].at
         while not shown:
             await asyncio.sleep(0.05)
         assert shown[0] - typed_last >= 1.0, "the keys were shown before the typing had stopped for the guard time"

@@ -183,16 +183,23 @@ def transcript_held(args: argparse.Namespace) -> Iterator[None]:
             lock.release()
 
 
+async def _console_configuration(args: argparse.Namespace) -> tuple[Settings, McpConfig]:
+    """Settings and servers for ``--plain`` and ``-p``, asked about on the terminal (a line typed ahead
+    of a question there is a prompt, unless ``-p``); ``-p``'s prompt with the secrets given hidden."""
+    terminal_lines(keeps_prompts=args.prompt is None)
+    settings, mcp_config = await load_configuration(args, ask_input=ask_on_terminal)
+    if args.prompt is not None:  # as the conversation, the report and a failure's JSON will show it
+        args.prompt = mcp_config.redactor.text(args.prompt)
+    return settings, mcp_config
+
+
 async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None) -> int:
     """``--plain`` and ``-p``. With ``-p`` everything but the answer (or ``--json``'s object) goes to stderr."""
     from mcp_chat_tui.cli.plain import log_printer, run_plain
 
     one_shot = args.prompt is not None
     console = Console(highlight=False, stderr=one_shot)
-    terminal_lines().keeps_prompts = not one_shot  # a line typed ahead of a question at start is a prompt
-    settings, mcp_config = await load_configuration(args, ask_input=ask_on_terminal)
-    if one_shot:  # as the conversation, the report and a failure's JSON will show it
-        args.prompt = mcp_config.redactor.text(args.prompt)
+    settings, mcp_config = await _console_configuration(args)
     warn_short_secrets(mcp_config.redactor, console)
     engine = make_engine(args, model, settings.model_options(model))
     hub = make_hub(settings, mcp_config)

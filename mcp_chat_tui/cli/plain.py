@@ -183,9 +183,8 @@ async def _converse(
 ) -> int:
     """``run_plain``'s loop: the resumed conversation's open calls, then the prompts; the recorder is
     closed on the way out."""
-    reader = terminal_lines() if one_prompt is None or sys.stdin.isatty() else None
-    if reader is not None:
-        reader.keeps_prompts = one_prompt is None  # lines typed ahead of a question wait for the prompt
+    asking = one_prompt is None or sys.stdin.isatty()  # prompts to read, or a terminal to ask questions on
+    reader = terminal_lines(keeps_prompts=one_prompt is None) if asking else None  # typed ahead: a prompt
     sink = _console_sink(agent, console, reader, recorder, report, model_label=model_label, auto_yes=auto_yes)
     try:
         if recorder is not None and recorder.transcript.exchanges:

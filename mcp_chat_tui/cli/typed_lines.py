@@ -240,11 +240,14 @@ def is_yes_or_no(line: str) -> bool:
 _terminal: LineReader | None = None
 
 
-def terminal_lines() -> LineReader:
+def terminal_lines(*, keeps_prompts: bool | None = None) -> LineReader:
     """The one reader of this program's stdin (for the running event loop): the questions asked at
-    start and the conversation share it, so a line passed over at start is the first prompt."""
+    start and the conversation share it, so a line passed over at start is the first prompt.
+    ``keeps_prompts``: whether a ``prompt ->`` follows (None: as set before)."""
     global _terminal
     loop = asyncio.get_running_loop()
     if _terminal is None or _terminal._loop is not loop:
         _terminal = LineReader(loop)
+    if keeps_prompts is not None:
+        _terminal.keeps_prompts = keeps_prompts
     return _terminal

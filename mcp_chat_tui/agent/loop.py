@@ -361,30 +361,41 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         state.offered = [spec.model_name for spec in offered]
         stream = self.engine.stream(self.prompt_messages(), openai_tools, known_tools=known)
         self.generating = True
+        cut = False  # the reply was cut at its repeats: only its figures are read from here on
         try:
             async for event in stream:
-                if isinstance(event, TextDelta):
-                    self._show_thinking(state.thinking_stream.flush(), sink)
-                    self._show_text(state, state.text_stream.feed(event.text), sink)
-                elif isinstance(event, ThinkingDelta):
-                    self._show_text(state, state.text_stream.flush(), sink)
-                    self._show_thinking(state.thinking_stream.feed(event.text), sink)
-                elif isinstance(event, (ToolCallProposed, ToolCallMalformed)):
-                    self._propose(state, event, sink)
-                    if state.looping():  # the turn will end on these repeats: the rest is not waited for
-                        break
-                elif isinstance(event, Throughput):
-                    sink(GenerationRate(event.generated_tokens, event.tokens_per_second))
-                elif isinstance(event, Stats):
+                if isinstance(event, Stats):
                     self._report_stats(event, sink)
                 elif isinstance(event, Done):
                     break
+                elif not cut and self._take(state, event, sink) and state.looping():
+                    # the turn will end on these repeats: the rest is not waited for, but the figures
+                    # of what was generated are (a stream that cannot be cut is left at once)
+                    cut = True
+                    if (stop := getattr(stream, "cut", None)) is None:
+                        break
+                    stop()
             self._flush_reply(state, sink)
         finally:
             self.generating = False
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+    def _take(self, state: TurnState, event: object, sink: AgentSink) -> bool:
+        """Show the reply's text or thinking, or take the call it wrote; True when it was a call."""
+        if isinstance(event, TextDelta):
+            self._show_thinking(state.thinking_stream.flush(), sink)
+            self._show_text(state, state.text_stream.feed(event.text), sink)
+        elif isinstance(event, ThinkingDelta):
+            self._show_text(state, state.text_stream.flush(), sink)
+            self._show_thinking(state.thinking_stream.feed(event.text), sink)
+        elif isinstance(event, (ToolCallProposed, ToolCallMalformed)):
+            self._propose(state, event, sink)
+            return True
+        elif isinstance(event, Throughput):
+            sink(GenerationRate(event.generated_tokens, event.tokens_per_second))
+        return False
 
     def _propose(self, state: TurnState, event: ToolCallProposed | ToolCallMalformed, sink: AgentSink) -> None:
         """A call the model wrote, with an id unique in the conversation, redacted: resolved to its tool,

@@ -200,6 +200,13 @@ class GenerationStream:
             self._request.stop.set()
         self._finished = True
 
+    def cut(self) -> None:
+        """Stop generating after the current token, and go on to the reply's closing events: the
+        figures of what it generated, then ``Done("cancelled")`` (the agent cuts a reply that repeats
+        calls, and still counts its tokens in the turn's figures)."""
+        if self._request is not None:
+            self._request.stop.set()
+
     async def aclose(self) -> None:
         """Stop generating; the MLX thread finishes the current token and becomes free."""
         self._stop()

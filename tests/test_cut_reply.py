@@ -21,9 +21,6 @@ from tests.helpers import demo_config, fixture_config
 from tests.test_agent import Recorder
 from tests.test_mlx_engine import QUESTION, collect, wait_idle
 
-# the real run's convert_time, written with the same arguments again in the reply after its result
-CONVERT = {"source_timezone": "UTC", "time": "2026-11-28T15:18:53+09:00", "target_timezone": "Asia/Tokyo"}
-
 
 async def test_a_cut_stream_stops_and_still_ends_with_the_replys_figures(tiny_model):
     engine = MlxEngine(str(tiny_model), max_tokens=5000)
@@ -94,6 +91,8 @@ class CutStream:
 
 
 async def test_a_reply_cut_at_its_repeats_counts_in_the_turns_figures():
+    """As the real run of "Convert 9:00 in New York to Tokyo time": one call, then a reply writing it
+    over and over (cut at its second repeat), then the next reply."""
     replies: list[list[EngineEvent]] = [
         [call("echo", {"text": "a"})],
         [call("echo", {"text": "a"}), call("echo", {"text": "a"}), *[call("echo", {"text": "a"})] * 6],

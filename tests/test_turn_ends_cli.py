@@ -96,6 +96,15 @@ def test_what_goes_over_the_wire_about_a_malformed_call_is_a_plain_user_message(
     assert second[-2]["role"] == "assistant" and "tool_calls" not in second[-2]
 
 
+def test_plain_titles_what_the_model_was_told_of_a_malformed_call(tmp_path, isolated_user_dirs):
+    """The panel read "? malformed call, the model was told malformed" in a real run."""
+    with ScriptedEndpoint([tool_reply("add-17-and-25", {}), "42"]) as endpoint:
+        result = one_shot(endpoint, tmp_path, isolated_user_dirs, "--yes")
+    assert result.returncode == 0, result.stderr
+    assert "? malformed call: what the model was told ─" in result.stderr, result.stderr
+    assert "told malformed" not in result.stderr
+
+
 def test_the_figures_cover_the_whole_turn(tmp_path, isolated_user_dirs):
     script = [calculator("12 * 7", content="Let me compute that."), "12 * 7 = 84, as the calculator says."]
     with ScriptedEndpoint(script) as endpoint:

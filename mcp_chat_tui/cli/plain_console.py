@@ -230,10 +230,10 @@ class PlainConsole:
         media = [part for part in event.result.parts if part.is_media] if event.result is not None else []
         if media:  # each image and audio in a line of its own (the full-screen app draws images)
             shown += "\n" + "\n".join(media_line(part) for part in media)
-        name = "malformed call, the model was told" if event.status is CallStatus.MALFORMED else event.call.tool
-        title = Text.assemble(
-            (f"{glyph} ", colour), (visible_controls(name), "bold"), (f" {event.status.value}", colour)
-        )
+        malformed = event.status is CallStatus.MALFORMED  # titled for what it shows: no tool, no status word
+        name = "malformed call" if malformed else event.call.tool
+        said = ": what the model was told" if malformed else f" {event.status.value}"
+        title = Text.assemble((f"{glyph} ", colour), (visible_controls(name), "bold"), (said, colour))
         took = f"{event.duration:.2f} s" if event.duration is not None else None
         return Panel(
             literal(shown),

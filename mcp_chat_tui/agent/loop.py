@@ -42,6 +42,7 @@ from mcp_chat_tui.agent.turn import (
     STOPPED_MESSAGE,
     TurnState,
     call_key,
+    echoes,
     free_id,
     has_answer,
     limit_message,
@@ -51,6 +52,7 @@ from mcp_chat_tui.agent.turn import (
     ran_with_result,
     repeat_note,
     seconds,
+    told_sentences,
     wire_call,
 )
 from mcp_chat_tui.core.attachments import Attachment, user_content
@@ -322,13 +324,14 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         state.turn.append(assistant)
         state.reply_recorded = True
         state.open_calls = calls
-        for raw in raws:  # the same malformed call written again is a repeat too: the model ignores what it is told
-            if malformed_key(raw) in state.malformed_seen:
+        for raw in raws:  # the same malformed call written again, or what it was told of one, is a repeat too
+            if malformed_key(raw) in state.malformed_seen or echoes(raw, state.told):
                 state.repeats, state.last_repeat = state.repeats + 1, ""
             state.malformed_seen.add(malformed_key(raw))
         reasons = [state.malformed_reasons[call.id] for call in malformed]
         tail = limit_message(self.max_tool_rounds or 0) if refused else ""
         state.feedback = malformed_parts(reasons, raws, state.offered, tail)
+        state.told += told_sentences(state.feedback)
         for call, told in zip(malformed, state.feedback, strict=True):
             state.outcomes[call.id] = finished = CallFinished(call, CallStatus.MALFORMED, told)
             sink(finished)

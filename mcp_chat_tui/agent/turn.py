@@ -104,6 +104,28 @@ def malformed_key(raw: str) -> str:
     return " ".join(raw.split())
 
 
+ECHO_MIN = 24  # characters of a sentence the model was told that, found in a call it writes, make it an echo
+_QUOTES = re.compile(r"[\\\"']")
+
+
+def told_sentences(parts: Sequence[str]) -> list[str]:
+    """The sentences of what the model was told of malformed calls, as ``echoes`` compares them."""
+    sentences = (sentence for part in parts for sentence in re.split(r"(?<=[.:])\s", part))
+    return [text for sentence in sentences if len(text := _plain(sentence).rstrip(".")) >= ECHO_MIN]
+
+
+def echoes(raw: str, told: Sequence[str]) -> bool:
+    """Whether a malformed call holds a sentence the model was told of an earlier one: it writes back
+    what it was told instead of calling a tool (Qwen2.5-Coder-0.5B made the reason it was given for
+    'add-17-and-25' the next call's name, and that reason the next, round after round)."""
+    written = _plain(raw)
+    return any(sentence in written for sentence in told)
+
+
+def _plain(text: str) -> str:
+    return " ".join(_QUOTES.sub("", text).split())
+
+
 NO_ANSWER_NOTE = "no answer: the model's last reply had no text"
 
 
@@ -167,6 +189,7 @@ class TurnState:
         self.repeat_replies = 0  # replies that repeated calls
         self.ran: dict[tuple[str, str], CallFinished] = {}  # this turn's calls that ran to a result, by ``call_key``
         self.malformed_seen: set[str] = set()  # this turn's malformed calls, by ``malformed_key``
+        self.told: list[str] = []  # the sentences the model was told of this turn's malformed calls (``echoes``)
         self.last_repeat = ""  # the tool of the last repeated call ("": a malformed call written again)
         self.at_limit = False  # the turn took its rounds: the next reply is its last
         self.note = ""  # why the turn ended without an answer (TurnFinished.note)

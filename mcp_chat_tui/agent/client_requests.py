@@ -216,5 +216,10 @@ def describe_answered(event: Any) -> str:
         uses = ", ".join(use["name"] for use in result.get("toolUse", []))
         line += f": {str(result.get('text', ''))[:200]!r}" + (f" + tool use {uses}" if uses else "")
     elif "content" in result:
-        line += ": " + ", ".join(f"{name}={value}" for name, value in result["content"].items())
+        line += ": " + ", ".join(f"{name}={_shown(value)}" for name, value in result["content"].items())
     return line
+
+
+def _shown(value: Any) -> str:
+    """A form's value in a line: a string as it is, anything else (a list, a number, yes/no) as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

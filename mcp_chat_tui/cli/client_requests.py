@@ -127,7 +127,11 @@ class ConsoleAsker:
     async def _field(self, field: FormField) -> Any:
         """The field's value (None: left empty; ``...``: the input ended)."""
         default = field.shown_default()
-        question = f"{field.label}{' *' if field.required else ''} ({field.hint()})"
+        hint = field.hint()
+        if field.kind in ("enum", "multi"):  # the choices numbered; typed by number, value or title
+            self.console.print(literal(f"  {field.label}: {field.numbered_options()}", "dim"))
+            hint = field.typed_choice_hint()
+        question = f"{field.label}{' *' if field.required else ''} ({hint})"
         question += f" [{default}]: " if default else ": "
         while True:
             raw = await self._line(visible_controls(question))

@@ -16,7 +16,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Input, Select, Static, Switch, TextArea
+from textual.widgets import Input, Select, SelectionList, Static, Switch, TextArea
+from textual.widgets.selection_list import Selection
 
 from mcp_chat_tui.agent.sampling import ToolUse, asked_settings, editable, message_text, with_edits
 from mcp_chat_tui.core.page_address import check_page_address
@@ -198,22 +199,34 @@ class ElicitFormScreen(DecidingScreen[tuple[str, dict[str, Any]]]):
                 yield Static("", id=f"field-error-{index}", classes="field-error")
 
     def _input(self, index: int, field: FormField) -> Any:
+        """The widget a field is answered in: a switch for a yes or no with a default (a choice
+        that can be left unanswered without one), a list of choices, checkboxes for a multi-select,
+        else a text field."""
         widget_id = f"field-{index}"
-        if field.kind == "boolean":
+        if field.kind == "boolean" and field.default is not None:
             return Switch(value=bool(field.default), id=widget_id)
+        if field.kind == "boolean":
+            return Select([("yes", "yes"), ("no", "no")], prompt="not answered", id=widget_id, compact=True)
+        if field.kind == "multi":
+            chosen = field.default_choices()
+            choices = [Selection(literal(title), value, value in chosen) for value, title in field.options]
+            return SelectionList[str](*choices, id=widget_id, compact=True)
         if field.kind == "enum":
-            options = [(title, value) for value, title in field.options]
-            default = str(field.default) if field.default is not None else Select.NULL
-            allow_blank = not field.required or field.default is None
+            options = [(literal(title), value) for value, title in field.options]
+            values = [value for value, _ in field.options]
+            default = str(field.default) if str(field.default) in values and field.default is not None else Select.NULL
+            allow_blank = not field.required or default is Select.NULL
             return Select(options, value=default, allow_blank=allow_blank, id=widget_id, compact=True)
         return Input(
             value=field.shown_default(), password=field.secret, id=widget_id, placeholder=field.hint(), compact=True
         )
 
-    def _raw(self, index: int, field: FormField) -> str:
+    def _raw(self, index: int, field: FormField) -> str | list[str]:
         widget = self.query_one(f"#field-{index}")
         if isinstance(widget, Switch):
             return "yes" if widget.value else "no"
+        if isinstance(widget, SelectionList):
+            return [str(value) for value in widget.selected]
         if isinstance(widget, Select):
             return "" if widget.value is Select.NULL else str(widget.value)
         assert isinstance(widget, Input)

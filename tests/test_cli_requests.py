@@ -23,8 +23,9 @@ def asking_servers(folder: Path, dirs: Path) -> Path:
     config = folder / "servers.json"
     config.write_text(json.dumps({"servers": {"asking": {"command": sys.executable, "args": [ASKING_SERVER]}}}))
     (dirs / "config").mkdir(parents=True, exist_ok=True)
+    tools = ["summarize", "sign_up", "every_field", "open_page", "open_url", "guarded"]
     (dirs / "config" / "config.toml").write_text(
-        '[approvals.asking]\nsummarize = "always"\nsign_up = "always"\nevery_field = "always"\nopen_page = "always"\nopen_url = "always"\n'
+        "[approvals.asking]\n" + "".join(f'{tool} = "always"\n' for tool in tools)
     )
     return config
 

@@ -12,7 +12,9 @@ import pytest
 from textual.widgets import Input, SelectionList
 
 from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.agent.client_requests import AskingClientRequests
 from mcp_chat_tui.config import ServerConfig
+from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.ui.screens.requests import ElicitFormScreen
 from tests.fakes import ScriptedEngine, call
 from tests.ui_helpers import dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
@@ -75,3 +77,23 @@ async def test_its_form_with_every_kind_of_field_gets_each_value_as_its_json_typ
             "legacyTitledEnum": "pet-1",
         },  # "check", a yes or no without a default, was left unanswered: not sent as false
     }
+
+
+async def test_its_url_elicitation_error_shows_the_page_then_sends_the_call_again():
+    """trigger-url-elicitation with errorPath answers -32042 naming a page; sent again once that page is
+    done, it asks for its own URL the usual way (elicitation/create) and reports the answer."""
+    from tests.test_url_required import PageAsker
+
+    asker = PageAsker()
+    async with ServerHub([everything_config()]) as hub:
+        hub.client_requests = AskingClientRequests(ScriptedEngine([]), asker, lambda event: None)
+        await hub.start_all()
+        arguments = {"url": "https://example.com/consent", "errorPath": True}
+        result = await hub.call_tool("everything", "trigger-url-elicitation", arguments)
+    assert result.ok, result.failure
+    assert "User completed the URL elicitation flow" in result.for_model()
+    assert [(seen[0], seen[3]) for seen in asker.seen] == [
+        ("url", "https://modelcontextprotocol.io"),  # the page the error named
+        ("page_done", "https://modelcontextprotocol.io"),
+        ("url", "https://example.com/consent"),  # the call sent again asks for its own page
+    ]

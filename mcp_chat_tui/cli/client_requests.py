@@ -7,6 +7,7 @@ refused, each with one line on stderr; ``--yes`` approves sampling.
 
 from __future__ import annotations
 
+import asyncio
 import webbrowser
 from typing import Any
 
@@ -173,6 +174,16 @@ class ConsoleAsker:
                 self.console.print(Text("no browser could be opened: copy the URL", style="yellow"))
             return "accept"
         return "decline" if choice == "d" else "cancel"
+
+    async def page_done(self, server: str, tool: str, url: str, completed: asyncio.Event) -> bool:
+        """After the page was opened: the user says when they are done there (the call is then sent again)."""
+        if self.reader is None:
+            return False
+        if not completed.is_set():
+            choice = await self._choice(f"d done on the page: send {tool} again · c give up: ", "dc")
+            return choice == "d"
+        self.console.print(literal(f"{server} says the page is done: {tool} is sent again"))
+        return True
 
 
 def install_console_requests(agent: Agent, console: Console, reader: Any, sink: AgentSink, *, auto_yes: bool) -> None:

@@ -6,12 +6,14 @@ requests sent to the client as JSON-RPC requests). Each tool answers with what c
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from typing import Any, Literal
 
 import mcp_types as t
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field
 
@@ -180,6 +182,40 @@ async def open_url(url: str, ctx: Context) -> Any:
     if modern(ctx):
         params = params.model_copy(update={"elicitation_id": None})
     return described(await ask(ctx, t.ElicitRequest(params=params), t.ElicitResult))
+
+
+PAGES_ASKED: dict[str, int] = {}  # guarded's "visit a page first" answers so far, by ``what``
+LATER: set[asyncio.Task] = set()
+
+
+@server.tool(structured_output=False)
+async def guarded(what: str, ctx: Context, times: int = 1, pages: int = 1, tell_done: bool = False) -> str:
+    """Answer "URL elicitation required" (-32042) naming ``pages`` pages for the first ``times`` calls
+    about ``what``; with ``tell_done``, say each page is done (notifications/elicitation/complete)."""
+    asked = PAGES_ASKED.get(what, 0)
+    if asked >= times:
+        return f"{what}: done after {asked} visit(s)"
+    PAGES_ASKED[what] = asked + 1
+    needed = [
+        t.ElicitRequestURLParams(
+            message=f"Authorize {what} ({number})",
+            url=f"https://auth.example/{what}/{number}",
+            elicitation_id=f"{what}-{asked}-{number}",
+        )
+        for number in range(1, pages + 1)
+    ]
+    if tell_done:
+        session = ctx.session
+
+        async def say_done() -> None:
+            await asyncio.sleep(0.2)
+            for page in needed:
+                await session.send_elicit_complete(page.elicitation_id)
+
+        task = asyncio.get_running_loop().create_task(say_done())
+        LATER.add(task)
+        task.add_done_callback(LATER.discard)
+    raise UrlElicitationRequiredError(needed, f"{what} needs authorization")
 
 
 async def serve_legacy() -> None:

@@ -7,6 +7,7 @@ something, so its keys act only once it is armed (``DecidingScreen``).
 
 from __future__ import annotations
 
+import asyncio
 import webbrowser
 from pathlib import Path
 from typing import Any
@@ -312,3 +313,50 @@ class ElicitUrlScreen(DecidingScreen[str]):
 
     def action_finish(self, action: str) -> None:
         self.dismiss(action)
+
+
+class PageDoneScreen(DecidingScreen[bool]):
+    """A call waits for a page the user opened (the server answered it with "URL elicitation
+    required"): Enter says they are done there and sends the call again, Esc gives up. When the server
+    says the page is done (``completed`` is set), the call is sent again without a key."""
+
+    CSS_PATH = CSS
+    BINDINGS = [
+        Binding("enter", "finish(True)", "Done on the page: send the call again", id="page_done.retry"),
+        Binding("escape", "finish(False)", "Give up on the call", id="page_done.give_up"),
+    ]
+
+    def __init__(self, server: str, tool: str, url: str, completed: asyncio.Event) -> None:
+        super().__init__()
+        self.server = server
+        self.tool = tool
+        self.url = url
+        self.completed = completed
+        self._server_done = False
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="request-dialog"):
+            yield Static(_title(self.server, "waits for the page"), classes="request-title")
+            yield Static("[b]Enter[/] done: send the call again  [b]Esc[/] give up", classes="request-keys dialog-keys")
+            told = Text("Finish on the page, then press Enter: ")
+            told.append_text(literal(self.tool, "bold"))
+            told.append(" is sent again (at once, if the server says the page is done).")
+            yield Static(told, classes="request-info")
+            yield Static(literal(self.url), id="page-done-url", classes="request-fixed")
+
+    def on_mount(self) -> None:
+        self.run_worker(self._wait_for_the_server(), exit_on_error=False)
+
+    async def _wait_for_the_server(self) -> None:
+        await self.completed.wait()
+        self._server_done = True
+        if self.is_current:
+            self.dismiss(True)
+
+    def on_screen_resume(self) -> None:
+        super().on_screen_resume()
+        if self._server_done:  # it came while another dialog covered this one
+            self.dismiss(True)
+
+    def action_finish(self, done: bool) -> None:
+        self.dismiss(done)

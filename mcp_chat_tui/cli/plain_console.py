@@ -30,6 +30,7 @@ from mcp_chat_tui.agent.events import (
     CallRunUnsaved,
     CallStarted,
     CallStatus,
+    CallTask,
     GenerationStats,
     MalformedCall,
     Notice,
@@ -138,6 +139,10 @@ class PlainConsole:
             self.console.print(
                 literal(f"  ⋯ {event.call.tool} {event.progress.describe()}", "cyan"), highlight=False, soft_wrap=True
             )
+        elif isinstance(event, CallTask):
+            self._break_line()
+            line = f"  ⧗ {event.call.tool} {event.task.describe()} [{event.task.task_id}]"
+            self.console.print(literal(line, "cyan"), highlight=False, soft_wrap=True)
         elif isinstance(event, CallFinished):
             self._break_line()
             self.console.print(self._finished_panel(event))

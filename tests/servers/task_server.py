@@ -198,6 +198,8 @@ async def start_task(ctx: Any) -> dict[str, Any]:
 
 async def tasks_middleware(ctx: Any, call_next: Any) -> Any:
     """The task parts of the protocol the SDK's server does not serve."""
+    if ctx.method == "server/discover":  # 2026-07-28 has no tasks: the client falls back to 2025-11-25
+        raise MCPError(code=t.METHOD_NOT_FOUND, message="this server speaks 2025-11-25 only")
     if ctx.method == "initialize":
         result = dict(await call_next(ctx))
         capabilities = dict(result.get("capabilities") or {})

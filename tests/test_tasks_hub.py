@@ -117,6 +117,21 @@ async def test_a_task_is_left_to_run_when_the_app_is_ending(films):
     assert f"cancelled {task_id}" not in logged(log)
 
 
+async def test_a_task_is_not_cancelled_by_the_shutdown_of_an_app_that_ends(tmp_path):
+    """The app ends as ``action_quit`` does: its turn is stopped, then the hub shuts down at once."""
+    log = tmp_path / "server.log"
+    hub = ServerHub([task_config(log)])
+    await hub.start_all()
+    heard = Heard()
+    call = asyncio.ensure_future(hub.call_tool("films", "render", {"frames": 4}, on_task=heard.task))
+    assert await eventually(lambda: heard.tasks), "the task was never created"
+    call.cancel()
+    await hub.shutdown()
+    await asyncio.gather(call, return_exceptions=True)
+    assert "cancelled" not in heard.statuses, "the task was cancelled (or tried to be) on the way out"
+    assert not [line for line in logged(log) if line.startswith("cancelled")]
+
+
 class Answering:
     """Answers the server's form once the call's task says it waits for input."""
 

@@ -478,7 +478,8 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
 
     async def shutdown(self) -> None:
         """Stop every server: close stdin, then terminate, then kill (the SDK's escalation), all at once.
-        Calls running as tasks are left to their servers (``leaving``), not cancelled."""
+        Calls running as tasks are left to their servers (``leaving``), not cancelled: set before the
+        first wait, so a turn the app stopped just before (``action_quit``) sends no ``tasks/cancel``."""
         self.leaving = True
         await asyncio.gather(*(self._stop(rt, ServerState.STOPPED) for rt in self._runtimes.values()))
 

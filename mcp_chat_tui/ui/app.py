@@ -238,8 +238,9 @@ class ChatApp(
             self.action_resume()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Until the panes are built (one frame), only leaving, F1 and the palette work (``?`` is then typed, as the
-        prompt will take it). The keys of the panes (F2-F5) are offered, in the footer too, for the others."""
+        """Until the panes are built (one frame), only leaving, F1 and the palette work (``?`` is
+        then typed, as the prompt will take it). The keys of the panes (F2-F5) are offered, in the
+        footer too, for the panes the focus is not in."""
         if action == "focus_pane" and self.built:
             return self.focused is None or self.focused.id != parameters[0]  # a pane's id is its name
         return self.built or action in ("quit", "command_palette") or (action == "help" and not parameters)
@@ -484,8 +485,7 @@ class ChatApp(
         self.notify(f"chat cleared{dropped}: the next prompt starts a new conversation")
 
     async def action_quit(self, return_code: int = 0) -> None:
-        """Leave: stop the reply (calls run as tasks go on at their servers), shut servers down, release the model."""
-        self.hub.leaving = True  # the file keeps each task's id: a resume fetches its result
+        """Leave: stop the reply, shut every server down, release the model."""
         self.agent.stop()
         await self.shutdown()
         self.exit(result=return_code, return_code=return_code)

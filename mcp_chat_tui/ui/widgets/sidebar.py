@@ -182,7 +182,8 @@ def allowed_by_short(allowed_by: str) -> str:
 
 
 class ToolCallTable(FittedTable):
-    """One row per call, newest last: tool, state, who let it run; Enter opens it, ``a`` toggles auto-run.
+    """One row per call, newest last: tool, state, who let it run; Enter opens it, ``a`` toggles auto-run,
+    ``x`` cancels a running one.
 
     Args:
         auto_run: Whether a record's tool runs without asking now (its ⚡ mark, redrawn by ``refresh_marks``).
@@ -193,7 +194,13 @@ class ToolCallTable(FittedTable):
     BINDINGS = [
         *LIST_KEYS,
         Binding("a", "toggle_auto_run", "Auto-run tool", id="calls.toggle_auto_run"),
-        Binding("x", "cancel_call", "Cancel call", id="calls.cancel"),
+        Binding(
+            "x",
+            "cancel_call",
+            "Cancel call",
+            tooltip="Cancel the highlighted call while it runs (a task is cancelled at its server); the turn goes on",
+            id="calls.cancel",
+        ),
     ]
 
     class CancelCall(Message):

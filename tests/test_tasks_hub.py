@@ -88,6 +88,13 @@ async def test_a_failed_task_is_an_error_result_that_keeps_its_task(films):
     assert result.task is not None and result.task.status == "failed"
 
 
+async def test_a_task_that_ends_with_an_error_instead_of_a_result_is_an_error_result(films):
+    hub, _ = films
+    result = await hub.call_tool("films", "crashing_render", {})
+    assert result.is_error and result.failure is None
+    assert result.for_model() == "Error: the task failed at the server: the projector caught fire"
+
+
 async def test_a_stopped_call_cancels_its_task_at_the_server(films):
     hub, log = films
     heard = Heard()

@@ -16,6 +16,7 @@ from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.detail import call_report
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import free_port, start_http_server, wait_until
+from tests.test_footer import labels
 from tests.test_tasks_hub import TASK_SERVER, logged, task_config
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
 
@@ -65,8 +66,10 @@ async def test_x_on_a_running_tasks_row_cancels_it_alone_and_the_turn_goes_on(tm
         await send(pilot, "render forever")
         record = await running_task(pilot, app)
         await pilot.press("f3")
+        await wait_for(pilot, lambda: "x Cancel call" in labels(app), what="the footer to offer x")
         await pilot.press("x")
         await wait_turn_done(pilot, app)
+        await wait_for(pilot, lambda: "x Cancel call" not in labels(app), what="the footer to stop offering x")
         assert record.state is CallState.CANCELLED
         assert wait_until(lambda: f"cancelled {record.task.task_id}" in logged(log), 10)
         assert "The render was cancelled." in chat_text(app)

@@ -157,10 +157,10 @@ class TaskCalls:
     def _failed_task(self, call: Any, error: MCPError) -> mcp_types.CallToolResult:
         """A task that ended without a result (failed, or cancelled by its server): an error result."""
         task = call.task
-        why = f": {task.message}" if task.message else ""
-        said = (
-            f"the task {task.status.replace('_', ' ')} at the server{why} ({self.redactor.text(error.error.message)})"
-        )
+        detail = self.redactor.text(error.error.message)
+        said = f"the task {task.status.replace('_', ' ')} at the server: {detail}"
+        if task.message and task.message != detail:
+            said += f" ({task.message})"
         return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=said)], is_error=True)
 
     @staticmethod

@@ -1,5 +1,6 @@
 """An MCP server whose tools run as tasks (2025-11-25): ``render`` must run as one (progress and a
-status message per frame), ``count`` may (an ordinary call otherwise), ``broken_render`` fails,
+status message per frame), ``count`` may (an ordinary call otherwise), ``broken_render`` fails (an
+error result), ``crashing_render`` fails with a JSON-RPC error instead of a result,
 ``endless_render`` runs until it is cancelled, ``render_after_asking`` asks the client a question
 (an elicitation tied to its task) before it finishes. ``ask_client`` is an ordinary tool that sends
 the client a sampling or elicitation request as a task and polls the client for its result.
@@ -36,6 +37,7 @@ TASK_SUPPORT = {
     "broken_render": "required",
     "endless_render": "required",
     "render_after_asking": "required",
+    "crashing_render": "required",
     "count": "optional",
 }
 TERMINAL = ("completed", "failed", "cancelled")
@@ -145,6 +147,11 @@ async def broken_render(args: dict[str, Any], report: Reporter) -> dict[str, Any
     return text_result("the renderer ran out of film", error=True)
 
 
+async def crashing_render(args: dict[str, Any], report: Reporter) -> dict[str, Any]:
+    await report.progress(1, 3, "the projector sparks")
+    raise MCPError(code=t.INTERNAL_ERROR, message="the projector caught fire")
+
+
 async def endless_render(args: dict[str, Any], report: Reporter) -> dict[str, Any]:
     frame = 0
     while True:
@@ -164,6 +171,7 @@ WORK: dict[str, Callable[[dict[str, Any], Reporter], Awaitable[dict[str, Any]]]]
     "count": count,
     "broken_render": broken_render,
     "endless_render": endless_render,
+    "crashing_render": crashing_render,
     "render_after_asking": render_after_asking,
 }
 
@@ -325,6 +333,11 @@ def build() -> MCPServer:
     def endless_render() -> str:
         """Render until told to stop (runs as a task)."""
         raise RuntimeError("endless_render runs only as a task")
+
+    @server.tool(structured_output=False)
+    def crashing_render() -> str:
+        """Render on a projector that catches fire (runs as a task; its result is an error)."""
+        raise RuntimeError("crashing_render runs only as a task")
 
     @server.tool(structured_output=False)
     def render_after_asking() -> str:

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from mcp import Client
+from mcp_types import ElicitRequestURLParams
 
 from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.redact import Redactor
@@ -23,9 +24,11 @@ from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, To
 from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, Resources, call_builtin
 from mcp_chat_tui.servers.call_clock import CallClock, ProgressListener, ProgressRelay
 from mcp_chat_tui.servers.client_context import log_level_meta
+from mcp_chat_tui.servers.client_requests import RequestDesk
 from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol, unreadable_answer
 from mcp_chat_tui.servers.state import ServerState, ToolUsage
 from mcp_chat_tui.servers.task_calls import TaskCalls, TaskListener, TaskLost
+from mcp_chat_tui.servers.url_required import MAX_ROUNDS, not_visited, pages_required, redacted_pages, still_required
 
 
 @dataclass
@@ -43,6 +46,7 @@ class _Call:
     resume_task: str = ""
     on_task: TaskListener | None = None
     task: TaskState | None = None
+    pages: list[ElicitRequestURLParams] | None = None  # what its server asked to be visited first (-32042)
 
     @property
     def as_task(self) -> bool:
@@ -63,6 +67,7 @@ class ToolCalls(TaskCalls):
     _changed: Callable[..., None]
     _set_state: Callable[..., None]
     find_tool: Callable[[str], ToolSpec | None]
+    requests: RequestDesk
 
     async def call_tool(
         self,
@@ -120,7 +125,29 @@ class ToolCalls(TaskCalls):
         spec = next((spec for spec in rt.status.tools if spec.name == call.tool), None)
         call.task_support = spec.task_support if spec is not None else ""
         limit = timeout or rt.config.timeout or self.tool_timeout
-        return await self._call_on_server(rt, rt.client, call, limit, on_progress)
+        result = await self._call_on_server(rt, rt.client, call, limit, on_progress)
+        return await self._visit_and_call_again(rt, call, result, limit, on_progress)
+
+    async def _visit_and_call_again(
+        self, rt: Any, call: _Call, result: ToolCallResult, limit: float, on_progress: ProgressListener | None
+    ) -> ToolCallResult:
+        """The server answered that pages must be visited first (-32042, ``url_required.py``): the
+        user is shown them, and once done the call is sent again (at most ``MAX_ROUNDS`` times)."""
+        for _ in range(MAX_ROUNDS):
+            pages, call.pages = call.pages, None
+            if not pages:
+                return result
+            pages = redacted_pages(pages, self.redactor)
+            why = await self.requests.visit_required(rt.status, call.tool, pages)
+            if why:
+                return self._failed_call(call, FailureKind.REFUSED, not_visited(call.tool, pages, why))
+            refusal = self._refusal(call, rt)  # the server may have gone meanwhile
+            if refusal is not None:
+                return self._failed_call(call, *refusal)
+            result = await self._call_on_server(rt, rt.client, call, limit, on_progress)
+        if call.pages:
+            return self._failed_call(call, FailureKind.REFUSED, still_required(call.tool, call.pages))
+        return result
 
     @staticmethod
     def _kind(call: _Call, kind: FailureKind) -> FailureKind:
@@ -232,6 +259,7 @@ class ToolCalls(TaskCalls):
         if isinstance(exc, TaskLost):
             return self._failed_call(call, FailureKind.TASK_LOST, str(exc))
         kind, message, crash = call_failure(exc, call.server, call.tool, limit)
+        call.pages = pages_required(exc)
         result = self._failed_call(call, kind, message)
         if crash:
             self._mark_crashed(rt, crash)

@@ -14,12 +14,15 @@ from pathlib import Path
 import mcp_types
 import pytest
 
+from mcp_chat_tui.agent.client_requests import AskingClientRequests
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.task_session import TaskSession
+from tests.fakes import ScriptedEngine
 from tests.helpers import eventually
+from tests.test_url_required import PageAsker
 
 TASK_SERVER = str(Path(__file__).parent / "servers" / "task_server.py")
 
@@ -262,3 +265,20 @@ def test_the_client_declares_tasks_only_where_the_protocol_has_them():
     assert tasks is not None and tasks.cancel is not None and tasks.list is not None
     assert tasks.requests.sampling.create_message is not None and tasks.requests.elicitation.create is not None
     assert session._build_capabilities("2026-07-28").tasks is None  # noqa: SLF001
+
+
+async def test_a_task_tool_that_needs_a_page_visited_first_runs_as_a_task_once_it_is(films):
+    """-32042 answers the task's tools/call before any task exists: the page is shown, and the call
+    is sent again as a task."""
+    hub, log = films
+    asker, heard = PageAsker(), Heard()
+    hub.client_requests = AskingClientRequests(ScriptedEngine([]), asker, lambda event: None)
+    result = await hub.call_tool("films", "gated_render", {"frames": 2, "frame_seconds": 0.05}, on_task=heard.task)
+    assert result.ok, result.failure
+    assert result.for_model() == "rendered 2 frames"
+    assert asker.seen == [
+        ("url", "films", "Unlock the projector", "https://auth.example/projector"),
+        ("page_done", "films", "gated_render", "https://auth.example/projector"),
+    ]
+    assert heard.statuses[0] == "working" and heard.statuses[-1] == "completed"
+    assert [line.split()[:2] for line in logged(log) if line.startswith("created")] == [["created", "gated_render"]]

@@ -2,7 +2,8 @@
 status message per frame), ``count`` may (an ordinary call otherwise), ``broken_render`` fails (an
 error result), ``crashing_render`` fails with a JSON-RPC error instead of a result,
 ``endless_render`` runs until it is cancelled, ``render_after_asking`` asks the client a question
-(an elicitation tied to its task) before it finishes. ``ask_client`` is an ordinary tool that sends
+(an elicitation tied to its task) before it finishes, ``gated_render`` is answered "URL elicitation
+required" (-32042) the first time it is called, before any task is created. ``ask_client`` is an ordinary tool that sends
 the client a sampling or elicitation request as a task and polls the client for its result.
 
 Written with the SDK's MCPServer: the SDK defines the task types but serves none of the task
@@ -29,7 +30,7 @@ from typing import Any
 import mcp_types as t
 from mcp.server import runner
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 TASK_SUPPORT = {
@@ -38,9 +39,11 @@ TASK_SUPPORT = {
     "endless_render": "required",
     "render_after_asking": "required",
     "crashing_render": "required",
+    "gated_render": "required",
     "count": "optional",
 }
 TERMINAL = ("completed", "failed", "cancelled")
+GATE_VISITED: list[bool] = []  # gated_render asked for its page once
 LOG: Path | None = None
 POLL_MS = 200
 
@@ -168,6 +171,7 @@ async def render_after_asking(args: dict[str, Any], report: Reporter) -> dict[st
 
 WORK: dict[str, Callable[[dict[str, Any], Reporter], Awaitable[dict[str, Any]]]] = {
     "render": render,
+    "gated_render": render,
     "count": count,
     "broken_render": broken_render,
     "endless_render": endless_render,
@@ -194,6 +198,12 @@ async def start_task(ctx: Any) -> dict[str, Any]:
     name = params.get("name", "")
     if TASK_SUPPORT.get(name) is None:
         raise MCPError(code=t.METHOD_NOT_FOUND, message=f"{name} cannot run as a task")
+    if name == "gated_render" and not GATE_VISITED:
+        GATE_VISITED.append(True)
+        page = t.ElicitRequestURLParams(
+            message="Unlock the projector", url="https://auth.example/projector", elicitation_id="projector"
+        )
+        raise UrlElicitationRequiredError([page])
     requested = params.get("task") or {}
     task = ServerTask(task_id=str(uuid.uuid4()), tool=name, ttl=requested.get("ttl"))
     TASKS[task.task_id] = task
@@ -338,6 +348,11 @@ def build() -> MCPServer:
     def crashing_render() -> str:
         """Render on a projector that catches fire (runs as a task; its result is an error)."""
         raise RuntimeError("crashing_render runs only as a task")
+
+    @server.tool(structured_output=False)
+    def gated_render(frames: int = 3, frame_seconds: float = 0.2) -> str:
+        """Render once the projector is unlocked on a page (runs as a task)."""
+        raise RuntimeError("gated_render runs only as a task")
 
     @server.tool(structured_output=False)
     def render_after_asking() -> str:

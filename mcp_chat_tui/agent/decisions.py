@@ -9,9 +9,8 @@ Mixed into ``Agent`` (``agent/loop.py``).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from mcp_chat_tui.agent.approval import ApprovalPolicy, decision_label
 from mcp_chat_tui.agent.events import (
@@ -21,9 +20,7 @@ from mcp_chat_tui.agent.events import (
     ApprovalNeeded,
     CallDecided,
     CallFinished,
-    CallProgress,
     CallRunUnsaved,
-    CallStarted,
     CallStatus,
     Notice,
     PlannedCall,
@@ -39,7 +36,6 @@ from mcp_chat_tui.agent.turn import (
     call_key,
     not_saved_message,
     repeat_message,
-    seconds,
 )
 from mcp_chat_tui.core.tools import FailureKind, ToolSpec
 
@@ -56,6 +52,10 @@ class CallDecisions:
     note_unsaved_run: Callable[[str], str | None] | None = None
     _unsaved_question: asyncio.Lock | None = None  # one "run it unsaved?" question at a time
 
+    if TYPE_CHECKING:
+
+        async def _run_call(self, state: TurnState, call: PlannedCall, sink: AgentSink) -> None: ...  # calling.py
+
     async def _decide_and_run(self, state: TurnState, sink: AgentSink) -> bool:
         """Ask about each call in order, then run every allowed one concurrently; a call made already in
         this turn is given the earlier one's result instead (``_set_repeats_apart``). True stops the turn."""
@@ -65,6 +65,10 @@ class CallDecisions:
         calls = self._set_repeats_apart(state)
         for index, call in enumerate(calls):
             recorded = state.recorded.get(call.id)
+            if recorded is not None and recorded.task_id and call.spec is not None and not deny_rest:
+                state.resuming[call.id] = recorded.task_id  # its task is followed again: nothing runs anew
+                approved.append(call)
+                continue
             if recorded is not None and recorded.interrupted:
                 deny_rest = await self._decide_interrupted(state, call, len(calls) - index, sink, deny_rest)
                 if call.id not in state.outcomes:
@@ -129,34 +133,6 @@ class CallDecisions:
             told = repeat_message(call, outcome.content_for_model if outcome is not None else "(no result)")
             self._finish(state, sink, CallFinished(call, CallStatus.REPEATED, told, repeat_of=earlier.id))
         state.repeated = []
-
-    async def _run_call(self, state: TurnState, call: PlannedCall, sink: AgentSink) -> None:
-        assert call.spec is not None
-        sink(CallStarted(call, datetime.now()))
-        if not await self._start_saved(state, call, sink):  # the start is on disk before the call goes out
-            return
-        started = state.started[call.id] = time.perf_counter()
-        result = await self.tools.call_tool(
-            call.spec.server,
-            call.spec.name,
-            call.arguments,
-            on_progress=lambda progress: sink(CallProgress(call, progress)),
-        )
-        if result.failure is not None and result.failure.kind == FailureKind.TIMEOUT:
-            status = CallStatus.TIMEOUT
-        else:
-            status = CallStatus.ERROR if not result.ok else CallStatus.DONE
-        self._finish(
-            state,
-            sink,
-            CallFinished(
-                call,
-                status,
-                result.for_model(),
-                result,
-                seconds(result.duration or time.perf_counter() - started),
-            ),
-        )
 
     async def _ask_user(
         self,

@@ -15,6 +15,7 @@ from typing import Any
 
 from mcp_chat_tui.agent.approval import ApprovalPolicy
 from mcp_chat_tui.agent.budget import ContextBudget
+from mcp_chat_tui.agent.calling import CallRunning
 from mcp_chat_tui.agent.decisions import CallDecisions
 from mcp_chat_tui.agent.events import (
     AgentSink,
@@ -72,7 +73,7 @@ from mcp_chat_tui.engine.events import (
 )
 
 
-class Agent(CallDecisions, Summarising, ContextBudget):
+class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
     """Runs turns against an engine and a tool provider; keeps every message of the conversation.
 
     ``max_turns`` user turns (the current one included) go into each prompt in
@@ -235,6 +236,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self.fit_loaded_results(sink)  # a resumed conversation's results, before the model is sent them
         self._context_used = None
         self._closed = closed = asyncio.Event()
+        self._turn_state = state
         self._running = asyncio.ensure_future(work)
         try:
             end = await asyncio.shield(self._running)
@@ -253,7 +255,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
             sink(TurnFinished(end, state.iterations, self.redactor.text(str(exc))))
             return end
         finally:
-            self._running = None
+            self._running = self._turn_state = None
             closed.set()
         sink(TurnFinished(end, state.iterations, note=state.note, empty_reply=state.empty_reply))
         return end

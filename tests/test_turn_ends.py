@@ -123,12 +123,22 @@ async def test_a_call_repeated_in_one_turn_is_not_run_again_and_the_model_gets_t
     repeat = finished(sink)["call_2"]
     assert repeat.status is CallStatus.REPEATED and repeat.repeat_of == "call_1" and repeat.result is None
     assert [event.call.id for event in sink.of(CallDecided)] == ["call_1"]
-    told = engine.prompts[2][-1]
+    *_, told, asked = engine.prompts[2]
     assert told["role"] == "tool" and told["tool_call_id"] == "call_2"
-    assert (
-        told["content"]
-        == "You already called echo with these arguments in this turn; its result was:\nhi\nUse it to answer."
-    )
+    assert told["content"] == "(the same result as above)"
+    assert asked["role"] == "user" and asked["name"] == APP_SENDER
+    assert asked["content"] == "[mcp-chat-tui] Using the tool result above, answer the question in one sentence: say hi"
+
+
+async def test_after_a_repeat_the_model_gets_its_question_again(hub):
+    """Qwen2.5-Coder-0.5B, told "you already called it", called again every time; with its question
+    put again after the result it answered (docs/reference.md; the file rebuilds the same message:
+    tests/test_turn_ends_transcript.py)."""
+    engine = ScriptedEngine([[call("echo", {"text": "hi"})], [call("echo", {"text": "hi"}, "call_9")], "hi"])
+    agent = Agent(engine, hub, ApprovalPolicy("auto"))
+    assert await agent.run_turn("what does echo say to hi?", Recorder()) == TurnEnd.ANSWERED
+    asked = engine.prompts[2][-1]
+    assert asked["content"].endswith("answer the question in one sentence: what does echo say to hi?")
 
 
 def test_the_same_arguments_in_another_key_order_are_the_same_call():
@@ -161,10 +171,7 @@ async def test_the_same_call_again_in_one_reply_runs_once_and_both_get_its_resul
     assert await agent.run_turn("x", sink) == TurnEnd.ANSWERED
     assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE, CallStatus.REPEATED]
     assert hub.status("fx").call_count == 1 and len(sink.of(ApprovalNeeded)) == 1
-    assert [m["content"] for m in engine.prompts[1] if m["role"] == "tool"] == [
-        "a",
-        "You already called echo with these arguments in this turn; its result was:\na\nUse it to answer.",
-    ]
+    assert [m["content"] for m in engine.prompts[1] if m["role"] == "tool"] == ["a", "(the same result as above)"]
 
 
 async def test_a_reply_that_writes_one_call_over_and_over_is_cut_and_the_model_told(hub):
@@ -179,7 +186,7 @@ async def test_a_reply_that_writes_one_call_over_and_over_is_cut_and_the_model_t
     assert hub.status("fx").call_count == 1
     assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE] + [CallStatus.REPEATED] * 2
     told = [m["content"] for m in engine.prompts[1] if m["role"] == "tool"]
-    assert told[1].startswith("You already called echo with these arguments in this turn")
+    assert told[1] == "(the same result as above)"
 
 
 async def test_a_reply_repeating_after_the_model_was_told_is_cut_at_once_and_ends_the_turn(hub):

@@ -81,8 +81,9 @@ def test_repeated_calls_end_the_turn_and_are_listed_as_not_run(tmp_path, isolate
     assert [call["repeat_of"] for call in calls] == [None, "call_1", "call_1"]
     assert all(call["duration"] is None and call["choice"] is None for call in calls[1:])
     assert len(endpoint.requests) == 3
-    told = endpoint.requests[2]["messages"][-1]
-    assert told["role"] == "tool" and told["content"].startswith("You already called calculator with these arguments")
+    *_, told, asked = endpoint.requests[2]["messages"]
+    assert told["role"] == "tool" and told["content"] == "(the same result as above)"
+    assert asked["role"] == "user" and asked["content"].startswith("[mcp-chat-tui] Using the tool result above")
 
 
 def test_what_goes_over_the_wire_about_a_malformed_call_is_a_plain_user_message(tmp_path, isolated_user_dirs):

@@ -55,6 +55,7 @@ TURNS = {
         TurnEnd.ANSWERED,
     ),
     "repeats": ([[call("echo", {"text": "hi"})] for _ in range(3)], {}, TurnEnd.REPEATED_CALLS),
+    "a repeat, then the answer": ([[call("echo", {"text": "hi"})] for _ in range(2)] + ["hi"], {}, TurnEnd.ANSWERED),
     "the cap": (
         [[call("echo", {"text": str(n)})] for n in range(3)] + ["so far"],
         {"max_tool_rounds": 2},

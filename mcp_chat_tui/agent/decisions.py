@@ -32,11 +32,13 @@ from mcp_chat_tui.agent.tool_provider import ToolProvider
 from mcp_chat_tui.agent.turn import (
     DENIED_MESSAGE,
     INTERRUPTED_MESSAGE,
+    REPEAT_REPLIES,
+    SAME_RESULT,
     TurnState,
     call_key,
     not_saved_message,
-    repeat_message,
 )
+from mcp_chat_tui.core.feedback import answer_prompt, question_of
 from mcp_chat_tui.core.tools import FailureKind, ToolSpec
 
 
@@ -126,12 +128,13 @@ class CallDecisions:
         return calls
 
     def _answer_repeats(self, state: TurnState, sink: AgentSink) -> None:
-        """Each repeated call is given the earlier call's outcome (what the model was told of it), and counted."""
+        """Each repeated call is given the earlier call's outcome (what the model was told of it), and
+        counted; the app's message after the reply's results puts the user's question again."""
+        if state.repeated and state.repeat_replies + 1 < REPEAT_REPLIES:  # not when these end the turn
+            state.feedback.append(answer_prompt(question_of(state.turn)))
         for call, earlier in state.repeated:
             state.repeats, state.last_repeat = state.repeats + 1, call.model_name
-            outcome = state.outcomes.get(earlier.id) or state.ran.get(call_key(earlier))
-            told = repeat_message(call, outcome.content_for_model if outcome is not None else "(no result)")
-            self._finish(state, sink, CallFinished(call, CallStatus.REPEATED, told, repeat_of=earlier.id))
+            self._finish(state, sink, CallFinished(call, CallStatus.REPEATED, SAME_RESULT, repeat_of=earlier.id))
         state.repeated = []
 
     async def _ask_user(

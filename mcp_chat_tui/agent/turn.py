@@ -83,12 +83,11 @@ def limit_note(max_rounds: int) -> str:
     return f"stopped after {max_rounds} tool rounds (max_tool_rounds)"
 
 
-def repeat_message(call: PlannedCall, earlier_content: str) -> str:
-    """What the model is told of a call it already made in this turn (it is not run again)."""
-    return (
-        f"You already called {call.model_name} with these arguments in this turn; its result was:\n"
-        f"{earlier_content}\nUse it to answer."
-    )
+# The tool message of a call the model already made in this turn (it is not run again): the result
+# is above it, and the app's message after the reply puts the question again
+# (core.feedback.answer_prompt). Told "you already called it", a small model called again; the
+# earlier result repeated verbatim doubled its tokens for nothing.
+SAME_RESULT = "(the same result as above)"
 
 
 def repeat_reason(repeat_of: str) -> str:

@@ -38,3 +38,25 @@ def feedback_message(parts: Sequence[str]) -> dict[str, Any]:
 def is_app_message(message: Mapping[str, Any]) -> bool:
     """Whether ``message`` is the app's own (``feedback_message``), not a prompt of the user's."""
     return message.get("role") == "user" and message.get("name") == APP_SENDER
+
+
+ANSWER_PROMPT = "Using the tool result above, answer the question in one sentence"
+_QUESTION_CAP = 400  # a longer question is not quoted again: "the question" is enough
+
+
+def answer_prompt(question_message: Mapping[str, Any] | None) -> str:
+    """What the model is told after a reply that asked again for results it had (the app's part of
+    ``feedback_message``): the user's question put again, with the instruction to answer. A small
+    model that had just repeated a call then answered: Qwen2.5-Coder-0.5B, told it already had the
+    result, wrote the call again every time, and answered when its question was put again
+    (docs/reference.md#when-a-turn-ends-without-an-answer)."""
+    content = question_message.get("content") if question_message is not None else None
+    question = content.split("\n\n[attached: ")[0].strip() if isinstance(content, str) else ""
+    if not question or len(question) > _QUESTION_CAP:
+        return ANSWER_PROMPT + "."
+    return f"{ANSWER_PROMPT}: {question}"
+
+
+def question_of(messages: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The user's own message that opened a turn (the app's messages are not one)."""
+    return next((m for m in messages if m.get("role") == "user" and not is_app_message(m)), None)

@@ -101,15 +101,23 @@ class CallStatus(str, Enum):
     TIMEOUT = "timeout"
     DENIED = "denied"
     MALFORMED = "malformed"
-    CANCELLED = "cancelled"
+    CANCELLED = "cancelled"  # stopped by the user, or not run because the turn reached max_tool_rounds
     INTERRUPTED = "interrupted"  # started in an earlier run that ended before its result
+    REPEATED = "repeated"  # not run: the same call (tool and arguments) already ran in this turn
 
 
 class TurnEnd(str, Enum):
-    ANSWERED = "answered"  # the model answered without asking for more tools
+    ANSWERED = "answered"  # the model answered (text) without asking for more tools
     STOPPED = "stopped"  # the user stopped generation or denied all and stopped
-    LIMIT = "limit"  # the iteration limit was reached; the last reply had no tools
     ERROR = "error"  # the engine failed
+    NO_ANSWER = "no_answer"  # the model's last reply had no text (empty, whitespace, special tokens)
+    TOOL_ROUND_LIMIT = "tool_round_limit"  # the turn took max_tool_rounds rounds of calls and was stopped
+    REPEATED_CALLS = "repeated_calls"  # the model repeated calls it already had the results of, and was stopped
+
+    @property
+    def unanswered(self) -> bool:
+        """The turn ended on the app's word without a full answer (the answer may be incomplete)."""
+        return self in (TurnEnd.NO_ANSWER, TurnEnd.TOOL_ROUND_LIMIT, TurnEnd.REPEATED_CALLS)
 
 
 @dataclass(frozen=True)
@@ -222,9 +230,10 @@ class CallTask:
 
 @dataclass(frozen=True)
 class CallFinished:
-    """A call's outcome; ``result`` is None for denied, malformed, cancelled and interrupted calls;
-    ``duration`` is None for a call that never ran (or whose run time is unknown). ``not_sent`` says
-    why a call that was about to start was not sent (its start could not be saved)."""
+    """A call's outcome; ``result`` is None for denied, malformed, cancelled, interrupted and repeated
+    calls; ``duration`` is None for a call that never ran (or whose run time is unknown). ``not_sent``
+    says why a call that was about to start was not sent (its start could not be saved); ``repeat_of``
+    is, for a repeated call, the id of the earlier call whose result the model was given."""
 
     call: PlannedCall
     status: CallStatus
@@ -232,6 +241,7 @@ class CallFinished:
     result: ToolCallResult | None = None
     duration: float | None = None
     not_sent: str = ""
+    repeat_of: str = ""
 
 
 @dataclass(frozen=True)
@@ -276,9 +286,16 @@ class Notice:
 
 @dataclass(frozen=True)
 class TurnFinished:
+    """The turn is over: how (``end``), after ``iterations`` generations; ``error`` the engine's
+    message; ``note`` the line saying why a turn ended without an answer ("stopped after 8 tool
+    rounds (max_tool_rounds)"); ``empty_reply``: the last reply had no text and no calls (it is
+    still the conversation's last message)."""
+
     end: TurnEnd
     iterations: int
     error: str = ""
+    note: str = ""
+    empty_reply: bool = False
 
 
 @dataclass(frozen=True)

@@ -79,7 +79,7 @@ FLAG_OPTIONS = {
     "draft_model": "draft_model",
     "num_draft_tokens": "num_draft_tokens",
     "context_length": "context_length",
-}  # flag's dest: its model setting
+}  # flag's dest: its model setting (config.toml's other settings given as flags: cli/setup.py FLAG_SETTINGS)
 
 
 def flag_options(args: argparse.Namespace) -> ModelOptions:
@@ -222,9 +222,8 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
                 engine,
                 hub,
                 make_policy(args, settings, mcp_config, hub),
-                system_prompt=settings.system_prompt,
-                max_turns=settings.max_turns,
                 redactor=hub.redactor,
+                **settings.agent_options(),
             )
             recorder = TranscriptRecorder(loaded or Transcript())
             report = OneShotReport(args.prompt, display_name(model)) if one_shot else None

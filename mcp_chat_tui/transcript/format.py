@@ -319,6 +319,7 @@ class _Reader:
             structured=meta["structured"] if isinstance(meta.get("structured"), dict) else None,
             progress=ToolProgress.from_json(meta.get("progress")),
             cut=CutForModel.from_json(meta.get("cut"), len(content)),
+            repeat_of=str(meta.get("repeat_of", "")),
             task=TaskState.from_json(meta.get("task")),
         )
 

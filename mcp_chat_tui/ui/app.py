@@ -63,10 +63,8 @@ EXIT_WORDS = {"bye", "quit"}
 
 
 def chat_agent(engine: Engine, hub: ServerHub, policy: ApprovalPolicy, settings: Settings) -> Agent:
-    """The agent of a chat, with the settings' system prompt and turn limit and the hub's redactor."""
-    return Agent(
-        engine, hub, policy, system_prompt=settings.system_prompt, max_turns=settings.max_turns, redactor=hub.redactor
-    )
+    """The agent of a chat, with the settings' system prompt, window and tool-round limit and the hub's redactor."""
+    return Agent(engine, hub, policy, redactor=hub.redactor, **settings.agent_options())
 
 
 class ChatApp(

@@ -20,6 +20,7 @@ from mcp_chat_tui.agent.events import (
     PlannedCall,
     ResultCut,
 )
+from mcp_chat_tui.agent.turn import repeat_reason
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord, CallState
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
@@ -34,6 +35,7 @@ FINISHED_STATE = {
     CallStatus.MALFORMED: CallState.MALFORMED,
     CallStatus.CANCELLED: CallState.CANCELLED,
     CallStatus.INTERRUPTED: CallState.INTERRUPTED,
+    CallStatus.REPEATED: CallState.REPEATED,
 }
 
 
@@ -172,8 +174,9 @@ class CallStore:
         if event.result is not None and event.result.task is not None:
             record.task = event.result.task
         record.content_for_model = event.content_for_model
+        record.repeat_of = event.repeat_of
         if event.result is None:
-            record.reason = event.content_for_model
+            record.reason = repeat_reason(event.repeat_of) if event.repeat_of else event.content_for_model
         self.update(record, state=FINISHED_STATE[event.status])
         return record
 

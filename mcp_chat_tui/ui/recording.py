@@ -28,7 +28,8 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
     TurnStarted,
 )
-from mcp_chat_tui.agent.turn import MALFORMED_NAME, wire_call
+from mcp_chat_tui.agent.turn import wire_call
+from mcp_chat_tui.core.feedback import MALFORMED_NAME
 from mcp_chat_tui.core.tools import CutForModel, ToolSpec
 from mcp_chat_tui.transcript import Proposal, ServerRequest, ToolResult, TranscriptRecorder
 from mcp_chat_tui.transcript.media import keep_attached_media, keep_media, worth_keeping
@@ -114,12 +115,10 @@ class RecordingSink:
 
     @record.register
     def _turn_finished(self, event: TurnFinished) -> None:
-        if event.end is TurnEnd.STOPPED:
-            self.recorder.turn_ended("stopped")
-        elif event.end is TurnEnd.ERROR:
-            self.recorder.turn_ended("error", event.error)
-        else:
+        if event.end is TurnEnd.ANSWERED:
             self.recorder.turn_ended()
+        else:  # stopped, error, and the ends without an answer, with the line that says why
+            self.recorder.turn_ended(event.end.value, event.error, note=event.note, empty_reply=event.empty_reply)
 
 
 def tool_result(event: CallFinished, transcript_path: Path | None) -> ToolResult:
@@ -137,6 +136,7 @@ def tool_result(event: CallFinished, transcript_path: Path | None) -> ToolResult
         parts=keep_media(parts, transcript_path, event.call.id),
         structured=result.structured if result is not None else None,
         progress=result.progress if result is not None else None,
+        repeat_of=event.repeat_of,
         task=result.task if result is not None else None,
     )
 

@@ -147,6 +147,8 @@ class ToolCallCard(Static):
             text.append_text(literal(f"  {self.clock.duration(record.duration)}", "dim"))
         if record.state is CallState.INTERRUPTED and record.task is None:
             text.append_text(literal("  (it may or may not have run)", "italic"))
+        if record.state is CallState.REPEATED:
+            text.append_text(literal(f"  (not run: the model already had the result of {record.repeat_of})", "italic"))
         if record.cut_for_model:
             text.append_text(literal("  ✂ cut for the model", "italic"))
         if record.task is not None and (not record.state.finished or record.task.finished_while_closed):

@@ -127,6 +127,7 @@ CALL_STATE_STYLE = {
     CallState.DENIED: "yellow",
     CallState.CANCELLED: "yellow",
     CallState.INTERRUPTED: "bold red",
+    CallState.REPEATED: "yellow",
     CallState.AWAITING: "bold yellow",
     CallState.RUNNING: "cyan",
     CallState.PROPOSED: "dim",

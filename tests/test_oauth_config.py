@@ -64,7 +64,8 @@ def test_oauth_keys_are_read_and_a_secret_from_a_password_input_is_hidden(tmp_pa
         (
             "yes",
             "servers.remote.oauth",
-            "expected an object (clientId, clientSecret, scope, callbackPort) or false, found a string",
+            "expected an object (clientId, clientSecret, tokenEndpointAuthMethod, clientMetadataUrl, scope, callbackPort)"
+            " or false, found a string",
         ),
     ],
 )

@@ -36,7 +36,7 @@ files:
 exit codes: 0 answered (or ok), 1 the engine or a server failed, 2 a bad command line,
   configuration or prompt, or a folder's mcp.json nobody could be asked to trust, 3 a tool
   call was denied, timed out or stopped, or a server's request was refused (the answer may be
-  incomplete), 130 Ctrl+C, 143 SIGTERM
+  incomplete), 4 a server needs sign-in (run --sign-in NAME, then again), 130 Ctrl+C, 143 SIGTERM
 """
 
 

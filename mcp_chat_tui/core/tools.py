@@ -160,6 +160,7 @@ class FailureKind(str, Enum):
     PROTOCOL_ERROR = "protocol_error"
     REFUSED = "refused"  # the call ended because the client (the user, or a policy) refused what its server asked
     UNKNOWN_TOOL = "unknown_tool"
+    NEEDS_SIGN_IN = "needs_sign_in"  # its server needs a person to sign in (again, or with more access)
 
 
 @dataclass(frozen=True)

@@ -358,7 +358,9 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
             if rt.status.state.usable:
                 self._set_state(rt, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
             else:
-                reason = describe_start_failure(config, exc, list(rt.status.stderr_tail), rt.http_error)
+                reason = self._oauth_refusal(rt) or describe_start_failure(
+                    config, exc, list(rt.status.stderr_tail), rt.http_error
+                )
                 if rt.stdout_noise:
                     reason += (
                         f"; its stdout had {noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC ({STDOUT_RULE})"

@@ -22,6 +22,7 @@ from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens import deciding
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
+from mcp_chat_tui.ui.screens.folder_trust import FolderInputsScreen, FolderTrustScreen
 from mcp_chat_tui.ui.screens.requests import (
     ElicitFormScreen,
     ElicitUrlScreen,
@@ -30,6 +31,7 @@ from mcp_chat_tui.ui.screens.requests import (
     ToolUseScreen,
 )
 from mcp_chat_tui.ui.screens.sign_in import SignInScreen
+from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from tests.fakes import ScriptedEngine, call
 from tests.test_client_requests import asking_config
@@ -58,8 +60,10 @@ def type_when_pushed(app, kind: type, text: str, *, enter: bool = True) -> list[
     return pushed
 
 
-def prompt_text(app) -> str:
-    return app.query_one(PromptInput).value
+def prompt_text(app) -> str | None:
+    """What the prompt holds (None before it is mounted)."""
+    prompts = app.query(PromptInput)
+    return prompts.first().value if prompts else None
 
 
 async def armed(pilot, kind: type) -> None:
@@ -171,6 +175,7 @@ def dialog_untouched(dialog) -> bool:
 async def test_keys_typed_as_a_servers_request_appears_stay_in_the_prompt(
     monkeypatch, tool, kind, own_key, answer, expected
 ):
+    monkeypatch.setattr(deciding, "ARMING_DELAY", 3.0)  # still not armed when its own key comes, on a busy machine
     opened: list[str] = []
     monkeypatch.setattr("webbrowser.open", lambda url, *args, **kwargs: opened.append(url) or True)
     app = asking_app([[call(tool, {"text": "abc"} if tool == "summarize" else {})], "Final."])
@@ -197,7 +202,8 @@ async def test_keys_typed_as_a_servers_request_appears_stay_in_the_prompt(
     assert opened == []
 
 
-async def test_a_tool_use_of_a_sampled_reply_and_the_answer_take_no_key_typed_before_they_appear():
+async def test_a_tool_use_of_a_sampled_reply_and_the_answer_take_no_key_typed_before_they_appear(monkeypatch):
+    monkeypatch.setattr(deciding, "ARMING_DELAY", 3.0)  # still not armed when the test looks, on a busy machine
     replies = [[call("define", {"word": "ketch"})], [call("lookup", {"word": "ketch"}, "toolu_9")], "Final."]
     app = asking_app(replies)
     async with app.run_test(size=SIZE) as pilot:
@@ -219,6 +225,123 @@ async def test_a_tool_use_of_a_sampled_reply_and_the_answer_take_no_key_typed_be
         await pilot.press("ctrl+s")
         await wait_turn_done(pilot, app, left_in_prompt="yes sure")
         assert all(block["type"] == "text" for block in tool_result(app)["content"]), "the tool use was denied"
+
+
+# ----- a call whose start could not be saved, a folder's mcp.json and its inputs ----------------
+
+
+def held_back() -> list[events.Event]:
+    """Keys a dialog not armed yet does not take, after typing: Backspace, a paste, Enter (new events
+    each time: an event is delivered once)."""
+    return [events.Key("backspace", None), events.Paste("x\nsecond line"), events.Key("enter", "\r")]
+
+
+LEFT_IN_PROMPT = TYPED[:-1] + "x"  # Backspace took the last l; the prompt keeps a paste's first line
+
+
+def type_as_pushed(app, kind: type, keys: list[events.Event]) -> list[DecidingScreen]:
+    """Post ``keys`` to the app the moment a ``kind`` dialog is pushed (also one pushed as the app
+    starts, before a signal could be subscribed to). Returns the dialogs it happened to."""
+    pushed: list[DecidingScreen] = []
+    push = app.push_screen
+
+    def pushing(screen, *args, **kwargs):
+        result = push(screen, *args, **kwargs)
+        if isinstance(screen, kind) and not pushed:
+            pushed.append(screen)
+            for key in keys:
+                app.post_message(key)
+        return result
+
+    app.push_screen = pushing
+    return pushed
+
+
+async def test_keys_typed_as_the_not_saved_dialog_appears_stay_in_the_prompt_then_u_runs_it(tmp_path, monkeypatch):
+    """The dialog comes up as a yes is given, with the user's fingers on the keys: "more" has the r
+    of try again, "now" the n of don't run. It takes a plain u once armed (the capital U it took
+    before stood in for this guard)."""
+    from tests.test_unsaved_start import ledger_app
+
+    monkeypatch.setattr(deciding, "ARMING_DELAY", 3.0)  # still not armed when the test looks, on a busy machine
+    path = tmp_path / "chat.md"
+    ledger, _, app = ledger_app(tmp_path, path, "Paid.")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "pay once")
+        await armed(pilot, ApprovalScreen)
+        await wait_for(pilot, lambda: path.is_file() and "❓:" in path.read_text("utf-8"), what="the proposal saved")
+        path.unlink()
+        path.mkdir()  # every save fails now
+        pushed = type_as_pushed(app, UnsavedStartScreen, key_events(TYPED) + held_back())
+        await pilot.press("y")
+        await wait_for(pilot, lambda: prompt_text(app) == LEFT_IN_PROMPT, what="the typed keys in the prompt")
+        await pilot.pause()
+        assert pushed and app.screen is pushed[0] and not pushed[0].armed, "no key answered the dialog"
+        assert pushed[0].has_class("-unarmed") and not ledger.exists()
+        await armed(pilot, UnsavedStartScreen)
+        await pilot.press("u")
+        await wait_turn_done(pilot, app, left_in_prompt=LEFT_IN_PROMPT)
+        assert ledger.read_text(encoding="utf-8").splitlines() == ["paid"]
+        assert "run unsaved" in next(iter(app.calls_table.records.values())).allowed_by
+
+
+async def test_keys_typed_as_a_folders_mcp_json_is_asked_about_stay_in_the_prompt(
+    tmp_path, isolated_user_dirs, monkeypatch
+):
+    """The question comes up as the app starts, while the user may be typing a first prompt."""
+    from mcp_chat_tui.config.folder_trust import TrustStore, read_fingerprint
+    from tests.helpers import starts
+    from tests.test_folder_trust import plant
+    from tests.test_folder_trust_ui import app_in
+
+    monkeypatch.setattr(deciding, "ARMING_DELAY", 3.0)  # the app starts slowly on a busy machine
+    started = tmp_path / "started.txt"
+    path = plant(tmp_path, started)
+    app = app_in(tmp_path, monkeypatch)
+    pushed = type_as_pushed(app, FolderTrustScreen, key_events("yes, " + TYPED) + held_back())
+    async with app.run_test(size=SIZE) as pilot:
+        typed = "yes, " + LEFT_IN_PROMPT
+        await wait_for(pilot, lambda: prompt_text(app) == typed, what="the typed keys in the prompt")
+        await pilot.pause()
+        assert pushed and app.screen is pushed[0] and not pushed[0].armed, "no key answered the dialog"
+        assert starts(started) == 0 and not TrustStore().trusts(read_fingerprint(path))
+        await armed(pilot, FolderTrustScreen)
+        await pilot.press("y")
+        await wait_ready(pilot, app)
+        assert starts(started) == 1 and prompt_text(app) == typed
+    assert TrustStore().trusts(read_fingerprint(path))
+
+
+async def test_keys_typed_as_the_trusted_files_inputs_are_asked_stay_in_the_prompt(
+    tmp_path, isolated_user_dirs, monkeypatch
+):
+    """The inputs form comes up on its own right after the yes; Enter in it sends what its fields
+    hold to a program about to start, so the prompt typed on must not land in a field."""
+    from tests.test_folder_trust import plant
+    from tests.test_folder_trust_ui import app_in
+
+    monkeypatch.setattr(deciding, "ARMING_DELAY", 3.0)
+    started = tmp_path / "started.txt"
+    path = plant(tmp_path, started, env={"PLANTED_TOKEN": "${input:token}"})
+    document = json.loads(path.read_text())
+    document["inputs"] = [{"id": "token", "type": "promptString", "description": "your token"}]
+    path.write_text(json.dumps(document))
+    app = app_in(tmp_path, monkeypatch)
+    pushed = type_as_pushed(app, FolderInputsScreen, key_events(TYPED) + held_back())
+    async with app.run_test(size=SIZE) as pilot:
+        await armed(pilot, FolderTrustScreen)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: prompt_text(app) == LEFT_IN_PROMPT, what="the typed keys in the prompt")
+        await pilot.pause()
+        assert pushed and app.screen is pushed[0] and not pushed[0].armed, "no key answered the form"
+        assert pushed[0].query_one("#field-0", Input).value == "" and not started.exists()
+        assert pushed[0].has_class("-unarmed")
+        await armed(pilot, FolderInputsScreen)
+        await pilot.press(*"tok-42", "enter")
+        await wait_ready(pilot, app)
+        assert prompt_text(app) == LEFT_IN_PROMPT
+    assert started.read_text().split() == ["planted", "tok-42"]
 
 
 # ----- what a URL elicitation opens ------------------------------------------------------------

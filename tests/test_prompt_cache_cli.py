@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from mcp_chat_tui.core.paths import prompt_cache_path
@@ -22,9 +23,13 @@ FIRST, SECOND, THIRD = "What is 12 * 7?", "What is 84 / 2?", "What is 6 * 7?"
 
 
 def environment(dirs: Path) -> dict[str, str]:
+    """Each run's own folders; its cache folder is new, so the system prompt's and tools' cache kept
+    across conversations (engine/prefix_cache.py) never stands in for the conversation's file here."""
     env = dict(os.environ, COLUMNS="120")
     for kind in ("CONFIG", "DATA", "LOG"):
         env[f"MCP_CHAT_TUI_{kind}_DIR"] = str(dirs / kind.lower())
+    dirs.mkdir(parents=True, exist_ok=True)
+    env["MCP_CHAT_TUI_CACHE_DIR"] = tempfile.mkdtemp(prefix="cache-", dir=dirs)
     return env
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from mcp_chat_tui.core.paths import prompt_cache_path
+from mcp_chat_tui.engine import prefix_cache
 from mcp_chat_tui.engine.cache_file import CacheFile, keep_cache_beside, read_tokens
 from mcp_chat_tui.engine.events import Done, Stats, TextDelta, ToolCallProposed
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
@@ -20,6 +21,14 @@ from tests.helpers import wait_until
 
 DEMO_MODEL = Path(__file__).resolve().parents[1] / "mcp_chat_tui" / "demo" / "model"
 SYSTEM = {"role": "system", "content": "Be brief."}
+
+
+@pytest.fixture(autouse=True)
+def a_cache_folder_per_engine(tmp_path, monkeypatch):
+    """Each engine its own cache folder: the system prompt's and tools' cache kept across
+    conversations (engine/prefix_cache.py) never stands in for the conversation's file here."""
+    count = iter(range(1_000_000))
+    monkeypatch.setattr(prefix_cache, "user_cache_dir", lambda: tmp_path / f"cache-{next(count)}")
 
 
 async def demo_tools() -> list[dict]:

@@ -203,7 +203,7 @@ async def test_a_conversation_that_cannot_be_saved_is_said_once(tmp_path):
         await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the dialog")
         await pilot.press("y")
         # the call's start cannot be saved either: it is not sent unless the user says so (issue 31)
-        await wait_for(pilot, lambda: isinstance(app.screen, UnsavedStartScreen), what="the not-saved dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, UnsavedStartScreen), what="the not-saved dialog, armed")
         await pilot.press("n")
         await wait_turn_done(pilot, app)
         saver = app.recorder.saver

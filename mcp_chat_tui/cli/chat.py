@@ -22,6 +22,7 @@ from mcp_chat_tui.cli.log_lines import print_warnings
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.setup import load_configuration, load_planned, make_hub, plan_configuration, warn_short_secrets
 from mcp_chat_tui.cli.terminal import SIGTERM_EXIT, ask_on_terminal, exit_on_sigterm, run_until_signal
+from mcp_chat_tui.cli.typed_lines import terminal_lines
 from mcp_chat_tui.config import McpConfig, ModelOptions, Settings, save_setting, settings_path
 from mcp_chat_tui.config.settings import approval_value
 from mcp_chat_tui.core.errors import UserFacingError
@@ -189,15 +190,23 @@ def transcript_held(args: argparse.Namespace) -> Iterator[None]:
             lock.release()
 
 
+async def _console_configuration(args: argparse.Namespace) -> tuple[Settings, McpConfig]:
+    """Settings and servers for ``--plain`` and ``-p``, asked about on the terminal (a line typed ahead
+    of a question there is a prompt, unless ``-p``); ``-p``'s prompt with the secrets given hidden."""
+    terminal_lines(keeps_prompts=args.prompt is None)
+    settings, mcp_config = await load_configuration(args, ask_input=ask_on_terminal)
+    if args.prompt is not None:  # as the conversation, the report and a failure's JSON will show it
+        args.prompt = mcp_config.redactor.text(args.prompt)
+    return settings, mcp_config
+
+
 async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None) -> int:
     """``--plain`` and ``-p``. With ``-p`` everything but the answer (or ``--json``'s object) goes to stderr."""
     from mcp_chat_tui.cli.plain import run_plain
 
     one_shot = args.prompt is not None
     console = Console(highlight=False, stderr=one_shot)
-    settings, mcp_config = await load_configuration(args, ask_input=ask_on_terminal)
-    if one_shot:  # as the conversation, the report and a failure's JSON will show it
-        args.prompt = mcp_config.redactor.text(args.prompt)
+    settings, mcp_config = await _console_configuration(args)
     warn_short_secrets(mcp_config.redactor, console)
     engine = make_engine(args, model, settings.model_options(model))
     hub = make_hub(settings, mcp_config)

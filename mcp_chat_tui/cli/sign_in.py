@@ -9,15 +9,14 @@ sign-in waits for the browser to come back.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-import threading
 import webbrowser
 from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
+from mcp_chat_tui.cli.typed_lines import is_yes_or_no, terminal_lines
 from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.page_address import check_page_address
 from mcp_chat_tui.core.text import visible_controls
@@ -26,18 +25,11 @@ from mcp_chat_tui.servers.oauth import SignInPrompt, SignInRequest
 
 
 async def ask_line(console: Console, question: str) -> str | None:
-    """One line typed on the terminal (None at the end of input), read on a daemon thread so a
-    pending question never keeps the program from exiting."""
-    loop = asyncio.get_running_loop()
-    answer: asyncio.Future[str | None] = loop.create_future()
-
-    def read() -> None:
-        line = sys.stdin.readline()
-        loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(line.rstrip("\n") if line else None))
-
-    console.print(question, end="", markup=False, highlight=False)
-    threading.Thread(target=read, name="sign-in question", daemon=True).start()
-    return await answer
+    """One line typed on the terminal for ``question`` (None at the end of input): one typed before
+    the question was put answers nothing (cli/typed_lines.py). Read on a daemon thread, so a pending
+    question never keeps the program from exiting."""
+    async with terminal_lines().question(console) as asking:
+        return await asking.ask(lambda: console.print(question, end="", markup=False, highlight=False), is_yes_or_no)
 
 
 def terminal_prompt(console: Console, shown: list[SignInRequest] | None = None) -> SignInPrompt:

@@ -354,7 +354,6 @@ class ChatApp(
 
     @on(Input.Submitted, "#prompt")
     async def _submitted(self, message: Input.Submitted) -> None:
-        message.input.value = ""
         await self._send(message.value)
 
     async def _send(self, text: str) -> None:

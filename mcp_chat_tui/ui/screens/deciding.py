@@ -15,11 +15,7 @@ them): printable keys, Backspace and pastes go to the text field that had the fo
 dialog (the prompt), in order; every other key is dropped, Enter too, so a prompt is not sent
 behind a dialog the user has not seen. The text waits in the prompt.
 
-Why half a second: a person reacts to something newly shown in about 0.2-0.25 s at best, and a
-typist who means to stop still presses a key or two in the next 0.2 s (keys of a typing burst
-are 50-150 ms apart), so keys up to about 0.45 s after the dialog appeared can belong to the
-prompt; a pause that long ends a burst of typing. Reading a dialog and choosing one of its keys
-takes longer than half a second, so a deliberate answer is never held back.
+Why half a second: core/arming.py (``--plain`` waits as long before it takes a line for a question).
 """
 
 from __future__ import annotations
@@ -32,7 +28,8 @@ from textual._time import get_time  # the clock of ``Message.time``
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, TextArea
 
-ARMING_DELAY = 0.5  # seconds after the first frame before a key answers (why: the docstring above)
+from mcp_chat_tui.core.arming import ARMING_DELAY
+
 UNARMED_NOTICE = f"keys active in {ARMING_DELAY:g} s"
 
 ResultType = TypeVar("ResultType")

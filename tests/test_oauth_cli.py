@@ -202,6 +202,7 @@ async def test_one_shot_a_call_that_wants_more_access_exits_4_and_the_next_sign_
 
         await sign_in_by_cli(config, tmp_path)  # the tokens still work for whoami, yet it authorizes again
         assert [a["scope"] for a in server.stats()["authorizations"]] == ["mcp", "mcp mcp:write"]
+        assert server.stats()["registered"] == 1, server.stats()
         answered = run(*turn, cwd=tmp_path)
         assert answered.returncode == 0, answered.stdout + answered.stderr
         assert "noted" in answered.stdout

@@ -194,13 +194,19 @@ async def test_in_the_app_a_call_that_wants_more_access_shows_the_sign_in_dialog
         async with app.run_test(size=(120, 36)) as pilot:
             await wait_ready(pilot, app)
             app.sign_in_server("guarded")
-            await wait_for(pilot, lambda: dialog_armed(app, SignInScreen), what="the sign-in dialog")
+            await wait_for(pilot, lambda: dialog_armed(app, SignInScreen), what="the sign-in dialog", timeout=60)
             await pilot.press("o")
-            await wait_for(pilot, lambda: hub.status("guarded").state == ServerState.READY, what="signed in")
-            await wait_for(pilot, lambda: not isinstance(app.screen, SignInScreen), what="the dialog to close")
+            await wait_for(
+                pilot, lambda: hub.status("guarded").state == ServerState.READY, what="signed in", timeout=60
+            )
+            await wait_for(
+                pilot, lambda: not isinstance(app.screen, SignInScreen), what="the dialog to close", timeout=60
+            )
 
             await send(pilot, "note hi")
-            await wait_for(pilot, lambda: dialog_armed(app, SignInScreen), what="the sign-in dialog for more access")
+            await wait_for(
+                pilot, lambda: dialog_armed(app, SignInScreen), what="the sign-in dialog for more access", timeout=60
+            )
             title = str(app.screen.query_one("#sign-in-title").render())
             assert title == "Sign in to guarded again, with more access"
             assert "authorize mcp-chat-tui for mcp mcp:write" in str(app.screen.query_one("#sign-in-about").render())
@@ -209,3 +215,19 @@ async def test_in_the_app_a_call_that_wants_more_access_shows_the_sign_in_dialog
             assert "noted: hi" in chat_text(app)
             assert hub.status("guarded").state == ServerState.READY
         assert scopes_asked(server) == ["mcp", "mcp mcp:write"]
+
+
+async def test_signing_in_again_at_once_listens_on_the_same_redirect_port_and_keeps_the_client(tmp_path):
+    """The browser's connection to the first sign-in's listener leaves its port in TIME_WAIT; the
+    next sign-in binds it all the same (was: 'address in use', so the client was registered anew,
+    and a fixed callbackPort could not sign in again for a minute)."""
+    with protected_server() as server:
+        async with hub_for(server.url, tmp_path) as hub:
+            await hub.start_all()
+            first, second = Browser(), Browser()
+            assert (await hub.sign_in("guarded", first)).state == ServerState.READY
+            server.revoke_all()  # the provider signed the app out: the next sign-in needs the browser
+            assert (await hub.sign_in("guarded", second)).state == ServerState.READY
+            stats = server.stats()
+    assert first.requests[0].redirect_uri == second.requests[0].redirect_uri
+    assert stats["registered"] == 1 and stats["authorized"] == 2

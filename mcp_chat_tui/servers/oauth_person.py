@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import os
 import socket
 import time
 from collections.abc import Awaitable, Callable
@@ -109,6 +110,10 @@ class LoopbackListener:
     def __init__(self, server: str, port: int = 0) -> None:
         self.server = server
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if os.name == "posix":
+            # The browser's connection to the last sign-in leaves the port in TIME_WAIT for a
+            # minute; on POSIX this binds it all the same (never a port another program listens on).
+            self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             self._socket.bind((LOOPBACK_HOST, port))
         except OSError:

@@ -189,7 +189,11 @@ async def sign_in_by_cli(config: str, cwd: Path) -> str:
 
 
 async def test_one_shot_a_call_that_wants_more_access_exits_4_and_the_next_sign_in_asks_for_it(tmp_path):
-    script = [tool_reply("write_note", {"text": "hi"}), "it needs more access", tool_reply("write_note", {"text": "hi"})]
+    script = [
+        tool_reply("write_note", {"text": "hi"}),
+        "it needs more access",
+        tool_reply("write_note", {"text": "hi"}),
+    ]
     with protected_server("--step-up") as server, ScriptedEndpoint([*script, "noted"]) as endpoint:
         config = str(mcp_json(tmp_path, server.url))
         await sign_in_by_cli(config, tmp_path)

@@ -114,8 +114,7 @@ class SignIn:
     def _oauth_refusal(self, rt: Any) -> str:
         """Why the server refused the start for want of scopes a new sign-in would not give ("": it did not)."""
         provider = rt.oauth.provider if rt.oauth is not None else None
-        url = rt.config.display_url() if hasattr(rt.config, "display_url") else rt.config.url
-        return f"{url} {provider.refusal}" if provider is not None and provider.refusal else ""
+        return f"{rt.config.display_url()} {provider.refusal}" if provider is not None and provider.refusal else ""
 
     async def _close_oauth(self, rt: Any) -> None:
         """Close the sign-in session of a start that ended."""

@@ -143,8 +143,9 @@ class ChatApp(
         self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
 
     def _answer_server_requests(self) -> None:
-        """Servers' samples and forms are asked in dialogs (``--yes`` allows them), as is a call's sign-in for more access."""
-        self.hub.step_up_prompt, asker = self._show_sign_in, DialogAsker(self)
+        """Servers' samples and forms are asked in dialogs (``--yes`` allows them); a call's sign-in for more access too."""
+        self.hub.step_up_prompt = self._show_sign_in
+        asker = DialogAsker(self)
         self.hub.client_requests = AskingClientRequests(
             self.engine,
             YesAsker(asker) if self.policy.yes else asker,

@@ -231,3 +231,39 @@ async def test_signing_in_again_at_once_listens_on_the_same_redirect_port_and_ke
             stats = server.stats()
     assert first.requests[0].redirect_uri == second.requests[0].redirect_uri
     assert stats["registered"] == 1 and stats["authorized"] == 2
+
+
+async def test_in_the_app_a_cancelled_sign_in_for_more_access_leaves_s_to_ask_for_it(tmp_path, monkeypatch):
+    import webbrowser
+
+    from mcp_chat_tui.agent.approval import ApprovalPolicy
+    from mcp_chat_tui.ui.screens.sign_in import SignInScreen
+    from tests.fakes import ScriptedEngine, call
+    from tests.oauth_helpers import follow
+    from tests.ui_helpers import chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+    monkeypatch.setattr(webbrowser, "open", lambda url: asyncio.run(follow(url)) is not None)
+    with protected_server("--step-up") as server:
+        engine = ScriptedEngine(
+            [[call("write_note", {"text": "hi"})], "not noted", [call("write_note", {"text": "hi"})]]
+        )
+        hub = hub_for(server.url, tmp_path)
+        app = make_app(engine, hub=hub, policy=ApprovalPolicy("ask", yes=True))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_ready(pilot, app)
+            await hub.sign_in("guarded", Browser())
+            await send(pilot, "note hi")
+            armed = lambda: dialog_armed(app, SignInScreen)  # noqa: E731
+            await wait_for(pilot, armed, what="the sign-in dialog for more access", timeout=60)
+            await pilot.press("escape")
+            await wait_turn_done(pilot, app, timeout=60)
+            status = hub.status("guarded")
+            assert status.state == ServerState.NEEDS_SIGN_IN, status.summary()
+            assert "needs sign-in" in chat_text(app)
+
+            await pilot.press("f4", "s")  # was: the server failed, and s did nothing
+            await wait_for(pilot, armed, what="the sign-in dialog", timeout=60)
+            await pilot.press("o")
+            await wait_for(pilot, lambda: hub.status("guarded").state == ServerState.READY, what="ready", timeout=60)
+            assert (await hub.call_tool("guarded", "write_note", {"text": "hi"})).text == "noted: hi"
+        assert scopes_asked(server) == ["mcp", "mcp mcp:write"]

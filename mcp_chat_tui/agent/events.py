@@ -16,6 +16,7 @@ from typing import Any
 
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.progress import ToolProgress
+from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.tools import ToolCallResult, ToolSpec
 from mcp_chat_tui.engine.events import Stats
 
@@ -68,12 +69,14 @@ class Recorded:
     """What a conversation file says about a call it left without a result (a resumed turn).
 
     ``started_at`` set: the call started in an earlier run and never finished, so it may or
-    may not have run (interrupted); it runs again only on an explicit yes. Otherwise
+    may not have run (interrupted); it runs again only on an explicit yes. ``task_id`` set too: it
+    ran as that task at its server, whose result is fetched (nothing runs again). Otherwise
     ``choice`` is the choice the file records (``yo``, ``auto``, ``n``…; None: never asked).
     """
 
     choice: str | None = None
     started_at: datetime | None = None
+    task_id: str = ""
 
     @property
     def interrupted(self) -> bool:
@@ -208,6 +211,16 @@ class CallRunUnsaved:
 
 
 @dataclass(frozen=True)
+class CallTask:
+    """``call`` runs as a task at its server: reported as soon as the task exists (the transcript
+    records its id then), at each change of its status or message, and when a resumed conversation
+    follows a task an earlier run created."""
+
+    call: PlannedCall
+    task: TaskState
+
+
+@dataclass(frozen=True)
 class CallFinished:
     """A call's outcome; ``result`` is None for denied, malformed, cancelled and interrupted calls;
     ``duration`` is None for a call that never ran (or whose run time is unknown). ``not_sent`` says
@@ -338,6 +351,7 @@ AgentEvent = (
     | CallStarted
     | StartNotSaved
     | CallRunUnsaved
+    | CallTask
     | CallFinished
     | GenerationRate
     | GenerationStats

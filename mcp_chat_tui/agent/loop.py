@@ -11,11 +11,11 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
 from typing import Any
 
 from mcp_chat_tui.agent.approval import ApprovalPolicy, decision_label
 from mcp_chat_tui.agent.budget import ContextBudget
+from mcp_chat_tui.agent.calling import CallRunning
 from mcp_chat_tui.agent.decisions import CallDecisions
 from mcp_chat_tui.agent.events import (
     AgentSink,
@@ -24,9 +24,7 @@ from mcp_chat_tui.agent.events import (
     AssistantThinking,
     CallDecided,
     CallFinished,
-    CallProgress,
     CallProposed,
-    CallStarted,
     CallStatus,
     GenerationRate,
     MalformedCall,
@@ -67,7 +65,7 @@ from mcp_chat_tui.engine.events import (
 )
 
 
-class Agent(CallDecisions, Summarising, ContextBudget):
+class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
     """Runs turns against an engine and a tool provider; keeps every message of the conversation.
 
     ``max_turns`` user turns (the current one included) go into each prompt in
@@ -223,6 +221,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self.fit_loaded_results(sink)  # a resumed conversation's results, before the model is sent them
         self._context_used = None
         self._closed = closed = asyncio.Event()
+        self._turn_state = state
         self._running = asyncio.ensure_future(work)
         try:
             end = await asyncio.shield(self._running)
@@ -241,7 +240,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
             sink(TurnFinished(end, state.iterations, self.redactor.text(str(exc))))
             return end
         finally:
-            self._running = None
+            self._running = self._turn_state = None
             closed.set()
         sink(TurnFinished(end, state.iterations))
         return end
@@ -378,6 +377,10 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         deny_rest = False
         for index, call in enumerate(state.calls):
             recorded = state.recorded.get(call.id)
+            if recorded is not None and recorded.task_id and call.spec is not None and not deny_rest:
+                state.resuming[call.id] = recorded.task_id  # its task is followed again: nothing runs anew
+                approved.append(call)
+                continue
             if recorded is not None and recorded.interrupted:
                 deny_rest = await self._decide_interrupted(state, call, len(state.calls) - index, sink, deny_rest)
                 if call.id not in state.outcomes:
@@ -414,34 +417,6 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         if approved:
             await asyncio.gather(*(self._run_call(state, call, sink) for call in approved))
         return deny_rest
-
-    async def _run_call(self, state: TurnState, call: PlannedCall, sink: AgentSink) -> None:
-        assert call.spec is not None
-        sink(CallStarted(call, datetime.now()))
-        if not await self._start_saved(state, call, sink):  # the start is on disk before the call goes out
-            return
-        started = state.started[call.id] = time.perf_counter()
-        result = await self.tools.call_tool(
-            call.spec.server,
-            call.spec.name,
-            call.arguments,
-            on_progress=lambda progress: sink(CallProgress(call, progress)),
-        )
-        if result.failure is not None and result.failure.kind == FailureKind.TIMEOUT:
-            status = CallStatus.TIMEOUT
-        else:
-            status = CallStatus.ERROR if not result.ok else CallStatus.DONE
-        self._finish(
-            state,
-            sink,
-            CallFinished(
-                call,
-                status,
-                result.for_model(),
-                result,
-                seconds(result.duration or time.perf_counter() - started),
-            ),
-        )
 
     def _finish(self, state: TurnState, sink: AgentSink, finished: CallFinished) -> None:
         """Record a call's outcome as its ``tool`` message (in proposal order) and report it."""

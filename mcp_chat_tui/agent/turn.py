@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from typing import Any
@@ -23,7 +24,13 @@ INTERRUPTED_MESSAGE = (
     "interrupted: it may or may not have run (the app stopped while this call was running, so its "
     "result is unknown). Check before relying on it or calling it again."
 )
+CANCELLED_MESSAGE = "The user cancelled this tool call while it ran; it may have done part of its work."
 SAVE_ADVICE = "free space on the disk or fix the permissions of the file and its folder"
+
+
+def task_lost_message(why: str) -> str:
+    """What the model is told of a resumed call whose task could not be followed (``why``)."""
+    return f"{INTERRUPTED_MESSAGE} Its task could not be followed: {why}"
 
 
 def not_saved_message(problem: str) -> str:
@@ -93,6 +100,8 @@ class TurnState:
         self.outcomes: dict[str, CallFinished] = {}
         self.started: dict[str, float] = {}  # perf_counter at each running call's start
         self.recorded: dict[str, Recorded] = {}
+        self.running: dict[str, asyncio.Future[Any]] = {}  # each call being sent, by id (cancelled alone by the user)
+        self.resuming: dict[str, str] = {}  # a resumed call's task id: its task is followed, nothing runs again
 
 
 def free_id(given: str, taken: set[str]) -> str:

@@ -28,6 +28,7 @@ from mcp_chat_tui.agent.events import (
     CallRunUnsaved,
     CallStarted,
     CallStatus,
+    CallTask,
     GenerationStats,
     MalformedCall,
     Notice,
@@ -117,11 +118,9 @@ class PlainConsole:
         elif isinstance(event, CallStarted):
             self._break_line()
             self._print_call_started(event)
-        elif isinstance(event, CallProgress):
+        elif isinstance(event, (CallProgress, CallTask)):
             self._break_line()
-            self.console.print(
-                literal(f"  ⋯ {event.call.tool} {event.progress.describe()}", "cyan"), highlight=False, soft_wrap=True
-            )
+            self._print_running(event)
         elif isinstance(event, CallFinished):
             self._break_line()
             self.console.print(self._finished_panel(event))
@@ -154,6 +153,14 @@ class PlainConsole:
         elif isinstance(event, (SummaryStarted, SummaryWritten, SummaryFailed, SummariesEnded)):
             self._break_line()
             self._print_summary(event)
+
+    def _print_running(self, event: CallProgress | CallTask) -> None:
+        """A running call's progress (``⋯``) or its task's status (``⧗``, with the task's id)."""
+        if isinstance(event, CallProgress):
+            line = f"  ⋯ {event.call.tool} {event.progress.describe()}"
+        else:
+            line = f"  ⧗ {event.call.tool} {event.task.describe()} [{event.task.task_id}]"
+        self.console.print(literal(line, "cyan"), highlight=False, soft_wrap=True)
 
     def _print_summary(self, event: SummaryStarted | SummaryWritten | SummaryFailed | SummariesEnded) -> None:
         """Summarising as it goes: each summary written, a failure (the full text stays), a stop."""

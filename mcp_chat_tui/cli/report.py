@@ -31,6 +31,7 @@ from mcp_chat_tui.agent.events import (
     CallFinished,
     CallProposed,
     CallStatus,
+    CallTask,
     GenerationStats,
     MalformedCall,
     ServerRequestAnswered,
@@ -38,6 +39,7 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
     TurnStarted,
 )
+from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.text import json_for_terminal, visible_controls
 from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.engine.events import Stats
@@ -66,6 +68,7 @@ class CallReport:
     choice: str | None = None
     allowed_by: str | None = None
     finished: CallFinished | None = None
+    task: TaskState | None = None  # the task it runs as, as last heard
 
     @property
     def server_failed(self) -> bool:
@@ -105,6 +108,9 @@ class CallReport:
         entry["error"] = finished.content_for_model if finished is not None and not ok else None
         has_duration = finished is not None and finished.duration is not None
         entry["duration"] = round(finished.duration, 6) if has_duration else None
+        task = finished.result.task if finished is not None and finished.result is not None else None
+        task = task or self.task
+        entry["task"] = task.to_json() if task is not None else None  # the task it ran as, as last heard
         return entry
 
 
@@ -168,6 +174,8 @@ class OneShotReport:
         elif isinstance(event, CallDecided):  # a resumed turn's calls were proposed in the file, not here
             entry = self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call)))
             entry.choice, entry.allowed_by = event.choice.value, event.allowed_by or None
+        elif isinstance(event, CallTask):
+            self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call))).task = event.task
         elif isinstance(event, CallFinished):
             self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call))).finished = event
             if event.not_sent:  # its start could not be saved: the run fails (1), as a failed save does

@@ -19,12 +19,13 @@ from typing import Any
 import mcp_types
 from mcp import Client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from mcp_chat_tui.core.attachments import IMAGE, PROMPT, RESOURCE, Attachment, binary_placeholder
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.text import one_line
-from mcp_chat_tui.servers.results import content_part, resource_part, within_media_budget
+from mcp_chat_tui.servers.results import content_part, resource_part, validation_problems, within_media_budget
 
 log = logging.getLogger(__name__)
 
@@ -186,8 +187,15 @@ async def _pages(list_page: Any, what: str, attribute: str, mode: str, problems:
                 return items
         problems.append(f"its {what} list has more than {MAX_CATALOG_PAGES} pages: only those were read")
     except Exception as exc:  # noqa: BLE001 - a broken list loses that list, never the server
-        problems.append(f"listing its {what} failed: {one_line(str(exc) or type(exc).__name__, 200)}")
+        problems.append(f"listing its {what} failed: {_what_went_wrong(exc, 200)}")
     return items
+
+
+def _what_went_wrong(exc: Exception, limit: int) -> str:
+    """An exception in a line; a result the SDK refused names its problems (``validation_problems``)."""
+    if isinstance(exc, ValidationError):
+        return one_line(f"the server sent a malformed result: {validation_problems(exc)}", limit)
+    return one_line(str(exc) or type(exc).__name__, limit)
 
 
 # ----- contents into attachments ---------------------------------------------------------------
@@ -366,7 +374,7 @@ class CatalogAccess:
         return True
 
     def _failed(self, what: str, exc: Exception) -> str:
-        return self.redactor.text(f"{what} failed: {one_line(str(exc) or type(exc).__name__, 300)}")
+        return self.redactor.text(f"{what} failed: {_what_went_wrong(exc, 300)}")
 
     # ----- keeping it fresh ------------------------------------------------------------------
 

@@ -143,8 +143,9 @@ def _excerpt(value: object, limit: int = 40) -> str:
     return one_line(repr(value), limit)
 
 
-def tool_spec(server: str, tool: mcp_types.Tool, redactor: Redactor) -> ToolSpec:
-    """A listed tool; its description, schema and title are redacted (the model and the screen see them)."""
+def tool_spec(server: str, tool: mcp_types.Tool, redactor: Redactor, task_support: str = "") -> ToolSpec:
+    """A listed tool; its description, schema and title are redacted (the model and the screen see them).
+    ``task_support``: "required" or "optional" when its server runs it as a task (servers/tasks.py)."""
     annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
     title = tool.title or annotations.get("title")
     return ToolSpec(
@@ -154,4 +155,5 @@ def tool_spec(server: str, tool: mcp_types.Tool, redactor: Redactor) -> ToolSpec
         input_schema=redactor.value(dict(tool.input_schema or {"type": "object", "properties": {}})),
         annotations=annotations,
         title=redactor.text(title) if isinstance(title, str) else title,
+        task_support=task_support,
     )

@@ -15,6 +15,7 @@ from typing import Any
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.progress import ToolProgress
+from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.tools import CutForModel
 
 CHOICES = ("yo", "ya", "yO", "yA", "n", "nA", "auto")
@@ -38,6 +39,7 @@ class ToolResult:
     structured: dict[str, Any] | None = None  # the result's structured content
     progress: ToolProgress | None = None  # the last progress its server reported
     cut: CutForModel | None = None  # how the model's copy was cut, when it was (agent/budget.py)
+    task: TaskState | None = None  # the task it ran as at its server, as it ended
 
 
 @dataclass
@@ -46,7 +48,8 @@ class Proposal:
 
     ``proposed_at`` and ``started_at`` are wall-clock times to the second; ``started_at`` is
     written before the call goes to ``server``, so a call that started and has no result is
-    known to be interrupted (it may or may not have run). ``allowed_by`` says who or which rule
+    known to be interrupted (it may or may not have run); one with a ``task_id`` and no result ran
+    as that task, whose result a resumed conversation fetches. ``allowed_by`` says who or which rule
     allowed it ("you (once)", "auto policy"…; empty in files written before it was kept).
     """
 
@@ -59,6 +62,7 @@ class Proposal:
     allowed_by: str = ""
     tool: str = ""  # the tool's own name at ``server``, when the model was given another
     run_unsaved: bool = False  # sent although its start could not be saved (the user chose so)
+    task_id: str = ""  # the task it runs as at ``server``, recorded as soon as the server created it
 
     @property
     def call_id(self) -> str:

@@ -86,6 +86,14 @@ class TranscriptRecorder:
             proposal.started_at, proposal.server, proposal.tool = _second(at), server, tool
             self.save()
 
+    def task_created(self, call_id: str, task_id: str) -> None:
+        """The call runs as task ``task_id`` at its server: written at once, so a conversation resumed
+        after the app was closed fetches the task's result instead of calling again."""
+        proposal = self._find(call_id)
+        if proposal is not None and proposal.task_id != task_id:
+            proposal.task_id = task_id
+            self.save()
+
     def run_unsaved(self, call_id: str) -> str | None:
         """The call goes out although its start is not on disk (the user chose so): the file says so
         once saving works again, and a note outside the conversation's folder says it until then

@@ -38,6 +38,7 @@ from mcp_chat_tui.ui.streaming import drawing_cost
 from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE
 from mcp_chat_tui.ui.widgets.chat import Notice
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
+from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
 
 OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its prompt to be drawn
 
@@ -163,6 +164,21 @@ class AgentEventView(MessagePump):
     @handles
     async def _show_call_progress(self, message: am.CallProgress) -> None:
         self.call_store.progressed(message.event)
+
+    @on(am.CallTask)
+    @handles
+    async def _show_call_task(self, message: am.CallTask) -> None:
+        self.call_store.task_heard(message.event)
+        self._engine_state("running tools")
+
+    @on(ToolCallTable.CancelCall)
+    def _cancel_call(self, message: ToolCallTable.CancelCall) -> None:
+        """``x`` on a running call in the sidebar: that call alone is cancelled (a task at its server)."""
+        record = message.record
+        if self.agent.cancel_call(record.call_id):
+            self.notify(f"{record.tool}: cancelling", markup=False)
+        else:
+            self.notify(f"{record.tool} is not running", severity="warning", markup=False)
 
     @on(am.CallFinished)
     @handles

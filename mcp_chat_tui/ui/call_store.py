@@ -15,6 +15,7 @@ from mcp_chat_tui.agent.events import (
     CallProgress,
     CallStarted,
     CallStatus,
+    CallTask,
     MalformedCall,
     PlannedCall,
     ResultCut,
@@ -136,6 +137,22 @@ class CallStore:
             if card is not None:
                 card.refresh_card()
 
+    def task_heard(self, event: CallTask) -> None:
+        """The call runs as a task: its status and message in its row and card (a resumed call whose
+        task is followed again runs from now)."""
+        record = self.open.get(id(event.call))
+        if record is None:
+            return
+        record.task = event.task
+        if record.state is not CallState.RUNNING:
+            record.started_clock = time.perf_counter()
+            self.update(record, state=CallState.RUNNING)
+            return
+        self.table.update_record(record, ("args",))
+        card = self.cards.get(record.key)
+        if card is not None:
+            card.refresh_card()
+
     def finished(self, event: CallFinished) -> CallRecord | None:
         """The call's outcome into its record; returns the record (None for a malformed call)."""
         if event.status is CallStatus.MALFORMED:
@@ -152,6 +169,8 @@ class CallStore:
         record.result = event.result
         if event.result is not None and event.result.progress is not None:
             record.progress = event.result.progress
+        if event.result is not None and event.result.task is not None:
+            record.task = event.result.task
         record.content_for_model = event.content_for_model
         if event.result is None:
             record.reason = event.content_for_model

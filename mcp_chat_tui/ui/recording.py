@@ -17,6 +17,7 @@ from mcp_chat_tui.agent.events import (
     CallProposed,
     CallStarted,
     CallStatus,
+    CallTask,
     MalformedCall,
     PlannedCall,
     Recorded,
@@ -88,6 +89,10 @@ class RecordingSink:
         self.recorder.started(event.call.id, event.call.server, event.started_at, real_tool_name(event.call))
 
     @record.register
+    def _task(self, event: CallTask) -> None:
+        self.recorder.task_created(event.call.id, event.task.task_id)
+
+    @record.register
     def _finished(self, event: CallFinished) -> None:
         saver = self.recorder.saver
         never_sent = event.status is CallStatus.CANCELLED and event.duration is None  # stopped, or not saved
@@ -132,6 +137,7 @@ def tool_result(event: CallFinished, transcript_path: Path | None) -> ToolResult
         parts=keep_media(parts, transcript_path, event.call.id),
         structured=result.structured if result is not None else None,
         progress=result.progress if result is not None else None,
+        task=result.task if result is not None else None,
     )
 
 
@@ -140,7 +146,10 @@ def pending_calls(
 ) -> list[tuple[PlannedCall, Recorded]]:
     """The calls a transcript left open (``Transcript.pending_proposals``), with what the file says of each."""
     return [
-        (PlannedCall(p.call_id, p.name, p.arguments, find_tool(p.name)), Recorded(p.choice, p.started_at))
+        (
+            PlannedCall(p.call_id, p.name, p.arguments, find_tool(p.name)),
+            Recorded(p.choice, p.started_at, p.task_id if p.started_at is not None else ""),
+        )
         for p in proposals
     ]
 

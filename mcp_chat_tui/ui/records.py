@@ -10,6 +10,7 @@ from typing import Any
 
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.progress import ToolProgress
+from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.tools import ToolCallResult
 
 
@@ -67,6 +68,7 @@ class CallRecord:
     allowed_by: str = ""  # who or which rule let it run ("you (once)", "auto policy"…), once decided
     given_id: str = ""
     progress: ToolProgress | None = None  # the last progress its server reported
+    task: TaskState | None = None  # the task it runs (or ran) as at its server, as last heard
     cut_for_model: str = ""  # "cut for the model: 1.2k of 50k tokens" when the model got only its start
     extra: dict[str, Any] = field(default_factory=dict)
     loaded_parts: list[ContentPart] = field(default_factory=list)  # a call read from a transcript

@@ -149,9 +149,15 @@ def _add_proposal_record(calls: CallStore, proposal: Proposal) -> CallRecord:
         record.reason = "" if result.status == "done" else result.content
         if result.cut is not None:
             record.cut_for_model = cut_label(result.cut.kept_tokens, result.cut.total_tokens)
+        record.task = result.task
     else:
         calls.pending_keys[proposal.call_id] = record.key
-        if proposal.interrupted:
+        if proposal.interrupted and proposal.task_id:
+            record.reason = (
+                f"ran as task {proposal.task_id} when the app was closed: its result is fetched "
+                "from its server when the conversation goes on"
+            )
+        elif proposal.interrupted:
             record.reason = "interrupted: it may or may not have run (started in an earlier run, no result recorded)"
     calls.table.add_record(record, follow=False)
     return record

@@ -145,10 +145,12 @@ class ToolCallCard(Static):
         text.append_text(literal(f"  {record.state.value}"))
         if record.state.finished and record.duration is not None:
             text.append_text(literal(f"  {self.clock.duration(record.duration)}", "dim"))
-        if record.state is CallState.INTERRUPTED:
+        if record.state is CallState.INTERRUPTED and record.task is None:
             text.append_text(literal("  (it may or may not have run)", "italic"))
         if record.cut_for_model:
             text.append_text(literal("  ✂ cut for the model", "italic"))
+        if record.task is not None and (not record.state.finished or record.task.finished_while_closed):
+            text.append_text(literal(f"\n⧗ {record.task.describe()}", "dim"))
         if record.progress is not None and not record.state.finished:  # once over, the outcome says it
             text.append_text(literal(f"\n{progress_bar(record.progress)} {record.progress.describe()}", "dim"))
         if record.state is CallState.MALFORMED:

@@ -1,0 +1,98 @@
+"""An MCP server written with the SDK that sends what the spec allows a client to be lenient about.
+
+- ``--no-result-type``: every result leaves out ``resultType``, which a 2026-07-28 client must read as
+  "complete" (a middleware edits the results after the SDK's own checks, as a server written against
+  an earlier version of the spec would send them).
+- Its resource ``files://notes.txt`` is a blob declared ``text/plain``: text, sent base64-encoded.
+- Its tool ``broken`` answers with a malformed result (a text block without text, ``isError`` a string),
+  and so does reading ``files://broken.txt`` (contents with neither text nor blob).
+- ``--http PORT``: streamable HTTP on 127.0.0.1:PORT instead of stdio.
+"""
+
+import argparse
+import base64
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import BlobResourceContents, ReadResourceResult
+
+NOTES = "Buy milk.\nCall Ada about the engine.\n"
+
+
+def without_result_type(enabled: bool):
+    async def middleware(ctx, call_next):
+        result = await call_next(ctx)
+        if enabled and isinstance(result, dict):
+            result = {key: value for key, value in result.items() if key != "resultType"}
+        return result
+
+    return middleware
+
+
+async def notes_as_blob(ctx, call_next):
+    """``files://notes.txt`` read as a blob (base64) though its type is text."""
+    result = await call_next(ctx)
+    if ctx.method == "resources/read" and (ctx.params or {}).get("uri") == "files://notes.txt":
+        blob = BlobResourceContents(
+            uri="files://notes.txt", mime_type="text/plain", blob=base64.b64encode(NOTES.encode()).decode()
+        )
+        dumped = ReadResourceResult(contents=[blob]).model_dump(by_alias=True, mode="json", exclude_none=True)
+        result = {**(result if isinstance(result, dict) else {}), "contents": dumped["contents"]}
+    return result
+
+
+async def broken_result(ctx, call_next):
+    result = await call_next(ctx)
+    if ctx.method == "tools/call" and (ctx.params or {}).get("name") == "broken" and isinstance(result, dict):
+        result = {**result, "content": [{"type": "text"}], "isError": "maybe"}
+    if ctx.method == "resources/read" and (ctx.params or {}).get("uri") == "files://broken.txt":
+        result = {**(result if isinstance(result, dict) else {}), "contents": [{"uri": "files://broken.txt"}]}
+    return result
+
+
+def build(args: argparse.Namespace) -> MCPServer:
+    middleware = [
+        without_result_type(args.no_result_type),
+        notes_as_blob,
+        broken_result,
+    ]
+    server = MCPServer(name="lenient", version="1.0", log_level="WARNING", middleware=middleware)
+
+    @server.tool(structured_output=False)
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        return f"sunny in {city}"
+
+    @server.tool(structured_output=False)
+    def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
+
+    @server.tool(structured_output=False)
+    def broken() -> str:
+        """Answers with a malformed result."""
+        return "fine here, broken on the wire"
+
+    @server.resource("files://notes.txt", name="notes", mime_type="text/plain")
+    def notes() -> str:
+        return NOTES
+
+    @server.resource("files://broken.txt", name="broken", mime_type="text/plain")
+    def broken_file() -> str:
+        return "fine here, broken on the wire"
+
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--no-result-type", action="store_true")
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
+    args = parser.parse_args()
+    if args.http is not None:
+        build(args).run("streamable-http", host="127.0.0.1", port=args.http)
+    else:
+        build(args).run("stdio")
+
+
+if __name__ == "__main__":
+    main()

@@ -37,7 +37,7 @@ exit codes: 0 answered (or ok), 1 the engine or a server failed, 2 a bad command
   configuration or prompt, or a folder's mcp.json nobody could be asked to trust, 3 the answer
   may be incomplete (a tool call was denied, timed out or stopped, a server's request was
   refused, or the turn ended without an answer: no text, max_tool_rounds, repeated calls),
-  130 Ctrl+C, 143 SIGTERM
+  4 a server needs sign-in (run --sign-in NAME, then again), 130 Ctrl+C, 143 SIGTERM
 """
 
 

@@ -151,7 +151,10 @@ def check_start(hub: ServerHub, settings: Settings, console: Console) -> None:
             if len(signing) == len(failed)
             else f"MCP server(s) failed to start: {names}. Fix mcp.json"
         )
-        raise UserFacingError(f'{what}, or set on_server_failure = "continue" in config.toml to chat without them.')
+        error = UserFacingError(f'{what}, or set on_server_failure = "continue" in config.toml to chat without them.')
+        if len(signing) == len(failed):
+            error.exit_code = ExitCode.NEEDS_SIGN_IN
+        raise error
     console.print(f"[yellow]continuing without: {names}[/]")
 
 

@@ -11,6 +11,8 @@ Exit codes, for every mode (``exit_code_for`` decides them for a turn):
   sample of the model, a form, a URL) was rejected, refused or declined, or the turn ended without
   an answer (the model's last reply had no text, the turn took ``max_tool_rounds``, the model
   repeated calls it had the results of);
+- 4: a server needs sign-in (at start, or a call wanted sign-in again or more access): run
+  ``mcp-chat-tui --sign-in NAME``, then the same command again;
 - 130: Ctrl+C; 143: SIGTERM.
 """
 
@@ -51,6 +53,7 @@ class ExitCode(IntEnum):
     FAILURE = 1
     BAD_INPUT = 2
     INCOMPLETE = 3
+    NEEDS_SIGN_IN = 4
     INTERRUPTED = 128 + signal.SIGINT
     TERMINATED = 128 + signal.SIGTERM
 
@@ -74,6 +77,11 @@ class CallReport:
     def server_failed(self) -> bool:
         result = self.finished.result if self.finished is not None else None
         return result is not None and result.failure is not None and result.failure.kind in SERVER_FAILURES
+
+    @property
+    def needs_sign_in(self) -> bool:
+        result = self.finished.result if self.finished is not None else None
+        return result is not None and result.failure is not None and result.failure.kind is FailureKind.NEEDS_SIGN_IN
 
     @property
     def incomplete(self) -> bool:
@@ -111,11 +119,14 @@ class CallReport:
 
 
 def exit_code_for(end: TurnEnd | None, calls: Iterable[CallReport], requests_refused: int = 0) -> ExitCode:
-    """How a turn ended, as an exit code: failure beats an incomplete answer, which beats an answer;
-    ``requests_refused``: the servers' requests the run did not grant (a refusal, not a failure)."""
+    """How a turn ended, as an exit code: failure beats a server that needs sign-in, which beats an
+    incomplete answer, which beats an answer; ``requests_refused``: the servers' requests the run
+    did not grant (a refusal, not a failure)."""
     calls = list(calls)
     if end is None or end is TurnEnd.ERROR or any(call.server_failed for call in calls):
         return ExitCode.FAILURE
+    if any(call.needs_sign_in for call in calls):
+        return ExitCode.NEEDS_SIGN_IN
     if end is TurnEnd.STOPPED or end.unanswered or requests_refused or any(call.incomplete for call in calls):
         return ExitCode.INCOMPLETE
     return ExitCode.ANSWERED

@@ -163,6 +163,7 @@ class FailureKind(str, Enum):
     REFUSED = "refused"  # the call ended because the client (the user, or a policy) refused what its server asked
     UNKNOWN_TOOL = "unknown_tool"
     TASK_LOST = "task_lost"  # a resumed call's task is no longer known to its server (or the server is not running)
+    NEEDS_SIGN_IN = "needs_sign_in"  # its server needs a person to sign in (again, or with more access)
 
 
 @dataclass(frozen=True)

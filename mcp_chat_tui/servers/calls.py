@@ -25,6 +25,7 @@ from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, Resources, call_builtin
 from mcp_chat_tui.servers.call_clock import CallClock, ProgressListener, ProgressRelay
 from mcp_chat_tui.servers.client_context import log_level_meta
 from mcp_chat_tui.servers.client_requests import RequestDesk
+from mcp_chat_tui.servers.oauth import needs_sign_in, sign_in_failure
 from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol, unreadable_answer
 from mcp_chat_tui.servers.state import ServerState, ToolUsage
 from mcp_chat_tui.servers.task_calls import TaskCalls, TaskListener, TaskLost
@@ -172,6 +173,8 @@ class ToolCalls(TaskCalls):
     def _refusal(self, call: _Call, rt: Any) -> tuple[FailureKind, str] | None:
         """Why ``call`` cannot go to its server now (not ready, no such tool), or None."""
         server, tool = call.server, call.tool
+        if rt.status.state is ServerState.NEEDS_SIGN_IN:
+            return FailureKind.NEEDS_SIGN_IN, needs_sign_in(rt)
         if not rt.status.state.usable or rt.client is None:
             why = f": {rt.status.reason}" if rt.status.reason else ""
             return FailureKind.NOT_READY, f"server {server!r} is {rt.status.state.value}{why}"
@@ -255,9 +258,13 @@ class ToolCalls(TaskCalls):
         return self._failed_call(call, FailureKind.TIMEOUT, why)
 
     def _call_failed(self, rt: Any, call: _Call, exc: Exception, limit: float) -> ToolCallResult:
-        """The failed call's result; a crash marks the server crashed, a protocol breach is counted."""
+        """The failed call's result; a crash marks the server crashed, a protocol breach is counted.
+        A call its server's sign-in ended (``servers/sign_in.py``) says so instead."""
         if isinstance(exc, TaskLost):
             return self._failed_call(call, FailureKind.TASK_LOST, str(exc))
+        signing = sign_in_failure(rt)
+        if signing is not None:
+            return self._failed_call(call, *signing)
         kind, message, crash = call_failure(exc, call.server, call.tool, limit)
         call.pages = pages_required(exc)
         result = self._failed_call(call, kind, message)

@@ -333,11 +333,15 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
                 await asyncio.wait_for(rt.stderr_closed.wait(), 1.0)
             except TimeoutError:
                 pass
-        if generation == rt.generation and not (rt.stopping or rt.start_refused):
+        # A running server whose sign-in ended (``_oauth_failed``) keeps saying so.
+        signed_out = rt.status.state is ServerState.NEEDS_SIGN_IN
+        if generation == rt.generation and not (rt.stopping or rt.start_refused or signed_out):
             if rt.status.state.usable:
                 self._set_state(rt, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
             else:
-                reason = describe_start_failure(config, exc, list(rt.status.stderr_tail), rt.http_error)
+                reason = self._oauth_refusal(rt) or describe_start_failure(
+                    config, exc, list(rt.status.stderr_tail), rt.http_error
+                )
                 if rt.stdout_noise:
                     reason += (
                         f"; its stdout had {noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC ({STDOUT_RULE})"

@@ -141,7 +141,8 @@ class ChatApp(
         self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
 
     def _answer_server_requests(self) -> None:
-        """The servers' sampling and elicitation requests are asked in dialogs (or allowed, with ``--yes``)."""
+        """Servers' samples and forms are asked in dialogs (``--yes`` allows them); a call's sign-in for more access too."""
+        self.hub.step_up_prompt = self._show_sign_in
         asker = DialogAsker(self)
         self.hub.client_requests = AskingClientRequests(
             self.engine,

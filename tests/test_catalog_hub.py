@@ -95,6 +95,18 @@ async def test_list_changed_refreshes_prompts_and_resources(flags):
 
 
 @ERAS
+async def test_list_resources_right_after_a_change_sees_the_new_list(flags):
+    """The model's next list_resources in the same turn sees what list_changed announced, as its
+    next request sees a changed tool list (no waiting in the test: the hub waits for the reading)."""
+    async with ServerHub([catalog_config("docs", *flags)]) as hub:
+        await hub.start_all()
+        added = await hub.call_tool("docs", "add_note", {"uri": "notes://later", "text": "call home"})
+        assert added.ok, added.failure
+        listing = await hub.call_model_tool("list_resources", {})
+        assert listing.ok and "notes://later" in [entry.get("uri") for entry in json.loads(listing.text)]
+
+
+@ERAS
 async def test_a_subscribed_resource_reports_its_updates(flags):
     async with ServerHub([catalog_config("docs", *flags)]) as hub:
         await hub.start_all()

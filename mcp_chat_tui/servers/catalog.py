@@ -25,7 +25,13 @@ from mcp_chat_tui.core.attachments import IMAGE, PROMPT, RESOURCE, Attachment, b
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.text import one_line
-from mcp_chat_tui.servers.results import content_part, resource_part, validation_problems, within_media_budget
+from mcp_chat_tui.servers.results import (
+    blob_text,
+    content_part,
+    resource_part,
+    validation_problems,
+    within_media_budget,
+)
 
 log = logging.getLogger(__name__)
 
@@ -207,10 +213,11 @@ def contents_attachment(
     """One ``TextResourceContents`` or ``BlobResourceContents`` as an attachment (binary: a placeholder)."""
     mime = contents.mime_type or ""
     uri = str(contents.uri)
-    if isinstance(contents, mcp_types.TextResourceContents):
-        text = redactor.text(contents.text)
+    original = contents.text if isinstance(contents, mcp_types.TextResourceContents) else blob_text(contents)
+    if original is not None:  # text, or a blob declared text/* (decoded)
+        text = redactor.text(original)
         if len(text) > MAX_ATTACHMENT_CHARS:
-            text = text[:MAX_ATTACHMENT_CHARS] + f"\n[cut: {len(contents.text)} characters in all]"
+            text = text[:MAX_ATTACHMENT_CHARS] + f"\n[cut: {len(original)} characters in all]"
         return Attachment(kind, server, name, uri, mime, text)
     size = _blob_size(getattr(contents, "blob", ""))
     part = resource_part(contents, "")  # an image or audio keeps its bytes, bounded as a result's are

@@ -8,6 +8,8 @@
   tool ``notes_inline`` answers with ``files://notes.txt`` embedded as such a blob.
 - Its tool ``broken`` answers with a malformed result (a text block without text, ``isError`` a string),
   and so does reading ``files://broken.txt`` (contents with neither text nor blob).
+- Its tool ``lookup`` is listed with an invalid ``x-mcp-header`` (``"bad header"``, not an RFC 9110
+  token) on its ``region`` argument, which a 2026-07-28 client must not call.
 - ``--http PORT``: streamable HTTP on 127.0.0.1:PORT instead of stdio.
 """
 
@@ -56,11 +58,23 @@ async def broken_result(ctx, call_next):
     return result
 
 
+async def bad_header(ctx, call_next):
+    """``lookup``'s ``region`` listed with an ``x-mcp-header`` that is not a token (the SDK's server
+    refuses to register one, so it is added on the way out)."""
+    result = await call_next(ctx)
+    if ctx.method == "tools/list" and isinstance(result, dict):
+        for tool in result.get("tools", []):
+            if tool.get("name") == "lookup":
+                tool["inputSchema"]["properties"]["region"]["x-mcp-header"] = "bad header"
+    return result
+
+
 def build(args: argparse.Namespace) -> MCPServer:
     middleware = [
         without_result_type(args.no_result_type),
         notes_as_blob,
         broken_result,
+        bad_header,
     ]
     server = MCPServer(name="lenient", version="1.0", log_level="WARNING", middleware=middleware)
 
@@ -83,6 +97,11 @@ def build(args: argparse.Namespace) -> MCPServer:
     def notes_inline() -> list[EmbeddedResource]:
         """The notes, embedded in the result as a text/plain blob."""
         return [EmbeddedResource(type="resource", resource=text_blob("files://notes.txt", NOTES.encode()))]
+
+    @server.tool(structured_output=False)
+    def lookup(region: str) -> str:
+        """Look a region up (listed with an invalid x-mcp-header)."""
+        return f"found {region}"
 
     @server.resource("files://notes.txt", name="notes", mime_type="text/plain")
     def notes() -> str:

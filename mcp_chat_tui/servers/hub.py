@@ -259,7 +259,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         rt.status.unsupported_tools = []
         rt.status.tool_pages_unread = False
         rt.status.prompts, rt.status.resources, rt.status.resource_templates = [], [], []
-        rt.status.catalog_problems, rt.status.subscribed = [], set()
+        rt.status.catalog_problems, rt.status.subscribed = [], {}
         self._set_state(rt, ServerState.STARTING)
         timeout = rt.config.init_timeout or self.init_timeout
         started = time.perf_counter()

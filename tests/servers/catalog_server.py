@@ -203,6 +203,7 @@ def allow_subscribe(server: MCPServer) -> None:
         return EmptyResult()
 
     async def unsubscribe(ctx, params) -> EmptyResult:
+        print(f"catalog: unsubscribed from {params.uri}", file=sys.stderr, flush=True)
         return EmptyResult()
 
     lowlevel = server._lowlevel_server  # noqa: SLF001

@@ -28,6 +28,7 @@ from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.text import one_line
 from mcp_chat_tui.core.tools import ToolSpec
 
+MAX_TITLE_CHARS = 60  # of a tool's title, which is shown in one line where its name would be
 LEGACY_VERSION = "2025-11-25"  # what the SDK validates against before a version is negotiated
 BAD_HEADER_PROBLEM = "has an invalid x-mcp-header ({reason}), and a 2026-07-28 client must not call such a tool: not offered to the model"
 
@@ -185,6 +186,6 @@ def tool_spec(server: str, tool: mcp_types.Tool, redactor: Redactor, task_suppor
         description=redactor.text(tool.description or ""),
         input_schema=redactor.value(dict(tool.input_schema or {"type": "object", "properties": {}})),
         annotations=annotations,
-        title=redactor.text(title) if isinstance(title, str) else title,
+        title=one_line(redactor.text(title), MAX_TITLE_CHARS) if isinstance(title, str) else title,
         task_support=task_support,
     )

@@ -10,6 +10,7 @@
   and so does reading ``files://broken.txt`` (contents with neither text nor blob).
 - Its tool ``lookup`` is listed with an invalid ``x-mcp-header`` (``"bad header"``, not an RFC 9110
   token) on its ``region`` argument, which a 2026-07-28 client must not call.
+- Its tool ``get_weather`` has a title, ``Weather report``, for a person to read.
 - ``--http PORT``: streamable HTTP on 127.0.0.1:PORT instead of stdio.
 """
 
@@ -78,7 +79,7 @@ def build(args: argparse.Namespace) -> MCPServer:
     ]
     server = MCPServer(name="lenient", version="1.0", log_level="WARNING", middleware=middleware)
 
-    @server.tool(structured_output=False)
+    @server.tool(title="Weather report", structured_output=False)
     def get_weather(city: str) -> str:
         """The weather in a city."""
         return f"sunny in {city}"

@@ -370,11 +370,13 @@ class CatalogAccess:
         """Hear when ``uri`` changes (``resources/updated``), where the server supports it. Each
         subscription that succeeded is one holder: ``unsubscribe_resource`` lets it go."""
         rt = self._runtimes.get(server)
-        if rt is None or rt.client is None or uri in rt.status.subscribed:
-            held = rt is not None and uri in rt.status.subscribed
-            if held:
-                rt.status.subscribed[uri] += 1
-            return held
+        if rt is None:
+            return False
+        if uri in rt.status.subscribed:  # one more holder of the same subscription
+            rt.status.subscribed[uri] += 1
+            return True
+        if rt.client is None:
+            return False
         capability = rt.client.server_capabilities.resources
         if capability is None or not capability.subscribe:
             return False

@@ -30,7 +30,10 @@ from mcp_chat_tui.core.tools import ToolSpec
 
 MAX_TITLE_CHARS = 60  # of a tool's title, which is shown in one line where its name would be
 LEGACY_VERSION = "2025-11-25"  # what the SDK validates against before a version is negotiated
-BAD_HEADER_PROBLEM = "has an invalid x-mcp-header ({reason}), and a 2026-07-28 client must not call such a tool: not offered to the model"
+BAD_HEADER_PROBLEM = (
+    "has an invalid x-mcp-header ({reason}), and a 2026-07-28 client must not call such a tool: "
+    "not offered to the model"
+)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from mcp_chat_tui.servers import ServerHub
+from mcp_chat_tui.ui.palette import tool_in_palette
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
 from tests.fakes import ScriptedEngine, call
@@ -22,6 +23,8 @@ async def test_the_hub_keeps_the_title_and_offers_the_name():
         spec = hub.find_tool("get_weather")
         assert (spec.name, spec.title) == ("get_weather", "Weather report")
         assert spec.to_openai()["function"]["name"] == "get_weather"
+        assert tool_in_palette(spec) == "Weather report (get_weather)"
+        assert tool_in_palette(hub.find_tool("echo")) == "echo"
 
 
 async def test_the_title_is_shown_where_a_person_reads_the_tool():

@@ -66,8 +66,7 @@ class PlannedCall:
     @property
     def title(self) -> str:
         """The tool's title for a person to read ("" when it has none, or it is only the name again)."""
-        title = self.spec.title if self.spec else None
-        return title if title and title.casefold() != self.tool.casefold() else ""
+        return self.spec.shown_title if self.spec else ""
 
     @property
     def shown_tool(self) -> str:

@@ -73,9 +73,13 @@ async def _read_as_complete(config: ServerConfig) -> None:
         await hub.start_all()
         status = hub.status("lenient")
         assert status.protocol_version == "2026-07-28" and status.state.usable, status.reason
-        assert [tool.name for tool in status.tools] == ["get_weather", "echo", "broken"]
+        assert [tool.name for tool in status.tools] == ["get_weather", "echo", "broken", "notes_inline"]
         assert status.catalog_problems == []  # prompts, resources and templates listed
-        assert [resource.uri for resource in hub.resources()] == ["files://notes.txt", "files://broken.txt"]
+        assert [resource.uri for resource in hub.resources()] == [
+            "files://notes.txt",
+            "files://latin1.txt",
+            "files://broken.txt",
+        ]
         result = await hub.call_tool("lenient", "echo", {"text": "hi"})
         assert result.ok, result.failure
         assert result.for_model() == "hi"

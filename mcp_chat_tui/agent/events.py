@@ -63,6 +63,16 @@ class PlannedCall:
     def tool(self) -> str:
         return self.spec.name if self.spec else self.model_name
 
+    @property
+    def title(self) -> str:
+        """The tool's title for a person to read ("" when it has none, or it is only the name again)."""
+        return self.spec.shown_title if self.spec else ""
+
+    @property
+    def shown_tool(self) -> str:
+        """What a person reads for the tool: its title, else its name (the model only sees names)."""
+        return self.title or self.tool
+
 
 @dataclass(frozen=True)
 class Recorded:

@@ -149,7 +149,7 @@ class PlainConsole:
         elif isinstance(event, ResultCut):
             self._break_line()
             self.console.print(
-                literal(f"  ✂ {event.call.tool}: {cut_label(event.kept_tokens, event.total_tokens)}", "yellow")
+                literal(f"  ✂ {event.call.shown_tool}: {cut_label(event.kept_tokens, event.total_tokens)}", "yellow")
             )
         elif isinstance(event, TurnFinished):
             self._break_line()
@@ -161,9 +161,9 @@ class PlainConsole:
     def _print_running(self, event: CallProgress | CallTask) -> None:
         """A running call's progress (``⋯``) or its task's status (``⧗``, with the task's id)."""
         if isinstance(event, CallProgress):
-            line = f"  ⋯ {event.call.tool} {event.progress.describe()}"
+            line = f"  ⋯ {event.call.shown_tool} {event.progress.describe()}"
         else:
-            line = f"  ⧗ {event.call.tool} {event.task.describe()} [{event.task.task_id}]"
+            line = f"  ⧗ {event.call.shown_tool} {event.task.describe()} [{event.task.task_id}]"
         self.console.print(literal(line, "cyan"), highlight=False, soft_wrap=True)
 
     def _print_summary(self, event: SummaryStarted | SummaryWritten | SummaryFailed | SummariesEnded) -> None:
@@ -196,8 +196,11 @@ class PlainConsole:
         title = Text.assemble(
             (f"{event.started_at:%H:%M:%S} ", "dim"),
             ("→ ", "cyan"),
-            (visible_controls(call.tool), "bold cyan"),
-            (f"  [{visible_controls(call.server)}]", "dim"),
+            (visible_controls(call.shown_tool), "bold cyan"),
+            (
+                f"  [{visible_controls(call.server)}" + (f" › {visible_controls(call.tool)}]" if call.title else "]"),
+                "dim",
+            ),
         )
         allowed_by = self._allowed_by.pop(call.id, "")
         if allowed_by:
@@ -238,7 +241,7 @@ class PlainConsole:
         if media:  # each image and audio in a line of its own (the full-screen app draws images)
             shown += "\n" + "\n".join(media_line(part) for part in media)
         malformed = event.status is CallStatus.MALFORMED  # titled for what it shows: no tool, no status word
-        name = "malformed call" if malformed else event.call.tool
+        name = "malformed call" if malformed else event.call.shown_tool
         said = ": what the model was told" if malformed else f" {event.status.value}"
         title = Text.assemble((f"{glyph} ", colour), (visible_controls(name), "bold"), (said, colour))
         took = f"{event.duration:.2f} s" if event.duration is not None else None
@@ -257,7 +260,8 @@ class PlainConsole:
         spec = call.spec
         header = Text.assemble(
             ("Run ", "bold"),
-            (visible_controls(call.tool), "bold cyan"),
+            (visible_controls(call.shown_tool), "bold cyan"),
+            (f" ({visible_controls(call.tool)})" if call.title else "", "dim"),
             (" on ", "bold"),
             (visible_controls(call.server), "bold"),
             (f"? ({event.waiting} waiting)" if event.waiting > 1 else "?", "bold"),

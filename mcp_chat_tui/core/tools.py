@@ -76,6 +76,12 @@ class ToolSpec:
         return self.exposed_name or self.name
 
     @property
+    def shown_title(self) -> str:
+        """The title a person reads for the tool ("" when it has none, or it is only the name again)."""
+        title = self.title or ""
+        return title if title.casefold() != self.name.casefold() else ""
+
+    @property
     def read_only(self) -> bool:
         return bool(self.annotations.get("readOnlyHint", False))
 

@@ -259,7 +259,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         rt.status.unsupported_tools = []
         rt.status.tool_pages_unread = False
         rt.status.prompts, rt.status.resources, rt.status.resource_templates = [], [], []
-        rt.status.catalog_problems, rt.status.subscribed = [], set()
+        rt.status.catalog_problems, rt.status.subscribed = [], {}
         self._set_state(rt, ServerState.STARTING)
         timeout = rt.config.init_timeout or self.init_timeout
         started = time.perf_counter()
@@ -377,7 +377,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         """Read every page of the tool list into the status: valid tools, and those refused with why."""
         listing = await list_all_tools(client, refresh=refresh, max_pages=MAX_TOOL_PAGES)
         runs_tasks = server_runs_tasks(client)
-        rt.status.unsupported_tools = set_apart_task_tools(listing, runs_tasks)
+        rt.status.unsupported_tools = listing.unsupported + set_apart_task_tools(listing, runs_tasks)
         rt.status.tools = [
             tool_spec(rt.config.name, tool, self.redactor, task_support(tool) if runs_tasks else "")
             for tool in listing.tools

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import json
 import re
 from dataclasses import replace
@@ -42,10 +43,45 @@ def _block_text(block: Any) -> str:
         resource = block.resource
         if isinstance(resource, mcp_types.TextResourceContents):
             return resource.text
+        decoded = blob_text(resource)
+        if decoded is not None:
+            return decoded
         return f"[binary resource {resource.uri}, {resource.mime_type or 'unknown type'}]"
     if isinstance(block, mcp_types.ResourceLink):
         return f"[resource link {block.name}: {block.uri}]"
     return f"[{getattr(block, 'type', type(block).__name__)} content]"
+
+
+def blob_text(contents: Any) -> str | None:
+    """The text of a blob declared ``text/*`` (its ``charset``, else UTF-8), which the model is given
+    as text; bytes that do not decode become U+FFFD and a last line says so. None for any other
+    contents, and for a blob that is not base64 (it stays binary, described in a line)."""
+    mime = (getattr(contents, "mime_type", None) or "").strip()
+    if not isinstance(contents, mcp_types.BlobResourceContents) or not mime.lower().startswith("text/"):
+        return None
+    try:
+        data = base64.b64decode(contents.blob, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    charset = next(
+        (
+            p.split("=", 1)[1].strip().strip('"')
+            for p in mime.split(";")[1:]
+            if p.strip().lower().startswith("charset=")
+        ),
+        "utf-8",
+    )
+    try:
+        codecs.lookup(charset)
+    except LookupError:
+        charset = "utf-8"  # a charset Python does not know: read as UTF-8, and say so if that fails
+    try:
+        return data.decode(charset)
+    except UnicodeDecodeError as exc:
+        return data.decode(charset, errors="replace") + (
+            f"\n[note: {contents.uri} is declared {mime} but is not valid {charset.upper()} "
+            f"(first bad byte at offset {exc.start}); undecodable bytes are shown as \ufffd]"
+        )
 
 
 MAX_MEDIA_BYTES_PER_RESULT = 2 * MAX_MEDIA_BYTES

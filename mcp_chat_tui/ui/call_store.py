@@ -95,7 +95,7 @@ class CallStore:
 
     def proposed(self, call: PlannedCall, at: datetime | None = None) -> CallRecord:
         record = self.new_record(call.id, call.spec.server if call.spec else "", call.tool, call.arguments, at)
-        record.given_id = call.given_id
+        record.given_id, record.title = call.given_id, call.title
         self.open[id(call)] = record
         return record
 
@@ -202,6 +202,6 @@ class CallStore:
         if record is None:
             return
         if call.spec is not None:  # the file names the call as the model did; show the real tool
-            record.server, record.tool = call.server, call.tool
+            record.server, record.tool, record.title = call.server, call.tool, call.title
             self.update(record)
         self.open[id(call)] = record

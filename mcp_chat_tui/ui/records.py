@@ -76,6 +76,11 @@ class CallRecord:
     extra: dict[str, Any] = field(default_factory=dict)
     loaded_parts: list[ContentPart] = field(default_factory=list)  # a call read from a transcript
     loaded_structured: dict[str, Any] | None = None
+    title: str = ""  # the tool's title, shown for its name where a person reads it ("" when none)
+
+    @property
+    def shown_tool(self) -> str:
+        return self.title or self.tool
 
     @property
     def parts(self) -> list[ContentPart]:

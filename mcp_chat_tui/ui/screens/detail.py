@@ -118,7 +118,7 @@ class CallDetailScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="detail-box"):
-            title = literal(self.record.tool, "bold")
+            title = literal(self.record.shown_tool, "bold")
             title.append_text(literal(f" on {self.record.server}  ·  {self.record.state.value}", "dim"))
             yield Static(title, classes="detail-title")
             with VerticalScroll(classes="detail-body"):

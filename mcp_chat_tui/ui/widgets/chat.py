@@ -140,8 +140,8 @@ class ToolCallCard(Static):
     def refresh_card(self) -> None:
         record = self.record
         text = literal(f"{STATE_GLYPH[record.state]} ", "bold")
-        text.append_text(literal(record.tool, "bold"))
-        text.append_text(literal(f"  {record.server}", "dim"))
+        text.append_text(literal(record.shown_tool, "bold"))
+        text.append_text(literal(f"  {record.server}" + (f" › {record.tool}" if record.title else ""), "dim"))
         text.append_text(literal(f"  {record.state.value}"))
         if record.state.finished and record.duration is not None:
             text.append_text(literal(f"  {self.clock.duration(record.duration)}", "dim"))

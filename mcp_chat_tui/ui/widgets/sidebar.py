@@ -240,7 +240,7 @@ class ToolCallTable(FittedTable):
     def _cells(self, record: CallRecord) -> dict[str, Text]:
         state = Text(call_state_label(record.state), style=CALL_STATE_STYLE[record.state])
         mark = " ⚡" if record.server and self.auto_run(record) else ""
-        tool = tool_label(record.server, record.tool, self.name_width - Text(mark).cell_len)
+        tool = tool_label(record.server, record.shown_tool, self.name_width - Text(mark).cell_len)
         if mark:
             tool.append(mark, style="yellow")
         return {

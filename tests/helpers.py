@@ -12,6 +12,8 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
+from pydantic import PrivateAttr
+
 from mcp_chat_tui.config import ServerConfig
 
 FIXTURE_SERVER = str(Path(__file__).parent / "servers" / "fixture_server.py")
@@ -34,10 +36,45 @@ def fixture_config(name: str, *flags: str, marker: str = "", **overrides: object
     return ServerConfig(name=name, type="stdio", command=sys.executable, args=args, **overrides)
 
 
-def demo_config(name: str = "demo", **overrides: object) -> ServerConfig:
-    return ServerConfig(
+# MCT_REAL_SERVERS=1: every server a real process, as before in-process servers (to compare, or to
+# look for a difference the memory transport might hide).
+REAL_SERVERS = os.environ.get("MCT_REAL_SERVERS") == "1"
+
+
+class InProcessConfig(ServerConfig):
+    """A stdio server's config, shown and named as that server's command, whose server object the hub
+    connects in memory (``servers/transports.py: memory_transport``): the same server code and the
+    same SDK client, without the ~1-2 CPU-seconds of a process importing ``mcp``. For tests that are
+    not about processes, stderr, the watchdog, signals or transports."""
+
+    _build: object = PrivateAttr(default=None)
+
+    def in_process(self):
+        return self._build()
+
+
+def in_process(config: ServerConfig, build) -> InProcessConfig:
+    """``config``, its server built by ``build()`` in this process at each start."""
+    memory = InProcessConfig(**config.model_dump())
+    memory._build = build
+    return memory
+
+
+def demo_server():
+    from mcp_chat_tui.demo.server import server
+
+    return server
+
+
+def demo_config(name: str = "demo", *, process: bool = False, **overrides: object) -> ServerConfig:
+    """The demo server; in this process (``InProcessConfig``) unless ``process`` or an environment
+    or folder of its own is asked for (those need a process)."""
+    config = ServerConfig(
         name=name, type="stdio", command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"], **overrides
     )
+    if process or REAL_SERVERS or {"env", "env_file", "cwd"} & overrides.keys():
+        return config
+    return in_process(config, demo_server)
 
 
 def liar_config(name: str = "liar") -> ServerConfig:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import subprocess
@@ -82,14 +83,39 @@ def liar_config(name: str = "liar") -> ServerConfig:
     return ServerConfig(name=name, type="stdio", command=sys.executable, args=[LIAR_SERVER])
 
 
+def server_module(path: str):
+    """A new copy of a tests/servers module: its module-level state fresh, as in a new process."""
+    folder = str(Path(path).parent)  # a server imports its neighbours, as ``python path`` lets it
+    if folder not in sys.path:
+        sys.path.append(folder)
+    spec = importlib.util.spec_from_file_location(f"mct_test_server_{Path(path).stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # where the SDK looks up the names in the tools' annotations
+    spec.loader.exec_module(module)
+    return module
+
+
 def catalog_config(name: str = "docs", *flags: str) -> ServerConfig:
-    """tests/servers/catalog_server.py: prompts, resources and templates (``--legacy``: 2025-11-25 only)."""
-    return ServerConfig(name=name, type="stdio", command=sys.executable, args=[CATALOG_SERVER, *flags])
+    """tests/servers/catalog_server.py: prompts, resources and templates (``--legacy``: 2025-11-25 only,
+    a process of its own; otherwise in this process)."""
+    config = ServerConfig(name=name, type="stdio", command=sys.executable, args=[CATALOG_SERVER, *flags])
+    if "--legacy" in flags or REAL_SERVERS:
+        return config
+
+    def build():
+        module = server_module(CATALOG_SERVER)
+        return module.build(module.parse_args(list(flags)))
+
+    return in_process(config, build)
 
 
 def attachments_config(name: str = "pictures", *flags: str) -> ServerConfig:
-    """tests/servers/attachments_server.py: image, audio and binary resources and prompts that embed them."""
-    return ServerConfig(name=name, type="stdio", command=sys.executable, args=[ATTACHMENTS_SERVER, *flags])
+    """tests/servers/attachments_server.py: image, audio and binary resources and prompts that embed them
+    (in this process, unless ``--legacy-only``, which changes the SDK's runner for the whole process)."""
+    config = ServerConfig(name=name, type="stdio", command=sys.executable, args=[ATTACHMENTS_SERVER, *flags])
+    if "--label" in flags or "--legacy-only" in flags or REAL_SERVERS:
+        return config
+    return in_process(config, lambda: server_module(ATTACHMENTS_SERVER).build("pictures"))
 
 
 def new_marker() -> str:

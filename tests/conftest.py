@@ -8,6 +8,14 @@ from pathlib import Path
 
 import keyring
 import pytest
+from hypothesis import settings
+
+# Hypothesis: the full count of examples in CI (.ci/run exports HYPOTHESIS_PROFILE=ci), a tenth of it
+# in the everyday loop. A test that asks for more examples than the default says so through
+# tests.helpers.examples(n), which scales n the same way.
+settings.register_profile("ci", max_examples=100)
+settings.register_profile("dev", max_examples=10)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 from mcp_chat_tui.engine.blas import load_blas
 

@@ -118,6 +118,14 @@ def attachments_config(name: str = "pictures", *flags: str) -> ServerConfig:
     return in_process(config, lambda: server_module(ATTACHMENTS_SERVER).build("pictures"))
 
 
+def examples(count: int) -> int:
+    """``count`` Hypothesis examples under the CI profile (100 by default), scaled with the profile
+    loaded (tests/conftest.py): ``@settings(max_examples=examples(300))``."""
+    from hypothesis import settings
+
+    return max(10, count * settings.default.max_examples // 100)
+
+
 def new_marker() -> str:
     return f"mct-{uuid.uuid4().hex[:12]}"
 

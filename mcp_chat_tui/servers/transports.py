@@ -11,8 +11,8 @@ from typing import Any, TextIO
 import httpx2
 from mcp import StdioServerParameters
 from mcp.client import sse as sdk_sse
-from mcp.client._memory import InMemoryTransport
 from mcp.client import stdio as sdk_stdio
+from mcp.client._memory import InMemoryTransport
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client, sse_within_origin
 from mcp.shared.exceptions import MCPError

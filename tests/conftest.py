@@ -43,10 +43,23 @@ SLOW_FILES = {
 }  # fmt: skip
 
 
+# Files whose tests share a module- or session-scoped fixture of their own (a model built or loaded,
+# a model server started): under `--dist loadgroup` (pyproject.toml) each stays on one worker; the
+# tests of every other file are shared out one by one, so no large file runs alone at the end.
+GROUPED_FILES = {
+    "test_demo_model.py", "test_llama_engine.py", "test_remote_engine.py", "test_whole_turn.py",
+    "test_cpu_compute.py", "test_kv_draft.py", "test_mlx_engine.py", "test_special_tokens.py",
+    "test_template_messages.py", "test_text_tools.py",
+}  # fmt: skip
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items):
     for item in items:
         if item.path.name in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
+        if item.path.name in GROUPED_FILES:
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
 
 
 @pytest.fixture(autouse=True)

@@ -29,12 +29,29 @@ def starts(started: Path) -> int:
     return len(started.read_text(encoding="utf-8").splitlines()) if started.exists() else 0
 
 
-def fixture_config(name: str, *flags: str, marker: str = "", **overrides: object) -> ServerConfig:
-    """A stdio server running tests/servers/fixture_server.py with the given flags."""
+IN_PROCESS_FIXTURE_FLAGS = {"--extra-tools", "--long-tool-name"}  # what fixture_server.build() reads
+
+
+def fixture_config(
+    name: str, *flags: str, marker: str = "", in_process: bool = False, **overrides: object
+) -> ServerConfig:
+    """A stdio server running tests/servers/fixture_server.py with the given flags; ``in_process``:
+    its server object connected in memory instead, for a test that calls neither ``crash`` (which
+    ends its process) nor ``slow`` or ``shout_to_stderr`` (heard on stderr)."""
     args = [FIXTURE_SERVER, "--label", name, *flags]
     if marker:
         args += ["--marker", marker]
-    return ServerConfig(name=name, type="stdio", command=sys.executable, args=args, **overrides)
+    config = ServerConfig(name=name, type="stdio", command=sys.executable, args=args, **overrides)
+    if not in_process or REAL_SERVERS:
+        return config
+    if marker or {flag for flag in flags if flag.startswith("--")} - IN_PROCESS_FIXTURE_FLAGS:
+        raise ValueError("a marker and flags other than --extra-tools and --long-tool-name need a process")
+
+    def build():
+        module = server_module(FIXTURE_SERVER)
+        return module.build(module.parse_args(args[1:]))
+
+    return in_process_config(config, build)
 
 
 # MCT_REAL_SERVERS=1: every server a real process, as before in-process servers (to compare, or to
@@ -54,7 +71,7 @@ class InProcessConfig(ServerConfig):
         return self._build()
 
 
-def in_process(config: ServerConfig, build) -> InProcessConfig:
+def in_process_config(config: ServerConfig, build) -> InProcessConfig:
     """``config``, its server built by ``build()`` in this process at each start."""
     memory = InProcessConfig(**config.model_dump())
     memory._build = build
@@ -75,7 +92,7 @@ def demo_config(name: str = "demo", *, process: bool = False, **overrides: objec
     )
     if process or REAL_SERVERS or {"env", "env_file", "cwd"} & overrides.keys():
         return config
-    return in_process(config, demo_server)
+    return in_process_config(config, demo_server)
 
 
 def liar_config(name: str = "liar") -> ServerConfig:
@@ -106,7 +123,7 @@ def catalog_config(name: str = "docs", *flags: str) -> ServerConfig:
         module = server_module(CATALOG_SERVER)
         return module.build(module.parse_args(list(flags)))
 
-    return in_process(config, build)
+    return in_process_config(config, build)
 
 
 def attachments_config(name: str = "pictures", *flags: str) -> ServerConfig:
@@ -115,7 +132,7 @@ def attachments_config(name: str = "pictures", *flags: str) -> ServerConfig:
     config = ServerConfig(name=name, type="stdio", command=sys.executable, args=[ATTACHMENTS_SERVER, *flags])
     if "--label" in flags or "--legacy-only" in flags or REAL_SERVERS:
         return config
-    return in_process(config, lambda: server_module(ATTACHMENTS_SERVER).build("pictures"))
+    return in_process_config(config, lambda: server_module(ATTACHMENTS_SERVER).build("pictures"))
 
 
 def examples(count: int) -> int:

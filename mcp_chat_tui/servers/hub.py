@@ -48,6 +48,7 @@ from mcp_chat_tui.servers.token_vault import TOKEN_FILE_NAME, TokenVault
 from mcp_chat_tui.servers.transports import (
     describe_start_failure,
     http_transport,
+    memory_transport,
     root_cause,
     sse_transport,
     stdio_transport,
@@ -350,6 +351,9 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
 
     def _transport(self, rt: _Runtime, generation: int) -> Any:
         config = rt.config
+        if (memory := memory_transport(config)) is not None:  # a test's server object, connected in memory
+            rt.capture = None
+            return memory
         if config.type == "stdio":
             loop = asyncio.get_running_loop()
             rt.capture = StderrCapture(

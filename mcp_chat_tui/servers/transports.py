@@ -12,6 +12,7 @@ import httpx2
 from mcp import StdioServerParameters
 from mcp.client import sse as sdk_sse
 from mcp.client import stdio as sdk_stdio
+from mcp.client._memory import InMemoryTransport
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client, sse_within_origin
 from mcp.shared.exceptions import MCPError
@@ -64,6 +65,14 @@ async def stdio_transport(config: Any, errlog: TextIO) -> AsyncIterator[Any]:
     finally:
         for pgid in groups:  # the server is stopped: what is left of its group goes now
             server_watchdog().release(pgid)
+
+
+def memory_transport(config: Any) -> InMemoryTransport | None:
+    """The SDK's in-memory transport to the ``MCPServer`` that a config built by the tests carries
+    (its ``in_process()``): the same server code and the same client above the transport, without
+    a process to start (tests/helpers.py). None for every config the app reads from a file."""
+    build = getattr(config, "in_process", None)
+    return InMemoryTransport(build()) if build is not None else None
 
 
 @asynccontextmanager

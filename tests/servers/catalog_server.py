@@ -211,13 +211,17 @@ def allow_subscribe(server: MCPServer) -> None:
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--legacy", action="store_true")
     parser.add_argument("--broken-prompts", action="store_true")
     parser.add_argument("--no-resources", action="store_true")
     parser.add_argument("--page-size", type=int, default=0, help="serve resources/list in pages of this size")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = parse_args()
     server = build(args)
     if args.legacy:
         run_legacy(server)

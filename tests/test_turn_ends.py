@@ -198,13 +198,15 @@ async def test_a_reply_repeating_after_the_model_was_told_is_cut_at_once_and_end
     assert len(sink.of(CallProposed)) == 3, "the third reply was read past the repeat that ends the turn"
 
 
-async def test_a_call_that_timed_out_may_be_tried_again(hub):
+async def test_a_call_that_timed_out_is_not_run_again_with_the_same_arguments(hub):
+    """It had its whole time: a real 0.5B model wrote a 90-second call again after it timed out (bench records)."""
     slow = {"seconds": 3}
     engine = ScriptedEngine([[call("slow", slow)], [call("slow", slow)], "gave up"])
     agent = Agent(engine, hub, ApprovalPolicy("auto"))
     sink = Recorder()
-    await agent.run_turn("x", sink)
-    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.TIMEOUT, CallStatus.TIMEOUT]
+    assert await agent.run_turn("x", sink) == TurnEnd.ANSWERED
+    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.TIMEOUT, CallStatus.REPEATED]
+    assert len(sink.of(CallStarted)) == 1
 
 
 async def test_two_repeats_end_the_turn_with_a_line_saying_why(hub):

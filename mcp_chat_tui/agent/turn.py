@@ -20,6 +20,7 @@ from mcp_chat_tui.agent.events import (
 )
 from mcp_chat_tui.core.feedback import MALFORMED_NAME
 from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.tools import FailureKind
 
 DENIED_MESSAGE = "The user denied this tool call. Do not retry it; answer without it or ask the user."
 STOPPED_MESSAGE = "The user stopped this tool call before it finished."
@@ -146,11 +147,14 @@ def call_key(call: PlannedCall) -> tuple[str, str]:
 
 
 def ran_with_result(finished: CallFinished) -> bool:
-    """The call ran and its tool answered (a result, or an error the tool reported): running it
-    again with the same arguments would tell the model nothing new. A failure to get an answer
-    (a timeout, a crashed server) may be tried again."""
+    """The call ran and its tool answered (a result, or an error the tool reported), or it had its
+    whole time and timed out: running it again with the same arguments would tell the model nothing
+    new (a real 0.5B model wrote a 90-second call again after it timed out, and it ran 90 s more).
+    A failure to reach the tool (a crashed server, one not ready) may be tried again."""
     result = finished.result
-    return finished.status in (CallStatus.DONE, CallStatus.ERROR) and result is not None and result.failure is None
+    if result is None or finished.status not in (CallStatus.DONE, CallStatus.ERROR, CallStatus.TIMEOUT):
+        return False
+    return result.failure is None or result.failure.kind is FailureKind.TIMEOUT
 
 
 def malformed_parts(reasons: Sequence[str], raws: Sequence[str], offered: Sequence[str], tail: str = "") -> list[str]:

@@ -287,3 +287,20 @@ async def test_an_event_larger_than_a_mebibyte_is_read_whole(scripted):
     handler.chunks = [_delta(content=content), {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}]
     events = await collect(OpenAIEngine(endpoint, "m").stream(QUESTION))
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == content
+
+
+@pytest.mark.parametrize(("finish", "whole"), [("stop", True), ("length", False)])
+async def test_a_call_left_open_at_the_models_own_end_is_whole_and_at_the_token_limit_is_not(scripted, finish, whole):
+    """Qwen2.5-Coder-0.5B ended its turn after a call missing its last brace (bench records): with
+    finish_reason "stop" the call is whole; cut at the token limit it may be missing more."""
+    handler, endpoint = scripted
+    handler.chunks = [
+        _delta(content='{"name": "calculator", "arguments": {"expression": "12 * 7"}'),
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+    ]
+    events = await collect(OpenAIEngine(endpoint, "m").stream(QUESTION, tool_schemas()))
+    calls = [e for e in events if isinstance(e, (ToolCallProposed, ToolCallMalformed))]
+    if whole:
+        assert [(c.name, c.arguments) for c in calls] == [("calculator", {"expression": "12 * 7"})]
+    else:
+        assert len(calls) == 1 and isinstance(calls[0], ToolCallMalformed)

@@ -186,3 +186,44 @@ def test_a_call_line_then_the_reply_ends_inside_something_else():
     echo = '{"name": "echo", "arguments": {}}'
     assert parsed(echo + "\n[") == ("[", [call("echo", {})])
     assert parsed(echo + '\n{"na') == ('{"na', [call("echo", {})])
+
+
+# -- a call the model ended its turn in, missing only its closing brackets ------------------------
+
+LEFT_OPEN = '{"name": "list_directory", "arguments": {"path": "/tmp"}'  # as Qwen2.5-Coder-0.5B wrote one
+
+
+def ended(text: str, model_ended: bool) -> list:
+    stream = ToolCallStream(OFFERED)
+    events = [*stream.feed(text), *stream.finish(model_ended=model_ended)]
+    return [e for e in events if isinstance(e, (ToolCallProposed, ToolCallMalformed))]
+
+
+@pytest.mark.parametrize("text", [LEFT_OPEN, "```json\n" + LEFT_OPEN, "Let me look.\n" + LEFT_OPEN + "\n"])
+def test_a_call_missing_only_its_closing_brackets_is_whole_when_the_model_ended_its_turn(text):
+    assert ended(text, model_ended=True) == [call("list_directory", {"path": "/tmp"})]
+    [cut] = ended(text, model_ended=False)  # the token limit or a stop: it may have been cut
+    assert isinstance(cut, ToolCallMalformed) and "incomplete JSON tool call" in cut.reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"name": "list_directory", "arguments": {"path": "/tm',  # inside a string
+        '{"name": "list_directory", "arguments": {"path": "/tmp",',  # after a comma
+        '{"name": "list_directory", "arguments": {"path":',  # after a colon
+        '{"name": "list_directory", "arguments": {',  # an open object
+        '{"name": "list_directory", "arguments": {"path": "a\\"',  # an escaped quote: still inside
+    ],
+)
+def test_a_call_cut_before_its_last_value_ended_stays_malformed_even_at_the_models_end(text):
+    [cut] = ended(text, model_ended=True)
+    assert isinstance(cut, ToolCallMalformed)
+
+
+def test_closed_by_model_closes_nested_brackets_in_order_and_ignores_brackets_in_strings():
+    from mcp_chat_tui.engine.loosecalls import closed_by_model
+
+    whole, value = closed_by_model('{"name": "x", "arguments": {"paths": ["/a}", "/b"]')
+    assert whole.endswith("]}}") and value == {"name": "x", "arguments": {"paths": ["/a}", "/b"]}}
+    assert closed_by_model('{"name": "x", "arguments": {}}') is None  # nothing missing: not this path

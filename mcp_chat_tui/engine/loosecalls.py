@@ -8,6 +8,7 @@ are offered. A mixin: the stream's state and its ``_show`` live in engine/toolca
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,7 @@ class LooseCalls:
     _run_shown: int
     _run_lead: str
     _show: Callable[[list[EngineEvent], str], None]  # the stream's: text given on
+    _model_ended: bool = False  # the reply ended on the model's own end-of-turn token (``finish``)
 
     def _line_event(self, pending: str, limit: int, final: bool) -> _LineEvent | None:
         """The first line start before ``limit`` that holds loose JSON, a fence that may hold calls, or
@@ -162,7 +164,13 @@ class LooseCalls:
         if run.outcome == DATA:
             self._show_data(out, run, len(run.text))
         elif run.open_value is not None and run.looks_like_call:
-            out.append(self._check.malformed(run.open_value, "incomplete JSON tool call: the reply ended inside it"))
+            closed = closed_by_model(run.open_value) if self._model_ended else None
+            if closed is not None:
+                out.extend(self._calls([closed]))
+            else:
+                out.append(
+                    self._check.malformed(run.open_value, "incomplete JSON tool call: the reply ended inside it")
+                )
         elif run.fenced and not run.values:
             self._show_run(out, self._fence_line + run.text)
         elif run.held.strip():
@@ -174,3 +182,30 @@ class LooseCalls:
             items = value if isinstance(value, list) else [value]
             events.extend(self._check.check(item, raw if len(items) == 1 else dump_call(item)) for item in items)
         return events
+
+
+def closed_by_model(text: str) -> tuple[str, Any] | None:
+    """``text`` with the closing brackets it lacks, and its value, when only those are missing: the
+    model ended its turn after a complete last value (Qwen2.5-Coder-0.5B wrote
+    ``{"name": "list_allowed_directories", "arguments": {"paths": ["/"]}`` and stopped). None when
+    more is missing (inside a string, after a comma, a colon or an open bracket): that call was cut."""
+    closers: list[str] = []
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            escaped, in_string = (not escaped and char == "\\"), in_string and (escaped or char != '"')
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            closers.append("}" if char == "{" else "]")
+        elif char in "}]" and closers:
+            closers.pop()
+    last = text.rstrip()[-1:]
+    if in_string or not closers or not last or last in ",:[{":
+        return None
+    whole = text.rstrip() + "".join(reversed(closers))
+    try:
+        value = json.loads(whole)
+    except ValueError:
+        return None
+    return (whole, value) if isinstance(value, dict) else None

@@ -81,7 +81,10 @@ class Run:
         """The recogniser's events for the text held back at the end (a possible stop sequence that
         was not one), then its last ones."""
         rest = self.stops.rest()
-        return [*(self.recogniser.feed(rest) if rest else []), *self.recogniser.finish()]
+        return [
+            *(self.recogniser.feed(rest) if rest else []),
+            *self.recogniser.finish(model_ended=self.finish == "stop" and not self.cancelled),
+        ]
 
     def on_prefill(self, done: int, total: int) -> None:
         """mlx-lm's prefill progress; stops prefill once the consumer stopped listening."""

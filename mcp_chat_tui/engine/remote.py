@@ -183,7 +183,7 @@ class OpenAIEngine:
                 "(no finish_reason and no [DONE]); its own log may say why"
             )
 
-        for event in recogniser.finish():
+        for event in recogniser.finish(model_ended=reply.finish == "stop"):
             yield event
         for index in sorted(reply.calls):
             entry = reply.calls[index]

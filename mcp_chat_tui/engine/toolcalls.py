@@ -139,11 +139,14 @@ class ToolCallStream(LooseCalls):
         self._process(out, final=False)
         return _merge(out) if len(out) > 1 else out
 
-    def finish(self) -> list[EngineEvent]:
-        """The reply is over: flush held text, close open blocks (unclosed ones are malformed)."""
+    def finish(self, *, model_ended: bool = False) -> list[EngineEvent]:
+        """The reply is over: flush held text, close open blocks (unclosed ones are malformed).
+        ``model_ended``: the model ended it with its own end-of-turn token (not the token limit, a
+        stop sequence or a stop): a call it left open missing only closing brackets is taken whole."""
         out: list[EngineEvent] = []
         if self._finished:
             return out
+        self._model_ended = model_ended
         self._process(out, final=True)
         self._finished = True
         if self._mode == _TEXT:

@@ -24,6 +24,7 @@ examples:
   mcp-chat-tui ./my-model -p "what is 12*7"  one turn; only the answer on stdout (for scripts)
   echo "what is 12*7" | mcp-chat-tui ./my-model -p - --json   the prompt from stdin, a JSON report
   mcp-chat-tui --check-servers               start the configured servers and report
+  mcp-chat-tui ./my-model --check-tools      does the model call each of the servers' tools right?
   mcp-chat-tui --sign-in NAME                sign in to an HTTP server that needs it (OAuth)
 
 files:
@@ -34,7 +35,8 @@ files:
 
 exit codes: 0 answered (or ok), 1 the engine or a server failed, 2 a bad command line,
   configuration or prompt, 3 a tool call was denied, timed out or stopped, or a server's
-  request was refused (the answer may be incomplete), 130 Ctrl+C, 143 SIGTERM
+  request was refused (the answer may be incomplete); with --check-tools, some tool was not
+  called correctly, 130 Ctrl+C, 143 SIGTERM
 """
 
 
@@ -144,6 +146,12 @@ def add_server_flags(parser: argparse.ArgumentParser) -> None:
     """Checking and signing in to the servers, and the configuration files."""
     parser.add_argument(
         "--check-servers", action="store_true", help="start the configured servers, print a table, exit"
+    )
+    parser.add_argument(
+        "--check-tools",
+        action="store_true",
+        help="ask the model one generated question per offered tool (nothing runs), print a table of its "
+        "calls, exit (0: every tool called correctly, 3: not; --json for an object)",
     )
     parser.add_argument(
         "--sign-in",

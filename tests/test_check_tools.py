@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import jsonschema
@@ -16,6 +18,7 @@ import pytest
 
 from mcp_chat_tui.cli.tool_questions import example_arguments, tool_question
 from mcp_chat_tui.core.tools import ToolSpec
+from tests.helpers import new_marker, pids_with, wait_until
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 
 CLI = [sys.executable, "-m", "mcp_chat_tui.cli.main"]
@@ -178,6 +181,49 @@ def test_check_tools_needs_a_model_and_takes_no_prompt(tmp_path, isolated_user_d
     assert no_model.returncode == 2 and "--check-tools needs a model" in no_model.stderr
     with_prompt = run_cli("--demo", "--check-tools", "-p", "hi", cwd=tmp_path, dirs=isolated_user_dirs)
     assert with_prompt.returncode == 2 and "leave out -p" in with_prompt.stderr
+
+
+class StallingEndpoint(ScriptedEndpoint):
+    """A model that takes its time: every chat request waits until the test lets it go."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.asked = threading.Event()
+        self.release = threading.Event()
+
+    def next_reply(self, body: dict) -> str:
+        self.asked.set()
+        self.release.wait(60)
+        return "too late"
+
+
+def test_ctrl_c_while_the_model_writes_ends_at_once_and_takes_the_servers_along(tmp_path, isolated_user_dirs):
+    marker = new_marker()
+    servers = servers_file(tmp_path, {"ledger": {"command": sys.executable, "args": [LEDGER_SERVER, marker]}})
+    env = dict(os.environ)
+    for kind in ("CONFIG", "DATA", "LOG"):
+        env[f"MCP_CHAT_TUI_{kind}_DIR"] = str(isolated_user_dirs / kind.lower())
+    with StallingEndpoint() as endpoint:
+        app = subprocess.Popen(
+            [*CLI, "--endpoint", endpoint.url, "scripted", "--mcp-config", str(servers), "--check-tools"],
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert endpoint.asked.wait(60), "the check never asked the model"
+            app.send_signal(signal.SIGINT)
+            app.wait(timeout=10)
+        finally:
+            endpoint.release.set()
+            if app.poll() is None:
+                app.kill()
+    assert app.returncode == 130, app.stderr.read()
+    assert "Traceback" not in app.stderr.read()
+    assert wait_until(lambda: not pids_with(marker), 5), f"orphans left: {pids_with(marker)}"
 
 
 # ----- the demo model, for real ----------------------------------------------------------------

@@ -191,7 +191,9 @@ def summary_line(checks: list[ToolCheck]) -> str:
     """'N of M tools called correctly; …' with how many failed in each way."""
     correct = sum(check.verdict == CORRECT for check in checks)
     line = f"{correct} of {len(checks)} tools called correctly"
-    others = [(verdict, sum(check.verdict == verdict for check in checks)) for verdict in (INVALID, WRONG, MALFORMED, NO_CALL)]
+    others = [
+        (verdict, sum(check.verdict == verdict for check in checks)) for verdict in (INVALID, WRONG, MALFORMED, NO_CALL)
+    ]
     failed = [f"{count} {verdict}" for verdict, count in others if count]
     return f"{line}; {', '.join(failed)}." if failed else f"{line}."
 
@@ -204,15 +206,19 @@ def suggestion(checks: list[ToolCheck], engine: Engine) -> str:
     low = correct < 0.8 * len(checks)
     if getattr(engine, "tools_in_text", False):
         other = " (or --tool-prompt template: its chat template takes tools)" if engine.supports_tools else ""
-        return f"Try a larger model{other}: with the tools described in text this one misses some." if low else (
-            "A larger model may call the rest; the approval dialog shows every call before it runs."
+        return (
+            f"Try a larger model{other}: with the tools described in text this one misses some."
+            if low
+            else ("A larger model may call the rest; the approval dialog shows every call before it runs.")
         )
     if low:
         return (
             "Try --tool-prompt text (the tools described in the system prompt; some models follow that better "
             "than their template), and if that scores low too, a larger model."
         )
-    return "Try --tool-prompt text, or a larger model, for the rest; the approval dialog shows every call before it runs."
+    return (
+        "Try --tool-prompt text, or a larger model, for the rest; the approval dialog shows every call before it runs."
+    )
 
 
 def no_tools_message(model: str) -> tuple[str, str]:

@@ -263,6 +263,7 @@ def run(options: argparse.Namespace) -> list[tuple[QuestionScore, dict]]:
                 "offered": [tool.__dict__ for tool in offered],
                 "report": asked.report,
                 "failure": asked.failure,
+                "stderr_tail": asked.stderr[-2000:] if asked.failure else "",  # what the app said before it
                 "seconds": round(asked.seconds, 1),
             }
             results.append((result, record))

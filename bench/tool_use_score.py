@@ -258,8 +258,11 @@ def arguments_valid(question: Any, tool: OfferedTool, arguments: dict[str, Any] 
 
 
 def _used_result(question: Any, report: dict[str, Any], by_tool: dict[tuple[str, str], OfferedTool]) -> bool:
-    """A call of the wanted tool ran, and the answer says what its result said."""
+    """A call of the wanted tool ran, and the answer says what its result said (outside the calls the
+    answer holds: a call written again as text repeats its arguments, not the result)."""
     answer = report.get("answer") or ""
+    for call in detect_calls(answer):
+        answer = answer.replace(call.raw, " ")
     for entry in report.get("calls") or []:
         tool = by_tool.get((entry.get("server"), entry.get("tool")))
         if tool is None or not _is_wanted(question, tool) or entry.get("outcome") != "done":

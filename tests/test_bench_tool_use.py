@@ -219,6 +219,23 @@ def test_the_answer_must_say_what_the_result_said():
     assert not calc("5 km = 3.10686 miles", "5 km is 8 miles") and not calc("5 km = 3.10686 miles", "3.2 miles")
 
 
+def test_an_answer_that_is_the_call_again_does_not_use_the_result():
+    """Qwen2.5-Coder-0.5B on main: echo ran, then the answer was the same call as JSON, which holds
+    the message but not the result."""
+    call = {"server": "everything", "tool": "echo", "arguments": {"message": "hello world"}}
+    echo = OfferedTool("echo", "everything", "echo", {"type": "object"})
+    answer = '{"name": "echo", "arguments": {"message": "hello world"}}\n{"name": "tool_response"}'
+    report = {
+        "answer": answer,
+        "calls": [call | {"outcome": "done", "result": "Echo: hello world"}],
+        "replies": ["", answer],
+        "tokens": {"generations": []},
+    }
+    assert not score(QUESTIONS["every.echo"], report, [echo]).used_result
+    report["answer"] = "The server echoed: hello world"
+    assert score(QUESTIONS["every.echo"], report, [echo]).used_result
+
+
 def test_repeats_count_each_run_after_the_first_with_the_same_arguments():
     def call(arguments: dict, outcome: str = "done") -> dict:
         return {"server": "everything", "tool": "echo", "arguments": arguments, "outcome": outcome}

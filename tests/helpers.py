@@ -18,6 +18,12 @@ FIXTURE_SERVER = str(Path(__file__).parent / "servers" / "fixture_server.py")
 LIAR_SERVER = str(Path(__file__).parent / "servers" / "liar_server.py")
 CATALOG_SERVER = str(Path(__file__).parent / "servers" / "catalog_server.py")
 ATTACHMENTS_SERVER = str(Path(__file__).parent / "servers" / "attachments_server.py")
+PLANTED_SERVER = str(Path(__file__).parent / "servers" / "planted_server.py")
+
+
+def starts(started: Path) -> int:
+    """How many times tests/servers/planted_server.py started with ``--started-file started``."""
+    return len(started.read_text(encoding="utf-8").splitlines()) if started.exists() else 0
 
 
 def fixture_config(name: str, *flags: str, marker: str = "", **overrides: object) -> ServerConfig:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.core.server_identity import SavedRule, ServerIdentity
 from mcp_chat_tui.core.tools import ToolSpec
 
 READ_ONLY = {"readOnlyHint": True}
@@ -80,8 +81,41 @@ def test_always_saved_writes_one_key_and_tells_the_listeners():
     policy = ApprovalPolicy("ask", on_save=saving(log))
     policy.add_listener(lambda: changes.append(1))
     assert policy.always_allow(WRITE, save=True) is None
-    assert log == [("demo", "write", "always")]
+    assert log == [("demo", "write", SavedRule("always"))], "no server known: the choice alone"
     assert policy.verdict(WRITE).why == "saved always (config.toml)"
     policy.toggle(CALC)
     policy.toggle_server("demo", DEMO)
     assert len(changes) == 3
+
+
+SAVED_DEMO = ServerIdentity(command=("python", "-m", "demo_server"))
+OTHER_DEMO = ServerIdentity(command=("sh", "-c", "rm -rf ~"))
+
+
+def test_a_saved_always_speaks_only_for_the_server_it_was_saved_for():
+    running = {"demo": OTHER_DEMO}
+    saved = {"demo": {"write": SavedRule("always", SAVED_DEMO), "clock": "always"}}
+    policy = ApprovalPolicy("ask", saved=saved, identity_of=running.get)
+    assert not policy.runs_without_asking(WRITE), "another program that took the name demo asks"
+    assert policy.saved_choice(WRITE) is None and policy.unapplied_rule(WRITE) == saved["demo"]["write"]
+    assert policy.verdict(WRITE).why == (
+        'config.toml\'s "always" for write was saved for another demo (command `python -m demo_server`), '
+        "not applied to this one (command `sh -c 'rm -rf ~'`); approval = \"ask\": every call asks"
+    )
+    assert policy.runs_without_asking(CLOCK), "a choice written without a server applies to any demo"
+    running["demo"] = SAVED_DEMO
+    assert policy.runs_without_asking(WRITE) and policy.verdict(WRITE).why == "saved always (config.toml)"
+    assert policy.unapplied_rule(WRITE) is None
+    running.pop("demo")
+    assert not policy.runs_without_asking(WRITE), "a server not known now is not the one it was saved for"
+
+
+def test_saving_always_records_the_server_it_is_for():
+    log: list = []
+    running = {"demo": OTHER_DEMO}
+    policy = ApprovalPolicy(
+        "ask", saved={"demo": {"write": SavedRule("always", SAVED_DEMO)}}, on_save=saving(log), identity_of=running.get
+    )
+    policy.always_allow(WRITE, save=True)
+    assert log == [("demo", "write", SavedRule("always", OTHER_DEMO))]
+    assert policy.saved_choice(WRITE) == "always", "the new rule replaces the old one's server"

@@ -51,7 +51,7 @@ def test_check_servers_uses_bundled_demo_by_default(tmp_path, isolated_user_dirs
 
 def test_check_servers_prefers_mcp_json_in_the_working_folder(tmp_path, isolated_user_dirs):
     write_mcp_json(tmp_path / "mcp.json", {"local": fixture_entry("local")})
-    result = run_cli("--check-servers", cwd=tmp_path, env_dirs=isolated_user_dirs)
+    result = run_cli("--check-servers", "--trust-folder", cwd=tmp_path, env_dirs=isolated_user_dirs)
     assert result.returncode == 0, result.stderr
     assert str(tmp_path / "mcp.json") in result.stdout and "./mcp.json" in result.stdout
     assert "local" in result.stdout and "whoami" in result.stdout

@@ -11,6 +11,15 @@ import pytest
 from mcp_chat_tui.config import Settings, load_settings, remove_setting, save_setting, settings_path
 from mcp_chat_tui.core.errors import ConfigError
 
+
+def choices(settings: Settings) -> dict[str, dict[str, str]]:
+    """``approvals`` as the choices written (every rule here is one without a server)."""
+    return {
+        server: {tool: rule.choice for tool, rule in tools.items()}
+        for server, tools in settings.approval_rules().items()
+    }
+
+
 FULL = """\
 system_prompt = "You are terse."
 max_turns = 5
@@ -73,7 +82,7 @@ def test_every_setting_is_read(tmp_path):
     assert settings.max_turns == 5
     assert settings.tool_timeout == 30.0 and settings.init_timeout == 2.5
     assert settings.approval == "auto-readonly" and settings.trusted_servers == ["demo", "files"]
-    assert settings.approvals == {"demo": {"calculator": "always", "shell": "ask"}}
+    assert choices(settings) == {"demo": {"calculator": "always", "shell": "ask"}}
     assert settings.tool_approval("demo", "calculator") == "always"
     assert settings.tool_approval("demo", "other") is None
     assert settings.theme == "mcp-light" and settings.on_server_failure == "continue"
@@ -125,7 +134,7 @@ def test_unknown_key_without_a_close_match_lists_the_known_ones(tmp_path):
 def test_save_setting_keeps_everything_else(tmp_path):
     path = write(tmp_path, FULL)
     settings = save_setting(path, ("approvals", "weather", "forecast"), "always")
-    assert settings.approvals["weather"] == {"forecast": "always"}
+    assert choices(settings)["weather"] == {"forecast": "always"}
     document = tomllib.loads(path.read_text(encoding="utf-8"))
     assert document["approvals"] == {
         "demo": {"calculator": "always", "shell": "ask"},
@@ -152,7 +161,7 @@ def test_save_setting_replaces_a_top_level_value(tmp_path):
     save_setting(path, ("max_turns",), 7)
     reread = load_settings(path)
     assert reread.max_turns == 7
-    assert reread.system_prompt == "You are terse." and reread.approvals["demo"]["shell"] == "ask"
+    assert reread.system_prompt == "You are terse." and reread.tool_approval("demo", "shell") == "ask"
 
 
 def test_save_setting_creates_folder_and_file(tmp_path):
@@ -203,7 +212,7 @@ def test_save_setting_keeps_file_mode_and_writes_through_a_symlink(tmp_path):
 def test_remove_setting_drops_the_key_and_empty_tables(tmp_path):
     path = write(tmp_path, FULL)
     remove_setting(path, ("approvals", "demo", "shell"))
-    assert load_settings(path).approvals == {"demo": {"calculator": "always"}}
+    assert choices(load_settings(path)) == {"demo": {"calculator": "always"}}
     settings = remove_setting(path, ("approvals", "demo", "calculator"))
     assert settings.approvals == {}
     document = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -78,6 +78,24 @@ def _header_bytes(path: Path) -> int:
     return path.stat().st_size - sum(int(t.n_bytes) for t in reader.tensors)
 
 
+def test_the_rebuilt_tokenizer_splits_text_as_the_models_own(tmp_path: Path) -> None:
+    """Including the tokens the demo model added whole, spaces and all (" * ", "17")."""
+    from mcp_chat_tui.engine.loading import load_tokenizer
+
+    folder = gguf_folder(write_gguf(tmp_path / "demo.gguf", matrix_type=Q.F16), lambda progress: None, weights=False)
+    ours, original = load_tokenizer(folder), load_tokenizer(DEMO_MODEL)
+    texts = [
+        "What is 12 * 7?",
+        "345 + 89 - 2 / 4",
+        "convert 5 km to miles",
+        "Zürich ☕ 東京",
+        "<|im_start|>user\nhi<|im_end|>",
+    ]
+    for text in texts:
+        assert ours.encode(text, add_special_tokens=False) == original.encode(text, add_special_tokens=False), text
+    assert set(ours.eos_token_ids) >= set(original.eos_token_ids)  # and <|endoftext|>, as llama.cpp stops at it too
+
+
 def test_a_converted_folder_is_reused_and_a_changed_file_is_converted_again(tmp_path: Path) -> None:
     path = write_gguf(tmp_path / "demo.gguf", matrix_type=Q.F16)
     first = gguf_folder(path, lambda progress: None)
@@ -252,7 +270,7 @@ def test_the_app_answers_through_a_gguf_file_as_through_the_folder_it_came_from(
 
     def ask(model: str) -> dict:
         command = [sys.executable, "-m", "mcp_chat_tui.cli.main", model, "--mcp-config", str(bundled_path("mcp.json"))]
-        command += ["--yes", "--no-save", "--json", "-p", "What is 17 times 23?"]
+        command += ["--engine", "mlx", "--yes", "--no-save", "--json", "-p", "convert 5 km to miles"]
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)

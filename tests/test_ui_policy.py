@@ -4,17 +4,19 @@ which rule let each call run (the dialog, the call's detail, a resumed conversat
 from __future__ import annotations
 
 import argparse
+import sys
 import tomllib
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.cli.chat import make_policy
 from mcp_chat_tui.config import McpConfig, load_settings
+from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import parse, read_transcript_text
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config
-from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 CONFIG = """\
 # my settings: the app must not rewrite this file when nothing it owns changes
@@ -30,6 +32,9 @@ paint = "always"
 """
 
 
+DEMO_COMMAND = [sys.executable, "-m", "mcp_chat_tui.demo.server"]  # tests.helpers.demo_config's
+
+
 def app_with_config(tmp_path, engine, servers=None, **options):
     """The app with the policy ``mcp-chat-tui --config PATH`` builds from a real config.toml."""
     path = tmp_path / "config.toml"
@@ -37,8 +42,9 @@ def app_with_config(tmp_path, engine, servers=None, **options):
     servers = servers or [demo_config()]
     mcp_config = McpConfig(path=tmp_path / "mcp.json", source="test", servers={s.name: s for s in servers})
     settings = load_settings(path)
-    policy = make_policy(argparse.Namespace(config=path, yes=False), settings, mcp_config)
-    return path, make_app(engine, servers, policy=policy, settings=settings, settings_file=path, **options)
+    hub = ServerHub(servers)
+    policy = make_policy(argparse.Namespace(config=path, yes=False), settings, mcp_config, hub)
+    return path, make_app(engine, servers, policy=policy, settings=settings, settings_file=path, hub=hub, **options)
 
 
 def tool_cell(app, key: str) -> str:
@@ -51,7 +57,7 @@ def server_cell(app, name: str) -> str:
 
 async def answer(pilot, key: str) -> None:
     app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+    await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog")
     await pilot.press(key)
 
 
@@ -97,7 +103,10 @@ async def test_a_tool_toggle_writes_nothing_and_a_saved_always_keeps_every_other
         "theme": "mcp-dark",
         "approval": "ask",
         "trusted_servers": ["demo"],
-        "approvals": {"demo": {"calculator": "always", "web_search": "always"}, "ghost": {"paint": "always"}},
+        "approvals": {
+            "demo": {"calculator": "always", "web_search": {"choice": "always", "command": DEMO_COMMAND}},
+            "ghost": {"paint": "always"},
+        },
     }
 
 
@@ -171,7 +180,7 @@ async def test_the_dialog_says_why_it_asks_and_each_call_who_allowed_it_also_aft
         await send(pilot, "go")
         await wait_for(
             pilot,
-            lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#approval-why"),
+            lambda: dialog_armed(app, ApprovalScreen) and app.screen.query("#approval-why"),
             what="the dialog",
         )
         why = str(app.screen.query_one("#approval-why").render())

@@ -23,9 +23,10 @@ def make_app(
     settings_file: Path | None = None,
     theme_dirs=None,
     frozen=True,
+    hub: ServerHub | None = None,
     **options,
 ) -> ChatApp:
-    hub = ServerHub(servers if servers is not None else [demo_config()])
+    hub = hub or ServerHub(servers if servers is not None else [demo_config()])
     return ChatApp(
         engine=engine,
         hub=hub,
@@ -42,6 +43,12 @@ async def wait_for(pilot, predicate, timeout: float = 20.0, what: str = "conditi
     """``eventually`` with the app's screen kept up to date; fails naming ``what`` did not happen."""
     if not await eventually(predicate, timeout, pause=pilot.pause):
         raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def dialog_armed(app: ChatApp, kind: type) -> bool:
+    """A ``kind`` dialog is on top and takes keys: one that decides something is armed 0.5 s after
+    its first frame (ui/screens/deciding.py), and a key pressed before then answers nothing."""
+    return isinstance(app.screen, kind) and getattr(app.screen, "armed", True)
 
 
 async def wait_ready(pilot, app: ChatApp) -> None:

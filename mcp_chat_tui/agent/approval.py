@@ -1,5 +1,8 @@
 """Which tool calls run without asking, and why: the policy (ask, auto, auto-readonly), trusted
-servers, "always" choices, this session's auto-run toggles and ``--yes``."""
+servers, "always" choices, this session's auto-run toggles and ``--yes``.
+
+A choice saved in config.toml names the server it was given to (``SavedRule``); it speaks only for
+that server, not for another that takes the same name."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import Literal
 
 from mcp_chat_tui.agent.events import ApprovalChoice
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.server_identity import SavedRule, ServerIdentity
 from mcp_chat_tui.core.tools import ToolSpec
 
 PolicyMode = Literal["ask", "auto", "auto-readonly"]
@@ -46,16 +50,23 @@ class ApprovalPolicy:
     def __init__(
         self,
         mode: PolicyMode = "ask",
-        saved: dict[str, dict[str, str]] | None = None,
-        on_save: Callable[[str, str, str], None] | None = None,
+        saved: dict[str, dict[str, str | SavedRule]] | None = None,
+        on_save: Callable[[str, str, SavedRule], None] | None = None,
         *,
         trusted: Iterable[str] = (),
         yes: bool = False,
+        identity_of: Callable[[str], ServerIdentity | None] | None = None,
     ) -> None:
+        """``saved``: config.toml's choices by server and tool (a bare choice applies to any server of
+        that name); ``identity_of(server)``: which server runs under that name now (None: unknown)."""
         self.mode = mode
         self.yes = yes
         self.trusted = frozenset(trusted)
-        self._saved = {server: dict(tools) for server, tools in (saved or {}).items()}
+        self._saved = {
+            server: {tool: rule if isinstance(rule, SavedRule) else SavedRule(rule) for tool, rule in tools.items()}
+            for server, tools in (saved or {}).items()
+        }
+        self._identity_of = identity_of or (lambda server: None)
         self._tool_session: dict[tuple[str, str], bool] = {}
         self._server_session: dict[str, bool] = {}
         self._on_save = on_save
@@ -92,11 +103,18 @@ class ApprovalPolicy:
         """The verdict without this session's toggles: ``--yes``, config.toml, the mode."""
         if self.yes:
             return Verdict(True, "--yes")
-        saved = self._saved.get(spec.server, {}).get(spec.name)
+        saved = self.saved_choice(spec)
         if saved == "always":
             return Verdict(True, SAVED_ALWAYS)
         if saved is not None:
             return Verdict(False, f'config.toml says "{saved}" for this tool ([approvals.{spec.server}])')
+        verdict = self._mode_verdict(spec)
+        unapplied = self.unapplied_rule(spec)
+        if unapplied is None or verdict.runs:
+            return verdict
+        return Verdict(False, f"{self.not_applied_note(spec, unapplied)}; {verdict.why}")
+
+    def _mode_verdict(self, spec: ToolSpec) -> Verdict:
         if self.mode == "auto":
             return Verdict(True, "auto policy")
         if self.mode == "auto-readonly":
@@ -121,8 +139,25 @@ class ApprovalPolicy:
         return not self.runs_without_asking(spec)
 
     def saved_choice(self, spec: ToolSpec) -> str | None:
-        """config.toml's choice for this tool, as loaded or saved since ("always", "ask"; None: none)."""
-        return self._saved.get(spec.server, {}).get(spec.name)
+        """config.toml's choice for this tool of the server running now, as loaded or saved since
+        ("always", "ask"; None: none, or one saved for another server of that name)."""
+        rule = self._saved.get(spec.server, {}).get(spec.name)
+        return rule.choice if rule is not None and rule.applies_to(self._identity_of(spec.server)) else None
+
+    def unapplied_rule(self, spec: ToolSpec) -> SavedRule | None:
+        """config.toml's rule for this tool when it was saved for another server of that name."""
+        rule = self._saved.get(spec.server, {}).get(spec.name)
+        return rule if rule is not None and not rule.applies_to(self._identity_of(spec.server)) else None
+
+    def not_applied_note(self, spec: ToolSpec, rule: SavedRule) -> str:
+        """Why a saved rule does not speak for the server running now, naming both servers."""
+        saved_for = rule.server.describe() if rule.server is not None else "?"
+        current = self._identity_of(spec.server)
+        now = current.describe() if current is not None else "not known"
+        return (
+            f'config.toml\'s "{rule.choice}" for {spec.name} was saved for another {spec.server} '
+            f"({saved_for}), not applied to this one ({now})"
+        )
 
     # ----- changing --------------------------------------------------------------------------
 
@@ -131,10 +166,11 @@ class ApprovalPolicy:
         for it in config.toml too. Returns why saving failed (None: saved, or not asked to)."""
         problem = None
         if save:
+            rule = SavedRule("always", self._identity_of(spec.server))  # for this server only
             try:
                 if self._on_save is not None:
-                    self._on_save(spec.server, spec.name, "always")
-                self._saved.setdefault(spec.server, {})[spec.name] = "always"
+                    self._on_save(spec.server, spec.name, rule)
+                self._saved.setdefault(spec.server, {})[spec.name] = rule
             except UserFacingError as exc:
                 problem = f"not saved: {exc}"
         self._set_tool(spec, True)

@@ -30,13 +30,14 @@ examples:
 files:
   mcp.json     --mcp-config, else ./mcp.json, ./.vscode/mcp.json, the user config
                directory's mcp.json, else the bundled one (the demo server);
-               with --demo: --mcp-config, else the bundled one
+               with --demo: --mcp-config, else the bundled one. The working folder's
+               file starts servers only once you trust it (asked; --trust-folder, --yes)
   config.toml  --config, else $MCP_CHAT_TUI_CONFIG, else the user config directory
 
 exit codes: 0 answered (or ok), 1 the engine or a server failed, 2 a bad command line,
-  configuration or prompt, 3 a tool call was denied, timed out or stopped, or a server's
-  request was refused (the answer may be incomplete); with --check-tools, some tool was not
-  called correctly, 130 Ctrl+C, 143 SIGTERM
+  configuration or prompt, or a folder's mcp.json nobody could be asked to trust, 3 a tool
+  call was denied, timed out or stopped, or a server's request was refused (the answer may be
+  incomplete); with --check-tools, some tool was not called correctly, 130 Ctrl+C, 143 SIGTERM
 """
 
 
@@ -53,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_turn_flags(parser)
     add_server_flags(parser)
     add_endpoint_flags(parser)
+    add_engine_flag(parser)
     add_transcript_flags(parser)
     add_blas_flag(parser)
     add_tool_prompt_flag(parser)
@@ -162,7 +164,24 @@ def add_server_flags(parser: argparse.ArgumentParser) -> None:
         "--sign-out", metavar="NAME", help="forget the sign-in (tokens, registered client) kept for the server NAME"
     )
     parser.add_argument("--mcp-config", type=Path, metavar="PATH", help="the mcp.json to use")
+    parser.add_argument(
+        "--trust-folder",
+        action="store_true",
+        help="start the servers of the working folder's mcp.json (./mcp.json, ./.vscode/mcp.json) without asking, "
+        "for this run (--yes does too)",
+    )
     parser.add_argument("--config", type=Path, metavar="PATH", help="the config.toml to use")
+
+
+def add_engine_flag(parser: argparse.ArgumentParser) -> None:
+    """Which local engine runs the model (``auto``: llama.cpp for a GGUF file on a Linux CPU when installed)."""
+    parser.add_argument(
+        "--engine",
+        choices=("auto", "mlx", "llama.cpp"),
+        default="auto",
+        help="the local engine: mlx, or llama.cpp for a GGUF file (auto: llama.cpp for a GGUF file on a "
+        "CPU when llama-cpp-python is installed, else mlx)",
+    )
 
 
 def add_endpoint_flags(parser: argparse.ArgumentParser) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
+from mcp_chat_tui.cli.folder_trust import ask_trust_on_terminal
 from mcp_chat_tui.config import (
     AskInput,
     InputCache,
@@ -18,19 +20,34 @@ from mcp_chat_tui.config import (
     load_settings,
     settings_path,
 )
+from mcp_chat_tui.config.folder_trust import FolderFile, TrustStore, folder_file
 from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.paths import bundled_path, user_log_dir
-from mcp_chat_tui.core.redact import Redactor, redact_logs
+from mcp_chat_tui.core.redact import Redactor, redact_logs, url_secrets
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.roots import Roots
 
 
-def load_configuration(
-    args: argparse.Namespace, *, ask_input: AskInput | None = None, input_cache: InputCache | None = None
-) -> tuple[Settings, McpConfig]:
-    """Settings from config.toml and servers from mcp.json; ``--demo`` always uses the bundled mcp.json.
+@dataclass(frozen=True)
+class ConfigPlan:
+    """What a run will load, found and read before anything is asked or started: the settings, the
+    ``mcp.json`` chosen, and for a folder's file its reading (``folder``) and, when it must be asked
+    about before its servers start, ``question`` (the same file)."""
 
-    From here on the log file has the answers to password inputs redacted.
+    settings: Settings
+    path: Path
+    source: str
+    cwd: Path
+    folder: FolderFile | None = None
+    question: FolderFile | None = None
+    endpoint: str = ""  # ``--endpoint``: its credentials are secrets to hide
+
+
+def plan_configuration(args: argparse.Namespace) -> ConfigPlan:
+    """Settings from config.toml and which mcp.json to use; ``--demo`` always uses the bundled one.
+
+    A folder's mcp.json that would start servers is to be asked about unless it was trusted in this
+    version before, or ``--trust-folder`` or ``--yes`` answers for this run.
     """
     if args.config is not None and not Path(args.config).expanduser().exists():
         raise ConfigError(args.config, None, "no such file (given with --config)")
@@ -40,11 +57,45 @@ def load_configuration(
         path, source = bundled_path("mcp.json"), "bundled default (--demo)"
     else:
         path, source = find_mcp_config(args.mcp_config, cwd)
-    mcp_config = load_mcp_config(
-        path, source=source, workspace_folder=cwd, ask_input=ask_input, input_cache=input_cache
-    )
+    folder = folder_file(path, source, cwd)
+    answered = getattr(args, "trust_folder", False) or getattr(args, "yes", False)
+    ask = folder is not None and bool(folder.servers) and not answered and not TrustStore().trusts(folder.fingerprint)
+    endpoint = getattr(args, "endpoint", None) or ""
+    return ConfigPlan(settings, path, source, cwd, folder, folder if ask else None, endpoint)
+
+
+def load_planned(
+    plan: ConfigPlan, *, trusted: bool = True, ask_input: AskInput | None = None, input_cache: InputCache | None = None
+) -> McpConfig:
+    """The servers of the plan's mcp.json (none when its question was answered no: ``trusted``).
+
+    From here on the log file has the answers to password inputs redacted, and the credentials in
+    ``--endpoint``'s URL (the hub's and the agent's redactor hides them in what is shown too).
+    """
+    if plan.folder is None:
+        mcp_config = load_mcp_config(
+            plan.path, source=plan.source, workspace_folder=plan.cwd, ask_input=ask_input, input_cache=input_cache
+        )
+    elif plan.question is not None and not trusted:
+        mcp_config = plan.folder.without_servers()
+    else:
+        mcp_config = plan.folder.load(ask_input=ask_input, input_cache=input_cache)
+    for name, secret in url_secrets(plan.endpoint, "--endpoint").items():
+        mcp_config.redactor.add(name, secret)
     redact_logs(mcp_config.redactor)
-    return settings, mcp_config
+    return mcp_config
+
+
+async def load_configuration(
+    args: argparse.Namespace, *, ask_input: AskInput | None = None, input_cache: InputCache | None = None
+) -> tuple[Settings, McpConfig]:
+    """Settings and servers for the console modes: a folder's mcp.json not trusted yet is asked
+    about on the terminal first (refused without one), before any of its inputs is asked."""
+    plan = plan_configuration(args)
+    trusted = True
+    if plan.question is not None:
+        trusted = await ask_trust_on_terminal(plan.question, Console(stderr=True, highlight=False, soft_wrap=True))
+    return plan.settings, load_planned(plan, trusted=trusted, ask_input=ask_input, input_cache=input_cache)
 
 
 def make_hub(settings: Settings, mcp_config: McpConfig) -> ServerHub:

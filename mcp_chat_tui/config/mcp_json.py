@@ -22,7 +22,7 @@ from mcp_chat_tui.config.mcp_models import McpConfig, OAuthSettings, ServerConfi
 from mcp_chat_tui.config.variables import AskInput, Expander, InputCache, InputSpec
 from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
-from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.redact import Redactor, url_secrets
 from mcp_chat_tui.core.tools import BUILTIN_SERVER
 
 _WHAT = 'an mcp.json file ({"servers": {...}})'
@@ -60,6 +60,8 @@ def load_mcp_config(
     workspace_folder: Path,
     ask_input: AskInput | None = None,
     input_cache: InputCache | None = None,
+    text: str | None = None,
+    redactor: Redactor | None = None,
 ) -> McpConfig:
     """Read, check and expand one ``mcp.json``; any problem is a single ``ConfigError``.
 
@@ -68,26 +70,50 @@ def load_mcp_config(
     same cache to every load of a run so nothing is asked twice. Disabled servers are
     checked but their inputs are not asked; their values keep the ``${input:ID}`` text.
     Whatever ``ask_input`` raises (the user cancelled, say) propagates unchanged.
+    ``text``: the file's text already read (a folder's file is loaded from the bytes that were
+    trusted). ``redactor``: one already in use (the app's), given the password answers too.
     """
     path = Path(path)
-    templates, inputs = _parse(path)
+    templates, inputs = _parse(path, text)
     by_id = {spec.id: spec for spec in inputs}
     cache = input_cache if input_cache is not None else InputCache()
     expander = Expander(path, workspace_folder, by_id, cache, ask_input)
     base_dir = path.resolve().parent
     servers = {name: _expand_server(expander, *entry, base_dir) for name, entry in templates.items()}
     config = McpConfig(path=path, source=source, servers=servers, inputs=inputs)
-    config._redactor = Redactor(expander.secrets)
+    in_urls = {
+        key: value for name, server in servers.items() for key, value in url_secrets(server.url or "", name).items()
+    }
+    secrets = {**expander.secrets, **in_urls}  # password answers, and credentials in a url
+    if redactor is None:
+        config._redactor = Redactor(secrets)
+    else:
+        for name, secret in secrets.items():
+            redactor.add(name, secret)
+        config._redactor = redactor
     return config
 
 
-def pending_inputs(path: Path, *, input_cache: InputCache | None = None) -> list[InputSpec]:
+def planned_servers(path: Path, *, text: str, workspace_folder: Path) -> dict[str, ServerConfig]:
+    """Every server of the file as it would start, with ``${input:ID}`` left in place: nothing is
+    asked (what a folder's file would run is shown before anything else happens)."""
+    path = Path(path)
+    templates, inputs = _parse(path, text)
+    expander = Expander(path, workspace_folder, {spec.id: spec for spec in inputs}, InputCache())
+    base_dir = path.resolve().parent
+    return {
+        name: _expand_server(expander, template, where, base_dir, resolve_inputs=False)
+        for name, (template, where) in templates.items()
+    }
+
+
+def pending_inputs(path: Path, *, input_cache: InputCache | None = None, text: str | None = None) -> list[InputSpec]:
     """The inputs a load of ``path`` would ask for, in order, minus those already cached.
 
     For an async UI: ask these itself, put the answers in the cache, then load.
     """
     path = Path(path)
-    templates, inputs = _parse(path)
+    templates, inputs = _parse(path, text)
     cache = input_cache if input_cache is not None else InputCache()
     expander = Expander(path, Path.cwd(), {spec.id: spec for spec in inputs}, cache)
     wanted: dict[str, InputSpec] = {}
@@ -101,10 +127,10 @@ def pending_inputs(path: Path, *, input_cache: InputCache | None = None) -> list
     return list(wanted.values())
 
 
-def _parse(path: Path) -> tuple[dict[str, tuple[ServerConfig, str]], list[InputSpec]]:
+def _parse(path: Path, text: str | None = None) -> tuple[dict[str, tuple[ServerConfig, str]], list[InputSpec]]:
     """The servers as unexpanded, type-checked templates (with their key path) and the inputs."""
     try:
-        document = json.loads(strip_jsonc(read_text(path, _WHAT)))
+        document = json.loads(strip_jsonc(read_text(path, _WHAT) if text is None else text))
     except json.JSONDecodeError as exc:
         raise from_json_error(path, exc) from None
     if not isinstance(document, dict):
@@ -236,9 +262,11 @@ def _string_fields(server: ServerConfig) -> Iterator[tuple[str, str]]:
 _OAUTH_FIELDS = {"clientId": "client_id", "clientSecret": "client_secret", "scope": "scope"}
 
 
-def _expand_server(expander: Expander, template: ServerConfig, where: str, base_dir: Path) -> ServerConfig:
+def _expand_server(
+    expander: Expander, template: ServerConfig, where: str, base_dir: Path, *, resolve_inputs: bool = True
+) -> ServerConfig:
     """The server with every variable expanded, its paths made absolute, and its display form."""
-    resolve = not template.disabled
+    resolve = resolve_inputs and not template.disabled
     pairs = {
         suffix: expander.expand(text, f"{where}.{suffix}", resolve_inputs=resolve)
         for suffix, text in _string_fields(template)

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from mcp_chat_tui.config.envfile import read_env_file
 from mcp_chat_tui.config.variables import InputSpec
-from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.redact import Redactor, shown_url
+from mcp_chat_tui.core.server_identity import ServerIdentity, url_without_credentials
 
 _Text = Annotated[str, Field(strict=True)]
 _Seconds = Annotated[float, Field(strict=True, gt=0)]
@@ -108,8 +109,10 @@ class ServerConfig(BaseModel):
         return self.oauth if isinstance(self.oauth, OAuthSettings) else OAuthSettings()
 
     def display_url(self) -> str | None:
+        """``url`` safe to show: password answers as their placeholder, no ``user:password@``, and
+        secret-looking query values (``?token=``) as ``[redacted]``."""
         url: str | None = self._shown("url")
-        return url
+        return shown_url(url) if url is not None else None
 
     def display_command_line(self) -> str:
         """The command and its arguments as one shell-quoted line, safe to show."""
@@ -117,6 +120,16 @@ class ServerConfig(BaseModel):
         if command is None:
             return ""
         return shlex.join([command, *self._shown("args")])
+
+    def identity(self) -> ServerIdentity:
+        """Which server this is besides its name (a saved approval applies to it alone), from the
+        display form: no answer to a password input is part of it."""
+        if self.type == "stdio":
+            cwd = self._shown("cwd")
+            return ServerIdentity(
+                command=(self._shown("command") or "", *self._shown("args")), cwd=str(cwd) if cwd else None
+            )
+        return ServerIdentity(url=url_without_credentials(self._shown("url") or ""))
 
     def _shown(self, name: str) -> Any:
         return self._display.get(name, getattr(self, name))

@@ -7,18 +7,27 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import tomli_w
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from mcp_chat_tui.config._errors import from_toml_error, from_validation_error, key_path, kind_of, read_text
 from mcp_chat_tui.config.model_options import ModelOptions
 from mcp_chat_tui.core.errors import ConfigError
+from mcp_chat_tui.core.files import replace_file
 from mcp_chat_tui.core.paths import user_config_dir
+from mcp_chat_tui.core.server_identity import SavedRule, ServerIdentity
 
 SETTINGS_ENV_VAR = "MCP_CHAT_TUI_CONFIG"
 
@@ -40,12 +49,60 @@ def _existing_folder(text: str) -> str:
 RootFolder = Annotated[str, StringConstraints(min_length=1), AfterValidator(_existing_folder)]
 
 
+class SavedApproval(BaseModel):
+    """One tool's entry of ``[approvals.SERVER]``: ``"always"`` or ``"ask"`` written by hand (any
+    server of that name), or the table ``T`` saves, which names the server the choice was given to:
+    ``choice`` with ``command`` (and ``cwd``) of a stdio server, or ``url`` of an http or sse one.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    choice: ToolApproval
+    command: list[Annotated[str, StringConstraints(min_length=1)]] | None = Field(None, min_length=1)
+    cwd: str | None = None
+    url: Annotated[str, StringConstraints(min_length=1)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        if isinstance(value, str) and value in get_args(ToolApproval):
+            return {"choice": value}
+        if isinstance(value, dict | SavedApproval):
+            return value
+        raise ValueError(
+            f"Input should be 'always' or 'ask', or a table of choice and command or url (found {kind_of(value)})"
+        )
+
+    @model_validator(mode="after")
+    def _one_server(self) -> SavedApproval:
+        if self.command is not None and self.url is not None:
+            raise ValueError('give "command" (a stdio server) or "url" (http, sse), not both')
+        if self.cwd is not None and self.command is None:
+            raise ValueError('"cwd" goes with "command" (a stdio server)')
+        return self
+
+    def rule(self) -> SavedRule:
+        """The choice and the server it is for (None: any server of that name)."""
+        if self.command is not None:
+            return SavedRule(self.choice, ServerIdentity(command=tuple(self.command), cwd=self.cwd))
+        if self.url is not None:
+            return SavedRule(self.choice, ServerIdentity(url=self.url))
+        return SavedRule(self.choice)
+
+
+def approval_value(rule: SavedRule) -> str | dict[str, Any]:
+    """What ``config.toml`` keeps for ``rule``: the choice alone, or a table naming its server too."""
+    if rule.server is None:
+        return rule.choice
+    return {"choice": rule.choice, **rule.server.to_toml()}
+
+
 class Settings(BaseModel):
     """Everything ``config.toml`` may set; every field has a default, so no file means defaults.
 
     ``approval``: "ask" before every call, "auto" runs every call, "auto-readonly" runs the tools a
     server named in ``trusted_servers`` marks read-only and asks for the rest (any server can mark
-    any tool read-only). ``approvals[server][tool]`` overrides it per tool. ``roots`` (every server)
+    any tool read-only). ``approvals[server][tool]`` overrides it per tool (``SavedApproval``). ``roots`` (every server)
     and ``server_roots[server]`` are folders offered to servers as roots, besides the working directory.
     ``model`` and ``models`` are the model settings (config/model_options.py).
     """
@@ -57,7 +114,7 @@ class Settings(BaseModel):
     tool_timeout: float = Field(90.0, gt=0)
     init_timeout: float = Field(10.0, gt=0)
     approval: Approval = "ask"
-    approvals: dict[str, dict[str, ToolApproval]] = Field(default_factory=dict)
+    approvals: dict[str, dict[str, SavedApproval]] = Field(default_factory=dict)
     trusted_servers: list[ServerName] = Field(default_factory=list)
     theme: str = "mcp-dark"
     on_server_failure: Literal["exit", "continue"] = "exit"
@@ -73,8 +130,15 @@ class Settings(BaseModel):
         return own.over(self.model) if own is not None else self.model
 
     def tool_approval(self, server: str, tool: str) -> ToolApproval | None:
-        """The remembered choice for one tool, if any."""
-        return self.approvals.get(server, {}).get(tool)
+        """The remembered choice for one tool, if any (for whichever server it was saved)."""
+        saved = self.approvals.get(server, {}).get(tool)
+        return saved.choice if saved is not None else None
+
+    def approval_rules(self) -> dict[str, dict[str, SavedRule]]:
+        """Every saved choice with the server it was saved for, by server name and tool."""
+        return {
+            server: {tool: saved.rule() for tool, saved in tools.items()} for server, tools in self.approvals.items()
+        }
 
 
 def settings_path(explicit: Path | None) -> Path:
@@ -187,22 +251,18 @@ def _table_for(path: Path, document: dict[str, Any], keys: tuple[str, ...], *, c
 
 
 def _write_atomically(path: Path, document: dict[str, Any]) -> None:
-    """Write through a temporary file and ``os.replace``; a symlinked file is written where it points."""
+    """Write through a new temporary file and a rename (``core.files.replace_file``), keeping the
+    file's permissions. A symlinked ``config.toml`` (kept in a dotfiles folder) is the user's own
+    choice of file, so it is written where it points."""
     target = path.resolve() if path.is_symlink() else path
-    data = tomli_w.dumps(document).encode("utf-8")
+    try:
+        data = tomli_w.dumps(document).encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate in a server's or a tool's name: TOML cannot hold it
+        raise ConfigError(
+            path, None, f"cannot be written: TOML cannot hold {exc.object[exc.start : exc.end]!r}"
+        ) from None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        replace_file(target, data)
     except OSError as exc:
-        raise ConfigError(path, None, f"cannot be written: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        if target.exists():
-            os.chmod(temporary, target.stat().st_mode & 0o7777)
-        os.replace(temporary, target)
-    except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
         raise ConfigError(path, None, f"cannot be written: {exc.strerror or exc}") from None

@@ -23,7 +23,7 @@ from mcp_chat_tui.engine.events import EngineError, LoadProgress
 
 Report = Callable[[LoadProgress], None]
 
-CONVERTER_VERSION = "1"  # part of a folder's name: a change to what conversion writes makes new folders
+CONVERTER_VERSION = "2"  # part of a folder's name: a change to what conversion writes makes new folders
 ARCHITECTURES = ("qwen2", "qwen3", "llama")  # GGUF general.architecture values this converter reads
 _SHARD_BYTES = 2 << 30
 _LAYER_NAMES = {
@@ -246,7 +246,10 @@ def write_tokenizer(reader: Any, folder: Path) -> None:
 
     architecture, vocabulary, config = tokenizer_parts(reader)
     try:
-        backend, extra = convert_gguf_tokenizer(architecture, vocabulary)
+        if vocabulary.get("tokenizer_type") == "gpt2":
+            backend, extra = _byte_level_tokenizer(vocabulary), {}
+        else:
+            backend, extra = convert_gguf_tokenizer(architecture, vocabulary)
     except (ValueError, KeyError) as exc:
         raise EngineError(f"cannot rebuild the GGUF file's tokenizer: {exc}") from None
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, **config, **extra)
@@ -257,6 +260,32 @@ def write_tokenizer(reader: Any, folder: Path) -> None:
     if bos is not None:
         generation["bos_token_id"] = bos
     (folder / "generation_config.json").write_text(json.dumps(generation, indent=2), encoding="utf-8")
+
+
+def _byte_level_tokenizer(vocabulary: dict[str, Any]) -> Any:
+    """A byte-level BPE tokenizer as transformers' GGUF builder makes it, except that control and
+    user-defined tokens keep the text the file gives them: llama.cpp's converter writes them as plain
+    text (`` * `` with its spaces), and they must stay the tokens of those ids, matched whole, as
+    llama.cpp matches them (spelled in the byte alphabet, a token with a space is never found)."""
+    from transformers.convert_slow_tokenizer import bytes_to_unicode
+    from transformers.integrations.gguf.gguf_tokenizer_mapping import (
+        add_gguf_special_tokens,
+        get_merges,
+        set_split_regex,
+    )
+    from transformers.models.gpt2.tokenization_gpt2 import GPT2Tokenizer
+
+    spelling = bytes_to_unicode()
+    alphabet = set(spelling.values())
+    kinds = vocabulary.get("token_type") or []
+    vocab: dict[str, int] = {}
+    for index, token in enumerate(vocabulary["tokens"]):
+        whole = index < len(kinds) and kinds[index] in (3, 4)  # CONTROL, USER_DEFINED
+        spelled = token if whole or set(token) <= alphabet else "".join(spelling[b] for b in token.encode("utf-8"))
+        vocab.setdefault(spelled, index)
+    tokenizer = GPT2Tokenizer(vocab=vocab, merges=get_merges(vocabulary))
+    tokenizer = add_gguf_special_tokens(tokenizer, vocabulary)
+    return set_split_regex(tokenizer, vocabulary).backend_tokenizer
 
 
 def end_of_turn_ids(reader: Any, tokens: list[str], token_types: list[int]) -> list[int]:

@@ -121,6 +121,15 @@ def load_model_and_tokenizer(name: str, path: Path) -> tuple[Any, Any]:
     return model, tokenizer
 
 
+def load_tokenizer(path: Path) -> Any:
+    """mlx-lm's tokenizer of a model folder with every end-of-turn id its config and
+    ``generation_config.json`` name (as ``mlx_lm.load`` gives it), without the weights."""
+    from mlx_lm.tokenizer_utils import load
+    from mlx_lm.utils import load_config
+
+    return load(path, eos_token_ids=load_config(path).get("eos_token_id"))
+
+
 def template_supports_tools(tokenizer: Any) -> bool:
     """Whether the chat template can render tools: mlx-lm found tool markers, or the template uses ``tools``."""
     if getattr(tokenizer, "has_tool_calling", False):

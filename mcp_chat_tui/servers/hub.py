@@ -28,8 +28,10 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_chat_tui import __version__
 from mcp_chat_tui.core.paths import user_data_dir
 from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.server_identity import ServerIdentity
 from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
 from mcp_chat_tui.servers.builtin import builtin_specs
+from mcp_chat_tui.servers.call_clock import ServerLife
 from mcp_chat_tui.servers.calls import ToolCalls
 from mcp_chat_tui.servers.catalog import CatalogAccess
 from mcp_chat_tui.servers.client_context import LogListener, ServerContext
@@ -94,6 +96,8 @@ class _Runtime:
     answers_awaited: set[asyncio.Future[str]] = field(default_factory=set)  # calls in flight, told a lost answer
 
     log_shown_soon: asyncio.TimerHandle | None = None
+    # A person's time on the server's requests (a form, a sampled reply), which no call's clock counts.
+    life: ServerLife = field(default_factory=ServerLife)
 
 
 class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
@@ -125,15 +129,31 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
         self._observers: list[Observer] = []
         self._tools: list[ToolSpec] = []
         self._by_model_name: dict[str, ToolSpec] = {}
+        self._sampling_per_minute = sampling_per_minute
         for config in servers:
-            transport = config.type
-            status = ServerStatus(name=config.name, transport=transport, sampling_per_minute=sampling_per_minute)
-            status.log_level = getattr(config, "log_level", None) or status.log_level
-            if getattr(config, "disabled", False):
-                status.state = ServerState.DISABLED
-            if log_dir is not None and transport == "stdio":
-                status.log_path = log_dir / f"{log_file_name(config.name)}.log"
-            self._runtimes[config.name] = _Runtime(config=config, status=status)
+            self._add_runtime(config)
+
+    def _add_runtime(self, config: Any) -> _Runtime:
+        transport = config.type
+        status = ServerStatus(name=config.name, transport=transport, sampling_per_minute=self._sampling_per_minute)
+        status.log_level = getattr(config, "log_level", None) or status.log_level
+        if getattr(config, "disabled", False):
+            status.state = ServerState.DISABLED
+        if self.log_dir is not None and transport == "stdio":
+            status.log_path = self.log_dir / f"{log_file_name(config.name)}.log"
+        self._runtimes[config.name] = _Runtime(config=config, status=status)
+        return self._runtimes[config.name]
+
+    def add_servers(self, servers: Iterable[Any]) -> None:
+        """Servers configured once the app is running (a folder's mcp.json the user just trusted);
+        observers hear of each. None is started: ``start_all()`` does that. A name already here is
+        an error, never a replacement."""
+        configs = list(servers)
+        taken = [config.name for config in configs if config.name in self._runtimes]
+        if taken:
+            raise ValueError(f"servers already configured: {', '.join(taken)}")
+        for config in configs:
+            self._changed(self._add_runtime(config))
 
     # ----- observing -------------------------------------------------------------------------
 
@@ -169,6 +189,12 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
     def config(self, name: str) -> Any:
         """The configuration ``name`` was started from."""
         return self._runtimes[name].config
+
+    def identity(self, name: str) -> ServerIdentity | None:
+        """Which server runs under ``name`` (its program or URL); None for a name no server has here."""
+        runtime = self._runtimes.get(name)
+        identity = getattr(runtime.config, "identity", None) if runtime is not None else None
+        return identity() if identity is not None else None
 
     @property
     def client_requests(self) -> ClientRequests:
@@ -312,10 +338,12 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
         )
 
     async def _on_sampling(self, rt: _Runtime, context: Any, params: mcp_types.CreateMessageRequestParams) -> Any:
-        return await self.requests.sample(rt.status, params, partial(self._changed, rt))
+        with rt.life.asking():
+            return await self.requests.sample(rt.status, params, partial(self._changed, rt))
 
     async def _on_elicitation(self, rt: _Runtime, context: Any, params: Any) -> Any:
-        return await self.requests.elicit(rt.status, params)
+        with rt.life.asking():
+            return await self.requests.elicit(rt.status, params)
 
     async def _client_failed(self, rt: _Runtime, generation: int, exc: BaseException) -> None:
         """The client's task failed: the server crashed if it was running, else its start failed."""
@@ -427,8 +455,10 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
     async def _on_message(self, rt: _Runtime, generation: int, message: Any) -> None:
         if generation != rt.generation:
             return
-        starting = rt.status.state == ServerState.STARTING  # then the start's own checks explain it
-        if isinstance(message, Exception) and not starting and (problem := unreadable_message(message)):
+        # A message that could not be read is a protocol problem, while starting too (the stdio
+        # transport fails the request it answered, so a start ends at once saying why); anything
+        # else on stdout is noise.
+        if isinstance(message, Exception) and (problem := unreadable_message(message)):
             self._on_unreadable_message(rt, problem)
         elif isinstance(message, Exception):
             self._on_stdout_noise(rt, noise_line(message))

@@ -63,11 +63,29 @@ class ServerActions:
         lines = (
             []
             if status is None
-            else [line for line in (status.reason, tool_list_notes(status), protocol_notes(status)) if line]
+            else [
+                line
+                for line in (status.reason, tool_list_notes(status), protocol_notes(status), self._rule_notes(status))
+                if line
+            ]
         )
         reason = self.query_one("#server-reason", Static)
         reason.display = bool(lines)
         reason.update(literal(f"{status.name}: " + "\n".join(lines)) if lines else "")
+
+    def _rule_notes(self, status) -> str:
+        """config.toml's choices for this server's tools that were saved for another server of its
+        name (another command or URL), which the policy does not apply to it."""
+        by_server: dict[str, list[str]] = {}
+        for spec in status.tools:
+            rule = self.policy.unapplied_rule(spec)
+            if rule is not None and rule.server is not None:
+                by_server.setdefault(rule.server.describe(), []).append(spec.name)
+        return "\n".join(
+            f"config.toml's choices for {', '.join(tools)} were saved for another {status.name} ({saved_for}): "
+            "not applied (T in the approval dialog saves one for this server)"
+            for saved_for, tools in by_server.items()
+        )
 
     def restart_server(self, name: str) -> None:
         self.notify(f"restarting {name}…")

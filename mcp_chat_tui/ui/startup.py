@@ -6,9 +6,11 @@ import asyncio
 
 from textual import work
 
+from mcp_chat_tui.config.folder_trust import FolderFile
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.tools import BUILTIN_SERVER
 from mcp_chat_tui.servers import ServerState
+from mcp_chat_tui.ui.folder_trust import settle_folder_trust
 from mcp_chat_tui.ui.format import counted
 from mcp_chat_tui.ui.messages import EngineProgress
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
@@ -18,13 +20,15 @@ from mcp_chat_tui.ui.widgets.chat import Notice, UserMessage
 class StartUp:
     """Start-up of ``ChatApp``: uses its ``engine``, ``hub``, ``chat``, ``status_bar`` and ``ready``."""
 
+    folder_to_trust: FolderFile | None = None  # a folder's mcp.json to ask about before any server starts
+
     @work(exclusive=True, group="startup")
     async def start_services(self) -> None:
         """Load the model and start the servers together, showing progress; a failure is fatal."""
         self._model_loading = True
         self._show_start_up()
         load = asyncio.ensure_future(self.engine.load(lambda p: self.post_message(EngineProgress(p))))
-        servers = asyncio.ensure_future(self.hub.start_all())
+        servers = asyncio.ensure_future(self._start_servers())
         try:
             await load
         except UserFacingError as exc:
@@ -39,7 +43,7 @@ class StartUp:
         self.status_bar.compute = getattr(self.engine, "compute_label", "")
         self._show_start_up()
         await servers
-        if self._shut_down:  # the app is leaving: the servers were stopped, not started
+        if self._shut_down or self.fatal_error is not None:  # leaving: the servers were stopped, not started
             return
         failed = [s for s in self.hub.statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
         if failed and self.settings.on_server_failure == "exit":
@@ -65,6 +69,17 @@ class StartUp:
         if (self._resume_pending or self.agent.summaries_due) and not self._turn_running:
             self._turn_running = True
             self.run_turns()
+
+    async def _start_servers(self) -> None:
+        """Start every server; a folder's mcp.json not trusted yet is asked about first, its servers
+        joining the hub on a yes (ui/folder_trust.py)."""
+        if self.folder_to_trust is not None:
+            try:
+                await settle_folder_trust(self, self.folder_to_trust)
+            except UserFacingError as exc:
+                self._fatal(str(exc), state=("failed", f"to load {self.folder_to_trust.source}"))
+                return
+        await self.hub.start_all()
 
     def _show_start_up(self) -> None:
         """What start-up still waits for, from the model's and the servers' state now:

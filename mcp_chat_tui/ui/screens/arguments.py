@@ -31,6 +31,7 @@ class Field:
     description: str = ""
     required: bool = False
     value: str = ""
+    password: bool = False  # typed without echo
 
 
 class ServerSuggester(Suggester):
@@ -75,12 +76,13 @@ class ArgumentsScreen(ModalScreen[dict[str, str] | None]):
                         id=f"field-{index}",
                         suggester=ServerSuggester(self, field.name) if self.complete else None,
                         select_on_focus=False,
+                        password=field.password,
                     )
                     yield Static("", classes="arguments-hint", id=f"hint-{index}")
             yield Static("", id="arguments-problem")
             yield Static(
                 "[b]Enter[/] send  [b]Tab[/] next  [b]→[/] take suggestion  [b]Esc[/] cancel",
-                classes="arguments-keys",
+                classes="arguments-keys dialog-keys",  # dimmed in a form that arms (``FolderInputsScreen``)
             )
 
     def values(self) -> dict[str, str]:

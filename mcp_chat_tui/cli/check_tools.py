@@ -252,7 +252,7 @@ async def check_tools_command(args: argparse.Namespace, model: str) -> int:
     from mcp_chat_tui.cli.terminal import ask_on_terminal
 
     console = Console(stderr=args.json, highlight=False)  # with --json, stdout carries the object alone
-    settings, mcp_config = load_configuration(args, ask_input=ask_on_terminal)
+    settings, mcp_config = await load_configuration(args, ask_input=ask_on_terminal)
     warn_short_secrets(mcp_config.redactor, console)
     engine = make_engine(args, model, settings.model_options(model))
     hub = make_hub(settings, mcp_config)

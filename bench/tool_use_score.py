@@ -285,19 +285,34 @@ def repeats_run(calls: list[dict[str, Any]]) -> int:
 # ----- rates and the whole run -----------------------------------------------------------------
 
 
+MIN_DECODE_SECONDS = 0.05  # as the app's figures: a generation decoded in less is not timed
+
+
 def decode_rate(generations: list[dict[str, Any]]) -> float | None:
-    """Tokens generated over the time spent generating them, for generations of 2 tokens or more
-    (the rate of a one-token generation is noise)."""
-    counted = [g for g in generations if g.get("generated", 0) >= 2 and g.get("tokens_per_second", 0) > 0]
-    seconds = sum(g["generated"] / g["tokens_per_second"] for g in counted)
-    return sum(g["generated"] for g in counted) / seconds if seconds > 0 else None
+    """Tokens a second while decoding, over the generations where that was timed. A generation that
+    gives its ``decode_time`` (first token to last) counts the tokens after its first, as the app's
+    figures do; an older report's counts its tokens over ``tokens_per_second``'s time (2 tokens or
+    more: the rate of a one-token generation is noise). A null rate is a generation not timed."""
+    decoded = seconds = 0.0
+    for g in generations:
+        generated = g.get("generated") or 0
+        if "decode_time" in g:
+            if generated > 1 and (g.get("decode_time") or 0) >= MIN_DECODE_SECONDS:
+                decoded, seconds = decoded + generated - 1, seconds + g["decode_time"]
+        elif generated >= 2 and (g.get("tokens_per_second") or 0) > 0:
+            decoded, seconds = decoded + generated, seconds + generated / g["tokens_per_second"]
+    return decoded / seconds if seconds > 0 else None
 
 
 def prefill_rate(generations: list[dict[str, Any]]) -> float | None:
-    """Prompt tokens computed over the time to the first token, where both are known."""
-    counted = [g for g in generations if g.get("prefilled", 0) > 0 and g.get("time_to_first_token", 0) > 0]
-    seconds = sum(g["time_to_first_token"] for g in counted)
-    return sum(g["prefilled"] for g in counted) / seconds if seconds > 0 else None
+    """Prompt tokens computed a second: over ``prefill_time`` where the report gives it, else over the
+    time to the first token."""
+    prefilled = seconds = 0.0
+    for g in generations:
+        took = g.get("prefill_time") if "prefill_time" in g else g.get("time_to_first_token")
+        if (g.get("prefilled") or 0) > 0 and (took or 0) > 0:
+            prefilled, seconds = prefilled + g["prefilled"], seconds + took
+    return prefilled / seconds if seconds > 0 else None
 
 
 def ratio(part: float, whole: float) -> float | None:

@@ -20,8 +20,10 @@ from tool_use_questions import all_questions  # noqa: E402
 from tool_use_score import (  # noqa: E402
     OfferedTool,
     WrittenCall,
+    decode_rate,
     detect_calls,
     leaked_tokens,
+    prefill_rate,
     repeats_run,
     score,
     summary,
@@ -252,6 +254,25 @@ def test_the_summary_is_the_issues_figures_first_with_calls_caught_as_a_ratio_of
     written = sum(r.written_offered for r in results)
     assert figures["calls_caught"] == round(sum(r.caught_offered for r in results) / written, 3)
     assert figures["right_tool"] == round(sum(r.right_tool for r in results) / len(results), 3)
+
+
+def test_rates_read_each_generations_own_decode_and_prefill_times_and_skip_what_was_not_timed():
+    # the app's --json gives each generation's decode_time and prefill_time, and a null
+    # tokens_per_second for a generation it could not time (one token, or one burst)
+    generations = [
+        {"prompt": 900, "prefilled": 800, "generated": 11, "tokens_per_second": 2.0, "time_to_first_token": 20.0,
+         "prefill_time": 16.0, "decode_time": 5.0},
+        {"prompt": 950, "prefilled": 50, "generated": 1, "tokens_per_second": None, "time_to_first_token": 2.0,
+         "prefill_time": 1.0, "decode_time": 0.0},
+        {"prompt": 990, "prefilled": 40, "generated": 21, "tokens_per_second": 4.0, "time_to_first_token": 1.5,
+         "prefill_time": 1.0, "decode_time": 5.0},
+    ]  # fmt: skip
+    assert decode_rate(generations) == pytest.approx((10 + 20) / (5.0 + 5.0))
+    assert prefill_rate(generations) == pytest.approx((800 + 50 + 40) / (16.0 + 1.0 + 1.0))
+    assert decode_rate([generations[1]]) is None
+    # an older report: the rate and the time to the first token only
+    older = [{"prefilled": 100, "generated": 10, "tokens_per_second": 2.0, "time_to_first_token": 4.0}]
+    assert decode_rate(older) == pytest.approx(2.0) and prefill_rate(older) == pytest.approx(25.0)
 
 
 def test_a_run_without_a_report_scores_nothing_and_says_why():

@@ -125,6 +125,16 @@ def test_each_way_a_reply_can_go_is_reported_as_such(tmp_path, isolated_user_dir
         assert [t["function"]["name"] for t in request["tools"]] == DEMO_TOOLS
 
 
+@pytest.mark.parametrize("flags", [("--json",), ()])
+def test_without_a_terminal_each_tool_gets_a_progress_line_on_stderr(flags, tmp_path, isolated_user_dirs):
+    result, _ = check_with_endpoint(EVERY_WAY, tmp_path, isolated_user_dirs, *flags)
+    lines = [line for line in result.stderr.splitlines() if line.startswith("tool ")]
+    assert lines == [f"tool {i} of 6: demo/{name}…" for i, name in enumerate(DEMO_TOOLS, start=1)]
+    assert "tool 1 of" not in result.stdout  # stdout has the table, or the object alone
+    if flags:
+        assert json.loads(result.stdout)["total"] == 6
+
+
 def test_the_table_shows_every_tool_and_the_summary_and_what_to_try(tmp_path, isolated_user_dirs):
     result, _ = check_with_endpoint(EVERY_WAY, tmp_path, isolated_user_dirs)
     assert result.returncode == 3, result.stderr

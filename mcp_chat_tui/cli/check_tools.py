@@ -134,11 +134,17 @@ async def ask(engine: Engine, spec: ToolSpec, tools: list[ToolSpec], system_prom
 async def check_every_tool(
     engine: Engine, tools: list[ToolSpec], system_prompt: str, console: Console
 ) -> list[ToolCheck]:
-    """Ask about each tool in turn, with a progress line ("tool 3 of 12: server/tool…")."""
+    """Ask about each tool in turn, with a progress line ("tool 3 of 12: server/tool…"): a status line
+    on a terminal, else one line a tool (a check of a real model takes minutes a tool on a CPU, and
+    a log or a pipe would show nothing until the end). ``console`` is stderr's: stdout has the table."""
     checks: list[ToolCheck] = []
     with console.status("") as status:
         for index, spec in enumerate(tools, start=1):
-            status.update(f"tool {index} of {len(tools)}: {shown(spec.server)}/{shown(spec.model_name)}…")
+            progress = f"tool {index} of {len(tools)}: {shown(spec.server)}/{shown(spec.model_name)}…"
+            if console.is_terminal:
+                status.update(progress)
+            else:
+                console.print(f"[dim]{progress}[/]")
             checks.append(await ask(engine, spec, tools, system_prompt))
     return checks
 
@@ -267,7 +273,7 @@ async def check_tools_command(args: argparse.Namespace, model: str) -> int:
             if tools and not offers_tools(engine):
                 return _report_no_tools(name, tools, args.json, console)
             system = "\n\n".join(part for part in (settings.system_prompt, hub.instructions_prompt()) if part)
-            checks = await check_every_tool(engine, tools, system, console)
+            checks = await check_every_tool(engine, tools, system, Console(stderr=True, highlight=False))
         finally:
             await engine.close()
     return _report(name, checks, engine, args.json, console)

@@ -5,7 +5,9 @@ reports by a detector of the bench's own (it does not trust the parser it measur
 arguments (``name``/``arguments``, ``name``/``parameters``, ``function: {name, arguments}``,
 ``tool_calls: [...]``; arguments as an object or as a JSON string), alone or in a list, whether
 it sits in a fenced block, between tags such as ``<tool_call>``, or bare in the text. Single-quoted
-(Python-style) objects count too. ``score(question, report, offered)`` reads one ``-p --json``
+(Python-style) objects count too, and so does a call the text ends inside with only its closing
+brackets missing (Qwen2.5-Coder-0.5B left off the last brace of ``list_allowed_directories``).
+``score(question, report, offered)`` reads one ``-p --json``
 report: the calls the app ran, the malformed ones (their raw text), and every reply's text (a call
 the app missed is text there).
 """
@@ -60,6 +62,9 @@ def detect_calls(text: str) -> list[WrittenCall]:
             return calls
         value, end = _read_value(text, start)
         if end is None:
+            unclosed = _read_unclosed(text, start)
+            if unclosed is not None and (found := call_shapes(unclosed, text[start:])):
+                return calls + found  # the text ends inside the call: only closing brackets are missing
             position = start + 1
             continue
         found = call_shapes(value, text[start:end])
@@ -86,6 +91,44 @@ def _read_value(text: str, start: int) -> tuple[Any, int | None]:
         return ast.literal_eval(text[start:end]), end
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return None, None
+
+
+def _read_unclosed(text: str, start: int) -> Any:
+    """The value opening at ``start`` when the text ends inside it, outside any string, with only its
+    closing brackets missing (``{"name": "x", "arguments": {}``: a small model left off the last
+    brace); None otherwise."""
+    missing = _missing_closers(text, start)
+    if not missing:
+        return None
+    return _read_value(text[start:].rstrip() + missing, 0)[0]
+
+
+def _missing_closers(text: str, start: int) -> str:
+    """The brackets that would close what is open at the end of ``text`` ("" when the span closes,
+    a bracket does not match, or the text ends inside a string)."""
+    closing = {"{": "}", "[": "]"}
+    stack: list[str] = []
+    quote = ""
+    index = start
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in closing:
+            stack.append(closing[char])
+        elif stack and char == stack[-1]:
+            stack.pop()
+            if not stack:
+                return ""
+        elif char in "}]":
+            return ""
+        index += 1
+    return "" if quote else "".join(reversed(stack))
 
 
 def _balanced_end(text: str, start: int) -> int | None:

@@ -100,12 +100,22 @@ def test_the_detector_finds_several_calls_and_keeps_unreadable_arguments_as_none
         "The answer is 42.",
         '```json\n{"name": "Alice", "age": 30}\n```',  # data a user asked for: no arguments, no call
         '[1, 2, {"a": 1}]',
-        '{"name": "get_current_time", "arguments": {"timezone": "Asia/Tokyo"',  # cut short: not a call
+        '{"name": "get_current_time", "arguments": {"timezone": "Asia/To',  # cut inside a value: not a call
         "def f(x): return {x: [1, 2]}",
     ],
 )
 def test_json_of_other_shapes_and_broken_json_are_not_calls(text):
     assert detect_calls(text) == []
+
+
+def test_a_call_the_text_ends_inside_counts_when_only_closing_brackets_are_missing():
+    # Qwen2.5-Coder-0.5B on "Which directories are you allowed to access?" (bench run, three times)
+    raw = '{"name": "list_allowed_directories", "arguments": {"paths": ["/"]}'
+    assert detect_calls(raw) == [WrittenCall("list_allowed_directories", {"paths": ["/"]})]
+    assert detect_calls('<tool_call>\n{"name": "get_current_time", "arguments": {"timezone": "Asia/Tokyo"\n') == [TOKYO]
+    # cut inside a string, or brackets that do not match: not a call
+    assert detect_calls('{"name": "get_current_time", "arguments": {"timezone": "Asia/To') == []
+    assert detect_calls('{"name": "get_current_time", "arguments": {"timezone": "Asia/Tokyo"]') == []
 
 
 def test_special_token_text_counts_as_a_leak():

@@ -41,7 +41,7 @@ def failure(status: int, body: str = '{"error": {"message": "scripted failure"}}
     return Failure(status, body)
 
 
-def tool_reply(name: str, arguments: dict, *, content: str = "", call_id: str = "call_1") -> dict:
+def tool_reply(name: str, arguments: dict | str, *, content: str = "", call_id: str = "call_1") -> dict:
     """A reply that proposes one tool call (after ``content``, if any)."""
     return {"content": content, "tool_calls": [{"id": call_id, "name": name, "arguments": arguments}]}
 
@@ -61,10 +61,16 @@ def _wire_calls(reply: dict) -> list[dict]:
         {
             "id": call.get("id") or f"call_{index + 1}",
             "type": "function",
-            "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
+            "function": {"name": call["name"], "arguments": _arguments_text(call["arguments"])},
         }
         for index, call in enumerate(reply["tool_calls"])
     ]
+
+
+def _arguments_text(arguments: dict | str) -> str:
+    """A call's arguments as the wire carries them: an object as JSON, a string as it is (text that
+    need not be JSON, for a model that writes broken arguments)."""
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
 def _usage(reply: dict, pieces: int) -> dict:

@@ -117,6 +117,25 @@ def test_json_lists_the_answer_every_call_and_the_token_figures(tmp_path, isolat
     assert report["transcript"] == str(saved_conversations(isolated_user_dirs)[0])
 
 
+def test_json_has_each_replys_text_and_a_malformed_calls_raw_text_and_reason(tmp_path, isolated_user_dirs):
+    """What bench/tool_use.py reads the model's own writing from: every reply's text (not only the
+    last), and each malformed call as the model wrote it, with why it was not run."""
+    script = [
+        CALCULATOR_SCRIPT[0],
+        tool_reply("add-12-and-7", {"a": 12}, content="And a sum."),
+        ANSWER,
+    ]
+    with ScriptedEndpoint(script) as endpoint:
+        result = one_shot(endpoint, tmp_path, isolated_user_dirs, "--yes", "--json")
+    report = json.loads(result.stdout)
+    assert [reply.strip() for reply in report["replies"]] == ["Let me compute that.", "And a sum.", ANSWER]
+    assert len(report["replies"]) == len(report["tokens"]["generations"])
+    done, malformed = report["calls"]
+    assert done["outcome"] == "done" and "reason" not in done
+    assert malformed["outcome"] == "malformed" and malformed["tool"] is None
+    assert "add-12-and-7" in malformed["raw"] and "add-12-and-7" in malformed["reason"]
+
+
 def test_without_yes_and_without_a_terminal_the_call_is_denied_and_the_exit_code_is_3(tmp_path, isolated_user_dirs):
     script = [CALCULATOR_SCRIPT[0], "I could not run the calculator."] * 2
     with ScriptedEndpoint(script) as endpoint:

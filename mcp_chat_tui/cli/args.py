@@ -24,6 +24,7 @@ examples:
   mcp-chat-tui ./my-model -p "what is 12*7"  one turn; only the answer on stdout (for scripts)
   echo "what is 12*7" | mcp-chat-tui ./my-model -p - --json   the prompt from stdin, a JSON report
   mcp-chat-tui --check-servers               start the configured servers and report
+  mcp-chat-tui ./my-model --check-tools      does the model call each of the servers' tools right?
   mcp-chat-tui --sign-in NAME                sign in to an HTTP server that needs it (OAuth)
 
 files:
@@ -36,8 +37,9 @@ files:
 exit codes: 0 answered (or ok), 1 the engine or a server failed, 2 a bad command line,
   configuration or prompt, or a folder's mcp.json nobody could be asked to trust, 3 the answer
   may be incomplete (a tool call was denied, timed out or stopped, a server's request was
-  refused, or the turn ended without an answer: no text, max_tool_rounds, repeated calls),
-  4 a server needs sign-in (run --sign-in NAME, then again), 130 Ctrl+C, 143 SIGTERM
+  refused, or the turn ended without an answer: no text, max_tool_rounds, repeated calls); with
+  --check-tools, some tool was not called correctly, 4 a server needs sign-in (run --sign-in
+  NAME, then again), 130 Ctrl+C, 143 SIGTERM
 """
 
 
@@ -155,6 +157,12 @@ def add_server_flags(parser: argparse.ArgumentParser) -> None:
     """Checking and signing in to the servers, and the configuration files."""
     parser.add_argument(
         "--check-servers", action="store_true", help="start the configured servers, print a table, exit"
+    )
+    parser.add_argument(
+        "--check-tools",
+        action="store_true",
+        help="ask the model one generated question per offered tool (nothing runs), print a table of its "
+        "calls, exit (0: every tool called correctly, 3: not; --json for an object)",
     )
     parser.add_argument(
         "--sign-in",

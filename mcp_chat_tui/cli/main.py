@@ -73,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.check_servers:
             return asyncio.run(run_until_signal(lambda: _check_servers(args)))
+        if args.check_tools:
+            from mcp_chat_tui.cli.check_tools import run_check_tools
+
+            return run_check_tools(args, parser)
         if args.sign_in or args.sign_out:
             from mcp_chat_tui.cli.sign_in import sign_in_command, sign_out_command
 

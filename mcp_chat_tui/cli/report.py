@@ -29,6 +29,7 @@ from mcp_chat_tui.agent.events import (
     AgentEvent,
     AgentSink,
     AssistantText,
+    AssistantThinking,
     CallDecided,
     CallFinished,
     CallProposed,
@@ -99,6 +100,7 @@ class CallReport:
                 "tool": None,
                 "arguments": None,
                 "raw": self.proposed.raw,
+                "reason": self.proposed.reason,
             }
         else:
             call = self.proposed.call
@@ -150,14 +152,18 @@ class OneShotReport:
         self.calls: dict[str, CallReport] = {}
         self.generations: list[Stats] = []
         self.requests: list[ServerRequestAnswered] = []  # what the servers asked during the turn, and the answers
+        self.replies: list[str] = []  # each reply's text as shown (no thinking, no call the engine caught)
         self.transcript: str | None = None
         self.save_error: str | None = None  # why the conversation could not be saved (then exit 1)
         self._held = ""
+        self._reply = ""  # the text of the reply being written
+        self._reply_over = False  # its figures came: text still held back by the agent may follow
 
     def watch(self, printer: AgentSink) -> AgentSink:
         def sink(event: AgentEvent) -> None:
             if isinstance(event, AssistantText):
                 self._held += event.text
+                self._reply += event.text
                 return
             if isinstance(event, (CallProposed, MalformedCall)) and self._held:
                 printer(AssistantText(self._held))
@@ -170,8 +176,10 @@ class OneShotReport:
         return sink
 
     def record(self, event: AgentEvent) -> None:
+        if not isinstance(event, AssistantThinking) and self._reply_over:
+            self._close_reply()
         if isinstance(event, TurnStarted):  # the calls of a resumed turn finished before it stay listed
-            self.generations, self._held = [], ""
+            self.generations, self.replies, self._held, self._reply = [], [], "", ""
         elif isinstance(event, CallProposed):
             self.calls[event.call.id] = CallReport(event)
         elif isinstance(event, MalformedCall):
@@ -187,11 +195,19 @@ class OneShotReport:
                 self.save_error = self.save_error or event.not_sent
         elif isinstance(event, GenerationStats):
             self.generations.append(event.stats)
+            self._reply_over = True
         elif isinstance(event, ServerRequestAnswered):
             self.requests.append(event)
         elif isinstance(event, TurnFinished):
+            if self._reply:  # a reply cut short before its figures (stopped, failed)
+                self._close_reply()
             self.end, self.error, self.note = event.end, event.error, event.note
             self.answer, self._held = self._held, ""
+
+    def _close_reply(self) -> None:
+        """The reply is over: the text it showed joins ``replies`` (one entry per reply, "" for none)."""
+        self.replies.append(self._reply)
+        self._reply, self._reply_over = "", False
 
     @property
     def turn_exit_code(self) -> ExitCode:
@@ -241,6 +257,7 @@ class OneShotReport:
             "requests": [
                 {"server": request.server, "kind": request.kind, "answer": request.answer} for request in self.requests
             ],
+            "replies": self.replies,
             "tokens": self.tokens(),
             "transcript": self.transcript,
             "save_error": self.save_error,
@@ -279,6 +296,7 @@ def failure_json(prompt: str, message: str, code: int) -> str:
             "exit_code": code,
             "calls": [],
             "requests": [],
+            "replies": [],
             "tokens": None,
             "transcript": None,
             "save_error": None,

@@ -12,6 +12,10 @@ Run: ``.venv/bin/python bench/engine_overhead.py [--model FOLDER] [--runs 12] [-
 3. resume_prefill_fraction: a conversation of three turns (tool calls and answers) on one
    engine keeping its KV cache beside the conversation file, then a new engine object (a
    restart) asked the next question: tokens it prefilled / prompt tokens of that reply. Target <= 0.1.
+4. new_conversation_prefill_fraction: a conversation's first question with forty tools on one
+   engine, then another conversation's first question on a new engine object (a new run of the
+   app, the same system prompt and tools): tokens it prefilled / its prompt's tokens (the system
+   prompt's and tools' KV cache kept across conversations: engine/prefix_cache.py). Target <= 0.1.
 
 Uses the demo model when ``mcp_chat_tui/demo/model`` exists, else builds a small random
 qwen2 model (like the test models, a bit bigger) in a temporary folder; when the chosen
@@ -255,6 +259,51 @@ async def resume_prefill(name: str, tools: list[dict], scratch: Path) -> tuple[f
     return stats.prefilled_tokens / stats.prompt_tokens, stats
 
 
+def forty_tools() -> list[dict]:
+    """Forty tool schemas of the size real servers have (four servers' worth)."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": f"server{index // 10}__tool_{index}",
+                "description": f"Tool {index}: reads, writes, lists or searches the items of the place it is given, "
+                "and says what it found or why it could not.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "where to look"},
+                        "pattern": {"type": "string", "description": "what to look for"},
+                        "limit": {"type": "integer", "description": "how many results at most"},
+                    },
+                    "required": ["path"],
+                },
+            },
+        }
+        for index in range(40)
+    ]
+
+
+async def new_conversation_prefill(name: str, scratch: Path) -> tuple[float, Stats]:
+    """A first conversation with forty tools on one engine, then another conversation's first question
+    on a new engine (a new run of the app): tokens it prefilled / its prompt's tokens."""
+    import os
+
+    os.environ["MCP_CHAT_TUI_CACHE_DIR"] = str(scratch / "cache")
+    tools = forty_tools()
+    stats = []
+    for question in ("What is 12 * 7?", "What is the time in Tokyo?"):
+        engine = MlxEngine(name, max_tokens=16, context_length=32768)
+        await engine.load()
+        try:
+            _, reply = await turn(
+                engine, [{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}], tools
+            )
+            stats.append(reply)
+        finally:
+            await engine.close()
+    return stats[-1].prefilled_tokens / stats[-1].prompt_tokens, stats[-1]
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="model folder or repo id (default: demo model, else a built one)")
@@ -279,8 +328,11 @@ async def main() -> None:
             print(f"tool loop step {i}: prompt {s.prompt_tokens} tokens, prefilled {s.prefilled_tokens}")
         resumed, first = await resume_prefill(name, await demo_tools(), Path(scratch))
         print(f"after a restart: prompt {first.prompt_tokens} tokens, prefilled {first.prefilled_tokens}")
+        fresh, new = await new_conversation_prefill(name, Path(scratch))
+        print(f"a new conversation with 40 tools: prompt {new.prompt_tokens} tokens, prefilled {new.prefilled_tokens}")
     figures = {"engine_vs_raw_tps_ratio": round(ratio, 4), "prefill_fraction_tool_loop": round(fraction, 4)}
-    print(json.dumps(figures | {"resume_prefill_fraction": round(resumed, 4)}))
+    figures["resume_prefill_fraction"] = round(resumed, 4)
+    print(json.dumps(figures | {"new_conversation_prefill_fraction": round(fresh, 4)}))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Benchmark: what the server hub adds over the raw MCP SDK, measured in one run.
 
-Prints two ratios (and the figures behind them):
+Prints its ratios and rates (and the figures behind them):
 - call_overhead_ratio: the hub's median ``call_tool`` latency divided by the raw
   SDK ``Client.call_tool`` median (asking, as the hub does, for progress and log
   messages), both against the demo server over stdio, in alternating batches
@@ -9,7 +9,12 @@ Prints two ratios (and the figures behind them):
   are all ready, divided by the time for one (target at most 1.3);
 - progress_to_screen_ms: in the real app (headless), the median time from a
   progress notification leaving the server (its message holds the time) to the
-  first frame drawn after its sidebar row shows it (target at most 50 ms).
+  first frame drawn after its sidebar row shows it (target at most 50 ms);
+- result_mb_per_s: megabytes a second of a 200 MB result through the hub from a
+  server process (tiny_server.py's ``big``, which writes as fast as the pipe
+  takes it), beside pipe_mb_per_s, the same answer read raw from the pipe;
+- result_10_vs_80_mb_ratio: the time per MB of an 80 MB result over that of a
+  10 MB one (target at most 1.5: linear).
 The last line is one JSON object of the figures.
 """
 
@@ -17,7 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -168,7 +175,61 @@ async def progress_to_screen(count: int = PROGRESS_TICKS) -> list[float]:
     return latencies
 
 
+async def result_seconds(hub: ServerHub, megabytes: int, runs: int) -> float:
+    """The median time of ``runs`` calls for a result of ``megabytes`` MB, each arriving whole
+    (after one call of that size not counted: the server builds its answer once)."""
+    times = []
+    for _ in range(runs + 1):
+        started = time.perf_counter()
+        result = await hub.call_tool("tiny", "big", {"megabytes": megabytes}, timeout=600)
+        times.append(time.perf_counter() - started)
+        assert result.ok and result.full_size == megabytes * 1_000_000, result.for_model()
+    return statistics.median(times[1:])
+
+
+async def result_speed() -> dict[str, float]:
+    """Seconds for results of 10, 80 and 200 MB through the hub, and for 200 MB read raw from the
+    pipe (each the median of some calls after the first: the server builds its answer once)."""
+    hub = ServerHub([ServerConfig(name="tiny", type="stdio", command=sys.executable, args=[TINY])])
+    async with hub:
+        await hub.start_all()
+        figures = {
+            "10": await result_seconds(hub, 10, 5),
+            "80": await result_seconds(hub, 80, 3),
+            "200": await result_seconds(hub, 200, 3),
+        }
+    figures["pipe_200"] = pipe_seconds(200, 3)
+    return figures
+
+
+def pipe_seconds(megabytes: int, runs: int) -> float:
+    """The median time of ``runs`` reads of the same answer, raw from the server's stdout with
+    ``os.read`` (after one not counted): what copying it through the pipe costs."""
+    process = subprocess.Popen([sys.executable, TINY], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert process.stdin is not None and process.stdout is not None
+    times = []
+    for run in range(runs + 1):
+        call = {"name": "big", "arguments": {"megabytes": megabytes}}
+        request = {"jsonrpc": "2.0", "id": run, "method": "tools/call", "params": call}
+        process.stdin.write(json.dumps(request).encode() + b"\n")
+        process.stdin.flush()
+        started, read = time.perf_counter(), 0
+        while not (chunk := os.read(process.stdout.fileno(), 1 << 20)).endswith(b"\n"):
+            read += len(chunk)
+        times.append(time.perf_counter() - started)
+        assert read + len(chunk) > megabytes * 1_000_000
+    process.kill()
+    process.wait()
+    return statistics.median(times[1:])
+
+
 async def main() -> None:
+    sizes = await result_speed()
+    per_mb_ratio = (sizes["80"] / 80) / (sizes["10"] / 10)
+    print(
+        f"results: 10 MB {sizes['10']:.2f} s, 80 MB {sizes['80']:.2f} s, 200 MB {sizes['200']:.2f} s "
+        f"({200 / sizes['200']:.0f} MB/s; read raw from the pipe {200 / sizes['pipe_200']:.0f} MB/s)"
+    )
     progress_ms = statistics.median(await progress_to_screen())
     print(f"progress notification to screen: median {progress_ms:.1f} ms over {PROGRESS_TICKS}")
     hub_median, raw_median = await call_overhead()
@@ -183,6 +244,10 @@ async def main() -> None:
                 "raw_call_ms": round(raw_median * 1000, 4),
                 "startup_1_s": round(one, 4),
                 "startup_8_s": round(eight, 4),
+                "result_10_mb_s": round(sizes["10"], 3),
+                "result_80_mb_s": round(sizes["80"], 3),
+                "result_200_mb_s": round(sizes["200"], 3),
+                "pipe_mb_per_s": round(200 / sizes["pipe_200"], 1),
             }
         )
     )
@@ -192,6 +257,8 @@ async def main() -> None:
                 "call_overhead_ratio": round(hub_median / raw_median, 4),
                 "startup_8_vs_1_ratio": round(eight / one, 4),
                 "progress_to_screen_ms": round(progress_ms, 2),
+                "result_mb_per_s": round(200 / sizes["200"], 1),
+                "result_10_vs_80_mb_ratio": round(per_mb_ratio, 3),
             }
         )
     )

@@ -1,10 +1,13 @@
-"""A minimal MCP server on the standard library alone, for the start-up benchmark.
+"""A minimal MCP server on the standard library alone, for the start-up and result benchmarks.
 
 Start-up benchmarks measure how the hub overlaps servers that are slow to
 start; a server built on the SDK spends most of its start importing it, which
 on a 2-core machine measures the CPU instead. This one answers the handshake
 era protocol (initialize, tools/list, tools/call, ping) after sleeping
-``--delay`` seconds, and costs almost no CPU.
+``--delay`` seconds, and costs almost no CPU. Its ``big`` tool answers with a text of
+``megabytes`` million characters, written as fast as the pipe takes it: the answer is built once
+for each size and kept (the last one), so a call after the first of its size measures the pipe
+and the client's reading, not the building.
 """
 
 import json
@@ -22,6 +25,22 @@ def reply(message_id, result=None, error=None):
     sys.stdout.flush()
 
 
+BIG_PATTERN = "0123456789abcdef"
+_built: dict[int, bytes] = {}  # size -> the answer's line without its id
+
+
+def reply_big(message_id, size: int) -> None:
+    """The answer of ``big`` for ``size`` characters, built once and kept (the last size only)."""
+    if size not in _built:
+        _built.clear()
+        result = {"content": [{"type": "text", "text": BIG_PATTERN * (size // len(BIG_PATTERN))}], "isError": False}
+        _built[size] = json.dumps({"jsonrpc": "2.0", "result": result}).encode()
+    body = _built[size]
+    sys.stdout.flush()
+    sys.stdout.buffer.write(b'{"id": ' + json.dumps(message_id).encode() + b", " + body[1:] + b"\n")
+    sys.stdout.buffer.flush()
+
+
 def main():
     delay = float(sys.argv[sys.argv.index("--delay") + 1]) if "--delay" in sys.argv else 0.0
     time.sleep(delay)
@@ -29,6 +48,11 @@ def main():
         "name": "echo",
         "description": "Echo the text.",
         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+    }
+    big = {
+        "name": "big",
+        "description": "A text of `megabytes` million characters.",
+        "inputSchema": {"type": "object", "properties": {"megabytes": {"type": "number"}}},
     }
     for line in sys.stdin:
         if not line.strip():
@@ -48,7 +72,9 @@ def main():
                 },
             )
         elif method == "tools/list":
-            reply(message_id, {"tools": [tool]})
+            reply(message_id, {"tools": [tool, big]})
+        elif method == "tools/call" and message["params"].get("name") == "big":
+            reply_big(message_id, int(float(message["params"].get("arguments", {}).get("megabytes", 1)) * 1_000_000))
         elif method == "tools/call":
             text = message["params"].get("arguments", {}).get("text", "")
             reply(message_id, {"content": [{"type": "text", "text": text}], "isError": False})

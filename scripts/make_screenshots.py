@@ -140,7 +140,8 @@ async def conversation(engine, out: Path, label: str) -> list[str]:
             while True:
                 await wait_for(
                     pilot,
-                    lambda: isinstance(app.screen, ApprovalScreen) or turn_done(app),
+                    # a dialog takes keys once armed (ui/screens/deciding.py), and is pictured so
+                    lambda: (isinstance(app.screen, ApprovalScreen) and app.screen.armed) or turn_done(app),
                     f"an approval or the answer to {prompt!r}",
                 )
                 if not isinstance(app.screen, ApprovalScreen):
@@ -202,7 +203,7 @@ async def elicitation_form(out: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await start(pilot, app)
         await send(pilot, app, "sign me up for the newsletter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ElicitFormScreen), "the form")
+        await wait_for(pilot, lambda: isinstance(app.screen, ElicitFormScreen) and app.screen.armed, "the form, armed")
         for widget in app.screen.query("Input"):
             widget.cursor_blink = False
         app.screen.query_one("#field-0", Input).value = "Ada Lovelace"

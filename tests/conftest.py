@@ -20,7 +20,7 @@ from tests.models import build_tiny_model  # noqa: E402
 @pytest.fixture(autouse=True)
 def isolated_user_dirs(tmp_path_factory, monkeypatch):
     base = tmp_path_factory.mktemp("user")
-    for kind in ("CONFIG", "DATA", "LOG"):
+    for kind in ("CONFIG", "DATA", "LOG", "CACHE"):
         folder = base / kind.lower()
         monkeypatch.setenv(f"MCP_CHAT_TUI_{kind}_DIR", str(folder))
     monkeypatch.delenv("MCP_CHAT_TUI_CONFIG", raising=False)

@@ -152,9 +152,13 @@ def build_tiny_model(
     vocab_size: int = 400,
     seed: int = 0,
     template: str | None = None,
+    loud: tuple[str, ...] = (),
+    eos: str = "<|im_end|>",
 ) -> Path:
     """Write a random-weight qwen2 model folder that mlx-lm loads; returns ``folder``.
-    ``template`` is its chat template (default: Qwen's with ``tools``, else the plain one)."""
+    ``template`` is its chat template (default: Qwen's with ``tools``, else the plain one); the
+    special tokens in ``loud`` are generated often (their output rows scaled up) instead of never;
+    ``eos`` is the end-of-sequence token its config and tokenizer name."""
     import mlx.core as mx
     from mlx.utils import tree_flatten
     from mlx_lm.models import qwen2
@@ -168,7 +172,7 @@ def build_tiny_model(
         tokenizer.save(str(folder / "tokenizer.json"))
         vocab = tokenizer.get_vocab()
         size = tokenizer.get_vocab_size()
-        eos_id = vocab["<|im_end|>"]
+        eos_id = vocab[eos]
         config = {
             "model_type": "qwen2",
             "architectures": ["Qwen2ForCausalLM"],
@@ -190,7 +194,7 @@ def build_tiny_model(
         tokenizer_config = {
             "tokenizer_class": "PreTrainedTokenizerFast",
             "model_max_length": 4096,
-            "eos_token": "<|im_end|>",
+            "eos_token": eos,
             "pad_token": "<|endoftext|>",
             "bos_token": None,
             "unk_token": None,
@@ -205,8 +209,10 @@ def build_tiny_model(
         model = qwen2.Model(args)
         weights = dict(tree_flatten(model.parameters()))
         head = weights["lm_head.weight"]
-        silent = mx.array([vocab[t] for t in SILENT_TOKENS])
+        silent = mx.array([vocab[t] for t in SILENT_TOKENS if t not in loud])
         mask = mx.ones((size, 1)).at[silent].multiply(0.0)
+        if loud:
+            mask = mask.at[mx.array([vocab[t] for t in loud])].multiply(40.0)
         weights["lm_head.weight"] = head * mask
         mx.eval(weights)
         mx.save_safetensors(str(folder / "model.safetensors"), weights, metadata={"format": "mlx"})

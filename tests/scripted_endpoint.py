@@ -143,6 +143,7 @@ class ScriptedEndpoint:
     def __init__(self, script: list[str | dict | Failure]) -> None:
         self.script = list(script)
         self.requests: list[dict] = []
+        self.authorizations: list[str] = []  # each request's Authorization header ("" when none)
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -182,6 +183,7 @@ class ScriptedEndpoint:
                     self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 
             def do_POST(self) -> None:
+                endpoint.authorizations.append(self.headers.get("Authorization") or "")
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if not self.path.rstrip("/").endswith("/chat/completions"):

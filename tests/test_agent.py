@@ -152,7 +152,7 @@ async def test_always_allow_a_tool_skips_the_dialog_next_time_and_can_be_saved(h
     await agent.run_turn("three", sink)
     asked = [e.call.tool for e in sink.of(ApprovalNeeded)]
     assert asked == ["calculator", "echo"], "calculator was asked about twice"
-    assert saved == [("demo", "calculator", "always")]
+    assert [(server, tool, rule.choice) for server, tool, rule in saved] == [("demo", "calculator", "always")]
     assert [d.choice for d in sink.of(CallDecided)][:2] == [ApprovalChoice.ALWAYS_TOOL, ApprovalChoice.AUTO]
     assert [d.allowed_by for d in sink.of(CallDecided)] == [
         "you (always, saved in config.toml)",
@@ -377,11 +377,12 @@ async def test_every_allowed_call_says_who_allowed_it(hub):
 
 async def test_a_saved_always_that_cannot_be_written_is_said_and_kept_for_the_session(hub, tmp_path):
     from mcp_chat_tui.config import save_setting
+    from mcp_chat_tui.config.settings import approval_value
 
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where config.toml's folder should be\n")
     path = blocker / "config.toml"
-    policy = ApprovalPolicy("ask", on_save=lambda s, t, v: save_setting(path, ("approvals", s, t), v))
+    policy = ApprovalPolicy("ask", on_save=lambda s, t, v: save_setting(path, ("approvals", s, t), approval_value(v)))
     engine = ScriptedEngine(
         [[call("calculator", {"expression": "1+1"})], "2", [call("calculator", {"expression": "2+2"})], "4"]
     )

@@ -18,7 +18,7 @@ from tests.fakes import ScriptedEngine, call
 from tests.helpers import PLANTED_SERVER, starts
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_oneshot import run_cli
-from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 SAVED_FOR = ["/usr/bin/python3", "/home/someone/demo_server.py"]  # the demo this rule was saved for
 
@@ -94,8 +94,8 @@ async def test_the_app_says_the_rule_was_not_applied_and_T_saves_one_for_this_se
         await send(pilot, "who?")
         await wait_for(
             pilot,
-            lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#approval-why"),
-            what="the approval dialog",
+            lambda: dialog_armed(app, ApprovalScreen) and app.screen.query("#approval-why"),
+            what="the approval dialog, armed",
         )
         why = " ".join(str(app.screen.query_one("#approval-why").render()).split())
         assert why.startswith('asking: config.toml\'s "always" for whoami was saved for another demo')

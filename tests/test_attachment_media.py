@@ -17,7 +17,7 @@ from mcp_chat_tui.servers.catalog import within_budget
 from mcp_chat_tui.servers.commands import parse_command
 from mcp_chat_tui.transcript import Transcript, TranscriptRecorder, parse, read_transcript_text, to_openai_messages
 from mcp_chat_tui.transcript.format import render
-from mcp_chat_tui.transcript.media import keep_attached_media, media_folder, self_contained
+from mcp_chat_tui.transcript.media import keep_attached_media, media_folder, read_conversation, self_contained
 from mcp_chat_tui.transcript.model import Exchange
 from tests.helpers import ATTACHMENTS_SERVER, attachments_config
 from tests.scripted_endpoint import ScriptedEndpoint
@@ -88,13 +88,14 @@ def test_the_conversation_keeps_small_images_inline_and_large_ones_beside_it(tmp
     assert saved.name.startswith("attached-") and saved.read_bytes() == noisy_png()
     path.write_text(text)
 
-    loaded = parse(path.read_text(), path).exchanges[0].attachments
+    loaded = read_conversation(path).exchanges[0].attachments  # the media folder's files read with it
     assert [a.media.media_bytes() for a in loaded] == [small_png(), noisy_png()]
     assert loaded[1].media.file and render(parse(text, path)) == text
+    assert parse(text, path).exchanges[0].attachments[1].media.media_bytes() is None  # parsing alone reads no file
 
     elsewhere = tmp_path / "shared" / "copy.md"  # an export needs no media folder beside it
     elsewhere.parent.mkdir()
-    elsewhere.write_text(self_contained(parse(text, path)))
+    elsewhere.write_text(self_contained(read_conversation(path)))
     exported = parse(elsewhere.read_text(), elsewhere).exchanges[0].attachments[1].media
     assert not exported.file and exported.media_bytes() == noisy_png()
 

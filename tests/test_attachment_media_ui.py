@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-from mcp_chat_tui.transcript import parse
-from mcp_chat_tui.transcript.media import media_folder
+from mcp_chat_tui.transcript.media import media_folder, read_conversation
 from mcp_chat_tui.ui.screens.resources import ResourcesScreen
 from mcp_chat_tui.ui.widgets.chat import UserMessage
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
@@ -91,7 +90,7 @@ async def test_an_image_attached_with_at_is_drawn_under_the_message_kept_and_dra
     assert saved.read_bytes() == noisy_png()
 
     resumed = make_app(
-        ScriptedEngine([]), [attachments_config()], transcript_file=path, transcript=parse(path.read_text(), path)
+        ScriptedEngine([]), [attachments_config()], transcript_file=path, transcript=read_conversation(path)
     )
     async with resumed.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, resumed)

@@ -25,7 +25,7 @@ from mcp_chat_tui.ui.screens.detail import call_report
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import new_marker, pids_with, wait_until
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
-from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 LEDGER_SERVER = str(Path(__file__).parent / "servers" / "ledger_server.py")
 CLI = [sys.executable, "-m", "mcp_chat_tui.cli.main"]
@@ -120,8 +120,9 @@ def interrupted_transcript(ledger: Path) -> Transcript:
 
 
 def question_shown(app) -> bool:
-    """The approval dialog is up and composed (pushed is not enough: its lines mount a frame later)."""
-    return isinstance(app.screen, ApprovalScreen) and bool(app.screen.query("#approval-recorded"))
+    """The approval dialog is up, composed (pushed is not enough: its lines mount a frame later) and
+    armed (it takes keys)."""
+    return dialog_armed(app, ApprovalScreen) and bool(app.screen.query("#approval-recorded"))
 
 
 async def test_the_app_shows_an_interrupted_call_and_runs_it_again_only_on_an_explicit_yes(tmp_path):
@@ -414,7 +415,7 @@ async def test_a_resumed_conversation_shows_each_call_as_it_was_shown_live(tmp_p
         await wait_ready(pilot, app)
         await send(pilot, "go")
         for key in ("y", "n"):
-            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the question")
+            await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the question")
             await pilot.press(key)
             await pilot.pause()
         await wait_turn_done(pilot, app)
@@ -453,3 +454,26 @@ async def test_a_reply_the_engine_failed_shows_its_error_after_a_resume(tmp_path
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         assert "error: the model server went away" in chat_text(app)
+
+
+def test_json_says_who_allowed_the_calls_a_resume_runs(tmp_path, isolated_user_dirs):
+    ledger, path = tmp_path / "ledger.txt", tmp_path / "approved.md"
+    approved = Transcript([Exchange("pay", "scripted", [Step(proposals=[Proposal(append_call(ledger), "yo")])])])
+    path.write_text(render(approved), encoding="utf-8")
+    servers = tmp_path / "servers.json"
+    servers.write_text(json.dumps({"servers": {"ledger": {"command": sys.executable, "args": [LEDGER_SERVER]}}}))
+    with ScriptedEndpoint(["Paid.", "It is paid."]) as endpoint:
+        result = subprocess.run(
+            [*CLI, "--endpoint", endpoint.url, "scripted", "--mcp-config", str(servers), "--transcript", str(path)]
+            + ["--yes", "-p", "is it paid?", "--json"],
+            cwd=tmp_path,
+            env=cli_env(isolated_user_dirs),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+    assert result.returncode == 0, result.stderr
+    assert lines(ledger) == ["paid"]
+    [entry] = json.loads(result.stdout)["calls"]
+    assert (entry["id"], entry["outcome"], entry["choice"], entry["allowed_by"]) == ("call_1", "done", "auto", "--yes")

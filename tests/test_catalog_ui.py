@@ -14,7 +14,7 @@ from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.media import IMAGE_WIDGET
 from tests.fakes import ScriptedEngine
 from tests.helpers import catalog_config
-from tests.ui_helpers import SIZE, chat_text, make_app, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, wait_for, wait_ready, wait_turn_done
 
 
 def names(app) -> list[str]:
@@ -196,7 +196,7 @@ async def test_the_built_in_read_resource_is_approved_and_listed_like_any_call()
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "which theme?")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog")
         await pilot.press("y")
         await wait_turn_done(pilot, app)
         [record] = app.calls_table.records.values()

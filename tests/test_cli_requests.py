@@ -7,11 +7,14 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcp_chat_tui.transcript import parse, read_transcript_text
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_oneshot import run_cli, saved_conversations
 
 ASKING_SERVER = str(Path(__file__).parent / "servers" / "asking_server.py")
+FAKE_BROWSER = str(Path(__file__).parent / "fake_browser.py")
 
 
 def asking_servers(folder: Path, dirs: Path) -> Path:
@@ -21,7 +24,7 @@ def asking_servers(folder: Path, dirs: Path) -> Path:
     config.write_text(json.dumps({"servers": {"asking": {"command": sys.executable, "args": [ASKING_SERVER]}}}))
     (dirs / "config").mkdir(parents=True, exist_ok=True)
     (dirs / "config" / "config.toml").write_text(
-        '[approvals.asking]\nsummarize = "always"\nsign_up = "always"\nopen_page = "always"\n'
+        '[approvals.asking]\nsummarize = "always"\nsign_up = "always"\nopen_page = "always"\nopen_url = "always"\n'
     )
     return config
 
@@ -123,3 +126,63 @@ def test_plain_approves_and_edits_a_sampling_request(tmp_path, isolated_user_dir
     assert "Server asking asks the model for a reply (up to 40 tokens)" in result.stdout
     (request,) = requests_recorded(isolated_user_dirs)
     assert request.answer == "edited" and request.result["text"] == "Un résumé."
+
+
+def test_sampling_refused_by_the_rate_limit_is_recorded_and_makes_p_exit_3(tmp_path, isolated_user_dirs):
+    """The limit refuses before anyone is asked; the refusal is still the run's: said in ``--json``'s
+    requests and in the conversation, and the answer may be incomplete (3), as for any refusal. The
+    server here takes the refusal in its stride (its tool ends well), so only the record says it."""
+    config = tmp_path / "servers.json"
+    sampler = str(Path(__file__).parent / "servers" / "sampling_server.py")
+    config.write_text(json.dumps({"servers": {"sampler": {"command": sys.executable, "args": [sampler]}}}))
+    (isolated_user_dirs / "config").mkdir(parents=True, exist_ok=True)
+    (isolated_user_dirs / "config" / "config.toml").write_text("sampling_per_minute = 0\n")
+    script = [tool_reply("ask_model_or_say_why", {"prompt": "hi"}), "The server got no sample."]
+    with ScriptedEndpoint(script) as endpoint:
+        result = run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--mcp-config",
+            str(config),
+            "--yes",
+            "-p",
+            "sample",
+            "--json",
+            cwd=tmp_path,
+            dirs=isolated_user_dirs,
+        )
+    report = json.loads(result.stdout)
+    assert [call["outcome"] for call in report["calls"]] == ["done"]  # the server's tool ended well
+    assert report["requests"] == [{"server": "sampler", "kind": "sampling", "answer": "refused"}]
+    assert result.returncode == 3 and report["exit_code"] == 3, result.stderr
+    assert "sampling_per_minute" in result.stderr  # said as it happened
+    (request,) = requests_recorded(isolated_user_dirs)
+    assert (request.kind, request.answer) == ("sampling", "refused")
+    assert "more than 0 time(s) in a minute" in request.result["error"]
+    assert len(endpoint.requests) == 2  # the model was never sampled
+
+
+@pytest.mark.parametrize(
+    ("url", "said", "lines", "action"),
+    [
+        ("file:///etc/shadow", "its scheme is file:", ["o", "d"], "decline"),
+        ("javascript:alert(1)", "its scheme is javascript:", ["o", "d"], "decline"),
+        ("http://example.com/login", "it goes to example.com unencrypted (http)", ["o", "c"], "cancel"),
+        ("https://127.0.0.1:9/authorize", "goes to 127.0.0.1:9", ["o"], "accept"),
+    ],
+)
+def test_plain_opens_only_an_https_or_local_address(
+    tmp_path, isolated_user_dirs, monkeypatch, url, said, lines, action
+):
+    opened = tmp_path / "opened.txt"
+    monkeypatch.setenv("BROWSER", f"{sys.executable} {FAKE_BROWSER} %s")
+    monkeypatch.setenv("FAKE_BROWSER_LOG", str(opened))
+    with ScriptedEndpoint([tool_reply("open_url", {"url": url}), "Done."]) as endpoint:
+        stdin = "\n".join(["open it", *lines, "bye"]) + "\n"
+        result = cli(endpoint, tmp_path, isolated_user_dirs, "--plain", stdin=stdin)
+    assert result.returncode == 0, result.stderr
+    assert said in result.stdout
+    assert json.loads(endpoint.requests[1]["messages"][-1]["content"]) == {"action": action}
+    browsed = opened.read_text().splitlines() if opened.exists() else []
+    assert browsed == ([url] if action == "accept" else [])

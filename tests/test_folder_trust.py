@@ -10,10 +10,11 @@ import os
 import pty
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from mcp_chat_tui.config.folder_trust import TRUST_FILE_NAME, TrustStore, folder_file, read_fingerprint
-from tests.helpers import PLANTED_SERVER, starts
+from tests.helpers import PLANTED_SERVER, starts, wait_until
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_oneshot import CLI, run_cli
 
@@ -87,12 +88,16 @@ def test_the_users_own_files_are_never_asked_about(tmp_path, isolated_user_dirs)
     assert starts(started) == 3
 
 
-def ask_on_a_terminal(folder: Path, dirs: Path, answer: str, *args: str) -> subprocess.CompletedProcess:
-    """The CLI with a terminal on stdin (a pty) that answers ``answer`` (then ``bye``)."""
+def ask_on_a_terminal(
+    folder: Path, dirs: Path, answer: str, *args: str, typed_ahead: str = ""
+) -> subprocess.CompletedProcess:
+    """The CLI with a terminal on stdin (a pty): ``typed_ahead`` typed as it starts, ``answer`` once the
+    question has put its keys (a line typed before answers nothing), then ``bye``."""
     env = dict(os.environ, COLUMNS="200")
     for kind in ("CONFIG", "DATA", "LOG"):
         env[f"MCP_CHAT_TUI_{kind}_DIR"] = str(dirs / kind.lower())
     controller, terminal = pty.openpty()
+    said: list[str] = []  # stderr, as it comes
     try:
         with subprocess.Popen(
             [*CLI, *args],
@@ -103,9 +108,18 @@ def ask_on_a_terminal(folder: Path, dirs: Path, answer: str, *args: str) -> subp
             stderr=subprocess.PIPE,
             text=True,
         ) as process:
+            assert process.stdout is not None and process.stderr is not None
+            stderr = process.stderr
+            reading = threading.Thread(target=lambda: said.extend(iter(lambda: stderr.read(1), "")), daemon=True)
+            reading.start()
+            if typed_ahead:
+                os.write(controller, f"{typed_ahead}\n".encode())
+            assert wait_until(lambda: "[y/N]" in "".join(said), 60), "".join(said)
             os.write(controller, f"{answer}\nbye\n".encode())
-            out, err = process.communicate(timeout=120)
-        return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+            out = process.stdout.read()
+            process.wait(120)
+            reading.join(10)
+        return subprocess.CompletedProcess(process.args, process.returncode, out, "".join(said))
     finally:
         os.close(controller)
         os.close(terminal)
@@ -141,6 +155,19 @@ def test_on_a_terminal_it_lists_what_would_run_and_a_yes_is_remembered_for_this_
     changed = run_cli("--check-servers", cwd=tmp_path, dirs=isolated_user_dirs)
     assert changed.returncode == 2 and "not trusted yet" in changed.stderr, "a changed file asks again"
     assert starts(started) == 2
+
+
+def test_a_yes_typed_before_the_question_was_put_does_not_trust_the_file(tmp_path, isolated_user_dirs):
+    """A line typed as the program starts (before the question could be read) is not its answer:
+    the question says so and takes the next line typed after its keys were shown."""
+    started = tmp_path / "started.txt"
+    plant(tmp_path, started)
+    result = ask_on_a_terminal(tmp_path, isolated_user_dirs, "n", "--check-servers", typed_ahead="y")
+    assert result.returncode == 0, result.stderr
+    assert starts(started) == 0 and not store_file(isolated_user_dirs).exists(), "the y typed ahead trusted it"
+    shown = " ".join(result.stderr.split())
+    assert "(typed before this question, so not taken as its answer: y)" in shown
+    assert "./mcp.json not trusted: running without its 1 server(s)" in shown
 
 
 def test_what_the_question_shows_of_each_server(tmp_path, monkeypatch):

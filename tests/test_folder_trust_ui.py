@@ -14,11 +14,10 @@ from mcp_chat_tui.cli.setup import load_planned, make_hub, plan_configuration
 from mcp_chat_tui.config.folder_trust import TrustStore, read_fingerprint
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.servers import ServerState
-from mcp_chat_tui.ui.screens import folder_trust as dialog
-from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen
+from mcp_chat_tui.ui.screens import deciding
 from mcp_chat_tui.ui.screens.detail import TextScreen
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
-from mcp_chat_tui.ui.screens.folder_trust import FolderTrustScreen
+from mcp_chat_tui.ui.screens.folder_trust import FolderInputsScreen, FolderTrustScreen
 from mcp_chat_tui.ui.widgets.chat import Notice
 from tests.fakes import ScriptedEngine
 from tests.helpers import starts, wait_until
@@ -26,7 +25,7 @@ from tests.scripted_endpoint import ScriptedEndpoint
 from tests.test_folder_trust import plant
 from tests.test_oneshot import run_cli
 from tests.test_tui_exit import Terminal
-from tests.ui_helpers import SIZE, make_app, wait_for, wait_ready
+from tests.ui_helpers import SIZE, dialog_armed, make_app, wait_for, wait_ready
 
 
 def app_in(folder, monkeypatch, engine=None):
@@ -50,7 +49,7 @@ async def armed_dialog(pilot) -> FolderTrustScreen:
 async def test_keys_typed_before_the_dialog_is_armed_stay_in_the_prompt_then_y_trusts(
     tmp_path, isolated_user_dirs, monkeypatch
 ):
-    monkeypatch.setattr(dialog, "ARM_DELAY", 3.0)  # room for the keys typed "before" on a loaded machine
+    monkeypatch.setattr(deciding, "ARMING_DELAY", 3.0)  # room for the keys typed "before" on a loaded machine
     started = tmp_path / "started.txt"
     path = plant(tmp_path, started)
     app = app_in(tmp_path, monkeypatch)
@@ -139,7 +138,7 @@ async def test_the_files_inputs_are_asked_only_once_it_is_trusted(tmp_path, isol
     async with app.run_test(size=SIZE) as pilot:
         await armed_dialog(pilot)
         await pilot.press("y")
-        await wait_for(pilot, lambda: isinstance(app.screen, ArgumentsScreen), what="the inputs form")
+        await wait_for(pilot, lambda: dialog_armed(app, FolderInputsScreen), what="the inputs form, armed")
         field = app.screen.query_one("#field-0")
         assert field.password, "a password input is typed without echo"
         await pilot.press(*"s3cret-token", "enter")
@@ -160,8 +159,13 @@ def test_the_command_in_a_terminal_asks_before_starting_and_y_starts_the_server(
         try:
             assert wait_until(lambda: "trust this file and start them" in terminal.text(), 60), terminal.text()
             assert "Start the servers of ./mcp.json?" in terminal.text() and starts(started) == 0
-            terminal.press(b"y")
-            assert wait_until(lambda: "from 1 server" in terminal.text(), 60), terminal.text()[-2000:]
+            # Its keys answer once it is armed (half a second after it is drawn and typing stopped): a y
+            # pressed before goes to the prompt. Press it until it answers, a second apart.
+            for _ in range(30):
+                terminal.press(b"y")
+                if wait_until(lambda: "from 1 server" in terminal.text(), 2):
+                    break
+            assert "from 1 server" in terminal.text(), terminal.text()[-2000:]
             assert starts(started) == 1
             terminal.press(b"\x03")
             assert wait_until(lambda: terminal.status is not None, 15), terminal.text()[-2000:]

@@ -236,7 +236,7 @@ async def test_a_resumed_call_maps_back_to_the_real_tool_and_shows_its_name_lite
     from mcp_chat_tui.transcript import Exchange, Proposal, Step, Transcript, render
     from mcp_chat_tui.ui.screens.approval import ApprovalScreen
     from tests.fakes import ScriptedEngine
-    from tests.ui_helpers import SIZE, make_app, wait_for, wait_turn_done
+    from tests.ui_helpers import SIZE, dialog_armed, make_app, wait_for, wait_turn_done
 
     config = hostile_config("odd", "--odd-names")
     names = await model_names_of(config)  # another run: the names must be the same in the app's run
@@ -246,7 +246,7 @@ async def test_a_resumed_call_maps_back_to_the_real_tool_and_shows_its_name_lite
     app = make_app(ScriptedEngine(["done."]), [config], transcript_file=path, transcript=parse_file(path))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(
-            pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.is_mounted, what="the reopened dialog"
+            pilot, lambda: dialog_armed(app, ApprovalScreen) and app.screen.is_mounted, what="the reopened dialog"
         )
         assert ODD in screen_text(app.screen)
         await pilot.press("y")
@@ -422,7 +422,7 @@ async def test_markup_and_escapes_in_a_tool_description_are_shown_as_themselves(
     from mcp_chat_tui.ui.screens.approval import ApprovalScreen
     from mcp_chat_tui.ui.screens.detail import ServerDetailScreen
     from tests.fakes import ScriptedEngine, call
-    from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+    from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
     app = make_app(
         ScriptedEngine([[call("whoami", {})], "ok"]),
@@ -433,9 +433,7 @@ async def test_markup_and_escapes_in_a_tool_description_are_shown_as_themselves(
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "who?")
-        await wait_for(
-            pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.is_mounted, what="the dialog"
-        )
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen) and app.screen.is_mounted, what="the dialog")
         assert shown in screen_text(app.screen) and "\x1b" not in screen_text(app.screen)
         await pilot.press("n")
         await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalScreen), what="the dialog to close")

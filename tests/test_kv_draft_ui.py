@@ -10,7 +10,7 @@ from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.fakes import FakeHubDownload
 from tests.helpers import mentions
-from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 
 async def test_the_demo_model_with_both_options_answers_and_the_status_bar_names_them():
@@ -23,7 +23,7 @@ async def test_the_demo_model_with_both_options_answers_and_the_status_bar_names
         status = app.status_bar.render().plain
         assert "KV 8-bit, groups of 32 · draft model (3 tokens)" in status, status
         await send(pilot, "what is 12 * 7?")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog")
         assert app.screen.call.arguments == {"expression": "12 * 7"}
         await pilot.press("y")
         await wait_turn_done(pilot, app)

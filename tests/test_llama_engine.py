@@ -203,8 +203,8 @@ def test_the_app_answers_with_llama_cpp_as_with_mlx(demo_gguf: Path, tmp_path: P
     from mcp_chat_tui.core.paths import bundled_path
 
     def ask(engine: str) -> dict:
-        command = [sys.executable, "-m", "mcp_chat_tui.cli.main", str(demo_gguf), "--engine", engine]
-        command += ["--mcp-config", str(bundled_path("mcp.json")), "--yes", "--no-save", "--json", "-p", "what is 12 * 7?"]
+        command = [sys.executable, "-m", "mcp_chat_tui.cli.main", str(demo_gguf), "--engine", engine, "--yes"]
+        command += ["--mcp-config", str(bundled_path("mcp.json")), "--no-save", "--json", "-p", "what is 12 * 7?"]
         env = {**os.environ, "MCP_CHAT_TUI_DATA_DIR": str(tmp_path / "data")}
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
@@ -260,3 +260,35 @@ async def test_many_requests_keep_cache_and_model_in_step(llama) -> None:
         await reply(llama)
         await asyncio.sleep(0)
         assert llama._model.tokens == len(llama._cache_tokens)
+
+
+async def test_a_new_conversation_starts_from_the_kept_state_of_the_tools(
+    demo_gguf: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As with MLX (tests/test_prefix_cache.py): the system prompt's and the tools' KV state is kept."""
+    from tests.test_prefix_cache import SYSTEM, many_tools
+
+    monkeypatch.setenv("MCP_CHAT_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    tools = many_tools()
+
+    async def first(question: str) -> tuple:
+        engine = LlamaCppEngine(str(demo_gguf), context_length=8192, max_tokens=8)
+        await engine.load()
+        try:
+            return await reply(engine, [SYSTEM, {"role": "user", "content": question}], tools)
+        finally:
+            await engine.close()
+
+    before = await first("list my notes")
+    assert before[2].prefilled_tokens == before[2].prompt_tokens
+    after = await first("what is in the file called todo?")
+    assert after[2].prompt_tokens > 1000 and after[2].prefilled_tokens <= 0.1 * after[2].prompt_tokens
+    (tmp_path / "cache" / "prompt-prefixes").rename(tmp_path / "elsewhere")
+    assert (await first("what is in the file called todo?"))[:2] == after[:2]
+
+
+async def test_the_special_tokens_and_the_end_of_turn_are_learnt_as_the_mlx_engine_learns_them(llama) -> None:
+    # what Run.take drops by id, and where generation stops: tests/test_special_tokens.py runs them
+    assert set(llama._special_tokens.values()) >= {"<|im_start|>", "<|im_end|>", "<|endoftext|>"}
+    end = llama.tokenizer.convert_tokens_to_ids("<|im_end|>")
+    assert end in llama.tokenizer.eos_token_ids

@@ -47,13 +47,13 @@ async def test_progress_reaches_the_caller_and_stays_on_the_result(era):
         heard = []
         result = await hub.call_tool("n", "count", {"steps": 3}, on_progress=heard.append)
         assert result.ok, result.for_model()
-        assert [(p.progress, p.total, p.message) for p in heard] == [
-            (1, 3, "step 1"),
-            (2, 3, "step 2"),
-            (3, 3, "step 3"),
-        ]
+        # The latest at most once a frame (servers/call_clock.py; read together, only the latest of
+        # them: servers/stdio_transport.py), in order, and the last always.
+        told = [(p.progress, p.total, p.message) for p in heard]
+        assert told[-1] == (3, 3, "step 3")
+        assert told == sorted(set(told)) and set(told) <= {(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")}
         assert result.progress == heard[-1]
-        assert heard[1].describe() == "2/3 step 2"
+        assert heard[-1].describe() == "3/3 step 3"
         untotalled = await hub.call_tool("n", "count_without_total", {"steps": 2})
         assert untotalled.progress is not None and untotalled.progress.describe() == "2 item 2"
 
@@ -122,7 +122,8 @@ async def test_log_messages_progress_and_instructions_are_redacted(era, tmp_path
         (tmp_path / "there").touch()
         heard = []
         result = await hub.call_tool("n", "wait_for_file", {"path": str(tmp_path / "there")}, on_progress=heard.append)
-        assert [p.message for p in heard] == ["waiting for the file", "[redacted: found]"]
+        assert heard[-1].message == "[redacted: found]"
+        assert {p.message for p in heard} <= {"waiting for the file", "[redacted: found]"}
         assert result.progress is not None and result.progress.message == "[redacted: found]"
         assert "## n\nThe key is [redacted: key]." in hub.instructions_prompt()
 
@@ -220,4 +221,4 @@ async def test_the_agent_reports_progress_of_a_running_call(era):
         events = []
         await Agent(engine, hub, ApprovalPolicy("auto")).run_turn("count", events.append)
         progress = [event.progress.describe() for event in events if isinstance(event, CallProgress)]
-        assert progress == ["1/2 step 1", "2/2 step 2"]
+        assert progress[-1] == "2/2 step 2" and progress in (["1/2 step 1", "2/2 step 2"], ["2/2 step 2"])

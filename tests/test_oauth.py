@@ -174,7 +174,7 @@ async def test_the_app_shows_needs_sign_in_and_signs_in_only_on_the_users_key(tm
     from tests.fakes import ScriptedEngine
     from tests.helpers import wait_until
     from tests.oauth_helpers import follow
-    from tests.ui_helpers import chat_text, make_app, wait_for, wait_ready
+    from tests.ui_helpers import chat_text, dialog_armed, make_app, wait_for, wait_ready
 
     opened: list[str] = []
     pages = []
@@ -198,7 +198,7 @@ async def test_the_app_shows_needs_sign_in_and_signs_in_only_on_the_users_key(tm
             row = app.servers_table.get_row("guarded")
             assert str(row[0]) == "◇ sign in"
             await pilot.press("f4", "s")
-            await wait_for(pilot, lambda: isinstance(app.screen, SignInScreen), what="the sign-in dialog")
+            await wait_for(pilot, lambda: dialog_armed(app, SignInScreen), what="the sign-in dialog")
             dialog = app.screen
             shown = str(dialog.query_one("#sign-in-url").render())
             assert shown == dialog.request.url and shown.startswith(f"{server.issuer}/authorize?")
@@ -215,14 +215,14 @@ async def test_the_app_shows_needs_sign_in_and_signs_in_only_on_the_users_key(tm
 async def test_escape_in_the_sign_in_dialog_cancels_it(tmp_path):
     from mcp_chat_tui.ui.screens.sign_in import SignInScreen
     from tests.fakes import ScriptedEngine
-    from tests.ui_helpers import make_app, wait_for, wait_ready
+    from tests.ui_helpers import dialog_armed, make_app, wait_for, wait_ready
 
     with protected_server() as server:
         app = make_app(ScriptedEngine(["hi"]), [ServerConfig(name="guarded", type="http", url=server.url)])
         async with app.run_test(size=(120, 36)) as pilot:
             await wait_ready(pilot, app)
             app.sign_in_server("guarded")
-            await wait_for(pilot, lambda: isinstance(app.screen, SignInScreen), what="the sign-in dialog")
+            await wait_for(pilot, lambda: dialog_armed(app, SignInScreen), what="the sign-in dialog")
             await pilot.press("escape")
             await wait_for(pilot, lambda: not isinstance(app.screen, SignInScreen), what="the dialog to close")
             await wait_for(

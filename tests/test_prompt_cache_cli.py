@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 import resource
-import select
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from mcp_chat_tui.core.paths import prompt_cache_path
@@ -23,9 +23,13 @@ FIRST, SECOND, THIRD = "What is 12 * 7?", "What is 84 / 2?", "What is 6 * 7?"
 
 
 def environment(dirs: Path) -> dict[str, str]:
+    """Each run's own folders; its cache folder is new, so the system prompt's and tools' cache kept
+    across conversations (engine/prefix_cache.py) never stands in for the conversation's file here."""
     env = dict(os.environ, COLUMNS="120")
     for kind in ("CONFIG", "DATA", "LOG"):
         env[f"MCP_CHAT_TUI_{kind}_DIR"] = str(dirs / kind.lower())
+    dirs.mkdir(parents=True, exist_ok=True)
+    env["MCP_CHAT_TUI_CACHE_DIR"] = tempfile.mkdtemp(prefix="cache-", dir=dirs)
     return env
 
 
@@ -81,11 +85,12 @@ def stat_mode(path: Path) -> int:
 
 
 def test_killed_while_writing_the_cache_the_conversation_goes_on(tmp_path):
+    """SIGKILL as the answer is saved, when the cache is written next: wherever the kill lands, the
+    conversation goes on. The cache is written in a private folder with an unpredictable name (no
+    pipe or link can be planted there), so what a kill in the middle of it leaves is planted here:
+    that folder with the start of a file, and an older version's ``.NAME….partial.safetensors``."""
     conversation = tmp_path / "chat.md"
     cache = prompt_cache_path(conversation)
-    partial = cache.with_name(f".{cache.name}.partial.safetensors")
-    os.mkfifo(partial)  # the cache is written through a pipe the test holds: the write stops part-way
-    reader = os.open(partial, os.O_RDONLY | os.O_NONBLOCK)
     run = subprocess.Popen(
         [*CLI, "-p", FIRST, "--transcript", str(conversation)],
         cwd=tmp_path,
@@ -96,31 +101,28 @@ def test_killed_while_writing_the_cache_the_conversation_goes_on(tmp_path):
     )
     try:
 
-        def answer_saved() -> bool:
+        def answer_saved() -> bool:  # the reply finished and saved: the cache is written next
             text = conversation.read_text(encoding="utf-8") if conversation.exists() else ""
-            return "84" in text.rsplit("\n🤖:", 1)[-1]
+            return "84" in text.rsplit("\n🤖:", 1)[-1] and '"unfinished"' not in text
 
-        def writing_cache() -> bool:
-            return bool(select.select([reader], [], [], 0)[0])
-
-        assert wait_until(lambda: answer_saved() and writing_cache(), 90), (
-            "the answer saved and the cache being written"
-        )
+        assert wait_until(answer_saved, 90), "the answer saved"
         run.send_signal(signal.SIGKILL)
         run.wait(10)
-        written = os.read(reader, 1 << 20)
     finally:
         run.kill()
-        os.close(reader)
-    assert written and not cache.exists()
-    partial.unlink()
-    partial.write_bytes(written)  # what a killed write leaves: the start of the file
+    cache.unlink(missing_ok=True)
+    folder = cache.with_name(f".{cache.name}.0123456789abcdef.partial")
+    folder.mkdir(exist_ok=True)
+    (folder / "cache.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{")  # a killed write's start
+    older = cache.with_name(f".{cache.name}.partial.safetensors")
+    older.write_bytes(b"\x10\x00")
 
     assert len(parse(read_transcript_text(conversation), conversation).exchanges) == 1
     reference = without_cache(SECOND, conversation, tmp_path)
     report = ask(SECOND, conversation, tmp_path)
     assert same_answer(report, reference)
-    assert cache.is_file() and not partial.exists()
+    assert cache.is_file() and not folder.exists() and not older.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".chat")] == []
     third = ask(THIRD, conversation, tmp_path)
     assert first_generation(third)["prefilled"] <= 0.1 * first_generation(third)["prompt"]
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 
 import pytest
 
 from mcp_chat_tui.core.paths import prompt_cache_path
+from mcp_chat_tui.engine import prefix_cache
 from mcp_chat_tui.engine.cache_file import CacheFile, keep_cache_beside, read_tokens
 from mcp_chat_tui.engine.events import Done, Stats, TextDelta, ToolCallProposed
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
@@ -19,6 +21,14 @@ from tests.helpers import wait_until
 
 DEMO_MODEL = Path(__file__).resolve().parents[1] / "mcp_chat_tui" / "demo" / "model"
 SYSTEM = {"role": "system", "content": "Be brief."}
+
+
+@pytest.fixture(autouse=True)
+def a_cache_folder_per_engine(tmp_path, monkeypatch):
+    """Each engine its own cache folder: the system prompt's and tools' cache kept across
+    conversations (engine/prefix_cache.py) never stands in for the conversation's file here."""
+    count = iter(range(1_000_000))
+    monkeypatch.setattr(prefix_cache, "user_cache_dir", lambda: tmp_path / f"cache-{next(count)}")
 
 
 async def demo_tools() -> list[dict]:
@@ -410,3 +420,40 @@ async def test_a_cache_saved_with_a_draft_model_resumes_with_it_and_not_without(
         await engine.close()
     assert without["stats"].prefilled_tokens == len(prompt)
     assert same_reply(without, again)
+
+
+async def test_links_planted_beside_the_conversation_are_never_written_through(tiny_model, tmp_path, caplog):
+    """A link at the cache's name is refused (logged); one at the name an older version wrote the
+    cache to first, or any other, is never opened: the cache is written in a new private folder."""
+    conversation = tmp_path / "chat.md"
+    cache = prompt_cache_path(conversation)
+    victims = tmp_path / "home"
+    victims.mkdir()
+    for name in ("cache-victim", "partial-victim"):
+        (victims / name).write_text("precious\n")
+        os.chmod(victims / name, 0o644)
+    cache.symlink_to(victims / "cache-victim")
+    older = cache.with_name(f".{cache.name}.partial.safetensors")  # 0.x wrote here, then renamed
+    older.symlink_to(victims / "partial-victim")
+    built = Model(tiny_model, None)
+    engine = built.engine()
+    await engine.load()
+    engine.keep_cache_in(conversation)
+    try:
+        with caplog.at_level(logging.WARNING, logger="mcp_chat_tui.engine.cache_file"):
+            result = await reply(engine, [SYSTEM, {"role": "user", "content": "hello"}])
+    finally:
+        await engine.close()
+    assert result["done"] == "length"
+    for name in ("cache-victim", "partial-victim"):
+        assert (victims / name).read_text() == "precious\n" and stat_mode(victims / name) == 0o644
+    assert cache.is_symlink() and "symbolic link" in caplog.text and "not saved" in caplog.text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chat.cache.safetensors", "home"]  # the old link removed
+
+    cache.unlink()  # with the name free, the cache is written (and read back) as usual
+    messages, _ = await saved_conversation(built, conversation)
+    assert not cache.is_symlink() and stat_mode(cache) == 0o600
+
+
+def stat_mode(path: Path) -> int:
+    return os.stat(path).st_mode & 0o777

@@ -29,12 +29,13 @@ from mcp_chat_tui.transcript import (
 from mcp_chat_tui.transcript.store import AutoSaver, describe, save_problem
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
 from mcp_chat_tui.ui.transcript_view import CUT_SHORT_NOTE
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, wait_until
 from tests.scripted_endpoint import ScriptedEndpoint
 from tests.test_oneshot import demo_servers, run_cli
-from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 TOP = Path(__file__).resolve().parent.parent
 CALC = {"id": "call_1", "type": "function", "function": {"name": "calculator", "arguments": '{"expression": "12 * 7"}'}}
@@ -199,8 +200,11 @@ async def test_a_conversation_that_cannot_be_saved_is_said_once(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "what is 12 * 7?")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the dialog")
         await pilot.press("y")
+        # the call's start cannot be saved either: it is not sent unless the user says so (issue 31)
+        await wait_for(pilot, lambda: dialog_armed(app, UnsavedStartScreen), what="the not-saved dialog, armed")
+        await pilot.press("n")
         await wait_turn_done(pilot, app)
         saver = app.recorder.saver
         assert saver is not None and not saver.flush(), "the file could be saved"
@@ -292,7 +296,7 @@ async def test_the_approval_dialog_at_60x16_opens_with_the_arguments_in_view(ser
         await send(pilot, f"use {tool}")
         await wait_for(
             pilot,
-            lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#approval-arguments"),
+            lambda: dialog_armed(app, ApprovalScreen) and app.screen.query("#approval-arguments"),
             what="the dialog",
         )
         await pilot.pause()

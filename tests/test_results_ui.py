@@ -8,7 +8,7 @@ import stat
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.transcript import parse
-from mcp_chat_tui.transcript.media import media_folder, self_contained
+from mcp_chat_tui.transcript.media import media_folder, read_conversation, self_contained
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen
 from mcp_chat_tui.ui.widgets.media import IMAGE_WIDGET, MediaView, StructuredPreview
 from tests.fakes import ScriptedEngine, call
@@ -109,11 +109,11 @@ async def test_images_are_kept_with_the_conversation_and_shown_again_on_resume(t
 
     elsewhere = tmp_path / "shared" / "copy.md"  # an export needs no media folder beside it
     elsewhere.parent.mkdir()
-    elsewhere.write_text(self_contained(parse(text, path)))
+    elsewhere.write_text(self_contained(read_conversation(path)))
     exported = parse(elsewhere.read_text(), elsewhere).exchanges[0].steps[0].proposals[1].result.parts[0]
     assert not exported.file and exported.media_bytes() == saved.read_bytes()
 
-    resumed = make_app(ScriptedEngine([]), [results_config()], transcript_file=path, transcript=parse(text, path))
+    resumed = make_app(ScriptedEngine([]), [results_config()], transcript_file=path, transcript=read_conversation(path))
     async with resumed.run_test(size=(100, 40)) as pilot:
         await wait_ready(pilot, resumed)
         chat = resumed.query_one("#chat")

@@ -11,7 +11,7 @@ from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config
 from tests.test_ui_truth import visible_end
-from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 
 def by_cells(app) -> dict[str, str]:
@@ -42,7 +42,7 @@ async def test_the_by_column_names_you_the_rule_or_nobody_and_a_resume_shows_the
         await wait_for(
             pilot,
             lambda: (
-                isinstance(app.screen, ApprovalScreen)
+                dialog_armed(app, ApprovalScreen)
                 and any(r.state is CallState.AWAITING for r in app.calls_table.records.values())
             ),
             what="the dialog for echo",
@@ -52,7 +52,7 @@ async def test_the_by_column_names_you_the_rule_or_nobody_and_a_resume_shows_the
         await wait_for(
             pilot,
             lambda: (
-                isinstance(app.screen, ApprovalScreen)
+                dialog_armed(app, ApprovalScreen)
                 and any(r.tool == "whoami" and r.state is CallState.AWAITING for r in app.calls_table.records.values())
             ),
             what="the dialog for whoami",
@@ -95,7 +95,7 @@ async def test_always_for_the_session_shows_as_you_always_and_the_state_stays_wh
     async with app.run_test(size=(60, 16)) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "go")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the dialog")
         await pilot.press("t")
         await wait_turn_done(pilot, app)
         await send(pilot, "again")

@@ -16,7 +16,7 @@ from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config
-from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 SEARCH_ANSWER = (
     "Two pages in the offline corpus match:\n\n"
@@ -49,7 +49,7 @@ async def start(pilot) -> None:
 async def ask_and_approve(pilot, prompt: str) -> None:
     app = pilot.app
     await send(pilot, prompt)
-    await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+    await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog")
     await pilot.press("y")
     await wait_turn_done(pilot, app)
 
@@ -76,7 +76,7 @@ def test_approval_dialog(snap_compare):
         await wait_for(
             pilot,
             lambda: (
-                isinstance(app.screen, ApprovalScreen)
+                dialog_armed(app, ApprovalScreen)
                 and app.screen.query("#approval-keys")
                 and any(r.state.value == "awaiting approval" for r in app.calls_table.records.values())
             ),
@@ -144,7 +144,7 @@ def test_approval_dialog_at_60x16_with_long_arguments(snap_compare):
         await wait_for(
             pilot,
             lambda: (
-                isinstance(app.screen, ApprovalScreen)
+                dialog_armed(app, ApprovalScreen)
                 and app.screen.query("#approval-keys")
                 and any(r.state.value == "awaiting approval" for r in app.calls_table.records.values())
             ),

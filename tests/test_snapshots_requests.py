@@ -11,7 +11,7 @@ from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.ui.screens.requests import ElicitFormScreen, SamplingScreen
 from tests.fakes import ScriptedEngine, call
 from tests.test_client_requests import asking_config
-from tests.ui_helpers import make_app, send, wait_for, wait_ready
+from tests.ui_helpers import dialog_armed, make_app, send, wait_for, wait_ready
 
 SIZES = [(80, 24), (60, 16)]
 
@@ -28,7 +28,8 @@ def until(screen_class, prompt: str, typed: dict[int, str] | None = None):
         await send(pilot, prompt)
         await wait_for(pilot, lambda: isinstance(app.screen, screen_class), what=screen_class.__name__)
         for widget in app.screen.query("Input, TextArea"):
-            widget.cursor_blink = False
+            widget.cursor_blink = False  # before it first blinks, so the cursor is drawn steady
+        await wait_for(pilot, lambda: dialog_armed(app, screen_class), what=f"{screen_class.__name__} armed")
         for index, text in (typed or {}).items():
             app.screen.query_one(f"#field-{index}", Input).value = text
         if typed:

@@ -17,7 +17,7 @@ from tests.fakes import ScriptedEngine
 from tests.helpers import demo_config
 from tests.oauth_helpers import protected_server
 from tests.test_snapshots import start
-from tests.ui_helpers import SIZE, make_app, wait_for
+from tests.ui_helpers import SIZE, dialog_armed, make_app, wait_for
 
 ADDRESS = (
     "https://auth.example.com/authorize?response_type=code&client_id=3f2a9c61-mcp-chat-tui"
@@ -49,7 +49,7 @@ def test_sign_in_dialog(snap_compare):
         await app.push_screen(
             SignInScreen(SignInRequest("github", ADDRESS, "http://127.0.0.1:53682/callback", outcome))
         )
-        await wait_for(pilot, lambda: isinstance(app.screen, SignInScreen), what="the dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, SignInScreen), what="the dialog")
         await pilot.pause()
 
     assert snap_compare(make_app(ScriptedEngine([])), terminal_size=SIZE, run_before=run_before)

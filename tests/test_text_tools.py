@@ -12,9 +12,9 @@ from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.events import Notice
 from mcp_chat_tui.config import load_settings
 from mcp_chat_tui.core.errors import ConfigError
-from mcp_chat_tui.engine.events import Done, EngineError, Stats, ToolCallProposed
+from mcp_chat_tui.engine.events import Done, Stats
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
-from mcp_chat_tui.engine.text_tools import describe_tools, with_tools_in_text
+from mcp_chat_tui.engine.text_tools import CALL_SHAPE, describe_tools, with_tools_in_text
 from mcp_chat_tui.engine.toolcalls import parse_tool_calls
 from mcp_chat_tui.servers import ServerHub
 from tests.fakes import ScriptedEngine
@@ -80,32 +80,32 @@ def chatml(*turns: tuple[str, str]) -> str:
 # -- the description ----------------------------------------------------------------------------
 
 
-def test_the_description_has_each_tool_its_schema_and_an_exact_example_the_parser_reads():
+def test_the_description_has_each_tool_its_schema_and_the_shape_of_a_call_with_no_value_to_copy():
     text = describe_tools(tool_schemas())
     for tool in tool_schemas():
         function = tool["function"]
         assert f"## {function['name']}\n{function['description']}\n" in text
         assert f"Arguments (JSON schema): {json.dumps(function['parameters'])}" in text
-    assert f"For example:\n{EXAMPLE}\n" in text
-    [example] = parse_tool_calls(EXAMPLE, {"calculator", "current_time"}).calls
-    assert example == ToolCallProposed("call_1", "calculator", {"expression": "text"})
+    assert f":\n{CALL_SHAPE}\n" in text
+    assert text.count("<tool_call>") == 2  # the shape, and the instruction naming the block
+    # placeholders only: nothing in it parses as a call a model could copy into its own
+    assert parse_tool_calls(CALL_SHAPE, {"calculator", "current_time"}).calls[0].reason.startswith("invalid JSON")
 
 
-def test_the_example_fills_required_arguments_from_enum_default_or_type():
+def test_the_shape_names_no_tool_and_no_argument_value_whatever_the_schemas_say():
     schema = {
         "type": "object",
         "properties": {
-            "unit": {"type": "string", "enum": ["km", "mi"]},
+            "unit": {"type": "string", "enum": ["km", "mi"], "examples": ["km"]},
             "count": {"type": "integer", "default": 3},
-            "exact": {"type": ["boolean", "null"]},
-            "where": {"type": "object", "properties": {"x": {"type": "number"}}, "required": ["x"]},
-            "optional": {"type": "string"},
+            "expression": {"type": "string"},
         },
-        "required": ["unit", "count", "exact", "where", "missing"],
+        "required": ["unit", "count", "expression"],
     }
     text = describe_tools([{"type": "function", "function": {"name": "convert", "parameters": schema}}])
-    arguments = {"unit": "km", "count": 3, "exact": True, "where": {"x": 1}}
-    assert '<tool_call>\n{"name": "convert", "arguments": ' + json.dumps(arguments) + "}\n</tool_call>" in text
+    call_part = text[text.index("To call a tool") :]
+    for literal in ('"km"', '"text"', "3", '"convert"', "convert"):
+        assert literal not in call_part
 
 
 def test_calls_become_text_and_results_one_user_message_that_a_following_prompt_joins():
@@ -165,9 +165,10 @@ async def test_text_wins_over_a_template_that_takes_tools(tiny_model):
 async def test_a_strict_template_renders_results_as_the_user_turn_it_accepts(strict_model):
     conversation = [{"role": "system", "content": "Be brief."}, *ROUND, {"role": "user", "content": "And 6 * 7?"}]
     template_engine = await loaded(strict_model)
-    try:  # given as they are, the tool role breaks this template's alternation
-        with pytest.raises(EngineError, match="cannot render this conversation"):
-            await prompt_of(template_engine, conversation, tool_schemas())
+    try:  # given as they are, the tool role breaks this template's alternation: they go as text
+        prompt = template_engine.tokenizer.decode(await prompt_of(template_engine, conversation, tool_schemas()))
+        assert prompt.endswith(f"<|im_start|>user\n{RESULTS}\n\nAnd 6 * 7?<|im_end|>\n<|im_start|>assistant\n")
+        assert describe_tools(tool_schemas()) not in prompt  # the template takes no tools: none are offered
     finally:
         await template_engine.close()
     engine = await loaded(strict_model, tool_prompt="text")

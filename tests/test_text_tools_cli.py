@@ -5,12 +5,13 @@ prompt describes them; a ``<tool_call>`` in the reply's text goes through approv
 from __future__ import annotations
 
 from mcp_chat_tui.engine.remote import OpenAIEngine
+from mcp_chat_tui.engine.text_tools import CALL_SHAPE
 from mcp_chat_tui.transcript import parse, read_transcript_text
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.scripted_endpoint import ScriptedEndpoint
 from tests.test_oneshot import ANSWER, QUESTION, one_shot, saved_conversations
-from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 CALL = '<tool_call>\n{"name": "calculator", "arguments": {"expression": "12 * 7"}}\n</tool_call>'
 SCRIPT = [f"Let me compute that.\n{CALL}", ANSWER]
@@ -25,7 +26,7 @@ def assert_tools_in_text(request: dict) -> None:
     assert system["role"] == "system" and "# Tools\n" in system["content"]
     for name in DEMO_TOOLS:
         assert f"\n## {name}\n" in system["content"]
-    assert "For example:\n<tool_call>\n" in system["content"]
+    assert f":\n{CALL_SHAPE}\n" in system["content"]
 
 
 def test_config_toml_text_sends_no_tools_and_runs_the_call_written_in_the_reply(tmp_path, isolated_user_dirs):
@@ -82,7 +83,7 @@ async def test_in_the_app_the_call_asks_runs_and_shows_in_the_sidebar():
         async with app.run_test(size=SIZE) as pilot:
             await wait_ready(pilot, app)
             await send(pilot, QUESTION)
-            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+            await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog")
             assert app.screen.call.model_name == "calculator"
             assert app.screen.call.arguments == {"expression": "12 * 7"}
             await pilot.press("y")

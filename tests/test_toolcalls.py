@@ -219,7 +219,11 @@ def test_known_tools_default_to_the_schema_names():
     stream = ToolCallStream(tools=schemas)
     events = stream.feed('<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>') + stream.finish()
     assert events == [
-        ToolCallMalformed("call_1", '<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>', "unknown tool 'rm_rf'")
+        ToolCallMalformed(
+            "call_1",
+            '<tool_call>{"name": "rm_rf", "arguments": {}}</tool_call>',
+            "unknown tool 'rm_rf': no offered tool has a similar name",
+        )
     ]
 
 
@@ -354,7 +358,8 @@ def test_with_mlx_lm_s_own_parsers():
 # -- properties -----------------------------------------------------------------------------
 
 _alphabet = st.sampled_from(
-    list("abc <>/[]{}\"':,_\n\\") + ["tool_call", "tool_use", "TOOL_CALLS", "think", "name", "arguments"]
+    list("abc <>/[]{}\"':,_\n\\`")
+    + ["tool_call", "tool_use", "TOOL_CALLS", "think", "name", "arguments", "```json\n", "```", '"calculator"']
 )
 _texts = st.lists(_alphabet, max_size=40).map("".join)
 
@@ -373,8 +378,8 @@ def test_never_raises_and_chunking_does_not_matter(text, cuts):
 @settings(max_examples=300, deadline=None)
 @given(text=st.one_of(st.text(max_size=80), _texts), cuts=st.lists(st.integers(0, 80), max_size=6))
 def test_text_without_markers_comes_out_unchanged(text, cuts):
-    if any(m in text for m in MARKERS) or text.lstrip().startswith("{"):
-        return
+    if any(m in text for m in MARKERS) or any(line.lstrip().startswith(("{", "[")) for line in text.split("\n")):
+        return  # markers, or loose JSON that may be a call
     bounds = sorted({c for c in cuts if c <= len(text)} | {0, len(text)})
     chunks = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
     visible, thinking, calls, _ = run(text, chunks)

@@ -25,7 +25,7 @@ from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import wait_until
-from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 TOP = Path(__file__).resolve().parent.parent
 CALC = {"id": "call_1", "type": "function", "function": {"name": "calculator", "arguments": '{"expression": "12 * 7"}'}}
@@ -59,7 +59,7 @@ async def test_a_turn_is_saved_with_choices_and_results(isolated_user_dirs):
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "what is 12 * 7?")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="dialog")
         await pilot.press("y")
         await wait_turn_done(pilot, app)
         path = app.transcript_file
@@ -103,7 +103,7 @@ async def test_a_file_ending_with_an_unanswered_proposal_reopens_the_dialog(tmp_
     engine = ScriptedEngine(["It is 84."])
     app = make_app(engine, transcript_file=path, transcript=parse(path.read_text()))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the reopened dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the reopened dialog")
         await pilot.press("y")
         await wait_turn_done(pilot, app)
         await wait_for(pilot, lambda: "It is 84." in chat_text(app), what="the answer")
@@ -123,7 +123,7 @@ async def test_an_approved_proposal_without_result_asks_again_before_it_runs(tmp
     path.write_text(render(approved), encoding="utf-8")
     app = make_app(ScriptedEngine(["84"]), transcript_file=path, transcript=parse(path.read_text()))
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the question")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the question")
         assert app.hub.status("demo").call_count == 0, "the file's yes ran the tool"
         await pilot.press("y")
         await wait_for(pilot, lambda: app.hub.status("demo").call_count == 1, what="the call")

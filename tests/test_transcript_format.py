@@ -48,8 +48,15 @@ TRICKY_LINES = [
     "`",
     "\r",
     "emoji 🎉 ✨",
+    "\x00",
+    "\ud800 \udfff",
+    "\x1b[31m red",
+    "\\{U+0000}",  # an escape's look: written with its backslash doubled
+    "\\\\{U+D800}\\",
+    "{U+000D}",
 ]
-any_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+# Any code point: NUL, controls and lone surrogates included (the file escapes what UTF-8 cannot hold).
+any_text = st.text(st.characters(exclude_categories=()), max_size=40)
 line_text = st.lists(st.one_of(any_text, st.sampled_from(TRICKY_LINES)), max_size=5).map("\n".join)
 text = st.one_of(any_text, line_text)
 
@@ -208,6 +215,7 @@ def test_any_conversation_written_and_read_back_is_identical(conversation):
             if step.thought is None and not step.text and not step.proposals:
                 exchange.steps = [Step()]
     written = render(transcript)
+    assert "\0" not in written and len(written.encode("utf-8")) >= len(written)  # a UTF-8 text file can hold it
     assert parse(written) == transcript
     assert render(parse(written)) == written
 

@@ -7,6 +7,7 @@ import json
 import os
 import pty
 import re
+import signal
 import struct
 import sys
 import termios
@@ -98,3 +99,37 @@ def test_ctrl_c_in_the_full_screen_app_exits_130_and_takes_the_servers_with_it(t
     assert terminal.status == 130, terminal.text()[-2000:]
     assert "Traceback" not in terminal.text()
     assert wait_until(lambda: not pids_running_in(tmp_path), 5), "a server outlived the app"
+
+
+def test_kill_int_on_the_full_screen_app_exits_130_as_ctrl_c_does(tmp_path, isolated_user_dirs):
+    """SIGINT from another process (``kill -INT``, a supervisor) ends the app as Ctrl+C does: the
+    servers shut down, the terminal restored, exit code 130."""
+    config = tmp_path / "servers.json"
+    config.write_text(
+        json.dumps(
+            {
+                "servers": {
+                    "demo": {
+                        "command": sys.executable,
+                        "args": ["-m", "mcp_chat_tui.demo.server"],
+                        "cwd": str(tmp_path),
+                    }
+                }
+            }
+        )
+    )
+    env = dict(os.environ, TERM="xterm-256color")
+    env.pop("COLUMNS", None), env.pop("LINES", None)
+    with ScriptedEndpoint([]) as endpoint:
+        argv = [sys.executable, "-m", "mcp_chat_tui.cli.main", "--endpoint", endpoint.url, "scripted-model"]
+        terminal = Terminal([*argv, "--mcp-config", str(config)], tmp_path, env)
+        try:
+            assert wait_until(lambda: "ready" in terminal.text() and pids_running_in(tmp_path), 60), terminal.text()
+            os.kill(terminal.pid, signal.SIGINT)
+            assert wait_until(lambda: terminal.status is not None, 15), terminal.text()[-2000:]
+        finally:
+            terminal.close()
+    assert terminal.status == 130, terminal.text()[-2000:]
+    assert "Traceback" not in terminal.text()
+    assert wait_until(lambda: not pids_running_in(tmp_path), 5), "a server outlived the app"
+    assert b"\x1b[?1049l" in terminal.output  # the screen given back

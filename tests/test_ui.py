@@ -29,7 +29,7 @@ from mcp_chat_tui.ui.streaming import (
 )
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config, new_marker, pids_with, wait_until
-from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 
 async def test_prompt_history_with_up_and_down():
@@ -47,6 +47,31 @@ async def test_prompt_history_with_up_and_down():
         assert prompt.value == "first"
         await pilot.press("down", "down")
         assert prompt.value == ""
+
+
+async def test_a_key_typed_right_after_enter_stays_in_the_prompt():
+    """Enter sends the prompt and empties it in the order the keys came: a key typed in the same
+    moment (seen in tmux: the first letter of the next prompt) is the next prompt's, neither sent
+    with this one nor emptied away. ``pilot.press`` waits between keys: the keys are posted at once."""
+    from textual import events
+
+    def type_at_once(*keys: str) -> None:
+        """The keys in one read from the terminal, handled one after the other with nothing between."""
+        for key in keys:
+            app.post_message(events.Key(key, key if len(key) == 1 else "\r" if key == "enter" else None))
+
+    app = make_app(ScriptedEngine(["one", "two"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        prompt = app.query_one("#prompt")
+        prompt.focus()
+        prompt.value = "first"
+        type_at_once("enter", "x")
+        await wait_turn_done(pilot, app, left_in_prompt="x")
+        assert [message["content"] for message in app.agent.messages if message["role"] == "user"] == ["first"]
+        type_at_once("y", "backspace", "z", "enter", "w")  # Backspace in its place too
+        await wait_turn_done(pilot, app, left_in_prompt="w")
+        assert [message["content"] for message in app.agent.messages if message["role"] == "user"] == ["first", "xz"]
 
 
 async def test_escape_stops_the_reply_and_keeps_the_partial_answer():
@@ -166,7 +191,7 @@ async def test_auto_run_toggle_from_the_sidebar_marks_the_tool():
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "one")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="dialog")
         await pilot.press("y")
         await wait_turn_done(pilot, app)
         await pilot.press("f3", "a")
@@ -194,8 +219,11 @@ async def test_help_lists_every_binding():
             "Command palette",
             "Stop the reply and its running tool calls, or the summaries being written",
             "Go to the prompt",
+            "Run it unsaved",  # the dialogs that come up on their own: the not-saved one, a folder's mcp.json
+            "Trust and start",
         ):
             assert words in body
+        assert re.search(r"^ +u +Run it unsaved$", body, re.MULTILINE), "a plain u, as the dialog says"
 
 
 async def test_typing_in_the_chat_pane_writes_the_prompt():
@@ -438,7 +466,7 @@ async def test_status_bar_follows_the_turn_through_approval_and_the_tool_run():
         assert "scripted is ready with 6 tools from 1 server" in welcome
         assert "You approve each tool call before it runs" in welcome
         await send(pilot, "wait a bit")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="dialog")
         assert app.status_bar.engine_state == "awaiting approval"
         await pilot.press("y")
         await wait_for(pilot, lambda: app.status_bar.engine_state == "running tools", what="running tools")

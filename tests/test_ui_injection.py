@@ -10,7 +10,7 @@ from mcp_chat_tui.ui.screens.detail import CallDetailScreen
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import fixture_config
-from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 PAYLOAD = "[bold red]x[/] [link=http://a]click[/link] \x1b[2J \x1b]8;;http://evil\x1b\\spoof\x1b]8;;\x1b\\"
 
@@ -36,7 +36,7 @@ async def test_arguments_and_results_render_literally_everywhere():
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "echo it")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="dialog")
         arguments = app.screen.query_one("#approval-arguments", Static)
         assert_literal(arguments.render())
         svg_has_no_escape(app)

@@ -16,7 +16,7 @@ from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config
-from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 CONFIG = """\
 # my settings: the app must not rewrite this file when nothing it owns changes
@@ -57,7 +57,7 @@ def server_cell(app, name: str) -> str:
 
 async def answer(pilot, key: str) -> None:
     app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+    await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog")
     await pilot.press(key)
 
 
@@ -180,7 +180,7 @@ async def test_the_dialog_says_why_it_asks_and_each_call_who_allowed_it_also_aft
         await send(pilot, "go")
         await wait_for(
             pilot,
-            lambda: isinstance(app.screen, ApprovalScreen) and app.screen.query("#approval-why"),
+            lambda: dialog_armed(app, ApprovalScreen) and app.screen.query("#approval-why"),
             what="the dialog",
         )
         why = str(app.screen.query_one("#approval-why").render())

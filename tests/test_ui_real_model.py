@@ -14,7 +14,7 @@ from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.fakes import FakeHubDownload
 from tests.helpers import mentions
-from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 
 def real_app(**options):
@@ -26,7 +26,7 @@ async def test_approve_runs_the_tool_and_the_answer_streams_in():
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "what is 12 * 7?")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog")
         assert app.screen.call.tool == "calculator" and app.screen.call.arguments == {"expression": "12 * 7"}
         await pilot.press("y")
         await wait_turn_done(pilot, app)
@@ -46,7 +46,7 @@ async def test_deny_tells_the_model_and_runs_nothing():
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "what is 12 * 7?")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog")
         await pilot.press("n")
         await wait_turn_done(pilot, app)
         [record] = app.calls_table.records.values()
@@ -65,7 +65,7 @@ async def test_always_allow_skips_the_dialog_the_second_time():
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "what is 12 * 7?")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog")
         await pilot.press("t")
         await wait_turn_done(pilot, app)
         await send(pilot, "what is 345 + 89?")

@@ -19,7 +19,7 @@ from mcp_chat_tui.ui.screens.requests import (
 )
 from tests.fakes import ScriptedEngine, call
 from tests.test_client_requests import asking_config
-from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 
 def asking_app(replies: list, *, yes: bool = False):
@@ -29,7 +29,7 @@ def asking_app(replies: list, *, yes: bool = False):
 
 
 async def on_screen(pilot, kind) -> None:
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, kind), what=kind.__name__)
+    await wait_for(pilot, lambda: dialog_armed(pilot.app, kind), what=kind.__name__)
 
 
 def tool_result(app) -> str:

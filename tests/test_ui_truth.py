@@ -24,7 +24,7 @@ from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config
-from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 PANE_LETTERS = ["a", "t", "T", "r", "l", "j", "k", "y", "n", "c", "q"]
 
@@ -37,7 +37,7 @@ async def one_approved_call(pilot, app) -> None:
     """A finished calculator call, so the calls table has a row ``a`` would act on."""
     await wait_ready(pilot, app)
     await send(pilot, "calc")
-    await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+    await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the dialog")
     await pilot.press("y")
     await wait_turn_done(pilot, app)
 
@@ -91,7 +91,7 @@ async def test_with_a_call_running_and_the_sidebar_hidden_letters_go_to_the_prom
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "sleep")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the dialog")
         await pilot.press("y")
         await wait_for(
             pilot,
@@ -112,7 +112,7 @@ async def test_with_the_approval_dialog_open_the_pane_keys_do_not_act_behind_it(
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "calc")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the dialog")
         main = app.screen_stack[0]
         await pilot.press("f3", "f4", "ctrl+b", "f2")
         assert isinstance(app.screen, ApprovalScreen)
@@ -189,7 +189,7 @@ async def test_the_status_bar_reads_as_english_through_start_up_and_a_turn():
         await wait_status(pilot, app, expected["the model loaded, a server starting"])
         await wait_for(pilot, lambda: app.hub.status("mute").state is ServerState.FAILED, 15, "the mute server to fail")
         await wait_status(pilot, app, expected["generating"])
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the dialog")
         await wait_status(pilot, app, expected["a call awaiting approval"])
         await pilot.press("y")
         await wait_status(pilot, app, expected["a call running"])
@@ -360,7 +360,7 @@ async def test_s_in_the_approval_dialog_denies_every_waiting_call_and_stops_the_
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "two calls")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the dialog")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the dialog")
         await pilot.press("s")
         await wait_turn_done(pilot, app)
         assert [r.state for r in app.calls_table.records.values()] == [CallState.DENIED, CallState.DENIED]

@@ -45,6 +45,12 @@ async def wait_for(pilot, predicate, timeout: float = 20.0, what: str = "conditi
         raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
+def dialog_armed(app: ChatApp, kind: type) -> bool:
+    """A ``kind`` dialog is on top and takes keys: one that decides something is armed 0.5 s after
+    its first frame (ui/screens/deciding.py), and a key pressed before then answers nothing."""
+    return isinstance(app.screen, kind) and getattr(app.screen, "armed", True)
+
+
 async def wait_ready(pilot, app: ChatApp) -> None:
     await wait_for(pilot, lambda: app.ready.is_set() or app.fatal_error is not None, 30, "start-up")
 

@@ -114,6 +114,10 @@ class AskingClientRequests:
             self._report(server, "sampling", asked, answer, result_record(result))
             return result
 
+    def refused_by_limit(self, server: str, params: CreateMessageRequestParams, message: str) -> None:
+        """A sampling request the hub's rate limit refused before anyone was asked: recorded as refused."""
+        self._report(server, "sampling", request_record(params), "refused", {"error": message})
+
     def _rejected(self, server: str, asked: dict[str, Any], message: str) -> ErrorData:
         self._report(server, "sampling", asked, "rejected", {"error": message})
         return ErrorData(code=USER_REJECTED, message=message)

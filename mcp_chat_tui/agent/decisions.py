@@ -1,5 +1,5 @@
 """How the agent decides one proposed call with the user: asking, an interrupted call's explicit
-yes, and an "always" that is kept (and saved, when asked).
+yes, an "always" that is kept (and saved, when asked), and a call whose start could not be saved.
 
 Mixed into ``Agent`` (``agent/loop.py``), whose ``_decide_and_run`` goes through the calls in order.
 """
@@ -7,7 +7,7 @@ Mixed into ``Agent`` (``agent/loop.py``), whose ``_decide_and_run`` goes through
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from mcp_chat_tui.agent.approval import ApprovalPolicy, decision_label
 from mcp_chat_tui.agent.events import (
@@ -17,12 +17,15 @@ from mcp_chat_tui.agent.events import (
     ApprovalNeeded,
     CallDecided,
     CallFinished,
+    CallRunUnsaved,
     CallStatus,
     Notice,
     PlannedCall,
     Recorded,
+    StartNotSaved,
+    UnsavedChoice,
 )
-from mcp_chat_tui.agent.turn import INTERRUPTED_MESSAGE, TurnState
+from mcp_chat_tui.agent.turn import INTERRUPTED_MESSAGE, TurnState, not_saved_message
 from mcp_chat_tui.core.tools import ToolSpec
 
 
@@ -31,6 +34,10 @@ class CallDecisions:
 
     policy: ApprovalPolicy
     _finish: Callable[[TurnState, AgentSink, CallFinished], None]
+    checkpoint: Callable[[], Awaitable[str | None]] | None
+    # Called with a call's id when the user sends it unsaved; returns why it could not be noted elsewhere.
+    note_unsaved_run: Callable[[str], str | None] | None = None
+    _unsaved_question: asyncio.Lock | None = None  # one "run it unsaved?" question at a time
 
     async def _ask_user(
         self,
@@ -89,6 +96,38 @@ class CallDecisions:
     ) -> ApprovalDecision:
         future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
         sink(ApprovalNeeded(call, waiting, future, recorded, why))
+        try:
+            return await future
+        finally:
+            if not future.done():
+                future.cancel()
+
+    async def _start_saved(self, state: TurnState, call: PlannedCall, sink: AgentSink) -> bool:
+        """Whether ``call`` may be sent now that ``CallStarted`` was reported: its start is on disk
+        (``checkpoint`` returns None), or the user chose to run it unsaved. Otherwise it is finished
+        here as not sent, and the model is told why."""
+        if self.checkpoint is None or (problem := await self.checkpoint()) is None:
+            return True
+        if self._unsaved_question is None:
+            self._unsaved_question = asyncio.Lock()
+        async with self._unsaved_question:  # calls run together: their questions come one by one
+            while (problem := await self.checkpoint()) is not None:
+                choice = await self._ask_unsaved(call, problem, sink)
+                if choice is UnsavedChoice.RUN_UNSAVED:
+                    noted = self.note_unsaved_run(call.id) if self.note_unsaved_run is not None else None
+                    sink(CallRunUnsaved(call, problem, noted or ""))
+                    return True
+                if choice is UnsavedChoice.DONT_RUN:
+                    break
+        if problem is None:
+            return True
+        message = not_saved_message(problem)
+        self._finish(state, sink, CallFinished(call, CallStatus.CANCELLED, message, not_sent=problem))
+        return False
+
+    async def _ask_unsaved(self, call: PlannedCall, problem: str, sink: AgentSink) -> UnsavedChoice:
+        future: asyncio.Future[UnsavedChoice] = asyncio.get_running_loop().create_future()
+        sink(StartNotSaved(call, problem, future))
         try:
             return await future
         finally:

@@ -171,20 +171,54 @@ class CallDecided:
 
 @dataclass(frozen=True)
 class CallStarted:
+    """The call is about to go to its server: its start is recorded first (``Agent.checkpoint``)."""
+
     call: PlannedCall
     started_at: datetime
+
+
+class UnsavedChoice(str, Enum):
+    """What to do with a call whose start could not be saved (``StartNotSaved``)."""
+
+    RETRY = "retry"  # try saving again: the call is sent once its start is on disk
+    RUN_UNSAVED = "run unsaved"  # send it although no file says it started
+    DONT_RUN = "don't run"  # it is not sent; the model is told why
+
+
+@dataclass(frozen=True)
+class StartNotSaved:
+    """The start of ``call`` could not be saved (``problem`` names the file and the OS error), so the
+    call has not been sent. ``decision`` is resolved by the sink's owner; only ``RUN_UNSAVED`` sends it
+    without its start on disk."""
+
+    call: PlannedCall
+    problem: str
+    decision: asyncio.Future[UnsavedChoice] = field(compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class CallRunUnsaved:
+    """The user chose to send ``call`` although its start is not on disk (``problem`` says why);
+    ``note_problem`` says why the note kept outside the conversation could not be written either
+    (empty: it was; ``Agent.note_unsaved_run``)."""
+
+    call: PlannedCall
+    problem: str
+    note_problem: str = ""
 
 
 @dataclass(frozen=True)
 class CallFinished:
     """A call's outcome; ``result`` is None for denied, malformed, cancelled and interrupted calls;
-    ``duration`` is None for a call that never ran (or whose run time is unknown)."""
+    ``duration`` is None for a call that never ran (or whose run time is unknown). ``not_sent`` says
+    why a call that was about to start was not sent (its start could not be saved)."""
 
     call: PlannedCall
     status: CallStatus
     content_for_model: str
     result: ToolCallResult | None = None
     duration: float | None = None
+    not_sent: str = ""
 
 
 @dataclass(frozen=True)
@@ -302,6 +336,8 @@ AgentEvent = (
     | ApprovalNeeded
     | CallDecided
     | CallStarted
+    | StartNotSaved
+    | CallRunUnsaved
     | CallFinished
     | GenerationRate
     | GenerationStats

@@ -75,8 +75,9 @@ class Agent(CallDecisions, Summarising, ContextBudget):
     whose summary is missing goes in full: agent/summaries.py). ``max_iterations``
     bounds the generate/call rounds of one turn (None: no limit); at the limit
     one last generation runs without tools. ``checkpoint``, when set, is awaited
-    after ``CallStarted`` is reported and before the call goes to its server
-    (the transcript uses it to have the start on disk first).
+    after ``CallStarted`` is reported and before the call goes to its server: it
+    returns None once the start is on disk, else why not, and the call is then
+    not sent unless the user chooses to run it unsaved (agent/decisions.py).
     """
 
     def __init__(
@@ -103,7 +104,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self._closed: asyncio.Event | None = None  # set once the running turn has ended and said how
         self._summarising: asyncio.Task[None] | None = None
         self.generating = False  # the model is writing a reply of the user's turn now
-        self.checkpoint: Callable[[], Awaitable[None]] | None = None
+        self.checkpoint: Callable[[], Awaitable[str | None]] | None = None
         self._context_used: int | None = None  # the prompt's tokens so far: the last reply's figures, then results
         self._loaded_results: dict[int, tuple[dict[str, Any], str]] = {}  # fitted before the model is sent them
 
@@ -417,8 +418,8 @@ class Agent(CallDecisions, Summarising, ContextBudget):
     async def _run_call(self, state: TurnState, call: PlannedCall, sink: AgentSink) -> None:
         assert call.spec is not None
         sink(CallStarted(call, datetime.now()))
-        if self.checkpoint is not None:
-            await self.checkpoint()  # the start is on record before the call goes out
+        if not await self._start_saved(state, call, sink):  # the start is on disk before the call goes out
+            return
         started = state.started[call.id] = time.perf_counter()
         result = await self.tools.call_tool(
             call.spec.server,

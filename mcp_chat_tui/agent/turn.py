@@ -6,7 +6,14 @@ import json
 import re
 from typing import Any
 
-from mcp_chat_tui.agent.events import ApprovalChoice, CallFinished, PlannedCall, Recorded
+from mcp_chat_tui.agent.events import (
+    ApprovalChoice,
+    CallFinished,
+    CallRunUnsaved,
+    PlannedCall,
+    Recorded,
+    StartNotSaved,
+)
 from mcp_chat_tui.core.redact import Redactor
 
 DENIED_MESSAGE = "The user denied this tool call. Do not retry it; answer without it or ask the user."
@@ -16,6 +23,35 @@ INTERRUPTED_MESSAGE = (
     "interrupted: it may or may not have run (the app stopped while this call was running, so its "
     "result is unknown). Check before relying on it or calling it again."
 )
+SAVE_ADVICE = "free space on the disk or fix the permissions of the file and its folder"
+
+
+def not_saved_message(problem: str) -> str:
+    """What the model is told of a call that was not sent because its start could not be saved."""
+    return (
+        f"Not run: the conversation could not be saved ({problem}), and a tool call is sent only once "
+        "its start is saved. The user was told. Do not call it again until the user says saving works."
+    )
+
+
+def not_sent_line(event: StartNotSaved) -> str:
+    """Why a call was not sent, and what to do, in one line (the console and the app say the same)."""
+    return (
+        f"{event.call.tool} was not sent: {event.problem}. A call is sent only once its start is saved, "
+        f"so that it never runs twice; {SAVE_ADVICE}."
+    )
+
+
+def run_unsaved_line(event: CallRunUnsaved) -> str:
+    """What running a call unsaved means for a resume (said when the user chose it)."""
+    where = (
+        f"and nothing on disk says it started ({event.note_problem})"
+        if event.note_problem
+        else "its start is noted in the app's data folder until then, so a resume asks before running it again"
+    )
+    return f"{event.call.tool} runs unsaved: the conversation will say so once it can be saved, {where}"
+
+
 GENERATED_ID = re.compile(r"call_(\d+)")
 MALFORMED_NAME = "malformed_tool_call"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -17,9 +18,11 @@ from rich.text import Text
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.cli.check import status_table
 from mcp_chat_tui.cli.input_text import argument_problem, utf8_problem
+from mcp_chat_tui.cli.log_lines import print_warnings
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.setup import load_configuration, load_planned, make_hub, plan_configuration, warn_short_secrets
 from mcp_chat_tui.cli.terminal import SIGTERM_EXIT, ask_on_terminal, exit_on_sigterm, run_until_signal
+from mcp_chat_tui.cli.typed_lines import terminal_lines
 from mcp_chat_tui.config import McpConfig, ModelOptions, Settings, save_setting, settings_path
 from mcp_chat_tui.config.settings import approval_value
 from mcp_chat_tui.core.errors import UserFacingError
@@ -28,7 +31,9 @@ from mcp_chat_tui.core.server_identity import SavedRule
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState, tool_list_notes
-from mcp_chat_tui.transcript import Transcript, TranscriptLock, TranscriptRecorder, parse, read_transcript_text
+from mcp_chat_tui.transcript import Transcript, TranscriptLock, TranscriptRecorder
+from mcp_chat_tui.transcript.media import read_conversation
+from mcp_chat_tui.transcript.unsaved_runs import recall_unsaved_runs
 
 if TYPE_CHECKING:
     from mcp_chat_tui.engine.settings import EngineSettings
@@ -156,18 +161,21 @@ def open_transcript(args: argparse.Namespace) -> Transcript | None:
     A file that cannot be read stops the app with a message naming the line; it is never overwritten.
     """
     path = args.transcript
-    if path is None or not path.exists():
+    if path is None or not os.path.lexists(path):
         return None
-    return parse(read_transcript_text(path), path)
+    transcript = read_conversation(path)
+    recall_unsaved_runs(transcript, path)  # calls run while it could not be saved count as started
+    return transcript
 
 
 @contextmanager
 def transcript_held(args: argparse.Namespace) -> Iterator[None]:
     """Hold ``--transcript FILE`` for the run (``TranscriptLock``): another mcp-chat-tui that has
-    it open stops this one before anything is read (``TranscriptInUse``, exit 2)."""
+    it open stops this one before anything is read (``TranscriptInUse``, exit 2). With ``--no-save``
+    the file is only read: nothing is written beside it, not even the lock."""
     path = args.transcript
     lock = None
-    if path is not None and path.parent.is_dir():
+    if path is not None and not args.no_save and path.parent.is_dir():
         try:
             lock = TranscriptLock.acquire(path)
         except OSError:
@@ -179,19 +187,27 @@ def transcript_held(args: argparse.Namespace) -> Iterator[None]:
             lock.release()
 
 
+async def _console_configuration(args: argparse.Namespace) -> tuple[Settings, McpConfig]:
+    """Settings and servers for ``--plain`` and ``-p``, asked about on the terminal (a line typed ahead
+    of a question there is a prompt, unless ``-p``); ``-p``'s prompt with the secrets given hidden."""
+    terminal_lines(keeps_prompts=args.prompt is None)
+    settings, mcp_config = await load_configuration(args, ask_input=ask_on_terminal)
+    if args.prompt is not None:  # as the conversation, the report and a failure's JSON will show it
+        args.prompt = mcp_config.redactor.text(args.prompt)
+    return settings, mcp_config
+
+
 async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None) -> int:
     """``--plain`` and ``-p``. With ``-p`` everything but the answer (or ``--json``'s object) goes to stderr."""
-    from mcp_chat_tui.cli.plain import log_printer, run_plain
+    from mcp_chat_tui.cli.plain import run_plain
 
     one_shot = args.prompt is not None
     console = Console(highlight=False, stderr=one_shot)
-    settings, mcp_config = await load_configuration(args, ask_input=ask_on_terminal)
-    if one_shot:  # as the conversation, the report and a failure's JSON will show it
-        args.prompt = mcp_config.redactor.text(args.prompt)
+    settings, mcp_config = await _console_configuration(args)
     warn_short_secrets(mcp_config.redactor, console)
     engine = make_engine(args, model, settings.model_options(model))
     hub = make_hub(settings, mcp_config)
-    hub.add_log_listener(log_printer(Console(stderr=True, highlight=False, soft_wrap=True)))
+    print_warnings(hub, Console(stderr=True, highlight=False, soft_wrap=True))
     async with hub:
         try:
             await _load_and_start(engine, hub, model, len(mcp_config.enabled()), console)
@@ -270,7 +286,8 @@ def _print_ready(hub: ServerHub, model: str, mcp_config: McpConfig, console: Con
 
 
 async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) -> int:
-    """The full-screen app; SIGTERM leaves it the same way Ctrl+C does (servers shut down first)."""
+    """The full-screen app; SIGTERM and SIGINT (``kill -INT``: Ctrl+C itself is a key here) leave it the
+    same way Ctrl+C does (servers shut down first), with 143 and 130."""
     from mcp_chat_tui.ui.app import ChatApp
 
     plan = plan_configuration(args)  # a folder's mcp.json not trusted yet: the app asks before it starts anything
@@ -290,11 +307,13 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
     )
     app.folder_to_trust = plan.question
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, lambda: asyncio.ensure_future(app.action_quit(return_code=SIGTERM_EXIT)))
+    for signum, code in ((signal.SIGTERM, SIGTERM_EXIT), (signal.SIGINT, ExitCode.INTERRUPTED)):
+        loop.add_signal_handler(signum, lambda code=code: asyncio.ensure_future(app.action_quit(return_code=code)))
     try:
         await app.run_async()
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+        loop.remove_signal_handler(signal.SIGINT)  # Python's own again: KeyboardInterrupt, 130
         exit_on_sigterm()
         await app.shutdown()
     if app.unsaved:

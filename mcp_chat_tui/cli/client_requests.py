@@ -1,12 +1,16 @@
 """``--plain`` and ``-p`` answer the servers' requests on the terminal: a sampling request is shown and
 approved, edited or rejected; a form's fields are asked one by one (a bad value is said and asked
-again); a URL is opened only on ``o``. With no terminal to ask (``-p`` in a pipe), elicitation is
-declined and sampling refused, each with one line on stderr; ``--yes`` approves sampling.
+again); a URL is shown with its host and opened only on ``o``, and only an https one (or http to
+this computer). With no terminal to ask (``-p`` in a pipe), elicitation is declined and sampling
+refused, each with one line on stderr; ``--yes`` approves sampling. Each request's first answer is
+a line typed after its keys were shown (cli/typed_lines.py), and a choice is its letter alone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import webbrowser
+from collections.abc import Callable
 from typing import Any
 
 from mcp_types import CreateMessageRequestParams
@@ -18,6 +22,8 @@ from mcp_chat_tui.agent import Agent
 from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
 from mcp_chat_tui.agent.events import AgentSink
 from mcp_chat_tui.agent.sampling import ToolUse, asked_settings, editable, message_text, with_edits
+from mcp_chat_tui.cli.typed_lines import LineReader, Question
+from mcp_chat_tui.core.page_address import check_page_address
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.servers.elicit_form import FormField
 
@@ -27,9 +33,9 @@ def literal(value: object, style: str = "") -> Text:
 
 
 class ConsoleAsker:
-    """Asks on the terminal through ``reader`` (the plain interface's ``LineReader``); None: nobody to ask."""
+    """Asks on the terminal through ``reader`` (cli/typed_lines.py); None: nobody to ask."""
 
-    def __init__(self, console: Console, reader: Any) -> None:
+    def __init__(self, console: Console, reader: LineReader | None) -> None:
         self.console = console
         self.reader = reader
 
@@ -38,18 +44,27 @@ class ConsoleAsker:
         """No terminal to ask (``-p`` in a pipe): a request is refused, not rejected by a person."""
         return self.reader is None
 
-    async def _line(self, question: str) -> str | None:
-        self.console.print(Text(question, style="bold"), end="")
-        return await self.reader.read()
+    def _question(self) -> contextlib.AbstractAsyncContextManager[Question]:
+        """One request's questions: the first takes only a line typed after its keys were shown."""
+        assert self.reader is not None, "nobody to ask: said and answered before any question"
+        return self.reader.question(self.console)
 
-    async def _choice(self, question: str, keys: str) -> str | None:
-        """One of ``keys`` (a letter each); None at the end of input."""
+    async def _line(self, asking: Question, question: str, is_answer: Callable[[str], bool] = bool) -> str | None:
+        return await asking.ask(lambda: self.console.print(Text(question, style="bold"), end=""), is_answer)
+
+    async def _choice(self, asking: Question, question: str, keys: str) -> str | None:
+        """One of ``keys``, typed as a line of its own (a line that only starts with one, such as a
+        prompt typed on, answers nothing); None at the end of input."""
+
+        def is_choice(line: str) -> bool:
+            return len(line.strip()) == 1 and line.strip().lower() in keys
+
         while True:
-            answer = await self._line(question)
+            answer = await self._line(asking, question, is_choice)
             if answer is None:
                 return None
-            if answer.strip() and answer.strip()[0] in keys:
-                return answer.strip()[0]
+            if is_choice(answer):
+                return answer.strip().lower()
 
     def _nobody(self, what: str) -> None:
         self.console.print(Text(f"{what}: no terminal to ask", style="yellow"), soft_wrap=True)
@@ -71,36 +86,38 @@ class ConsoleAsker:
         if params.tools:
             parts.append(literal("may call: " + ", ".join(tool.name for tool in params.tools), "dim"))
         self.console.print(Panel(Group(*parts), border_style="yellow", expand=False))
-        choice = await self._choice("a approve · e edit · r reject: ", "aer")
-        if choice == "a":
-            return params
-        if choice != "e":
-            return None
-        system = await self._line("system prompt (Enter keeps it): ")
-        texts = []
-        for message in params.messages:
-            if not editable(message):
-                texts.append("")
-                continue
-            text = await self._line(f"{message.role} message (Enter keeps it): ")
-            texts.append(text if text else message_text(message))
+        async with self._question() as asking:
+            choice = await self._choice(asking, "a approve · e edit · r reject: ", "aer")
+            if choice == "a":
+                return params
+            if choice != "e":
+                return None
+            system = await self._line(asking, "system prompt (Enter keeps it): ")
+            texts = []
+            for message in params.messages:
+                if not editable(message):
+                    texts.append("")
+                    continue
+                text = await self._line(asking, f"{message.role} message (Enter keeps it): ")
+                texts.append(text if text else message_text(message))
         return with_edits(params, system if system else params.system_prompt or "", texts)
 
     async def approve_tool_use(self, server: str, use: ToolUse) -> bool:
         self.console.print(literal(f"the model calls {use.name} for {server}: {pretty_json(use.arguments)}"))
-        return await self._choice("y allow (the server runs it) · n deny: ", "yn") == "y"
+        async with self._question() as asking:
+            return await self._choice(asking, "y allow (the server runs it) · n deny: ", "yn") == "y"
 
     async def review_sample(self, server: str, text: str, tool_uses: list[ToolUse]) -> str | None:
         body = [literal(text)] + [
             literal(f"tool use: {use.name} {pretty_json(use.arguments)}", "dim") for use in tool_uses
         ]
         self.console.print(Panel(Group(*body), title=literal(f"answer for {server}"), expand=False))
-        choice = await self._choice("s send · e edit · r reject: ", "ser")
-        if choice == "s":
-            return text
-        if choice == "e":
-            edited = await self._line("answer: ")
-            return edited if edited is not None else None
+        async with self._question() as asking:
+            choice = await self._choice(asking, "s send · e edit · r reject: ", "ser")
+            if choice == "s":
+                return text
+            if choice == "e":
+                return await self._line(asking, "answer: ")
         return None
 
     # ----- elicitation -----------------------------------------------------------------------
@@ -110,25 +127,26 @@ class ConsoleAsker:
             self._nobody(f"{server} asked for a form ({message}); declined")
             return "decline", {}
         self.console.print(Panel(literal(message), title=literal(f"{server} asks you"), expand=False))
-        choice = await self._choice("f fill in · d decline · c cancel: ", "fdc")
-        if choice != "f":
-            return ("decline" if choice == "d" else "cancel"), {}
-        values: dict[str, Any] = {}
-        for field in fields:
-            value = await self._field(field)
-            if value is ...:
-                return "cancel", {}
-            if value is not None:
-                values[field.name] = value
+        async with self._question() as asking:
+            choice = await self._choice(asking, "f fill in · d decline · c cancel: ", "fdc")
+            if choice != "f":
+                return ("decline" if choice == "d" else "cancel"), {}
+            values: dict[str, Any] = {}
+            for field in fields:
+                value = await self._field(asking, field)
+                if value is ...:
+                    return "cancel", {}
+                if value is not None:
+                    values[field.name] = value
         return "accept", values
 
-    async def _field(self, field: FormField) -> Any:
+    async def _field(self, asking: Question, field: FormField) -> Any:
         """The field's value (None: left empty; ``...``: the input ended)."""
         default = field.shown_default()
         question = f"{field.label}{' *' if field.required else ''} ({field.hint()})"
         question += f" [{default}]: " if default else ": "
         while True:
-            raw = await self._line(visible_controls(question))
+            raw = await self._line(asking, visible_controls(question))
             if raw is None:
                 return ...
             value, problem = field.parse(raw or default)
@@ -137,14 +155,34 @@ class ConsoleAsker:
             self.console.print(literal(f"  {field.label}: {problem}", "red"))
 
     async def visit_url(self, server: str, message: str, url: str) -> str:
+        """Where the page is (its host, as a browser resolves it) and the whole address; ``o`` opens
+        it, and only an https address or an http one to this computer (``core/page_address.py``)."""
         if self.reader is None:
             self._nobody(f"{server} asked you to open {url}; declined")
             return "decline"
-        body = Group(literal(message), literal(url, "bold"))
-        self.console.print(Panel(body, title=literal(f"{server} asks you to open a page"), expand=False))
-        choice = await self._choice("o open in the browser · d decline · c cancel: ", "odc")
+        address = check_page_address(url)
+        body = [literal(message)]
+        if address.host:
+            body.append(
+                literal(
+                    f"goes to {address.host}" + (f" (written {address.written_host})" if address.written_host else ""),
+                    "bold",
+                )
+            )
+        if address.user:
+            body.append(
+                literal(f"before the host stands {address.user}@: a user name, not where the page is", "yellow")
+            )
+        body.append(literal(url))
+        if address.refusal:
+            body.append(literal(address.refusal, "bold red"))
+        self.console.print(Panel(Group(*body), title=literal(f"{server} asks you to open a page"), expand=False))
+        async with self._question() as asking:
+            if not address.openable:
+                return "decline" if await self._choice(asking, "d decline · c cancel: ", "dc") == "d" else "cancel"
+            choice = await self._choice(asking, "o open in the browser · d decline · c cancel: ", "odc")
         if choice == "o":
-            if not webbrowser.open(url):
+            if not webbrowser.open(address.url):
                 self.console.print(Text("no browser could be opened: copy the URL", style="yellow"))
             return "accept"
         return "decline" if choice == "d" else "cancel"

@@ -7,13 +7,12 @@ Without a terminal nobody can be asked: the run stops with exit 2, saying to pas
 
 from __future__ import annotations
 
-import asyncio
 import sys
-import threading
 
 from rich.console import Console
 from rich.text import Text
 
+from mcp_chat_tui.cli.typed_lines import is_yes_or_no, terminal_lines
 from mcp_chat_tui.config.folder_trust import FolderFile, TrustStore
 from mcp_chat_tui.core.errors import UserFacingError
 
@@ -36,15 +35,19 @@ def refusal(folder: FolderFile) -> FolderNotTrusted:
 
 
 async def ask_trust_on_terminal(folder: FolderFile, console: Console) -> bool:
-    """Show what the file would run and ask; a yes is remembered for this version of the file."""
+    """Show what the file would run and ask; a yes is remembered for this version of the file. The
+    answer is a line typed after the question was put (cli/typed_lines.py): a line typed ahead, as the
+    program started, answers nothing."""
     if not sys.stdin.isatty():
         raise refusal(folder)
     for line in folder.describe():
         console.print(Text(line), soft_wrap=True)
     console.print(Text(WARNING, style="yellow"), soft_wrap=True)
-    console.print(Text("Trust this file and start these servers? [y/N] "), end="")
-    answer = await read_line()
-    if answer.strip().lower() not in ("y", "yes"):
+    async with terminal_lines().question(console) as question:
+        answer = await question.ask(
+            lambda: console.print(Text("Trust this file and start these servers? [y/N] "), end=""), is_yes_or_no
+        )
+    if answer is None or answer.strip().lower() not in ("y", "yes"):
         console.print(Text(folder.not_trusted_note(), style="yellow"), soft_wrap=True)
         return False
     try:
@@ -52,27 +55,3 @@ async def ask_trust_on_terminal(folder: FolderFile, console: Console) -> bool:
     except UserFacingError as exc:
         console.print(Text(f"trusted for this run only: {exc}", style="yellow"), soft_wrap=True)
     return True
-
-
-async def read_line() -> str:
-    """One line of stdin ("" at its end), read on a daemon thread: the event loop, and with it the
-    signals that end the app, keeps running while the person thinks."""
-    loop = asyncio.get_running_loop()
-    answer: asyncio.Future[str] = loop.create_future()
-
-    def deliver(line: str) -> None:
-        if not answer.done():
-            answer.set_result(line)
-
-    def read() -> None:
-        try:
-            line = sys.stdin.readline()
-        except (OSError, ValueError):
-            line = ""
-        try:
-            loop.call_soon_threadsafe(deliver, line)
-        except RuntimeError:  # the loop closed: the app ended while asking
-            pass
-
-    threading.Thread(target=read, name="trust-question", daemon=True).start()
-    return await answer

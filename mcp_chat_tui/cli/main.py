@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import io
 import logging
 import os
 import sys
@@ -15,6 +16,7 @@ from rich.markup import escape
 from mcp_chat_tui.cli.args import blas_setting, build_parser
 from mcp_chat_tui.cli.terminal import ask_on_terminal, exit_on_sigterm, run_until_signal
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.files import open_append
 from mcp_chat_tui.core.paths import user_log_dir
 from mcp_chat_tui.engine.blas import load_blas
 
@@ -27,8 +29,9 @@ def setup_logging() -> Path | None:
     try:
         log_dir = user_log_dir()
         log_dir.mkdir(parents=True, exist_ok=True)
-        path = log_dir / "mcp-chat-tui.log"
-        handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+        path = log_dir / "mcp-chat-tui.log"  # never through a link planted at its name; any text, lone surrogates too
+        stream = io.TextIOWrapper(open_append(path), encoding="utf-8", errors="backslashreplace", write_through=True)
+        handler: logging.Handler = logging.StreamHandler(stream)
     except OSError:
         path, handler = None, logging.NullHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -50,8 +53,18 @@ async def _check_servers(args) -> int:
         return await check_servers(hub, console)
 
 
+def tolerant_output() -> None:
+    """Standard output and error write any text: a lone surrogate (which an endpoint or a server can
+    send, and UTF-8 cannot hold) is written as ``\\udXXX`` instead of raising in the middle of a run."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
 def main(argv: list[str] | None = None) -> int:
     exit_on_sigterm()
+    tolerant_output()
     load_blas(blas_setting(argv))  # before anything imports mlx.core: it binds its BLAS then
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -71,9 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     except UserFacingError as exc:
         err.print(f"[bold red]mcp-chat-tui:[/] {escape(str(exc))}", highlight=False)
         if args.json and args.prompt is not None:
-            from mcp_chat_tui.cli.report import failure_json
+            from mcp_chat_tui.cli.report import failure_json, is_terminal
+            from mcp_chat_tui.core.text import json_for_terminal
 
-            print(failure_json(args.prompt, str(exc), exc.exit_code), flush=True)
+            failure = failure_json(args.prompt, str(exc), exc.exit_code)
+            print(json_for_terminal(failure) if is_terminal(sys.stdout) else failure, flush=True)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

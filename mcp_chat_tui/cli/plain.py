@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -23,16 +24,16 @@ from mcp_chat_tui.agent.events import AgentEvent
 from mcp_chat_tui.agent.summaries import is_compact_command
 from mcp_chat_tui.cli.client_requests import install_console_requests
 from mcp_chat_tui.cli.input_text import NotUtf8Line
-from mcp_chat_tui.cli.plain_console import LineReader, PlainConsole, literal
+from mcp_chat_tui.cli.plain_console import PlainConsole, literal
 from mcp_chat_tui.cli.prompt_commands import command_turn, print_attachments
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
+from mcp_chat_tui.cli.typed_lines import LineReader, terminal_lines
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.engine.cache_file import keep_cache_beside
 from mcp_chat_tui.servers.commands import is_command
 from mcp_chat_tui.servers.hub import ServerHub
-from mcp_chat_tui.servers.notifications import LogEntry
 from mcp_chat_tui.transcript import (
     AutoSaver,
     Exchange,
@@ -47,17 +48,6 @@ from mcp_chat_tui.ui.recording import RecordingSink, pending_calls, tee
 
 PROMPT = "prompt -> "
 EXIT_WORDS = {"bye", "quit"}
-
-
-def log_printer(stderr: Console) -> Callable[[str, LogEntry], None]:
-    """A hub log listener that prints each warning (or worse) on ``stderr``, after its server's name."""
-
-    def show(server: str, entry: LogEntry) -> None:
-        if entry.at_least_warning:
-            logger = f" [{entry.logger}]" if entry.logger else ""
-            stderr.print(literal(f"{server}: {entry.level}{logger}: {entry.text}", "yellow"), soft_wrap=True)
-
-    return show
 
 
 def print_loaded(console: Console, transcript: Transcript) -> None:
@@ -181,8 +171,8 @@ async def _converse(
 ) -> int:
     """``run_plain``'s loop: the resumed conversation's open calls, then the prompts; the recorder is
     closed on the way out."""
-    loop = asyncio.get_running_loop()
-    reader = LineReader(loop) if one_prompt is None or sys.stdin.isatty() else None
+    asking = one_prompt is None or sys.stdin.isatty()  # prompts to read, or a terminal to ask questions on
+    reader = terminal_lines(keeps_prompts=one_prompt is None) if asking else None  # typed ahead: a prompt
     sink = _console_sink(agent, console, reader, recorder, report, model_label=model_label, auto_yes=auto_yes)
     try:
         if recorder is not None and recorder.transcript.exchanges:
@@ -236,11 +226,12 @@ def _console_sink(
 ) -> Callable[[AgentEvent], None]:
     """Where the agent's events go: the console (through the ``-p`` report) and the transcript; the
     servers' requests are answered at the console too."""
-    printer = PlainConsole(console, reader, auto_yes=auto_yes)
+    printer = PlainConsole(console, reader, auto_yes=auto_yes, one_shot=report is not None)
     sink: Callable[[AgentEvent], None] = report.watch(printer) if report is not None else printer
     if recorder is not None:
-        sink = tee(RecordingSink(recorder, model_label, agent.engine), sink)
-        agent.checkpoint = recorder.persisted  # a call's start is on disk before it goes out
+        recording = RecordingSink(recorder, model_label, agent.engine)
+        recording.guard_starts(agent)  # a call's start is on disk before it goes out
+        sink = tee(recording, sink)
     install_console_requests(agent, console, reader, sink, auto_yes=auto_yes)
     return sink
 
@@ -271,13 +262,18 @@ async def _compact(agent: Agent, console: Console, sink: Callable[[AgentEvent], 
 
 async def _read_prompt(agent: Agent, console: Console, reader: LineReader) -> str | None:
     """The next prompt typed at ``prompt ->`` (empty lines are skipped, roots commands answered here);
-    None at the end of input or an exit word."""
+    None at the end of input or an exit word. A line typed before ``prompt ->`` was shown (passed over
+    by a question) is shown after it: the terminal showed it where it was typed."""
     while True:
         console.print(PROMPT, end="", style="bold", highlight=False)
-        line = await reader.read()
+        shown_at = time.monotonic()
+        typed = await reader.read_typed()
+        line = typed.text
         if line is None:
             console.print()
             return None
+        if reader.guarded and typed.at < shown_at:
+            console.print(literal(line), highlight=False, soft_wrap=True)
         if isinstance(line, NotUtf8Line):
             console.print(literal(f"not sent: {line.problem}", "yellow"), soft_wrap=True)
             continue

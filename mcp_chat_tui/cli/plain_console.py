@@ -7,9 +7,7 @@ so markup and terminal escape sequences in it cannot style or move the screen.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
-import threading
 
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -27,6 +25,7 @@ from mcp_chat_tui.agent.events import (
     CallDecided,
     CallFinished,
     CallProgress,
+    CallRunUnsaved,
     CallStarted,
     CallStatus,
     GenerationStats,
@@ -34,13 +33,16 @@ from mcp_chat_tui.agent.events import (
     Notice,
     ResultCut,
     ServerRequestAnswered,
+    StartNotSaved,
     SummariesEnded,
     SummaryFailed,
     SummaryStarted,
     SummaryWritten,
     TurnFinished,
+    UnsavedChoice,
 )
-from mcp_chat_tui.cli.input_text import decoded_line
+from mcp_chat_tui.agent.turn import not_sent_line, run_unsaved_line
+from mcp_chat_tui.cli.typed_lines import LineReader
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.ui.media_info import media_line
 
@@ -64,28 +66,17 @@ STATUS_STYLE = {
 }
 
 
-class LineReader:
-    """Reads stdin lines on a daemon thread, so a pending read never keeps the app from exiting."""
+UNSAVED_KEYS = {"r": UnsavedChoice.RETRY, "u": UnsavedChoice.RUN_UNSAVED, "n": UnsavedChoice.DONT_RUN}
+APPROVAL_QUESTION = (
+    "[bold]y[/] once · [bold]a[/] all waiting · [bold]t[/] always this tool · "
+    "[bold]T[/] always and save · [bold]n[/] no · [bold]s[/] deny all and stop: "
+)
+UNSAVED_QUESTION = "[bold]r[/] try saving again · [bold]u[/] run it unsaved · [bold]n[/] don't run: "
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._loop = loop
-        self._lines: asyncio.Queue[str | None] = asyncio.Queue()
-        threading.Thread(target=self._pump, name="stdin", daemon=True).start()
 
-    def _pump(self) -> None:
-        # Bad bytes are kept as surrogates, then taken back: a line that is not UTF-8 is said, not a
-        # crash. (Text, not sys.stdin.buffer: a daemon thread holding the buffer's lock at exit aborts.)
-        with contextlib.suppress(AttributeError, ValueError):
-            sys.stdin.reconfigure(errors="surrogateescape")
-        encoding = sys.stdin.encoding or "utf-8"
-        for line in sys.stdin:
-            data = line.encode(encoding, "surrogateescape")
-            self._loop.call_soon_threadsafe(self._lines.put_nowait, decoded_line(data))
-        self._loop.call_soon_threadsafe(self._lines.put_nowait, None)
-
-    async def read(self) -> str | None:
-        """The next line (a ``NotUtf8Line`` when it was not UTF-8), or None at end of input."""
-        return await self._lines.get()
+def approval_key(line: str) -> ApprovalDecision | None:
+    """What a line answers the approval question (``T`` saves; other letters in either case)."""
+    return APPROVAL_KEYS.get(line.strip()) or APPROVAL_KEYS.get(line.strip().lower())
 
 
 def literal(value: object, style: str = "") -> Text:
@@ -100,10 +91,14 @@ def pretty_arguments(arguments: dict) -> str:
 class PlainConsole:
     """Prints agent events and answers approvals from the keyboard (or denies them when it cannot ask)."""
 
-    def __init__(self, console: Console, reader: LineReader | None, *, auto_yes: bool = False) -> None:
+    def __init__(
+        self, console: Console, reader: LineReader | None, *, auto_yes: bool = False, one_shot: bool = False
+    ) -> None:
+        """``one_shot`` (``-p``): a call whose start cannot be saved is never run, nobody is asked."""
         self.console = console
         self.reader = reader
         self.auto_yes = auto_yes
+        self.one_shot = one_shot
         self._in_text = False
         self._in_thinking = False
         self._pending: list[asyncio.Task[None]] = []
@@ -134,9 +129,12 @@ class PlainConsole:
             self._break_line()
             body = Group(literal(f"malformed tool call ({event.reason})", "bold red"), literal(event.raw))
             self.console.print(Panel(body, border_style="red", expand=False))
-        elif isinstance(event, ApprovalNeeded):
+        elif isinstance(event, (ApprovalNeeded, StartNotSaved)):
             self._break_line()
-            self._pending.append(asyncio.ensure_future(self._approve(event)))
+            question = self._approve(event) if isinstance(event, ApprovalNeeded) else self._ask_unsaved(event)
+            self._pending.append(asyncio.ensure_future(question))
+        elif isinstance(event, CallRunUnsaved):
+            self.console.print(literal(run_unsaved_line(event), "bold yellow"), soft_wrap=True)
         elif isinstance(event, Notice):
             self._break_line()
             self.console.print(literal(event.text, "yellow"))
@@ -277,19 +275,35 @@ class PlainConsole:
             self.console.print(Text("no terminal to ask: call denied (use --yes to allow calls)", style="yellow"))
             event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY))
             return
-        while not event.decision.done():
-            self.console.print(
-                "[bold]y[/] once · [bold]a[/] all waiting · [bold]t[/] always this tool · "
-                "[bold]T[/] always and save · [bold]n[/] no · [bold]s[/] deny all and stop: ",
-                end="",
-            )
-            answer = await self.reader.read()
-            if answer is None:
-                event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY_ALL))
-                return
-            decision = APPROVAL_KEYS.get(answer.strip()) or APPROVAL_KEYS.get(answer.strip().lower())
-            if decision is not None and not event.decision.done():
-                event.decision.set_result(decision)
+        async with self.reader.question(self.console) as question:  # a line typed before it is not its answer
+            while not event.decision.done():
+                answer = await question.ask(lambda: self.console.print(APPROVAL_QUESTION, end=""), approval_key)
+                if answer is None:
+                    event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY_ALL))
+                    return
+                decision = approval_key(answer)
+                if decision is not None and not event.decision.done():
+                    event.decision.set_result(decision)
+
+    async def _ask_unsaved(self, event: StartNotSaved) -> None:
+        """A call whose start could not be saved: run only on a ``u`` typed for this question at a terminal."""
+        self.console.print(literal(not_sent_line(event), "bold red"), soft_wrap=True)
+        if self.one_shot or self.reader is None or not sys.stdin.isatty():
+            why = "-p never runs a call unsaved" if self.one_shot else "no terminal to ask"
+            self.console.print(literal(f"not run ({why})", "yellow"), soft_wrap=True)
+            event.decision.set_result(UnsavedChoice.DONT_RUN)
+            return
+        async with self.reader.question(self.console) as question:
+            while not event.decision.done():
+                answer = await question.ask(
+                    lambda: self.console.print(UNSAVED_QUESTION, end=""),
+                    lambda line: line.strip().lower() in UNSAVED_KEYS,
+                )
+                choice = UNSAVED_KEYS.get(answer.strip().lower()) if answer is not None else UnsavedChoice.DONT_RUN
+                if choice is None:
+                    self.console.print(literal("(r, u or n)", "dim"))
+                elif not event.decision.done():
+                    event.decision.set_result(choice)
 
     def _end_thinking(self) -> None:
         if self._in_thinking:

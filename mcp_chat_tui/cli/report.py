@@ -36,6 +36,7 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
     TurnStarted,
 )
+from mcp_chat_tui.core.text import json_for_terminal, visible_controls
 from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.engine.events import Stats
 
@@ -153,11 +154,13 @@ class OneShotReport:
             self.calls[event.call.id] = CallReport(event)
         elif isinstance(event, MalformedCall):
             self.calls[event.id] = CallReport(event)
-        elif isinstance(event, CallDecided) and event.call.id in self.calls:
-            self.calls[event.call.id].choice = event.choice.value
-            self.calls[event.call.id].allowed_by = event.allowed_by or None
+        elif isinstance(event, CallDecided):  # a resumed turn's calls were proposed in the file, not here
+            entry = self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call)))
+            entry.choice, entry.allowed_by = event.choice.value, event.allowed_by or None
         elif isinstance(event, CallFinished):
             self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call))).finished = event
+            if event.not_sent:  # its start could not be saved: the run fails (1), as a failed save does
+                self.save_error = self.save_error or event.not_sent
         elif isinstance(event, GenerationStats):
             self.generations.append(event.stats)
         elif isinstance(event, ServerRequestAnswered):
@@ -214,12 +217,24 @@ class OneShotReport:
         }
 
     def write(self, stdout: TextIO, *, as_json: bool) -> None:
-        """The run's result on stdout: the JSON object, or the final answer alone (none after a failure)."""
+        """The run's result on stdout: the JSON object, or the final answer alone (none after a failure).
+        On a terminal the answer's control characters are written out as escapes (``\\x1b``), as on
+        stderr, so a model's text cannot move the cursor or retitle the window; a pipe gets it as it is."""
+        terminal = is_terminal(stdout)
         if as_json:
-            stdout.write(json.dumps(self.to_json(), ensure_ascii=False) + "\n")
+            text = json.dumps(self.to_json(), ensure_ascii=False)
+            stdout.write((json_for_terminal(text) if terminal else text) + "\n")
         elif self.turn_exit_code is not ExitCode.FAILURE and self.answer:  # an answer not saved is still given
-            stdout.write(self.answer if self.answer.endswith("\n") else self.answer + "\n")
+            answer = visible_controls(self.answer) if terminal else self.answer
+            stdout.write(answer if answer.endswith("\n") else answer + "\n")
         stdout.flush()
+
+
+def is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no such method, or a closed stream
+        return False
 
 
 def failure_json(prompt: str, message: str, code: int) -> str:

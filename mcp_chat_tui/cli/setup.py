@@ -23,7 +23,7 @@ from mcp_chat_tui.config import (
 from mcp_chat_tui.config.folder_trust import FolderFile, TrustStore, folder_file
 from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.paths import bundled_path, user_log_dir
-from mcp_chat_tui.core.redact import Redactor, redact_logs
+from mcp_chat_tui.core.redact import Redactor, redact_logs, url_secrets
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.roots import Roots
 
@@ -40,6 +40,7 @@ class ConfigPlan:
     cwd: Path
     folder: FolderFile | None = None
     question: FolderFile | None = None
+    endpoint: str = ""  # ``--endpoint``: its credentials are secrets to hide
 
 
 def plan_configuration(args: argparse.Namespace) -> ConfigPlan:
@@ -59,7 +60,8 @@ def plan_configuration(args: argparse.Namespace) -> ConfigPlan:
     folder = folder_file(path, source, cwd)
     answered = getattr(args, "trust_folder", False) or getattr(args, "yes", False)
     ask = folder is not None and bool(folder.servers) and not answered and not TrustStore().trusts(folder.fingerprint)
-    return ConfigPlan(settings, path, source, cwd, folder, folder if ask else None)
+    endpoint = getattr(args, "endpoint", None) or ""
+    return ConfigPlan(settings, path, source, cwd, folder, folder if ask else None, endpoint)
 
 
 def load_planned(
@@ -67,7 +69,8 @@ def load_planned(
 ) -> McpConfig:
     """The servers of the plan's mcp.json (none when its question was answered no: ``trusted``).
 
-    From here on the log file has the answers to password inputs redacted.
+    From here on the log file has the answers to password inputs redacted, and the credentials in
+    ``--endpoint``'s URL (the hub's and the agent's redactor hides them in what is shown too).
     """
     if plan.folder is None:
         mcp_config = load_mcp_config(
@@ -77,6 +80,8 @@ def load_planned(
         mcp_config = plan.folder.without_servers()
     else:
         mcp_config = plan.folder.load(ask_input=ask_input, input_cache=input_cache)
+    for name, secret in url_secrets(plan.endpoint, "--endpoint").items():
+        mcp_config.redactor.add(name, secret)
     redact_logs(mcp_config.redactor)
     return mcp_config
 

@@ -9,34 +9,27 @@ sign-in waits for the browser to come back.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-import threading
 import webbrowser
 from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
+from mcp_chat_tui.cli.typed_lines import is_yes_or_no, terminal_lines
 from mcp_chat_tui.core.errors import ConfigError
+from mcp_chat_tui.core.page_address import check_page_address
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.servers import ServerHub, ServerState
 from mcp_chat_tui.servers.oauth import SignInPrompt, SignInRequest
 
 
 async def ask_line(console: Console, question: str) -> str | None:
-    """One line typed on the terminal (None at the end of input), read on a daemon thread so a
-    pending question never keeps the program from exiting."""
-    loop = asyncio.get_running_loop()
-    answer: asyncio.Future[str | None] = loop.create_future()
-
-    def read() -> None:
-        line = sys.stdin.readline()
-        loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(line.rstrip("\n") if line else None))
-
-    console.print(question, end="", markup=False, highlight=False)
-    threading.Thread(target=read, name="sign-in question", daemon=True).start()
-    return await answer
+    """One line typed on the terminal for ``question`` (None at the end of input): one typed before
+    the question was put answers nothing (cli/typed_lines.py). Read on a daemon thread, so a pending
+    question never keeps the program from exiting."""
+    async with terminal_lines().question(console) as asking:
+        return await asking.ask(lambda: console.print(question, end="", markup=False, highlight=False), is_yes_or_no)
 
 
 def terminal_prompt(console: Console, shown: list[SignInRequest] | None = None) -> SignInPrompt:
@@ -47,10 +40,13 @@ def terminal_prompt(console: Console, shown: list[SignInRequest] | None = None) 
             shown.append(request)
         console.print(Text(visible_controls(f"Sign in to {request.server} at this address:"), style="bold"))
         console.print(request.url, markup=False, highlight=False, soft_wrap=True)
-        if sys.stdin.isatty():
+        address = check_page_address(request.url)
+        if address.refusal:
+            console.print(Text(address.refusal, style="bold red"), soft_wrap=True)
+        elif sys.stdin.isatty():
             answer = await ask_line(console, "Open it in your browser? [Y/n] ")
             if answer is not None and answer.strip().lower() in ("", "y", "yes"):
-                if not webbrowser.open(request.url):
+                if not webbrowser.open(address.url):
                     console.print("no browser could be opened here: open the address above yourself")
         console.print(
             Text(f"waiting for the browser to come back to {request.redirect_uri} (Ctrl+C gives up)…", style="dim")

@@ -7,6 +7,7 @@ offending value itself, only its kind, so a secret cannot leak through them.
 
 from __future__ import annotations
 
+import errno
 import re
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from mcp_chat_tui.core.errors import ConfigError
+from mcp_chat_tui.core.files import RefusedFile, read_regular
 
-_TOML_WHERE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+MAX_CONFIG_BYTES = 16 * 1024 * 1024  # a config file (mcp.json, config.toml, an env file) larger than this is not read
+
+_TOML_WHERE = re.compile(r"(?<!\s)\s*+\(at line (\d+), column (\d+)\)\s*+$")  # linear: a run of spaces is tried once
 
 # pydantic messages that read badly to someone editing a JSON or TOML file.
 _FRIENDLY_MESSAGES = {
@@ -79,14 +83,21 @@ def from_toml_error(path: Path, error: Exception) -> ConfigError:
 
 
 def read_text(path: Path, what: str) -> str:
-    """A config file's text (UTF-8, a BOM allowed), or a ``ConfigError`` saying why it cannot be read."""
+    """A config file's text (UTF-8, a BOM allowed), or a ``ConfigError`` saying why it cannot be read.
+
+    It must be a regular file (a link to one is followed): a FIFO or a device is refused at once,
+    never waited on or read without end."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        data = read_regular(path, MAX_CONFIG_BYTES, follow_links=True)
     except FileNotFoundError:
         raise ConfigError(path, None, f"no such file (expected {what})") from None
-    except IsADirectoryError:
-        raise ConfigError(path, None, f"is a folder, expected {what}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(path, f"byte {exc.start}", "not UTF-8 text") from None
+    except RefusedFile as exc:
+        if exc.errno == errno.EISDIR:
+            raise ConfigError(path, None, f"is a folder, expected {what}") from None
+        raise ConfigError(path, None, f"cannot be read: {exc.strerror}") from None
     except OSError as exc:
         raise ConfigError(path, None, f"cannot be read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, f"byte {exc.start}", "not UTF-8 text") from None

@@ -24,10 +24,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from mcp_chat_tui.config._errors import MAX_CONFIG_BYTES
 from mcp_chat_tui.config.mcp_json import load_mcp_config, pending_inputs, planned_servers
 from mcp_chat_tui.config.mcp_models import McpConfig, ServerConfig
 from mcp_chat_tui.config.variables import AskInput, InputCache, InputSpec
 from mcp_chat_tui.core.errors import ConfigError
+from mcp_chat_tui.core.files import read_regular
 from mcp_chat_tui.core.paths import user_config_dir
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.server_identity import url_without_credentials
@@ -50,9 +52,10 @@ class FileFingerprint:
 
 
 def read_fingerprint(path: Path) -> FileFingerprint:
-    """Read ``path`` once: what is hashed is what will be loaded."""
+    """Read ``path`` once: what is hashed is what will be loaded (a regular file, a link to one
+    followed, of at most ``MAX_CONFIG_BYTES``: a FIFO or a huge file is refused, not read)."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path, MAX_CONFIG_BYTES, follow_links=True)
     except FileNotFoundError:
         raise ConfigError(path, None, "no such file (expected an mcp.json file)") from None
     except OSError as exc:

@@ -22,7 +22,7 @@ from mcp_chat_tui.config.mcp_models import McpConfig, OAuthSettings, ServerConfi
 from mcp_chat_tui.config.variables import AskInput, Expander, InputCache, InputSpec
 from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
-from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.redact import Redactor, url_secrets
 from mcp_chat_tui.core.tools import BUILTIN_SERVER
 
 _WHAT = 'an mcp.json file ({"servers": {...}})'
@@ -81,11 +81,15 @@ def load_mcp_config(
     base_dir = path.resolve().parent
     servers = {name: _expand_server(expander, *entry, base_dir) for name, entry in templates.items()}
     config = McpConfig(path=path, source=source, servers=servers, inputs=inputs)
+    in_urls = {
+        key: value for name, server in servers.items() for key, value in url_secrets(server.url or "", name).items()
+    }
+    secrets = {**expander.secrets, **in_urls}  # password answers, and credentials in a url
     if redactor is None:
-        config._redactor = Redactor(expander.secrets)
+        config._redactor = Redactor(secrets)
     else:
-        for input_id, answer in expander.secrets.items():
-            redactor.add(input_id, answer)
+        for name, secret in secrets.items():
+            redactor.add(name, secret)
         config._redactor = redactor
     return config
 

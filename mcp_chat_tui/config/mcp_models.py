@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from mcp_chat_tui.config.envfile import read_env_file
 from mcp_chat_tui.config.variables import InputSpec
-from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.redact import Redactor, shown_url
 from mcp_chat_tui.core.server_identity import ServerIdentity, url_without_credentials
 
 _Text = Annotated[str, Field(strict=True)]
@@ -109,8 +109,10 @@ class ServerConfig(BaseModel):
         return self.oauth if isinstance(self.oauth, OAuthSettings) else OAuthSettings()
 
     def display_url(self) -> str | None:
+        """``url`` safe to show: password answers as their placeholder, no ``user:password@``, and
+        secret-looking query values (``?token=``) as ``[redacted]``."""
         url: str | None = self._shown("url")
-        return url
+        return shown_url(url) if url is not None else None
 
     def display_command_line(self) -> str:
         """The command and its arguments as one shell-quoted line, safe to show."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -26,6 +25,7 @@ from pydantic import (
 from mcp_chat_tui.config._errors import from_toml_error, from_validation_error, key_path, kind_of, read_text
 from mcp_chat_tui.config.model_options import ModelOptions
 from mcp_chat_tui.core.errors import ConfigError
+from mcp_chat_tui.core.files import replace_file
 from mcp_chat_tui.core.paths import user_config_dir
 from mcp_chat_tui.core.server_identity import SavedRule, ServerIdentity
 
@@ -251,22 +251,18 @@ def _table_for(path: Path, document: dict[str, Any], keys: tuple[str, ...], *, c
 
 
 def _write_atomically(path: Path, document: dict[str, Any]) -> None:
-    """Write through a temporary file and ``os.replace``; a symlinked file is written where it points."""
+    """Write through a new temporary file and a rename (``core.files.replace_file``), keeping the
+    file's permissions. A symlinked ``config.toml`` (kept in a dotfiles folder) is the user's own
+    choice of file, so it is written where it points."""
     target = path.resolve() if path.is_symlink() else path
-    data = tomli_w.dumps(document).encode("utf-8")
+    try:
+        data = tomli_w.dumps(document).encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate in a server's or a tool's name: TOML cannot hold it
+        raise ConfigError(
+            path, None, f"cannot be written: TOML cannot hold {exc.object[exc.start : exc.end]!r}"
+        ) from None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        replace_file(target, data)
     except OSError as exc:
-        raise ConfigError(path, None, f"cannot be written: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        if target.exists():
-            os.chmod(temporary, target.stat().st_mode & 0o7777)
-        os.replace(temporary, target)
-    except OSError as exc:
-        Path(temporary).unlink(missing_ok=True)
         raise ConfigError(path, None, f"cannot be written: {exc.strerror or exc}") from None

@@ -7,9 +7,8 @@ also yields a display form that keeps ``${input:ID}`` in place of password answe
 from __future__ import annotations
 
 import os
-import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -18,7 +17,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mcp_chat_tui.core.errors import ConfigError
 
-_VARIABLE = re.compile(r"\$\{([^}]*)\}")
+
+def variables_in(template: str) -> Iterator[tuple[int, int, str]]:
+    """Each ``${name}`` in ``template``, as (start, end, name), left to right; a ``${`` that no ``}``
+    closes ends the search (linear: a value of many ``${`` is scanned once)."""
+    start = template.find("${")
+    while start >= 0:
+        end = template.find("}", start + 2)
+        if end < 0:
+            return
+        yield start, end + 1, template[start + 2 : end]
+        start = template.find("${", end + 1)
 
 
 class InputSpec(BaseModel):
@@ -87,13 +96,13 @@ class Expander:
         value_parts: list[str] = []
         display_parts: list[str] = []
         position = 0
-        for match in _VARIABLE.finditer(template):
-            value_parts.append(template[position : match.start()])
-            display_parts.append(template[position : match.start()])
-            value, secret = self._variable(match.group(1), where, resolve_inputs)
+        for start, end, name in variables_in(template):
+            value_parts.append(template[position:start])
+            display_parts.append(template[position:start])
+            value, secret = self._variable(name, where, resolve_inputs)
             value_parts.append(value)
-            display_parts.append(match.group(0) if secret else value)
-            position = match.end()
+            display_parts.append(template[start:end] if secret else value)
+            position = end
         value_parts.append(template[position:])
         display_parts.append(template[position:])
         return "".join(value_parts), "".join(display_parts)
@@ -101,8 +110,7 @@ class Expander:
     def input_ids(self, template: str, where: str) -> list[str]:
         """The declared input ids a string uses, in order (unknown ids are an error)."""
         ids = []
-        for match in _VARIABLE.finditer(template):
-            name = match.group(1)
+        for _, _, name in variables_in(template):
             if name.startswith("input:"):
                 ids.append(self._spec(name.removeprefix("input:"), where).id)
             else:

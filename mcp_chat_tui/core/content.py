@@ -11,7 +11,6 @@ import base64
 import binascii
 import mimetypes
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 MAX_MEDIA_BYTES = 8 * 1024 * 1024  # an image or audio block larger than this is described, not kept
@@ -34,7 +33,8 @@ class ContentPart:
 
     ``text`` is the block's text, or for any other kind the one line the model is told.
     ``data`` holds an image's or audio's bytes (None when not kept: ``note`` says why, or
-    ``file`` names where a transcript keeps them, relative to ``folder``).
+    ``file`` names where a transcript keeps them: ``NAME.media/FILE``, the file ``FILE`` in the
+    conversation's media folder ``folder``, and ``unread`` why it could not be read).
     """
 
     kind: str
@@ -46,7 +46,8 @@ class ContentPart:
     audience: tuple[str, ...] | None = None
     priority: float | None = None
     file: str = ""
-    folder: str = field(default="", compare=False)  # the transcript's folder, for a part read from one
+    folder: str = field(default="", compare=False)  # the conversation's media folder, for a part read from one
+    unread: str = field(default="", compare=False)  # why the bytes of ``file`` were not read (not kept in a file)
 
     @property
     def is_media(self) -> bool:
@@ -73,25 +74,18 @@ class ContentPart:
         return " · ".join(shown)
 
     def media_bytes(self) -> bytes | None:
-        """The bytes of an image or audio: kept in memory, or read from the transcript's folder
-        (None when neither has them, or the file is gone or too big)."""
-        if self.data is not None or not self.file:
-            return self.data
-        path = Path(self.folder) / self.file
-        try:
-            if path.stat().st_size > MAX_MEDIA_BYTES:
-                return None
-            return path.read_bytes()
-        except OSError:
-            return None
+        """The bytes of an image or audio, from memory only (None when not there: ``media_problem``
+        says why). Those a transcript keeps in its media folder are read when it is loaded, off the
+        screen's thread (``transcript.media.load_media``), never here."""
+        return self.data
 
     def media_problem(self) -> str:
         """Why the bytes of an image or audio cannot be shown ("" when they can)."""
         if self.note:
             return self.note
-        if self.media_bytes() is None:
+        if self.data is None:
             if self.file:
-                return f"its file {Path(self.folder) / self.file} is missing or unreadable"
+                return self.unread or f"its file {self.file} was not read"
             return "its bytes were not kept"
         return ""
 
@@ -118,7 +112,7 @@ class ContentPart:
 
     @classmethod
     def from_json(cls, entry: object, folder: str = "") -> ContentPart | None:
-        """A part a transcript kept (None when ``entry`` is not one)."""
+        """A part a transcript kept (None when ``entry`` is not one); ``folder``: the conversation's media folder."""
         if not isinstance(entry, dict) or not isinstance(entry.get("kind"), str):
             return None
         data = None
@@ -144,7 +138,7 @@ class ContentPart:
         )
 
     def with_file(self, file: str, folder: str) -> ContentPart:
-        """The part whose bytes now live in ``folder``/``file``."""
+        """The part whose bytes now live in the file ``file`` of the media folder ``folder``."""
         return replace(self, file=file, folder=folder)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import stat
 from pathlib import Path
 
 import platformdirs
@@ -59,3 +61,35 @@ PROMPT_CACHE_SUFFIX = ".cache.safetensors"
 def prompt_cache_path(conversation: Path) -> Path:
     """The file beside a conversation where the model's KV cache of it is kept (``<stem>.cache.safetensors``)."""
     return conversation.with_name(f"{conversation.stem}{PROMPT_CACHE_SUFFIX}")
+
+
+def media_folder(conversation: Path) -> Path:
+    """The folder beside a conversation where its large images and audio are kept (``<stem>.media``)."""
+    return conversation.with_name(f"{conversation.stem}.media")
+
+
+PARTIAL_SUFFIX = ".partial"  # a prompt cache is written in a private folder ``.NAME.cache.safetensors.<hex>.partial``
+_HEX = frozenset("0123456789abcdef")
+
+
+def is_partial_cache(name: str) -> bool:
+    """Whether ``name`` is what a write of a prompt cache leaves while it runs, or after a kill: its
+    private folder, or an older version's ``.NAME.cache.safetensors.partial.safetensors``."""
+    if not name.startswith(".") or PROMPT_CACHE_SUFFIX not in name[1:]:
+        return False
+    tail = name.rsplit(PROMPT_CACHE_SUFFIX, 1)[1]
+    if tail == ".partial.safetensors":
+        return True
+    hex_digits = tail[1:17]  # ``.<16 hex digits>.partial``
+    return tail == f".{hex_digits}{PARTIAL_SUFFIX}" and len(hex_digits) == 16 and set(hex_digits) <= _HEX
+
+
+def remove_partial(path: Path) -> None:
+    """Remove a partial prompt cache (its folder and what is in it; a link only as a link)."""
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink()
+    except OSError:
+        pass  # another process's, or not ours to remove: it is only a speed-up

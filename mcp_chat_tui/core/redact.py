@@ -10,7 +10,7 @@ import logging
 import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, unquote_plus, urlsplit, urlunsplit
 
 MIN_SECRET_LENGTH = 4
 
@@ -145,6 +145,68 @@ class StreamRedactor:
         """The rest, at the end of the text."""
         rest, self._pending = self._pending, ""
         return self._redactor.text(rest)
+
+
+SECRET_QUERY_WORDS = ("key", "token", "secret", "pass", "auth", "sig", "credential", "session")
+_USERINFO = re.compile(r"(?<=//)[^/?#@\s]*@")  # ``user:password@`` after a URL's scheme
+
+
+def _secret_parameter(name: str) -> bool:
+    """A query parameter whose value is a credential by its name (``api_key``, ``token``, ``sig``…)."""
+    lowered = unquote_plus(name).lower()
+    return any(word in lowered for word in SECRET_QUERY_WORDS)
+
+
+def url_secrets(url: str, label: str) -> dict[str, str]:
+    """The credentials ``url`` carries, named for ``Redactor`` (``[redacted: LABEL password]``): its
+    userinfo's password, and the values of query parameters named like secrets."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return {}
+    found = {f"{label} password": unquote(password)} if password else {}
+    for name, value in parse_qsl(parts.query):
+        if value and _secret_parameter(name):
+            found[f"{label} {name}"] = value
+    return found
+
+
+def shown_url(url: str) -> str:
+    """``url`` as it may be shown or logged: without its userinfo (``user:password@``), and with the
+    values of query parameters named like secrets (``?api_key=``, ``?token=``) as ``[redacted]``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _USERINFO.sub("", url)
+    query = "&".join(_shown_parameter(pair) for pair in parts.query.split("&")) if parts.query else ""
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, query, parts.fragment))
+
+
+def _shown_parameter(pair: str) -> str:
+    name, equals, value = pair.partition("=")
+    return f"{name}=[redacted]" if equals and value and _secret_parameter(name) else pair
+
+
+def without_url_secrets(text: str, url: str) -> str:
+    """``text`` (an error's message, say) with ``url``'s userinfo and secret query values taken out
+    wherever they appear, in ``url`` itself or in another URL of the same server."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _USERINFO.sub("", text.replace(url, shown_url(url)))
+    text = text.replace(url, shown_url(url))
+    userinfo = parts.netloc.rpartition("@")[0]
+    if userinfo:
+        text = text.replace(f"{userinfo}@", "").replace(userinfo, "[redacted]")
+    for secret in url_secrets(url, "").values():  # a server that repeats them (MIN_SECRET_LENGTH, as Redactor)
+        if len(secret) >= MIN_SECRET_LENGTH:
+            text = text.replace(secret, "[redacted]")
+    for pair in parts.query.split("&") if parts.query else []:
+        shown = _shown_parameter(pair)
+        if shown != pair:
+            text = text.replace(pair, shown)
+    return text
 
 
 class RedactingFilter(logging.Filter):

@@ -24,6 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 
 from mcp_chat_tui import __version__
+from mcp_chat_tui.core.files import open_regular
 from mcp_chat_tui.demo.units import convert
 
 CORPUS_PATH = Path(__file__).with_name("corpus.json")
@@ -176,9 +177,13 @@ def read_file(path: str) -> str:
     target = (root / path).resolve()
     if not target.is_relative_to(root):
         raise ToolError(f"refused: {path!r} is outside the working directory {root}")
-    if not target.is_file():
-        raise ToolError(f"no such file: {path!r}")
-    data = target.read_bytes()[:MAX_FILE_BYTES]
+    try:  # a regular file only (never a FIFO that would hold the call, nor a device), its start only
+        with os.fdopen(open_regular(target, os.O_RDONLY, follow_links=True), "rb") as file:
+            data = file.read(MAX_FILE_BYTES)
+    except FileNotFoundError:
+        raise ToolError(f"no such file: {path!r}") from None
+    except OSError as exc:
+        raise ToolError(f"cannot read {path!r}: {exc.strerror or exc}") from None
     if b"\x00" in data:
         raise ToolError(f"{path!r} is not a text file")
     return data.decode("utf-8", errors="replace")

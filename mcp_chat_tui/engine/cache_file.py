@@ -11,17 +11,26 @@ file) is logged and ignored, never trusted and never an error. Runs on the MLX t
 from __future__ import annotations
 
 import base64
+import glob
 import hashlib
 import json
 import logging
 import os
-import stat
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mcp_chat_tui.core.paths import prompt_cache_path
+from mcp_chat_tui.core.files import (
+    existing_mode,
+    mode_of,
+    move_into_place,
+    open_regular,
+    private_folder_beside,
+    regular_file,
+)
+from mcp_chat_tui.core.paths import PARTIAL_SUFFIX, is_partial_cache, prompt_cache_path, remove_partial
 
 FORMAT = "mcp-chat-tui prompt cache 1"
 SAMPLE_BYTES = 1 << 20  # of a weight file, the first and last MiB go into the fingerprint (with its size and time)
@@ -128,36 +137,48 @@ def _digest(cache: list[Any], tokens: list[int], key: str) -> str:
 def write(file: CacheFile, cache: list[Any], tokens: list[int], key: str) -> None:
     """Write ``cache`` (holding ``tokens``) to ``file`` atomically, with the conversation's permissions.
 
-    Raises ``OSError`` or ``RuntimeError`` (MLX's) when it cannot be written; nothing is left half-written.
+    mlx-lm writes by path, so it writes into a new private folder beside the file, and the result
+    is renamed over the file: a link planted at any name beside the conversation is never written
+    through (one at the file's own name is ``RefusedFile``). Raises ``OSError`` or ``RuntimeError``
+    (MLX's) when it cannot be written; nothing is left half-written.
     """
     from mlx_lm.models.cache import save_prompt_cache
 
     path = file.path
-    try:
-        mode = stat.S_IMODE(file.conversation.stat().st_mode) & 0o666
-    except OSError:
-        mode = 0o600
+    mode = mode_of(file.conversation) & 0o666
     metadata = {"format": FORMAT, "model": key, "tokens": _encode_tokens(tokens), "digest": _digest(cache, tokens, key)}
-    temporary = path.with_name(f".{path.name}.partial.safetensors")  # one name: a killed write is overwritten next time
+    remove_leftovers(path)
+    existing_mode(path)  # a link or a folder at the cache's name: refused before the work
+    folder = private_folder_beside(path, PARTIAL_SUFFIX)
     try:
+        temporary = folder / "cache.safetensors"
         save_prompt_cache(str(temporary), cache, metadata)
-        descriptor = os.open(temporary, os.O_RDONLY)
+        descriptor = open_regular(temporary, os.O_RDONLY)
         try:
             os.fchmod(descriptor, mode)
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+        move_into_place(temporary, path)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def remove_leftovers(path: Path) -> None:
+    """Remove what killed writes of the cache file ``path`` left beside it (this conversation is
+    owned by this process, so no other write of it is under way)."""
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*"):
+        if is_partial_cache(leftover.name):
+            remove_partial(leftover)
 
 
 def read_tokens(file: CacheFile, key: str) -> list[int] | None:
     """The tokens the file's cache holds, from its header alone; None (logged) when it is not this model's."""
     from mlx_lm.models.cache import load_prompt_cache
 
-    if not file.path.is_file():
+    if not regular_file(file.path):
+        if os.path.lexists(file.path):
+            return _ignored(file, "it is not a regular file (a link, a folder…)")
         return None  # none was saved yet (or it was deleted)
     try:
         _, metadata = load_prompt_cache(str(file.path), return_metadata=True)  # arrays load lazily

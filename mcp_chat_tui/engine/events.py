@@ -14,6 +14,7 @@ from mcp_chat_tui.core.errors import UserFacingError
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "cancelled", "stop_sequence")
 LOAD_STAGES = ("download", "convert", "load", "ready")
+STAGE_WORDS = {"download": "downloading", "convert": "converting GGUF", "load": "loading", "ready": "ready"}
 
 
 @dataclass(frozen=True)
@@ -41,11 +42,13 @@ class ToolCallProposed:
 
 @dataclass(frozen=True)
 class ToolCallMalformed:
-    """Text the model meant as a tool call but that is not a valid one; ``raw`` is that text."""
+    """Text the model meant as a tool call but that is not a valid one; ``raw`` is that text. For a
+    call of a tool that is not offered, ``nearest`` holds the offered names nearest to the one written."""
 
     id: str
     raw: str
     reason: str
+    nearest: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,11 @@ class LoadProgress:
     bytes_done: int
     bytes_total: int | None
     message: str = ""
+
+    @property
+    def doing(self) -> str:
+        """The stage as the status bar says it: ``downloading``, ``converting GGUF``, ``loading``."""
+        return STAGE_WORDS.get(self.stage, self.stage)
 
 
 EngineEvent = TextDelta | ThinkingDelta | ToolCallProposed | ToolCallMalformed | Throughput | Stats | Done

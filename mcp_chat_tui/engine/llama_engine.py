@@ -23,15 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_chat_tui.core.files import read_regular, replace_file
 from mcp_chat_tui.core.paths import user_cache_dir
+from mcp_chat_tui.engine.cache_file import common_prefix
 from mcp_chat_tui.engine.context import context_length_from_files
 from mcp_chat_tui.engine.events import EngineError, LoadProgress
 from mcp_chat_tui.engine.generation import GenerationSettings, read_model_defaults
 from mcp_chat_tui.engine.gguf import is_gguf_file
-from mcp_chat_tui.engine.loading import load_tokenizer, resolve_model, template_supports_tools
+from mcp_chat_tui.engine.loading import load_tokenizer, resolve_model
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.engine.mlx_request import Request, Run
 from mcp_chat_tui.engine.ollama import is_ollama, ollama_gguf
+from mcp_chat_tui.engine.prefix_cache import PrefixStore
 
 LLAMA_CPP = "llama.cpp"
 MLX = "mlx"
@@ -87,8 +90,8 @@ def llama_cpp_failure(path: Path) -> str:
     record = user_cache_dir() / "llama-cpp-checks.json"
     key = f"{version('llama-cpp-python')}:{_library_print()}:{file_key(path)}"
     try:
-        known = json.loads(record.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        known = json.loads(read_regular(record, 16 << 20))
+    except (OSError, ValueError, RecursionError):
         known = {}
     if not isinstance(known, dict):
         known = {}
@@ -96,9 +99,7 @@ def llama_cpp_failure(path: Path) -> str:
         known[key] = _try_llama_cpp(path)
         try:
             record.parent.mkdir(parents=True, exist_ok=True)
-            temporary = record.with_name(f".{record.name}.{os.getpid()}.tmp")
-            temporary.write_text(json.dumps(known), encoding="utf-8")
-            os.replace(temporary, record)
+            replace_file(record, json.dumps(known).encode("utf-8"))
         except OSError:
             pass  # tried again next time
     return str(known[key])
@@ -196,10 +197,11 @@ class LlamaCppEngine(MlxEngine):
         self._tokenizer = tokenizer
         self._model_defaults = read_model_defaults(folder)
         self.generation = self._generation()
-        self.supports_tools = template_supports_tools(tokenizer)
+        self._learn_tokens(tokenizer)
         self.context_length = context
         self.count_tokens.tokenizer = tokenizer
         self._cache_tokens = []
+        self._prefixes = PrefixStore(_state_key(path, context))
         report(LoadProgress("load", size, size, f"loaded {name}"))
         report(LoadProgress("ready", size, size, f"{name} is ready"))
 
@@ -211,6 +213,37 @@ class LlamaCppEngine(MlxEngine):
 
     def _resume_from_file(self, request: Request, prompt: list[int]) -> None:
         return None
+
+    def _resume_from_prefix(self, prompt: list[int], prefix: int) -> None:
+        """Start from the kept KV state of the prompt's static prefix when the cache holds less of it."""
+        if not prefix or common_prefix(self._cache_tokens, prompt, prefix) >= prefix:
+            return
+        state = self._prefixes.load_state(prompt[:prefix])
+        if state is not None:
+            try:
+                self._model.restore_state(state)
+            except EngineError:
+                self._model.clear()
+                self._cache_tokens = []
+                return
+            self._cache_tokens = prompt[:prefix]
+
+    def _keep_prefix(self, prompt: list[int], prefix: int, reused: int, run: Run) -> int:
+        """Prefill the static prefix apart and keep its state, when no file holds it yet."""
+        if reused >= prefix or self._prefixes.state_path(prompt[:prefix]).exists():
+            return reused
+        self._prefill(prompt[reused:prefix], lambda done: run.on_prefill(done, len(prompt) - reused))
+        run.prefilled_before = prefix - reused
+        self._prefixes.save_state(prompt[:prefix], self._model.save_state())
+        return prefix
+
+    def _prefill(self, tokens: list[int], on_progress: Callable[[int], None]) -> None:
+        """Evaluate ``tokens`` after what the cache holds, a batch at a time; ``on_progress`` may raise to stop."""
+        for start in range(0, len(tokens), _BATCH):
+            batch = tokens[start : start + _BATCH]
+            self._model.evaluate(batch)
+            self._cache_tokens = self._cache_tokens + batch
+            on_progress(start + len(batch))
 
     def _save_to_file(self, request: Request) -> None:
         return None
@@ -248,11 +281,7 @@ class LlamaCppEngine(MlxEngine):
         model, tokenizer = self._model, self._tokenizer
         generation = run.request.generation or self.generation
         prompt_tokens = len(suffix)
-        for start in range(0, prompt_tokens, _BATCH):
-            batch = suffix[start : start + _BATCH]
-            model.evaluate(batch)
-            self._cache_tokens = self._cache_tokens + batch
-            run.on_prefill(start + len(batch), prompt_tokens)  # raises Cancelled once nobody listens
+        self._prefill(suffix, lambda done: run.on_prefill(done, prompt_tokens))  # raises Cancelled once nobody listens
         run.prefilled = prompt_tokens
         sampler = model.sampler(generation)
         detokenizer = tokenizer.detokenizer
@@ -289,6 +318,17 @@ class LlamaCppEngine(MlxEngine):
         if self._model is not None and self._model.tokens != len(self._cache_tokens):
             self._model.clear()  # out of step (an error mid-batch): start afresh next time
             self._cache_tokens = []
+
+
+def _state_key(path: Path, context: int) -> str:
+    """What a kept llama.cpp state is made with: this file, this llama.cpp and this context size."""
+    import hashlib
+    from importlib.metadata import version
+
+    from mcp_chat_tui.engine.gguf import file_key
+
+    parts = f"{version('llama-cpp-python')}:{_library_print()}:{file_key(path)}:{context}"
+    return hashlib.sha256(parts.encode()).hexdigest()
 
 
 class LlamaModel:

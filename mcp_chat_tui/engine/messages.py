@@ -25,6 +25,25 @@ def for_template(messages: list[dict]) -> list[dict]:
     return out
 
 
+def system_in_first_user(messages: list[dict]) -> list[dict]:
+    """``messages`` for a template that takes no system role: a leading system message's text opens the
+    first user message (or becomes one, when no user message follows it)."""
+    if not messages or messages[0].get("role") != "system":
+        return list(messages)
+    system, rest = _text(messages[0].get("content")), list(messages[1:])
+    for index, message in enumerate(rest):
+        if message.get("role") == "user":
+            content = _text(message.get("content"))
+            rest[index] = {**message, "content": f"{system}\n\n{content}" if system and content else system or content}
+            return rest
+    return [{"role": "user", "content": system}, *rest]
+
+
+def has_tool_turns(messages: list[dict]) -> bool:
+    """Whether ``messages`` hold tool calls or results (a template without tools cannot show them as they are)."""
+    return any(message.get("role") == "tool" or message.get("tool_calls") for message in messages)
+
+
 def for_wire(messages: list[dict]) -> list[dict]:
     """Messages for an OpenAI-compatible server: arguments as JSON strings."""
     out = []

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from mcp_chat_tui.engine.blas import blas_in_use, load_blas
-from mcp_chat_tui.engine.cache_file import CacheFile, CacheKeeper, model_key
+from mcp_chat_tui.engine.cache_file import CacheFile, CacheKeeper, common_prefix, model_key
 from mcp_chat_tui.engine.compute import ComputeChoice
 from mcp_chat_tui.engine.compute import prepare as prepare_compute
 from mcp_chat_tui.engine.context import TokenCounter, check_fits, context_length_from_files
@@ -37,12 +38,14 @@ from mcp_chat_tui.engine.loading import (
     resolve_model,
     template_supports_tools,
 )
-from mcp_chat_tui.engine.messages import for_template
+from mcp_chat_tui.engine.messages import for_template, has_tool_turns, system_in_first_user
 from mcp_chat_tui.engine.mlx_request import Cancelled, Failure, GenerationStream, Request, Run
 from mcp_chat_tui.engine.mlx_thread import MLX_THREAD
+from mcp_chat_tui.engine.prefix_cache import PrefixStore, static_prefix_length
 from mcp_chat_tui.engine.settings import EngineSettings
+from mcp_chat_tui.engine.special_tokens import SpecialTokenText, add_end_of_turn, special_tokens
 from mcp_chat_tui.engine.speculative import CacheOptions, check_options, load_draft
-from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
+from mcp_chat_tui.engine.text_tools import TEXT, calls_in_text, with_tools_in_text
 from mcp_chat_tui.engine.thread_load import ThreadLoad
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 
@@ -61,11 +64,13 @@ class MlxEngine:
         self.generation = self._generation()  # the settings in effect
         self._model: Any = None
         self._tokenizer: Any = None
+        self._special_tokens: dict[int, str] = {}  # id to text: never shown, never in the transcript
         self._options: CacheOptions | None = None  # the KV cache's make-up: quantized, shared with a draft model
         self._cache: list[Any] | None = None
         self._cache_tokens: list[int] = []
         self._cache_file: CacheFile | None = None
         self._cache_keeper = CacheKeeper()  # on the MLX thread: the file's key and what it holds
+        self._prefixes = PrefixStore("")  # the system prompt's and tools' caches, kept across conversations
         self.context_length, self.count_tokens = self.settings.context_length, TokenCounter()  # completed by load
         self._busy = False  # the MLX thread is running a job of this engine
         self.thread_load = ThreadLoad()  # how much of the time generating keeps the MLX thread running
@@ -149,6 +154,10 @@ class MlxEngine:
             raise EngineError(f"model '{self.model_name}' is not loaded yet")
         if tools and self.tools_in_text:
             messages = with_tools_in_text(messages, tools)
+        elif not self.supports_tools and has_tool_turns(messages):
+            messages = calls_in_text(
+                messages
+            )  # calls and results as text: a template without tools has no place for them
         # Copied now, in the shape the template wants, so later changes by the caller cannot race the thread.
         return GenerationStream(
             self._submit_generation,
@@ -227,13 +236,20 @@ class MlxEngine:
         options = CacheOptions.of(model, self._load_draft(tokenizer, report), self.settings)
         check_options(options, name, self.settings.draft_model)
         self._model, self._tokenizer, self._options = model, tokenizer, options
-        self.supports_tools = template_supports_tools(tokenizer)
+        self._learn_tokens(tokenizer)
         self.context_length = self.settings.context_length or context_length_from_files(path, tokenizer)
         self.count_tokens.tokenizer = tokenizer
         self._cache, self._cache_tokens = None, []
         self._cache_keeper = CacheKeeper(model_key(path, self.compute, self.settings))
+        self._prefixes = PrefixStore(self._cache_keeper.key)
         report(LoadProgress("load", size, size, f"loaded {name}"))
         report(LoadProgress("ready", size, size, f"{name} is ready"))
+
+    def _learn_tokens(self, tokenizer: Any) -> None:
+        """What the tokenizer's template and special tokens tell: tools, where a turn ends, text never shown."""
+        self.supports_tools = template_supports_tools(tokenizer)
+        add_end_of_turn(tokenizer)
+        self._special_tokens = special_tokens(tokenizer)
 
     def _load_draft(self, tokenizer: Any, report: Callable[[LoadProgress], None]) -> Any:
         """The draft model of ``settings.draft_model`` (None without one), computing as the model does."""
@@ -257,12 +273,20 @@ class MlxEngine:
             with self.count_tokens.lock:
                 tokens = tokenizer.apply_chat_template(messages, add_generation_prompt=True, **kwargs)
         except Exception as exc:
-            raise EngineError(
-                f"the chat template of model '{self.model_name}' cannot render this conversation: {exc}"
-            ) from None
+            if not messages or messages[0].get("role") != "system":
+                raise self._unrenderable(exc) from None
+            try:  # a template that takes no system role: the system prompt opens the first user message
+                with self.count_tokens.lock:
+                    folded = system_in_first_user(messages)
+                    tokens = tokenizer.apply_chat_template(folded, add_generation_prompt=True, **kwargs)
+            except Exception:
+                raise self._unrenderable(exc) from None
         if isinstance(tokens, dict) or hasattr(tokens, "input_ids"):
             tokens = tokens["input_ids"]
         return [int(t) for t in tokens]
+
+    def _unrenderable(self, exc: Exception) -> EngineError:
+        return EngineError(f"the chat template of model '{self.model_name}' cannot render this conversation: {exc}")
 
     def _recogniser(self, request: Request, prompt: list[int]) -> ToolCallStream:
         tokenizer = self._tokenizer
@@ -335,9 +359,12 @@ class MlxEngine:
             post([Failure(EngineError(f"model '{self.model_name}' cannot prepare the prompt: {exc}"))])
             return
         self._resume_from_file(request, prompt)
+        prefix = self._static_prefix(request, prompt)
+        self._resume_from_prefix(prompt, prefix)
         reused = self._reuse_cache(prompt)
-        run = Run(request, recogniser)
+        run = Run(request, recogniser, SpecialTokenText(self._special_tokens, recogniser.markers))
         try:
+            reused = self._keep_prefix(prompt, prefix, reused, run)
             self._stream_tokens(prompt[reused:], run)
         except Cancelled:
             run.cancelled = True
@@ -355,6 +382,40 @@ class MlxEngine:
         resumed = self._cache_keeper.resume(request.cache_file, prompt, self._cache_tokens, self._options.new_cache)
         if resumed is not None:
             self._cache, self._cache_tokens = resumed
+
+    def _static_prefix(self, request: Request, prompt: list[int]) -> int:
+        """How many leading tokens of ``prompt`` any conversation with this system prompt and these tools
+        starts with, when worth keeping across conversations (engine/prefix_cache.py); 0 for a request aside."""
+        if request.aside:
+            return 0
+        head = [m for m in request.messages[:1] if m.get("role") == "system"]
+        identity = json.dumps([head, request.tools], sort_keys=True, default=str)
+        probe = lambda: static_prefix_length(lambda ms: self._render(replace(request, messages=ms)), head)  # noqa: E731
+        return self._prefixes.length(prompt, probe, identity)
+
+    def _resume_from_prefix(self, prompt: list[int], prefix: int) -> None:
+        """Start from the kept cache of the prompt's static prefix when memory holds less of it."""
+        if not prefix or common_prefix(self._cache_tokens, prompt, prefix) >= prefix:
+            return
+        cache = self._prefixes.load(prompt[:prefix], self._options.new_cache())
+        if cache is not None:
+            self._cache, self._cache_tokens = cache, prompt[:prefix]
+
+    def _keep_prefix(self, prompt: list[int], prefix: int, reused: int, run: Run) -> int:
+        """Prefill the static prefix apart and keep it, when no file holds it yet; the prompt's tokens now cached."""
+        if reused >= prefix or self._prefixes.has(prompt[:prefix]):
+            return reused
+        total = len(prompt) - reused
+        self._options.prefill(
+            self._cache,
+            prompt[reused:prefix],
+            self.settings.prefill_step_size,
+            lambda done, _: run.on_prefill(done, total),
+        )
+        self._cache_tokens = prompt[:prefix]
+        run.prefilled_before = prefix - reused
+        self._prefixes.save(prompt[:prefix], self._cache)
+        return prefix
 
     def _save_to_file(self, request: Request) -> None:
         """Keep the KV cache in the conversation's cache file (when it has one)."""
@@ -413,7 +474,7 @@ class MlxEngine:
         events.append(
             Stats(
                 prompt_tokens=prompt_tokens,
-                prefilled_tokens=run.prefilled,
+                prefilled_tokens=run.prefilled_before + run.prefilled,
                 generated_tokens=len(run.generated),
                 drafted_tokens=run.drafted,
                 time_to_first_token=(first - run.request.submitted) if first is not None else 0.0,

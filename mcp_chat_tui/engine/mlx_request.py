@@ -15,6 +15,7 @@ from mcp_chat_tui.engine.cache_file import CacheFile
 from mcp_chat_tui.engine.channel import ThreadChannel
 from mcp_chat_tui.engine.events import Done, EngineEvent, TextDelta, ThinkingDelta, Throughput
 from mcp_chat_tui.engine.generation import GenerationSettings
+from mcp_chat_tui.engine.special_tokens import SpecialTokenText
 from mcp_chat_tui.engine.stops import STOP_SEQUENCE, StopSequences
 from mcp_chat_tui.engine.thread_load import ThreadLoad
 from mcp_chat_tui.engine.toolcalls import ToolCallStream
@@ -56,7 +57,11 @@ class Run:
 
     request: Request
     recogniser: ToolCallStream
+    special: SpecialTokenText = field(
+        default_factory=lambda: SpecialTokenText({})
+    )  # the model's special tokens' text is dropped
     prefilled: int = 0
+    prefilled_before: int = 0  # prompt tokens computed before generation began (a static prefix kept apart)
     generated: list[int] = field(default_factory=list)
     drafted: int = 0  # generated tokens the draft model proposed
     finish: str = "stop"
@@ -89,7 +94,10 @@ class Run:
         if self.first_token_at is None:
             self.first_token_at = time.perf_counter()
             load.start(self.first_token_at)
-        text = self.stops.feed(response.text) if response.text else ""
+        # "stop": the token ended the turn and its text was never added; the piece may still hold special tokens' text
+        token = response.token if response.finish_reason != "stop" else -1
+        text = self.special.take(token, response.text or "")
+        text = self.stops.feed(text) if text else ""
         events = self.recogniser.feed(text) if text else []
         if len(self.generated) % 8 == 0:  # the clock is read every few tokens, not on each
             now = time.perf_counter()

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx2
 
+from mcp_chat_tui.core.redact import shown_url, without_url_secrets
 from mcp_chat_tui.engine.events import (
     Done,
     EngineError,
@@ -30,6 +31,7 @@ from mcp_chat_tui.engine.events import (
 from mcp_chat_tui.engine.generation import DEFAULT, GenerationSettings, ReplyOverrides, applied, resolve
 from mcp_chat_tui.engine.messages import for_wire
 from mcp_chat_tui.engine.settings import EngineSettings
+from mcp_chat_tui.engine.special_tokens import TurnMarkup
 from mcp_chat_tui.engine.stops import STOP_SEQUENCE, StopSequences
 from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
@@ -52,7 +54,8 @@ class OpenAIEngine:
     ) -> None:
         """``settings``: config.toml's and the flags' (the generation ones count here); ``overrides``
         are ``EngineSettings`` fields (``max_tokens=12``) set over them."""
-        self.endpoint = endpoint.rstrip("/")
+        self._address = endpoint.rstrip("/")  # as given, credentials included: for requests only
+        self.endpoint = shown_url(self._address)  # as every message names it: no credentials
         self.model_name = model
         self.api_key_env = api_key_env
         self.supports_tools = True  # the server decides; it ignores tools its template cannot show
@@ -89,14 +92,24 @@ class OpenAIEngine:
 
     @property
     def url(self) -> str:
-        """The chat-completions URL: the endpoint itself if it ends in /chat/completions, else endpoint + that."""
-        return self.endpoint if self.endpoint.endswith(_CHAT_PATH) else self.endpoint + _CHAT_PATH
+        """The chat-completions URL: the endpoint itself if it ends in /chat/completions, else endpoint + that
+        (a ``user:password@`` in the endpoint is sent as Basic auth, not in the URL, so no log line holds it)."""
+        address = _without_userinfo(self._address)
+        return address if address.endswith(_CHAT_PATH) else address + _CHAT_PATH
 
     def _client(self, timeout: float) -> httpx2.AsyncClient:
-        """A client for one request, sending the API key if its variable is set."""
+        """A client for one request, sending the API key if its variable is set, and the endpoint's
+        ``user:password@`` as Basic auth."""
         key = os.environ.get(self.api_key_env)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(timeout, connect=min(timeout, 15.0)))
+        parts = httpx2.URL(self._address)
+        auth = (parts.username, parts.password) if parts.username or parts.password else None  # both unquoted
+        timeout_settings = httpx2.Timeout(timeout, connect=min(timeout, 15.0))
+        return httpx2.AsyncClient(headers=headers, auth=auth, timeout=timeout_settings)
+
+    def _said(self, text: str) -> str:
+        """``text`` (an error from the HTTP library, a server's message) without the endpoint's credentials."""
+        return without_url_secrets(text, self._address)
 
     async def load(self, on_progress: Callable[[LoadProgress], None] | None = None) -> None:
         """Check that the server answers (GET .../models); raise ``EngineError`` saying what to check if not."""
@@ -156,9 +169,12 @@ class OpenAIEngine:
                 if stops.matched is not None:  # the rest of the reply is not wanted: stop reading it
                     ended, reply.finish = True, STOP_SEQUENCE
                     break
+                if reply.markup.ended:  # the model's end-of-turn token came as text: its turn is over
+                    ended, reply.finish = True, reply.finish or "stop"
+                    break
         finally:
             await events.aclose()
-        rest = stops.rest()
+        rest = stops.feed(reply.markup.rest()) + stops.rest()
         for event in recogniser.feed(rest) if rest else []:
             yield event
         if not ended and reply.finish is None:
@@ -192,7 +208,7 @@ class OpenAIEngine:
         if chunk.get("error"):
             error = chunk["error"]
             message = error.get("message", error) if isinstance(error, dict) else error
-            raise EngineError(f"the model server at {self.endpoint} reported an error: {message}")
+            raise EngineError(self._said(f"the model server at {self.endpoint} reported an error: {message}"))
         return chunk
 
     # -- the wire -------------------------------------------------------------------------------
@@ -202,7 +218,13 @@ class OpenAIEngine:
         with self._transport_errors(self.timeout):
             async with self._client(self.timeout) as client:
                 # No size limit on one event: a tool call's arguments may arrive whole, and be large.
-                async with client.sse(self.url, method="POST", json=body, max_event_size=None) as source:
+                # The body is ASCII JSON: a lone surrogate the server sent before goes back as \udXXX
+                # (httpx2's own encoding writes text as UTF-8, which cannot hold one).
+                content = json.dumps(body).encode("ascii")
+                headers = {"Content-Type": "application/json"}
+                async with client.sse(
+                    self.url, method="POST", content=content, headers=headers, max_event_size=None
+                ) as source:
                     response = source.response
                     if response.status_code >= 400:
                         await response.aread()
@@ -224,19 +246,21 @@ class OpenAIEngine:
             raise self._network_error(exc) from None
         except httpx2.SSEError as exc:
             raise EngineError(
-                f"the model server at {self.endpoint} did not stream its reply as events: {exc}"
+                self._said(f"the model server at {self.endpoint} did not stream its reply as events: {exc}")
             ) from None
         except httpx2.TransportError as exc:
             raise EngineError(
-                f"the connection to the model server at {self.endpoint} broke: {type(exc).__name__}: {exc}"
+                self._said(f"the connection to the model server at {self.endpoint} broke: {type(exc).__name__}: {exc}")
             ) from None
 
     # -- errors that say what to check ----------------------------------------------------------
 
     def _network_error(self, reason: Any) -> EngineError:
         return EngineError(
-            f"cannot reach the model server at {self.endpoint}: {reason}. "
-            "Check that the server is running and that the address and port are right."
+            self._said(
+                f"cannot reach the model server at {self.endpoint}: {reason}. "
+                "Check that the server is running and that the address and port are right."
+            )
         )
 
     def _http_error(self, status: int, body: str) -> EngineError:
@@ -249,7 +273,8 @@ class OpenAIEngine:
             hint = "the server failed; its own log says why"
         else:
             hint = "the server rejected the request"
-        return EngineError(f"the model server at {self.endpoint} answered HTTP {status}: {hint}. {detail}".rstrip())
+        said = f"the model server at {self.endpoint} answered HTTP {status}: {hint}. {detail}".rstrip()
+        return EngineError(self._said(said))
 
 
 @dataclass
@@ -262,6 +287,7 @@ class _ReplyTally:
     finish: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
     calls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    markup: TurnMarkup = field(default_factory=TurnMarkup)  # special tokens' strings at the start and end
 
     def take(self, chunk: dict[str, Any], recogniser: ToolCallStream, stops: StopSequences) -> Iterator[EngineEvent]:
         """The events of one chunk: thinking, and text (up to a stop sequence) through the tool-call recogniser."""
@@ -277,7 +303,7 @@ class _ReplyTally:
             if isinstance(reasoning, str) and reasoning:
                 yield ThinkingDelta(reasoning)
             if isinstance(content, str) and content:
-                yield from recogniser.feed(stops.feed(content))
+                yield from recogniser.feed(stops.feed(self.markup.feed(content)))
             _merge_tool_call_pieces(self.calls, delta.get("tool_calls"))
             if choice.get("finish_reason"):
                 self.finish = choice["finish_reason"]
@@ -297,6 +323,14 @@ class _ReplyTally:
             tokens_per_second=generated / decode_time if decode_time > 0 else 0.0,
             peak_memory_gb=0.0,
         )
+
+
+def _without_userinfo(url: str) -> str:
+    scheme, separator, rest = url.partition("//")
+    if not separator:
+        return url
+    authority, slash, path = rest.partition("/")
+    return f"{scheme}//{authority.rpartition('@')[2]}{slash}{path}"
 
 
 def _merge_tool_call_pieces(calls: dict[int, dict[str, Any]], pieces: Any) -> None:

@@ -80,7 +80,7 @@ class CacheOptions:
         }
 
     def prefill(self, cache: list[Any], tokens: list[int], step: int, on_progress: Callable[[int, int], None]) -> None:
-        """Compute ``tokens`` into the model's and the draft's parts of ``cache``, ``step`` at a time.
+        """Compute ``tokens`` into the model's and the draft's (if any) parts of ``cache``, ``step`` at a time.
 
         ``on_progress(done, total)`` follows each step (``total`` counts one token more: the one
         generation starts from), and may raise to stop; both parts then hold the same tokens.
@@ -95,7 +95,8 @@ class CacheOptions:
             while done < len(tokens):
                 chunk = mx.array(tokens[done : done + step])[None]
                 self.model(chunk, cache=main)
-                self.draft(chunk, cache=draft)
+                if self.draft is not None:
+                    self.draft(chunk, cache=draft)
                 self.quantize(main)
                 self.quantize(draft)
                 mx.eval([c.state for c in main + draft])

@@ -1,7 +1,9 @@
 """Tools described in text, for models whose chat template takes none (``tool_prompt = "text"``).
 
-The system prompt gets each tool's name, description and JSON schema, how to call one in the
-``<tool_call>`` format the recogniser reads (engine/toolcalls.py), and an exact example. The
+The system prompt gets each tool's name, description and JSON schema, and how to call one in the
+``<tool_call>`` format the recogniser reads (engine/toolcalls.py): its shape, with placeholders in
+angle brackets and no literal value a model could copy into a real call (a small model given an
+example call with ``"text"`` for a string wrote ``"text"`` in its own calls). The
 conversation is rewritten so the template needs no tool support: an assistant's calls become
 ``<tool_call>`` blocks in its text, and the results of one round go back as one user message of
 ``<tool_response>`` blocks. A user turn, because every chat template renders one, while many
@@ -18,7 +20,7 @@ from mcp_chat_tui.engine.messages import _text
 
 TEXT = "text"  # the tool_prompt value that turns this on
 
-_PLACEHOLDERS = {"string": "text", "integer": 1, "number": 1, "boolean": True, "array": [], "object": {}}
+CALL_SHAPE = '<tool_call>\n{"name": <tool name>, "arguments": <JSON object of the arguments>}\n</tool_call>'
 
 
 def call_block(name: str, arguments: Any) -> str:
@@ -40,30 +42,33 @@ def describe_tools(tools: list[dict]) -> str:
         schema = function.get("parameters") or {"type": "object", "properties": {}}
         lines.append(f"Arguments (JSON schema): {json.dumps(schema, ensure_ascii=False)}")
         sections.append("\n".join(lines))
-    example = call_block(functions[0]["name"], example_arguments(functions[0].get("parameters"))) if functions else ""
     return (
         "# Tools\n\nYou can call these tools to help with the user's request.\n\n"
         + "\n\n".join(sections)
         + "\n\nTo call a tool, write one JSON object with its name and arguments between <tool_call> and "
-        "</tool_call>, one block per call, and write nothing after your calls. For example:\n"
-        + example
+        "</tool_call>, one block per call, and write nothing after your calls:\n"
+        + CALL_SHAPE
         + "\n\nThe results come back in the next user message, one <tool_response> block per call, in the "
         "order of your calls. Then answer the user."
     )
 
 
-def example_arguments(schema: Any) -> dict[str, Any]:
-    """Arguments that fit ``schema``'s required properties (its enum, default or example, else a value of its type)."""
-    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
-        return {}
-    properties = schema["properties"]
-    required = [name for name in schema.get("required") or [] if name in properties]
-    return {name: _example_value(properties[name]) for name in required}
-
-
 def with_tools_in_text(messages: list[dict], tools: list[dict]) -> list[dict]:
     """``messages`` (OpenAI chat shape) as a template without tools can render them, ``tools`` described
     in the system prompt. Copies; never changes the caller's list."""
+    out = calls_in_text(messages)
+    description = describe_tools(tools)
+    if out and out[0].get("role") == "system":
+        system = _text(out[0].get("content"))
+        out[0] = {**out[0], "content": f"{system}\n\n{description}" if system else description}
+    else:
+        out.insert(0, {"role": "system", "content": description})
+    return out
+
+
+def calls_in_text(messages: list[dict]) -> list[dict]:
+    """``messages`` with their calls as ``<tool_call>`` blocks in the assistant's text and each round's
+    results as one user message: what a template without tools can render. Copies."""
     out: list[dict] = []
     results_at: int | None = None  # the index in ``out`` of the user message holding the last results
     for message in messages:
@@ -83,12 +88,6 @@ def with_tools_in_text(messages: list[dict], tools: list[dict]) -> list[dict]:
         if role == "assistant" and "tool_calls" in copy:
             copy["content"] = _assistant_text(_text(copy.get("content")), copy.pop("tool_calls") or [])
         out.append(copy)
-    description = describe_tools(tools)
-    if out and out[0].get("role") == "system":
-        system = _text(out[0].get("content"))
-        out[0] = {**out[0], "content": f"{system}\n\n{description}" if system else description}
-    else:
-        out.insert(0, {"role": "system", "content": description})
     return out
 
 
@@ -121,21 +120,3 @@ def _call_text(call: Any) -> str:
 def _function(tool: Any) -> dict:
     function = tool.get("function", tool) if isinstance(tool, dict) else {}
     return function if isinstance(function, dict) else {}
-
-
-def _example_value(schema: Any) -> Any:
-    if not isinstance(schema, dict):
-        return "text"
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
-    for key in ("const", "default"):
-        if key in schema:
-            return schema[key]
-    if isinstance(schema.get("examples"), list) and schema["examples"]:
-        return schema["examples"][0]
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
-    if kind == "object":
-        return example_arguments(schema)
-    return _PLACEHOLDERS.get(kind, "text") if isinstance(kind, str) else "text"

@@ -3,25 +3,20 @@
 ``ToolCallStream`` is fed text chunks and returns ``TextDelta``, ``ThinkingDelta``,
 ``ToolCallProposed`` and ``ToolCallMalformed`` events, holding text back only while it could
 still be part of a call. The formats it reads: docs/architecture.md, "Recognising tool calls".
+Marked blocks (``<tool_call>``, the tokenizer's own markers, ...) are found anywhere; loose JSON
+(engine/jsonrun.py: a ```` ```json ```` fence, JSON standing alone on its lines) only at a line
+start outside code blocks, and only while tools are offered.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_chat_tui.engine.callformats import (
-    CALL_KEYS,
-    BareJson,
-    ServerCall,
-    json_error,
-    parse_any,
-    parse_mistral,
-    parse_tool_use,
-)
+from mcp_chat_tui.engine.callcheck import CallChecker, dump_call
+from mcp_chat_tui.engine.callformats import parse_any, parse_mistral, parse_tool_use
 from mcp_chat_tui.engine.events import (
     EngineEvent,
     TextDelta,
@@ -29,12 +24,12 @@ from mcp_chat_tui.engine.events import (
     ToolCallMalformed,
     ToolCallProposed,
 )
+from mcp_chat_tui.engine.jsonrun import JsonRun
+from mcp_chat_tui.engine.loosecalls import INDENT, RUN, TEXT, LooseCalls
 
 ToolParser = Callable[[str, Any], Any]
 
-_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-_TEXT, _THINK, _BLOCK, _BARE = "text", "think", "block", "bare"
+_TEXT, _THINK, _BLOCK, _RUN = TEXT, "think", "block", RUN
 
 
 @dataclass(frozen=True)
@@ -65,7 +60,7 @@ def tool_names(tools: Iterable[dict] | None) -> set[str] | None:
     return names
 
 
-class ToolCallStream:
+class ToolCallStream(LooseCalls):
     """Streaming recogniser: ``feed(chunk)`` and, at the end of the reply, ``finish()``; both return events."""
 
     def __init__(
@@ -81,21 +76,11 @@ class ToolCallStream:
         in_thinking: bool = False,
     ) -> None:
         self.known_tools = known_tools if known_tools is not None else tool_names(tools)
+        self._check = CallChecker(self.known_tools)
+        self._loose = self.known_tools is None or bool(self.known_tools)  # loose JSON only while tools are offered
         self._tools = tools
         self._tool_parser = tool_parser
-        openers: list[_Opener] = []
-        if think_start and think_end:
-            openers.append(_Opener(think_start, think_end, "think"))
-        if tool_call_start:
-            openers.append(_Opener(tool_call_start, tool_call_end or "", "native"))
-        for fallback in (
-            _Opener("<tool_call>", "</tool_call>", "json"),
-            _Opener("<tool_use>", "</tool_use>", "tool_use"),
-            _Opener("[TOOL_CALLS]", "", "mistral"),
-        ):
-            if all(fallback.start != o.start for o in openers):
-                openers.append(fallback)
-        self._openers = {o.start: o for o in openers}
+        self._openers = _openers(think_start, think_end, tool_call_start, tool_call_end)
         starts = sorted(self._openers, key=len, reverse=True)
         self._opener_re = re.compile("|".join(re.escape(s) for s in starts))
         self._starts = starts
@@ -109,15 +94,29 @@ class ToolCallStream:
         self._search_from = 0
         self._at_start = True  # nothing visible has been emitted yet
         self._after_block = False  # whitespace right after a block is dropped, not shown
-        self._bare: BareJson | None = None
-        self._used_ids: set[str] = set()
-        self._counter = 0
-        self.calls_proposed = 0
-        self.calls_malformed = 0
+        self._line_start = True  # the pending text begins a line (only indentation before it on its line)
+        self._in_code = False  # inside a fenced code block shown as text: no loose JSON is read there
+        self._run: JsonRun | None = None
+        self._fence_line = ""  # the opening line of the fence the run reads
+        self._run_shown = 0  # how much of a run's text is shown (a JSON value that is not a call streams)
+        self._run_lead = ""  # whitespace before the run, dropped if it is calls, shown if it is text
         if in_thinking and think_start and think_end:
             self._mode = _THINK
             self._opener = self._openers[think_start]
         self._finished = False
+
+    @property
+    def markers(self) -> set[str]:
+        """Every marker this recogniser reads (an engine must not drop these as special tokens)."""
+        return {marker for o in self._openers.values() for marker in (o.start, o.end) if marker}
+
+    @property
+    def calls_proposed(self) -> int:
+        return self._check.calls_proposed
+
+    @property
+    def calls_malformed(self) -> int:
+        return self._check.calls_malformed
 
     # -- public -------------------------------------------------------------------------------
 
@@ -130,13 +129,14 @@ class ToolCallStream:
             and not self._pending
             and not self._at_start
             and not self._after_block
+            and not self._line_start
+            and "\n" not in text
             and self._first_chars.isdisjoint(text)
         ):
-            return [TextDelta(text)]  # the common case: plain text, nothing that could start a marker
+            return [TextDelta(text)]  # the common case: plain text within a line, nothing that could start a call
         out: list[EngineEvent] = []
-        if text:
-            self._pending += text
-            self._process(out, final=False)
+        self._pending += text
+        self._process(out, final=False)
         return _merge(out) if len(out) > 1 else out
 
     def finish(self) -> list[EngineEvent]:
@@ -148,7 +148,7 @@ class ToolCallStream:
         self._finished = True
         if self._mode == _TEXT:
             if self._pending and not (self._after_block and self._pending.isspace()):
-                out.append(TextDelta(self._pending))
+                self._show(out, self._pending)
         elif self._mode == _THINK:
             if self._pending:
                 out.append(ThinkingDelta(self._pending))
@@ -158,19 +158,17 @@ class ToolCallStream:
             if self._opener.end:
                 raw = self._opener.start + self._block
                 reason = f"unclosed {self._opener.start} block: the reply ended before {self._opener.end}"
-                out.append(self._malformed(raw, reason))
+                out.append(self._check.malformed(raw, reason))
             else:
                 out.extend(self._parse_block(self._opener, self._block))
-        elif self._mode == _BARE:
-            assert self._bare is not None
-            self._bare.feed(self._pending)
-            out.extend(self._finish_bare(self._bare))
+        elif self._mode == _RUN:
+            self._finish_run(out)
         self._pending = ""
         return _merge(out)
 
     def validate(self, call: Any, raw: str | None = None) -> ToolCallProposed | ToolCallMalformed:
         """Check a call parsed elsewhere (e.g. an OpenAI ``tool_calls`` entry) with this reply's rules and ids."""
-        return self._validate(call, raw if raw is not None else _dump(call))
+        return self._check.check(call, raw if raw is not None else dump_call(call))
 
     # -- the state machine ----------------------------------------------------------------------
 
@@ -183,7 +181,7 @@ class ToolCallStream:
             elif self._mode == _BLOCK:
                 progressed = self._advance_block(out)
             else:
-                progressed = self._advance_bare(out)
+                progressed = self._advance_run(out)
             if not progressed:
                 return
 
@@ -191,44 +189,63 @@ class ToolCallStream:
         pending = self._pending
         if not pending:
             return False
-        if self._at_start:
-            stripped = pending.lstrip()
-            if stripped.startswith("{"):
-                self._mode = _BARE
-                self._bare = BareJson(pending)
-                self._pending = ""
-                return True
         match = self._opener_re.search(pending)
-        if match:
-            before = pending[: match.start()]
-            if before and not ((self._at_start or self._after_block) and before.isspace()):
-                self._show(out, before)
-            opener = self._openers[match.group(0)]
-            self._opener = opener
-            self._pending = pending[match.end() :]
-            self._after_block = False
-            if opener.kind == "think":
-                self._mode = _THINK
-            else:
-                self._mode = _BLOCK
-                self._block = ""
-                self._search_from = 0
-                self._at_start = False
+        limit = match.start() if match else len(pending)
+        line = self._line_event(pending, limit, final)
+        if line is not None and line.kind != "hold":
+            before = pending[: line.at]
+            self._run_lead = before if before.isspace() and (self._at_start or self._after_block) else ""
+            self._show_before(out, before)
+            self._start_run(pending, line)
+            return True
+        if match and line is None:
+            self._show_before(out, pending[: match.start()])
+            self._open_block(self._openers[match.group(0)], pending[match.end() :])
             return True
         hold = 0 if final else self._marker_prefix_len(pending)
-        visible = pending[: len(pending) - hold]
+        end = len(pending) - hold
+        if line is not None:
+            end = min(end, line.at)
+        visible = pending[:end]
         if not visible or ((self._at_start or self._after_block) and visible.isspace()):
             return False  # keep whitespace until we know what follows it
         self._show(out, visible)
-        self._pending = pending[len(visible) :]
-        self._after_block = False
+        self._pending = pending[end:]
         return False
+
+    def _show_before(self, out: list[EngineEvent], before: str) -> None:
+        """The text before a block or run, unless it is only whitespace at the start or after a block."""
+        if before and not ((self._at_start or self._after_block) and before.isspace()):
+            self._show(out, before)
 
     def _show(self, out: list[EngineEvent], text: str) -> None:
         if self._at_start and self._after_block:
             text = text.lstrip()  # the answer after a thinking block starts at its first word
-        out.append(TextDelta(text))
-        self._at_start = False
+        if text:
+            out.append(TextDelta(text))
+            self._at_start = False
+        self._after_block = False
+        self._passed(text)
+
+    def _passed(self, text: str) -> None:
+        """Note where the text given on leaves the line."""
+        newline = text.rfind("\n")
+        tail = text[newline + 1 :]
+        self._line_start = (newline >= 0 or self._line_start) and not tail.strip(INDENT)
+
+    def _open_block(self, opener: _Opener, rest: str) -> None:
+        self._opener = opener
+        self._pending = rest
+        self._after_block = False
+        if opener.kind == "think":
+            self._mode = _THINK
+        else:
+            self._mode = _BLOCK
+            self._block = ""
+            self._search_from = 0
+            self._at_start = False
+
+    # -- thinking and marked blocks -------------------------------------------------------------
 
     def _advance_think(self, out: list[EngineEvent], final: bool) -> bool:
         assert self._opener is not None
@@ -240,7 +257,7 @@ class ToolCallStream:
                 out.append(ThinkingDelta(pending[:index]))
             self._pending = pending[index + len(end) :]
             self._mode = _TEXT
-            self._after_block = True
+            self._after_block = self._line_start = True
             return True
         hold = 0 if final else _suffix_prefix_len(pending, end)
         if len(pending) > hold:
@@ -264,21 +281,7 @@ class ToolCallStream:
         self._block = ""
         self._pending = rest
         self._mode = _TEXT
-        self._after_block = True
-        return True
-
-    def _advance_bare(self, out: list[EngineEvent]) -> bool:
-        bare = self._bare
-        assert bare is not None
-        bare.feed(self._pending)
-        self._pending = ""
-        if not bare.rejected:
-            return False
-        # Not a reply made only of tool-call objects: all of it is text (markers in it still count).
-        self._bare = None
-        self._mode = _TEXT
-        self._at_start = False
-        self._pending = bare.text
+        self._after_block = self._line_start = True
         return True
 
     def _marker_prefix_len(self, text: str) -> int:
@@ -290,8 +293,6 @@ class ToolCallStream:
                 if any(len(s) > len(tail) and s.startswith(tail) for s in self._starts):
                     return len(text) - i
         return 0
-
-    # -- parsing blocks -------------------------------------------------------------------------
 
     def _parse_block(self, opener: _Opener, content: str) -> list[EngineEvent]:
         raw = opener.start + content + opener.end
@@ -308,82 +309,30 @@ class ToolCallStream:
             else:
                 items = parse_any(content, None)
         except Exception as exc:  # a parser failing in any way means the block is malformed
-            return [self._malformed(raw, str(exc) or type(exc).__name__)]
+            return [self._check.malformed(raw, str(exc) or type(exc).__name__)]
         if not items:
-            return [self._malformed(raw, "empty tool call")]
+            return [self._check.malformed(raw, "empty tool call")]
         single = len(items) == 1
-        return [self._validate(item, raw if single else _dump(item)) for item in items]
+        return [self._check.check(item, raw if single else dump_call(item)) for item in items]
 
-    def _finish_bare(self, bare: BareJson) -> list[EngineEvent]:
-        events: list[EngineEvent] = []
-        if bare.open_object is not None:
-            partial = bare.open_object
-            if not bare.objects and not re.match(r'\{\s*"(name|function|type)"', partial):
-                return [TextDelta(bare.text)]  # plain text that happens to start with "{"
-            events.extend(self._validate(obj, raw) for raw, obj in bare.objects)
-            events.append(self._malformed(partial, "incomplete JSON tool call: the reply ended inside it"))
-            return events
-        if not bare.objects:
-            return [TextDelta(bare.text)] if bare.text and not bare.text.isspace() else []
-        return [self._validate(obj, raw) for raw, obj in bare.objects]
 
-    def _validate(self, item: Any, raw: str) -> ToolCallProposed | ToolCallMalformed:
-        server = None
-        if isinstance(item, ServerCall):
-            server, item = item.server, item.call
-        if not isinstance(item, dict):
-            return self._malformed(raw, f'expected a JSON object with "name" and "arguments", got {_kind(item)}')
-        given_id = item.get("id")
-        if isinstance(item.get("function"), dict):
-            item = item["function"]
-        name = item.get("name")
-        if not isinstance(name, str) or not name.strip():
-            return self._malformed(raw, 'tool call has no "name"', given_id)
-        name = name.strip()
-        arguments = next((item[k] for k in CALL_KEYS if k in item), {})
-        if isinstance(arguments, str):
-            if not arguments.strip():
-                arguments = {}
-            else:
-                try:
-                    arguments = json.loads(arguments)
-                except json.JSONDecodeError as exc:
-                    return self._malformed(raw, f"arguments are not valid JSON: {json_error(exc)}", given_id)
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            return self._malformed(raw, f"arguments must be a JSON object, got {_kind(arguments)}", given_id)
-        resolved = self._resolve_name(name, server)
-        if resolved is None:
-            where = f" (server '{server}')" if server else ""
-            return self._malformed(raw, f"unknown tool '{name}'{where}", given_id)
-        self.calls_proposed += 1
-        return ToolCallProposed(self._take_id(given_id), resolved, arguments)
-
-    def _resolve_name(self, name: str, server: str | None) -> str | None:
-        known = self.known_tools
-        if known is None or name in known:
-            return name
-        if server:
-            qualified = _NAME_UNSAFE.sub("_", f"{server}__{name}")[:64]
-            if qualified in known:
-                return qualified
-        return None
-
-    def _malformed(self, raw: str, reason: str, given_id: Any = None) -> ToolCallMalformed:
-        self.calls_malformed += 1
-        return ToolCallMalformed(self._take_id(given_id), raw, reason)
-
-    def _take_id(self, given: Any) -> str:
-        if isinstance(given, str) and given and given not in self._used_ids:
-            self._used_ids.add(given)
-            return given
-        while True:
-            self._counter += 1
-            candidate = f"call_{self._counter}"
-            if candidate not in self._used_ids:
-                self._used_ids.add(candidate)
-                return candidate
+def _openers(
+    think_start: str | None, think_end: str | None, tool_call_start: str | None, tool_call_end: str | None
+) -> dict[str, _Opener]:
+    """The markers that open a block, by their text: thinking, the tokenizer's own, then the fallbacks."""
+    openers: list[_Opener] = []
+    if think_start and think_end:
+        openers.append(_Opener(think_start, think_end, "think"))
+    if tool_call_start:
+        openers.append(_Opener(tool_call_start, tool_call_end or "", "native"))
+    for fallback in (
+        _Opener("<tool_call>", "</tool_call>", "json"),
+        _Opener("<tool_use>", "</tool_use>", "tool_use"),
+        _Opener("[TOOL_CALLS]", "", "mistral"),
+    ):
+        if all(fallback.start != o.start for o in openers):
+            openers.append(fallback)
+    return {o.start: o for o in openers}
 
 
 def parse_tool_calls(text: str, known_tools: set[str] | None = None, **markers: Any) -> ParsedReply:
@@ -412,29 +361,6 @@ def _suffix_prefix_len(text: str, marker: str) -> int:
         if marker.startswith(text[-size:]):
             return size
     return 0
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return {
-        dict: "an object",
-        list: "a list",
-        str: "a string",
-        int: "a number",
-        float: "a number",
-    }.get(type(value), type(value).__name__)
-
-
-def _dump(item: Any) -> str:
-    if isinstance(item, ServerCall):
-        item = item.call
-    try:
-        return json.dumps(item, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(item)
 
 
 def _merge(events: list[EngineEvent]) -> list[EngineEvent]:

@@ -17,10 +17,12 @@ from mcp import Client
 
 from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.text import lone_surrogate
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec
 from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, Resources, call_builtin
-from mcp_chat_tui.servers.client_context import ProgressListener, log_level_meta, progress_callback
-from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol
+from mcp_chat_tui.servers.call_clock import CallClock, ProgressListener, ProgressRelay
+from mcp_chat_tui.servers.client_context import log_level_meta
+from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol, unreadable_answer
 from mcp_chat_tui.servers.state import ServerState, ToolUsage
 
 
@@ -61,8 +63,8 @@ class ToolCalls:
     ) -> ToolCallResult:
         """Call one tool; a failure comes back as ``result.failure``, never as an exception.
 
-        ``on_progress`` hears each progress notification of the call (redacted); the last one
-        is kept on the result. Cancelling the awaiting task cancels the request at the server (the SDK
+        ``on_progress`` hears the call's progress (redacted): the latest at most once a frame, and
+        the last before the call returns (``call_clock.py``); the last one is kept on the result. Cancelling the awaiting task cancels the request at the server (the SDK
         sends ``notifications/cancelled``) and leaves the server usable.
         """
         arguments = dict(arguments or {})
@@ -76,7 +78,7 @@ class ToolCalls:
         if refusal is not None:
             return self._failed_call(call, *refusal)
         limit = timeout or rt.config.timeout or self.tool_timeout
-        return await self._call_on_server(rt, rt.client, call, limit, on_progress or _ignore)
+        return await self._call_on_server(rt, rt.client, call, limit, on_progress)
 
     async def call_model_tool(self, model_name: str, arguments: dict[str, Any] | None = None) -> ToolCallResult:
         """Call a tool by the name the model used for it."""
@@ -101,6 +103,12 @@ class ToolCalls:
             return FailureKind.NOT_READY, f"server {server!r} is {rt.status.state.value}{why}"
         if rt.status.tools and not any(spec.name == tool for spec in rt.status.tools):
             return FailureKind.UNKNOWN_TOOL, f"server {server!r} has no tool named {tool!r}"
+        surrogate = lone_surrogate(call.arguments)
+        if surrogate is not None:  # the SDK could not encode the request, and the connection would end
+            return (
+                FailureKind.REFUSED,
+                f"the arguments hold a lone surrogate ({surrogate}), which no server can be sent",
+            )
         return None
 
     def _failed_call(self, call: _Call, kind: FailureKind, message: str) -> ToolCallResult:
@@ -115,49 +123,60 @@ class ToolCalls:
         )
 
     async def _call_on_server(
-        self, rt: Any, client: Client, call: _Call, limit: float, on_progress: ProgressListener
+        self, rt: Any, client: Client, call: _Call, limit: float, on_progress: ProgressListener | None
     ) -> ToolCallResult:
-        """Send the call; the server is busy while any call is in flight."""
+        """Send the call; the server is busy while any call is in flight. The call is given up when
+        its clock runs out (``call_clock.py``: ``limit`` counts from the server's last sign of life)."""
         rt.status.calls_in_flight += 1
         if rt.status.state == ServerState.READY:
             self._set_state(rt, ServerState.BUSY)
         result: ToolCallResult | None = None
-        latest: list[ToolProgress] = []
+        clock = CallClock(limit, rt.life)
+        progress = ProgressRelay(on_progress, self.redactor, clock)
         lost: asyncio.Future[str] = asyncio.get_running_loop().create_future()  # the hub read its answer and failed
         rt.answers_awaited.add(lost)
         sending = asyncio.ensure_future(
             client.call_tool(
                 call.tool,
                 call.arguments,
-                read_timeout_seconds=limit,
-                progress_callback=progress_callback(on_progress, self.redactor, latest),
+                progress_callback=progress,
                 meta=log_level_meta(client, rt.status.log_level),  # type: ignore[arg-type]
             )
         )
         try:
             either: list[asyncio.Future[Any]] = [sending, lost]
-            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-            if not sending.done():
-                result = self._failed_call(call, FailureKind.PROTOCOL_ERROR, lost.result())
-            else:
-                result = convert_result(
-                    sending.result(),
-                    call.server,
-                    call.tool,
-                    call.arguments,
-                    call.started_at,
-                    self.max_result_chars,
-                    self.redactor,
-                )
+            while not (sending.done() or lost.done()) and clock.seconds_left() > 0:
+                await asyncio.wait(either, timeout=clock.seconds_left(), return_when=asyncio.FIRST_COMPLETED)
+            result = self._outcome(call, sending, lost, clock)
         except Exception as exc:  # noqa: BLE001 - a tool failure never raises into the caller
             result = self._call_failed(rt, call, exc, limit)
         finally:
+            progress.close()  # the last progress is heard before the result
             rt.answers_awaited.discard(lost)
             if not sending.done():
-                sending.cancel()  # stopped, or its answer is lost: the SDK tells the server
+                sending.cancel()  # stopped, given up, or its answer is lost: the SDK tells the server
                 await asyncio.wait({sending})
-            self._call_over(rt, call, result, latest)
+            self._call_over(rt, call, result, progress.latest)
         return result
+
+    def _outcome(
+        self, call: _Call, sending: asyncio.Future[Any], lost: asyncio.Future[str], clock: CallClock
+    ) -> ToolCallResult:
+        """The call's result: the server's answer (raises what the SDK raised), its answer lost, or out of time."""
+        if sending.done():
+            return convert_result(
+                sending.result(),
+                call.server,
+                call.tool,
+                call.arguments,
+                call.started_at,
+                self.max_result_chars,
+                self.redactor,
+            )
+        if lost.done():
+            return self._failed_call(call, FailureKind.PROTOCOL_ERROR, unreadable_answer(call.server, lost.result()))
+        why = f"{call.tool} {clock.out_of_time()}; the call was cancelled (the server keeps running)"
+        return self._failed_call(call, FailureKind.TIMEOUT, why)
 
     def _call_failed(self, rt: Any, call: _Call, exc: Exception, limit: float) -> ToolCallResult:
         """The failed call's result; a crash marks the server crashed, a protocol breach is counted."""
@@ -170,13 +189,13 @@ class ToolCalls:
             rt.status.protocol_problems.append(f"{call.tool}: {result.failure.message if result.failure else message}")
         return result
 
-    def _call_over(self, rt: Any, call: _Call, result: ToolCallResult | None, latest: list[ToolProgress]) -> None:
+    def _call_over(self, rt: Any, call: _Call, result: ToolCallResult | None, latest: ToolProgress | None) -> None:
         """The call ended (``result`` is None when it was cancelled): its duration, last progress,
         the server's usage figures and state."""
         rt.status.calls_in_flight -= 1
         if result is not None:
-            if latest:
-                result.progress = latest[0]
+            if latest is not None:
+                result.progress = latest
             result.duration = call.elapsed()
             self._record_usage(rt, result)
         if rt.status.calls_in_flight == 0 and rt.status.state == ServerState.BUSY:
@@ -199,7 +218,3 @@ class ToolCalls:
         if rt.status.state.usable and not rt.stopping:
             self._set_state(rt, ServerState.CRASHED, reason)
             rt.stop.set()
-
-
-def _ignore(_progress: ToolProgress) -> None:
-    """No one listens to this call's progress (it is still kept on the result)."""

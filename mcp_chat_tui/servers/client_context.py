@@ -1,4 +1,4 @@
-"""What the hub's SDK client declares and sends besides tool calls: roots, log level, progress.
+"""What the hub's SDK client declares and sends besides tool calls: roots, log level.
 
 Small functions the hub delegates to, so ``hub.py`` stays the place that owns the client.
 2025-11-25 connections set the log level with ``logging/setLevel`` and hear of new roots
@@ -18,19 +18,16 @@ from typing import Any
 
 import mcp_types
 from mcp import Client
-from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types import LOG_LEVEL_META_KEY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_chat_tui.core.progress import PROGRESS_MESSAGE_CHARS, ToolProgress
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.servers.notifications import LogEntry, instructions_prompt, log_text
 from mcp_chat_tui.servers.roots import ROOTS_USAGE, Roots, parse_roots_command
 
 log = logging.getLogger(__name__)
 
-ProgressListener = Callable[[ToolProgress], None]
 LogListener = Callable[[str, LogEntry], None]
 LOG_SHOW_DELAY = 0.05  # log messages within this time tell observers once (a flooding server costs one redraw)
 SETTLE_WAIT_SECONDS = 5.0  # the longest a model request waits for a tool list being read again
@@ -81,19 +78,6 @@ def log_entry(params: mcp_types.LoggingMessageNotificationParams, redactor: Reda
         logger=redactor.text(params.logger or ""),
         text=redactor.text(log_text(params.data)),
     )
-
-
-def progress_callback(listener: ProgressListener, redactor: Redactor, latest: list[ToolProgress]) -> ProgressFnT:
-    """The SDK's per-call progress callback: each notification redacted, kept as the latest
-    (``latest`` holds at most one) and handed to ``listener``."""
-
-    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-        text = redactor.text(message or "")[:PROGRESS_MESSAGE_CHARS]
-        update = ToolProgress(progress, total, text)
-        latest[:] = [update]
-        listener(update)
-
-    return on_progress
 
 
 class ServerContext:

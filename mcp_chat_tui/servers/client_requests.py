@@ -25,6 +25,8 @@ from mcp_types import (
     ErrorData,
 )
 
+from mcp_chat_tui.core.text import lone_surrogate
+
 DEFAULT_SAMPLING_PER_MINUTE = 10
 USER_REJECTED = -1  # the spec's code for a sampling request the user rejected (or a policy refused)
 RATE_WINDOW_SECONDS = 60.0
@@ -35,7 +37,9 @@ ElicitationAnswer = ElicitResult | ErrorData
 
 
 class ClientRequests(Protocol):
-    """Answers a server's requests; ``server`` is the name the server has in mcp.json."""
+    """Answers a server's requests; ``server`` is the name the server has in mcp.json. A handler may
+    also have ``refused_by_limit(server, params, message)``: told of each sampling request the rate
+    limit refused before anyone was asked."""
 
     async def sample(self, server: str, params: CreateMessageRequestParams) -> SamplingAnswer: ...
 
@@ -121,12 +125,22 @@ class RequestDesk:
         if refused is not None:
             status.samples_refused += 1
             changed()
+            over_limit = getattr(self.handler, "refused_by_limit", None)
+            if over_limit is not None:  # recorded as any refusal is (the conversation, -p's report and exit code)
+                over_limit(status.name, self._redacted(params), refused)
             return ErrorData(code=USER_REJECTED, message=refused)  # the user's limit refuses it, as the user would
         changed()
         try:
-            return await self.handler.sample(status.name, self._redacted(params))
+            answer = await self.handler.sample(status.name, self._redacted(params))
         except Exception as exc:  # noqa: BLE001 - a failure is the server's answer, never a crash
             return ErrorData(code=mcp_types.INTERNAL_ERROR, message=f"sampling failed: {exc}")
+        surrogate = lone_surrogate(answer.model_dump())  # the SDK could not send it: the connection would end
+        if surrogate is not None:
+            return ErrorData(
+                code=mcp_types.INTERNAL_ERROR,
+                message=f"sampling failed: the reply holds a lone surrogate ({surrogate})",
+            )
+        return answer
 
     async def elicit(self, status: Any, params: ElicitRequestParams) -> ElicitationAnswer:
         try:

@@ -31,6 +31,7 @@ from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.server_identity import ServerIdentity
 from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
 from mcp_chat_tui.servers.builtin import builtin_specs
+from mcp_chat_tui.servers.call_clock import ServerLife
 from mcp_chat_tui.servers.calls import ToolCalls
 from mcp_chat_tui.servers.catalog import CatalogAccess
 from mcp_chat_tui.servers.client_context import LogListener, ServerContext
@@ -95,6 +96,8 @@ class _Runtime:
     answers_awaited: set[asyncio.Future[str]] = field(default_factory=set)  # calls in flight, told a lost answer
 
     log_shown_soon: asyncio.TimerHandle | None = None
+    # A person's time on the server's requests (a form, a sampled reply), which no call's clock counts.
+    life: ServerLife = field(default_factory=ServerLife)
 
 
 class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
@@ -335,10 +338,12 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
         )
 
     async def _on_sampling(self, rt: _Runtime, context: Any, params: mcp_types.CreateMessageRequestParams) -> Any:
-        return await self.requests.sample(rt.status, params, partial(self._changed, rt))
+        with rt.life.asking():
+            return await self.requests.sample(rt.status, params, partial(self._changed, rt))
 
     async def _on_elicitation(self, rt: _Runtime, context: Any, params: Any) -> Any:
-        return await self.requests.elicit(rt.status, params)
+        with rt.life.asking():
+            return await self.requests.elicit(rt.status, params)
 
     async def _client_failed(self, rt: _Runtime, generation: int, exc: BaseException) -> None:
         """The client's task failed: the server crashed if it was running, else its start failed."""
@@ -450,8 +455,10 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
     async def _on_message(self, rt: _Runtime, generation: int, message: Any) -> None:
         if generation != rt.generation:
             return
-        starting = rt.status.state == ServerState.STARTING  # then the start's own checks explain it
-        if isinstance(message, Exception) and not starting and (problem := unreadable_message(message)):
+        # A message that could not be read is a protocol problem, while starting too (the stdio
+        # transport fails the request it answered, so a start ends at once saying why); anything
+        # else on stdout is noise.
+        if isinstance(message, Exception) and (problem := unreadable_message(message)):
             self._on_unreadable_message(rt, problem)
         elif isinstance(message, Exception):
             self._on_stdout_noise(rt, noise_line(message))

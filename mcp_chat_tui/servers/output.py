@@ -9,6 +9,7 @@ from typing import Any
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.servers.noise import STDOUT_RULE, glued_before_a_message, is_lost_answer, noise_excerpt
 from mcp_chat_tui.servers.state import ServerState
+from mcp_chat_tui.servers.stdout_lines import HEAD_BYTES
 
 
 class ServerOutput:
@@ -42,7 +43,7 @@ class ServerOutput:
             f"[mcp-chat-tui] ignored output on stdout that is not an MCP message: {noise_excerpt(line)}"
         )
         if rt.status.state == ServerState.STARTING:
-            rt.stdout_noise = rt.stdout_noise or line
+            rt.stdout_noise = rt.stdout_noise or line[:HEAD_BYTES]  # its start is what is shown
             glued = glued_before_a_message(line)
             if glued and not rt.start_refused and rt.task is not None:
                 rt.start_refused = (

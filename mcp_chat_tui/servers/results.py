@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -21,13 +22,14 @@ from typing import Any
 import anyio
 import mcp_types
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
 from pydantic import ValidationError
 
 from mcp_chat_tui.core.content import MAX_MEDIA_BYTES, ContentPart, size_text
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult
 from mcp_chat_tui.servers.client_requests import USER_REJECTED
+from mcp_chat_tui.servers.stdout_lines import line_limit
 
 
 def _block_text(block: Any) -> str:
@@ -181,9 +183,18 @@ def schema_problem(exc: Exception) -> str:
 
 
 def server_broke_protocol(exc: Exception) -> bool:
-    """Whether a failed call was the server's fault at the protocol level (a malformed result, or
-    one that breaks the tool's output schema), to be counted against the server."""
-    return isinstance(exc, ValidationError) or bool(schema_problem(exc))
+    """Whether a failed call was the server's fault at the protocol level (a malformed result, one
+    that breaks the tool's output schema or is nested too deep to check), to be counted against the server."""
+    return isinstance(exc, ValidationError | RecursionError) or bool(schema_problem(exc))
+
+
+# How the SDK's streamable HTTP transport says an event of an answer passed its size limit.
+_TOO_LONG_EVENT = re.compile(r"^SSE stream failed: Server-sent event exceeded the \d+ byte limit")
+
+
+def unreadable_answer(server: str, problem: str) -> str:
+    """A call's failure when its answer could not be read (``noise.unreadable_message``)."""
+    return f"server {server!r} broke the protocol: {problem}"
 
 
 def call_failure(exc: Exception, server: str, tool: str, limit: float) -> tuple[FailureKind, str, str]:
@@ -196,14 +207,26 @@ def call_failure(exc: Exception, server: str, tool: str, limit: float) -> tuple[
         if exc.code == REQUEST_TIMEOUT:
             message = f"{tool} gave no result within {limit:g} s; the call was cancelled (the server keeps running)"
             return FailureKind.TIMEOUT, message, ""
+        if exc.code == CONNECTION_CLOSED and _TOO_LONG_EVENT.search(exc.message):  # streamable HTTP: one answer
+            limit = line_limit() // (1024 * 1024)
+            message = f"its answer was longer than {limit} MiB (the most one message may be) and was dropped"
+            return FailureKind.PROTOCOL_ERROR, unreadable_answer(server, message), ""
         if exc.code == CONNECTION_CLOSED:
             message = f"server {server!r} closed the connection during the call"
             return FailureKind.CRASHED, message, "the connection closed during a tool call"
         if exc.code == USER_REJECTED:  # what the server asked during the call was refused here (2026-07-28)
             return FailureKind.REFUSED, exc.message, ""
+        if exc.code == PARSE_ERROR:  # its answer could not be read (servers/stdio_transport.py, the SDK's HTTP)
+            return FailureKind.PROTOCOL_ERROR, unreadable_answer(server, exc.message), ""
         return FailureKind.PROTOCOL_ERROR, f"{exc.message} (error {exc.code})", ""
     if isinstance(exc, ValidationError):
         message = f"the server sent a malformed result: {exc.error_count()} problems"
+        return FailureKind.PROTOCOL_ERROR, message, ""
+    if isinstance(exc, RecursionError):  # the SDK checks structured content against the output schema by recursion
+        message = (
+            f"server {server!r} broke the protocol: its result, or the tool's output schema, is nested "
+            "too deep to check the one against the other"
+        )
         return FailureKind.PROTOCOL_ERROR, message, ""
     if schema_problem(exc):
         message = (

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
+from mcp_chat_tui.core.files import open_append
 from mcp_chat_tui.servers.state import STDERR_TAIL_LINES
 
 MAX_LINE_CHARS = 2000  # a longer line keeps its start and a note of its length
@@ -73,7 +74,7 @@ class RotatingLog:
         self.previous = path.with_name(path.name + ".1")
         self.max_bytes = max_bytes
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = path.open("ab", buffering=0)
+        self._file = open_append(path)  # never through a link planted at its name
         self._size = os.fstat(self._file.fileno()).st_size
 
     def write(self, lines: list[str]) -> None:
@@ -102,7 +103,7 @@ class RotatingLog:
     def _rotate(self) -> None:
         self._file.close()
         os.replace(self.path, self.previous)
-        self._file = self.path.open("ab", buffering=0)
+        self._file = open_append(self.path)
         self._size = 0
 
 

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
+
+from mcp_chat_tui.core.files import read_regular, replace_file
 
 log = logging.getLogger(__name__)
 
 KEYRING_SERVICE = "mcp-chat-tui"
 TOKEN_FILE_NAME = "oauth-tokens.json"
 FILE_MODE = 0o600
+MAX_FILE_BYTES = 16 * 1024 * 1024  # a token file larger than this is not read
 
 
 class VaultError(Exception):
@@ -112,7 +114,7 @@ class TokenVault:
 
     def _read_file(self) -> dict[str, Any]:
         try:
-            document = json.loads(self.fallback_file.read_text(encoding="utf-8"))
+            document = json.loads(read_regular(self.fallback_file, MAX_FILE_BYTES).decode("utf-8"))
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
@@ -122,20 +124,13 @@ class TokenVault:
         return {key: value for key, value in (servers or {}).items() if isinstance(value, dict)}
 
     def _write_file(self, records: dict[str, Any]) -> None:
-        """The whole file replaced at once, created 0600 (never readable by others, not even briefly)."""
+        """The whole file replaced at once, created 0600 (never readable by others, not even briefly),
+        never through a link at its name."""
         path = self.fallback_file
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, FILE_MODE)
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                os.fchmod(handle.fileno(), FILE_MODE)  # whatever the umask or a file left there said
-                handle.write(json.dumps({"servers": records}, indent=1))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, path)
+            replace_file(path, json.dumps({"servers": records}, indent=1).encode("utf-8"), FILE_MODE)
         except OSError as exc:
-            temporary.unlink(missing_ok=True)
             raise VaultError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 

@@ -6,19 +6,20 @@ import logging
 import shutil
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from contextvars import ContextVar
 from typing import Any, TextIO
 
 import httpx2
 from mcp import StdioServerParameters
+from mcp.client import sse as sdk_sse
 from mcp.client import stdio as sdk_stdio
-from mcp.client.sse import sse_client
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client, sse_within_origin
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED
+from mcp_types import CONNECTION_CLOSED, PARSE_ERROR
 
+from mcp_chat_tui.core.redact import without_url_secrets
+from mcp_chat_tui.servers.stdio_transport import stdio_streams
+from mcp_chat_tui.servers.stdout_lines import line_limit
 from mcp_chat_tui.servers.watchdog import server_watchdog
 
 log = logging.getLogger(__name__)
@@ -31,56 +32,34 @@ SERVER_EXIT_GRACE = 0.25  # seconds after stdin closes before SIGTERM
 SERVER_KILL_GRACE = 0.3  # seconds after SIGTERM before SIGKILL
 
 
-# The SDK spawns a stdio server through this module function (in a new session, so the server's
-# pid is its process group's id) and keeps the process to itself; wrapping it is how the app learns
-# the group, to hand it to the watchdog (servers/watchdog.py).
-_sdk_spawn = getattr(sdk_stdio, "_create_platform_compatible_process", None)
-_spawned_groups: ContextVar[list[int] | None] = ContextVar("spawned_groups", default=None)
-
-
-async def _spawn_watched(*args: Any, **kwargs: Any) -> Any:
-    """The SDK's spawn, then the new process group watched (no await after the spawn: the SDK
-    relies on none happening before its task group holds the process)."""
-    spawn = _sdk_spawn
-    assert spawn is not None  # stdio_transport installs this wrapper only where the SDK has the spawn
-    process = await spawn(*args, **kwargs)
-    groups = _spawned_groups.get()
-    if groups is not None:
-        groups.append(process.pid)
-        server_watchdog().watch(process.pid)
-    return process
-
-
 @asynccontextmanager
 async def stdio_transport(config: Any, errlog: TextIO) -> AsyncIterator[Any]:
-    """The SDK's stdio transport with the server's stderr sent to ``errlog``, the shorter shutdown
-    grace above (the SDK reads these module settings when it stops a server), and the server's
-    process group watched from spawn to stop, so neither it nor its children outlive the app."""
+    """The stdio transport (``stdio_transport.py``: the SDK's start and stop, the app's reader of
+    stdout) with the server's stderr sent to ``errlog``, the shorter shutdown grace above (the SDK
+    reads these module settings when it stops a server), and the server's process group watched
+    from spawn to stop, so neither it nor its children outlive the app."""
     sdk_stdio.PROCESS_TERMINATION_TIMEOUT = SERVER_EXIT_GRACE
     sdk_stdio.FORCE_KILL_TIMEOUT = SERVER_KILL_GRACE
-    if _sdk_spawn is not None:
-        sdk_stdio._create_platform_compatible_process = _spawn_watched
-    else:
-        log.warning("this mcp SDK spawns servers differently: they may outlive the app if it is killed")
     params = StdioServerParameters(
         command=config.command,
         args=list(config.args),
         env=config.effective_env() or None,
         cwd=str(config.cwd) if config.cwd else None,
-        # Bytes that are not UTF-8 become U+FFFD: the line is then reported as not JSON-RPC. With
-        # "strict" the SDK's reader dies on them and waits for stdout to end, so the start hangs.
+        # Bytes that are not UTF-8 become U+FFFD (the reader decodes so): such a line is then reported as not
+        # JSON-RPC instead of ending the reader.
         encoding_error_handler="replace",
     )
-    groups: list[int] = []
-    token = _spawned_groups.set(groups)
+    groups: list[int] = []  # the server's pid is its process group's id (it starts a session of its own)
+
+    def watch(pid: int) -> None:
+        groups.append(pid)
+        server_watchdog().watch(pid)
+
     try:
-        async with stdio_client(params, errlog=errlog) as streams:
-            _spawned_groups.reset(token)
+        async with stdio_streams(params, errlog, watch) as streams:
             yield streams
     finally:
-        if _spawned_groups.get() is groups:
-            _spawned_groups.reset(token)
-        for pgid in groups:  # the SDK has stopped the server: what is left of its group goes now
+        for pgid in groups:  # the server is stopped: what is left of its group goes now
             server_watchdog().release(pgid)
 
 
@@ -105,12 +84,24 @@ async def http_transport(
                     on_http_error(response.status_code, response.reason_phrase)
 
             http_client.event_hooks["response"].append(note_error)
-        async with streamable_http_client(url, http_client=http_client) as streams:
+        # The SDK keeps one event of a streamed answer to 1 MiB; a larger one failed its call as a
+        # closed connection (the server shown crashed). Stdio's limit is the one for every transport.
+        limit = line_limit()
+        async with streamable_http_client(url, http_client=http_client, max_sse_event_size=limit) as streams:
             yield streams
 
 
 def sse_transport(url: str, headers: dict[str, str], auth: httpx2.Auth | None = None) -> Any:
-    return sse_client(url, headers=headers or None, auth=auth)
+    """The SDK's SSE transport, with stdio's limit on one message (``_sse_events``)."""
+    sdk_sse.sse_within_origin = _sse_events  # type: ignore[attr-defined]
+    return sdk_sse.sse_client(url, headers=headers or None, auth=auth)
+
+
+def _sse_events(client: httpx2.AsyncClient, url: Any, **options: Any) -> Any:
+    """The SDK's event source for its SSE transport, which keeps each event to 1 MiB and gives no
+    way to say otherwise: past that the connection is lost (the server shown crashed). Past stdio's
+    limit it still is: the SDK's SSE reader ends on an event it will not keep."""
+    return sse_within_origin(client, url, **(options | {"max_event_size": line_limit()}))
 
 
 def root_cause(exc: BaseException) -> BaseException:
@@ -142,6 +133,8 @@ def describe_start_failure(
         return f"cannot start {config.command!r}: {exc}"
     if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
         return f"the server exited or closed the connection during initialize{stderr_hint}"
+    if isinstance(exc, MCPError) and exc.code == PARSE_ERROR:  # what it said while starting could not be read
+        return exc.message  # (the stderr tail would say it again)
     if isinstance(exc, MCPError):
         return f"the server answered initialize with an error: {exc.message} (code {exc.code}){stderr_hint}"
     name = type(exc).__name__
@@ -149,4 +142,5 @@ def describe_start_failure(
         return f"cannot connect to {url}: {type(exc).__name__} (is the server running?)"
     if "HTTPStatusError" in name:
         return f"{url} answered with an HTTP error ({type(exc).__name__})"
-    return f"{name}: {exc}{stderr_hint}" if str(exc) else f"{name}{stderr_hint}"
+    said = without_url_secrets(str(exc), config.url) if config.url else str(exc)  # an error may quote the URL
+    return f"{name}: {said}{stderr_hint}" if said else f"{name}{stderr_hint}"

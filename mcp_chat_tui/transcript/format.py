@@ -14,6 +14,7 @@ from typing import Any
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.paths import media_folder
 from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.tools import CutForModel
 from mcp_chat_tui.transcript.markers import (
@@ -26,6 +27,7 @@ from mcp_chat_tui.transcript.markers import (
     SUMMARY,
     THOUGHT,
     USER,
+    decode_unholdable,
     known_marker,
     marker_like,
     unescape_line,
@@ -56,9 +58,23 @@ class TranscriptError(UserFacingError):
 
 # ----- reading -------------------------------------------------------------------------------
 
-_RESULT_HEADER = re.compile(r"^\s*\[((?:\\.|[^\]\\])*)\]\[((?:\\.|[^\]\\])*)\]\s*(\{.*\})?\s*$")
-_PROPOSAL_LINE = re.compile(r"^(?:\[([^\]]*)\])?\s*`(.*)`(?:\s*(\{[^`]*\}))?\s*$")
-_MODEL = re.compile(r"^\[((?:\\.|[^\]\\])*)\]\s*(\{.*\})?\s*$")
+# Linear in the line's length by construction (a file may hold a 1 MB line): possessive runs
+# (``*+``) never give back what they took, so two runs that could take the same characters (the
+# spaces before and after an optional part) are never tried against each other.
+_RESULT_HEADER = re.compile(r"^\s*+\[((?:\\.|[^\]\\])*+)\]\[((?:\\.|[^\]\\])*+)\]\s*+(\{.*\})?\s*+$")
+_PROPOSAL_LINE = re.compile(r"^(?:\[([^\]]*+)\])?\s*+`(.*)`(?:\s*+(\{[^`]*\}))?\s*+$")
+_MODEL = re.compile(r"^\[((?:\\.|[^\]\\])*+)\]\s*+(\{.*\})?\s*+$")
+_FENCE = re.compile(r"^(`{3,}+)\s*+$")
+_RESULT_FENCE = re.compile(r"^(`{3,}+)(\w*+)\s*+$")
+_INLINE_RESULT = re.compile(r"^`(.*)`\s*+$")
+
+
+def _json(text: str) -> Any:
+    """``json.loads``, with JSON nested too deeply for Python (``RecursionError``) a ``ValueError`` like any bad JSON."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
 
 
 def reply_model(header: str) -> str:
@@ -74,7 +90,7 @@ def parse(text: str, path: object = "transcript") -> Transcript:
 
 class _Reader:
     def __init__(self, text: str, path: object) -> None:
-        lines = text.split("\n")
+        lines = decode_unholdable(text).split("\n")
         if text.endswith("\n"):
             lines.pop()
         self.lines = lines
@@ -193,14 +209,14 @@ class _Reader:
             raise self.fail("a 📎: attachment after the reply; it goes right after its 💬: prompt")
         header = self.lines[self.index][len(ATTACHMENT) :].strip()
         try:
-            meta = json.loads(header) if header else None
+            meta = _json(header) if header else None
             if not isinstance(meta, dict):
                 raise ValueError("not a JSON object")
             attachment = Attachment.from_json(meta, folder=self._folder())
         except ValueError as exc:
             raise self.fail(f'a 📎: line needs a JSON object such as {{"kind": "resource", ...}} ({exc})') from None
         self.index += 1
-        fence_match = re.match(r"^(`{3,})\s*$", self.lines[self.index]) if self.index < len(self.lines) else None
+        fence_match = _FENCE.match(self.lines[self.index]) if self.index < len(self.lines) else None
         if fence_match is not None:
             fence = fence_match.group(1)
             attachment = Attachment.from_json(
@@ -229,7 +245,7 @@ class _Reader:
         if choice is not None and choice not in CHOICES:
             raise self.fail(f"unknown choice [{choice}]; expected one of {', '.join(CHOICES)}")
         try:
-            call = json.loads(match.group(2))
+            call = _json(match.group(2))
         except ValueError as exc:
             raise self.fail(f"the proposal's JSON is broken ({exc.msg} at column {exc.colno})") from None
         function = call.get("function") if isinstance(call, dict) else None
@@ -246,6 +262,7 @@ class _Reader:
             server=str(meta.get("server", "")),
             allowed_by=str(meta.get("allowed_by", "")),
             tool=str(meta.get("tool", "")),
+            run_unsaved=meta.get("run_unsaved") is True,
         )
 
     def _server_request(self, line: str) -> ServerRequest:
@@ -264,7 +281,7 @@ class _Reader:
 
     def _meta(self, text: str, after: str) -> dict[str, Any]:
         try:
-            meta = json.loads(text)
+            meta = _json(text)
         except ValueError:
             meta = None
         if not isinstance(meta, dict):
@@ -311,7 +328,7 @@ class _Reader:
         meta: dict[str, Any] = {}
         if match.group(3):
             try:
-                meta = json.loads(match.group(3))
+                meta = _json(match.group(3))
             except ValueError:
                 raise self.fail("the details after 🛠️: [tool][call-id] are not valid JSON") from None
         self.index += 1
@@ -323,8 +340,8 @@ class _Reader:
         while self.index < len(self.lines) and not self.lines[self.index].strip():
             self.index += 1  # hand-written files (document 000's example) put a blank line here
         fence_line = self.lines[self.index] if self.index < len(self.lines) else ""
-        fence_match = re.match(r"^(`{3,})(\w*)\s*$", fence_line)
-        inline = re.match(r"^`(.*)`\s*$", fence_line)
+        fence_match = _RESULT_FENCE.match(fence_line)
+        inline = _INLINE_RESULT.match(fence_line)
         if fence_match is None and inline is not None:
             self.index += 1
             return "done", inline.group(1)
@@ -361,8 +378,8 @@ class _Reader:
         return [part for part in parts if part is not None]
 
     def _folder(self) -> str:
-        """The transcript file's folder, where the media files its records name are ("" for text)."""
-        return str(Path(self.path).parent) if isinstance(self.path, Path) else ""
+        """The conversation's media folder, where the media files its records name are ("" for text)."""
+        return str(media_folder(self.path)) if isinstance(self.path, Path) else ""
 
 
 def _join(body: list[str]) -> str:

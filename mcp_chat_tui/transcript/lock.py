@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import logging
 import os
 import threading
 from pathlib import Path
 
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.files import RefusedFile, open_regular
+
+log = logging.getLogger(__name__)
 
 
 class TranscriptInUse(UserFacingError):
@@ -53,7 +57,7 @@ class TranscriptLock:
 
         Raises ``OSError`` when the side file cannot be made (e.g. the folder does not exist).
         """
-        key = path.resolve()  # one file, one lock: the same file by another path is the same key
+        key = path.parent.resolve() / path.name  # one file, one lock, by whatever folder path (a link is never one)
         with cls._guard:
             held = cls._held.get(key)
             if held is not None:
@@ -79,9 +83,13 @@ class TranscriptLock:
 
 
 def _lock_side_file(side: Path, path: Path) -> int:
-    """Open and lock ``side``; retry when it was replaced meanwhile (unlinked by a releasing holder)."""
+    """Open and lock ``side``; retry when it was replaced meanwhile (unlinked by a releasing holder).
+
+    The side file is opened without following a link and must be a regular file with one name:
+    a link planted at its name (``.NAME.lock`` → ``~/victim``) is removed, never written through,
+    and a hard link or anything else there is ``RefusedFile``."""
     while True:
-        fd = os.open(side, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = _open_side_file(side)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -92,7 +100,7 @@ def _lock_side_file(side: Path, path: Path) -> int:
             os.close(fd)
             raise TranscriptInUse(path, pid) from None
         try:
-            same = os.fstat(fd).st_ino == os.stat(side).st_ino
+            same = os.fstat(fd).st_ino == os.lstat(side).st_ino
         except FileNotFoundError:
             same = False
         if not same:  # we locked a side file its holder removed as it let go: lock the current one
@@ -101,6 +109,21 @@ def _lock_side_file(side: Path, path: Path) -> int:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         return fd
+
+
+def _open_side_file(side: Path) -> int:
+    try:
+        fd = open_regular(side, os.O_RDWR | os.O_CREAT, 0o600)
+    except RefusedFile as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        log.warning("%s was a symbolic link, not a lock of mcp-chat-tui: the link is removed", side)
+        os.unlink(side)  # the link itself; where it points is never opened
+        fd = open_regular(side, os.O_RDWR | os.O_CREAT, 0o600)
+    if os.fstat(fd).st_nlink > 1:  # another name of some file: truncating it would change that file
+        os.close(fd)
+        raise RefusedFile(side, errno.EMLINK, "it has other names (a hard link), so it is not a lock file to write")
+    return fd
 
 
 def _read_pid(fd: int) -> int | None:

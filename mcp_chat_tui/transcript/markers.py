@@ -78,3 +78,41 @@ def escape_name(value: str) -> str:
 
 def unescape_name(value: str) -> str:
     return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), value)
+
+
+# ----- what a UTF-8 text file cannot hold ---------------------------------------------------
+# NUL, the other C0 controls but tab and newline (a carriage return would be taken for a line end by
+# editors and git, an escape sequence would act on a terminal showing the file) and lone surrogates
+# (no UTF-8 for them) are written as \{U+XXXX}. A run of backslashes before such an escape, or before
+# text that looks like one, is doubled; every other backslash is written as it is.
+_UNHOLDABLE = "\x00-\x08\x0b-\x1f\ud800-\udfff"
+_UNHOLDABLE_HEX = "000[0-8B-F]|001[0-9A-F]|D[89A-F][0-9A-F]{2}"  # the same code points, as the escape writes them
+_MAY_NEED_ESCAPES = re.compile(f"[{_UNHOLDABLE}]|\\{{U\\+")
+_ESCAPES_NEEDED = re.compile(f"(?<!\\\\)(\\\\*+)(?:(\\{{U\\+(?:{_UNHOLDABLE_HEX})\\}})|([{_UNHOLDABLE}]))")
+_ESCAPE_READ = re.compile(f"(?<!\\\\)(\\\\++)(\\{{U\\+({_UNHOLDABLE_HEX})\\}})")
+
+
+def encode_unholdable(text: str) -> str:
+    """``text`` as a UTF-8 file can hold it (read back by ``decode_unholdable``); linear, and text
+    without those characters comes back as it is (but for a backslash before one's escape)."""
+    if _MAY_NEED_ESCAPES.search(text) is None:
+        return text
+    return _ESCAPES_NEEDED.sub(_escaped, text)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    backslashes, lookalike, character = match.groups()
+    return backslashes * 2 + (lookalike or f"\\{{U+{ord(character):04X}}}")
+
+
+def decode_unholdable(text: str) -> str:
+    """The text ``encode_unholdable`` was given. Never makes a newline, so lines stay lines."""
+    if "{U+" not in text:
+        return text
+    return _ESCAPE_READ.sub(_unescaped, text)
+
+
+def _unescaped(match: re.Match[str]) -> str:
+    backslashes, lookalike, code = match.groups()
+    kept = "\\" * (len(backslashes) // 2)
+    return kept + (chr(int(code, 16)) if len(backslashes) % 2 else lookalike)

@@ -58,6 +58,7 @@ class Proposal:
     server: str = ""
     allowed_by: str = ""
     tool: str = ""  # the tool's own name at ``server``, when the model was given another
+    run_unsaved: bool = False  # sent although its start could not be saved (the user chose so)
 
     @property
     def call_id(self) -> str:

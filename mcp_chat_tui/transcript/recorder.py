@@ -25,6 +25,7 @@ from mcp_chat_tui.transcript.model import (
     Transcript,
 )
 from mcp_chat_tui.transcript.store import AutoSaver
+from mcp_chat_tui.transcript.unsaved_runs import note_unsaved_run
 
 
 class TranscriptRecorder:
@@ -33,6 +34,7 @@ class TranscriptRecorder:
     ) -> None:
         self.transcript = transcript or Transcript()
         self.saver = saver
+        self.cannot_save: str | None = None  # why there is no saver although the conversation is to be saved
         self.stream_interval = stream_interval
         self._timer: asyncio.TimerHandle | None = None
         self._cached = ""
@@ -84,16 +86,32 @@ class TranscriptRecorder:
             proposal.started_at, proposal.server, proposal.tool = _second(at), server, tool
             self.save()
 
+    def run_unsaved(self, call_id: str) -> str | None:
+        """The call goes out although its start is not on disk (the user chose so): the file says so
+        once saving works again, and a note outside the conversation's folder says it until then
+        (``transcript/unsaved_runs.py``). Returns why that note could not be written (None: it was)."""
+        proposal = self._find(call_id)
+        if proposal is None:
+            return None
+        proposal.run_unsaved = True
+        problem = note_unsaved_run(self.saver.path, proposal) if self.saver is not None else self.cannot_save
+        self.save()
+        return problem
+
     def chose(self, call_id: str, choice: str, allowed_by: str = "") -> None:
         proposal = self._find(call_id)
         if proposal is not None:
             proposal.choice, proposal.allowed_by = choice, allowed_by
             self.save()
 
-    def finished(self, result: ToolResult) -> None:
+    def finished(self, result: ToolResult, *, sent: bool = True) -> None:
+        """The call's outcome; ``sent`` False: it never went to its server (stopped, or its start
+        could not be saved), so the start recorded for it is taken back."""
         proposal = self._find(result.call_id)
         if proposal is not None:
             proposal.result = result
+            if not sent:
+                proposal.started_at = None
             self.save()
 
     def cut_for_model(self, call_id: str, cut: CutForModel) -> None:
@@ -150,10 +168,18 @@ class TranscriptRecorder:
         self._cancel_timer()
         self.saver.save(self.rendered())
 
-    async def persisted(self) -> None:
-        """Wait (off the event loop) until everything recorded so far is on disk."""
-        if self.saver is not None:
-            await asyncio.to_thread(self.saver.flush)
+    async def persisted(self) -> str | None:
+        """Wait (off the event loop) until everything recorded so far was tried; None when it is on
+        disk (or nothing is to be saved: ``--no-save``), else why not in one line (the file, the OS
+        error; ``cannot_save`` when the file could not be taken at all)."""
+        saver = self.saver
+        if saver is None:
+            return self.cannot_save
+        self._cancel_timer()  # streamed text waiting for its save goes now, with the rest
+        saver.save(self.rendered())
+        if await asyncio.to_thread(saver.flush):
+            return None
+        return saver.unsaved
 
     def _timer_fired(self) -> None:
         self._timer = None
@@ -187,6 +213,7 @@ class TranscriptRecorder:
         """Start over with another conversation (e.g. after clearing the chat)."""
         self._cancel_timer()
         self.transcript = transcript
+        self.cannot_save = None
         self._cached, self._cached_parts, self._cached_count = "", [], 0
 
     def close(self) -> None:

@@ -18,6 +18,7 @@ from mcp_chat_tui.transcript.markers import (
     SUMMARY,
     THOUGHT,
     USER,
+    encode_unholdable,
     escape_name,
     escape_text,
     escape_thought,
@@ -31,9 +32,11 @@ def render(transcript: Transcript) -> str:
 
 
 def render_exchange(exchange: Exchange) -> str:
+    """One exchange as the file holds it: it ends with a newline, so exchanges rendered apart join
+    into the file's text (what UTF-8 cannot hold is escaped line by line: ``encode_unholdable``)."""
     out: list[str] = []
     _render_exchange(exchange, out)
-    return "".join(out)
+    return encode_unholdable("".join(out))
 
 
 def _block(out: list[str], marker: str, lines: list[str]) -> None:
@@ -90,6 +93,8 @@ def _proposal_meta(proposal: Proposal) -> str:
         meta["allowed_by"] = proposal.allowed_by
     if proposal.tool:
         meta["tool"] = proposal.tool
+    if proposal.run_unsaved:
+        meta["run_unsaved"] = True
     return _meta_json(meta)
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import stat
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -14,10 +12,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from mcp_chat_tui.core.paths import PROMPT_CACHE_SUFFIX, user_data_dir
+from mcp_chat_tui.core.files import (
+    TEMPORARY_SUFFIX,
+    RefusedFile,
+    existing_mode,
+    open_regular,
+    read_regular,
+    regular_file,
+    replace_file,
+)
+from mcp_chat_tui.core.paths import PROMPT_CACHE_SUFFIX, is_partial_cache, remove_partial, user_data_dir
 from mcp_chat_tui.transcript.format import TranscriptError, reply_model
 from mcp_chat_tui.transcript.lock import TranscriptLock
-from mcp_chat_tui.transcript.markers import ASSISTANT, USER, unescape_line
+from mcp_chat_tui.transcript.markers import ASSISTANT, USER, decode_unholdable, unescape_line
 
 
 def conversations_dir() -> Path:
@@ -31,57 +38,32 @@ def new_transcript_path(first_prompt: str, folder: Path | None = None, when: dat
     stamp = (when or datetime.now()).strftime("%Y-%m-%d-%H%M%S")
     path = folder / f"{stamp}-{slug}.md"
     counter = 2
-    while path.exists():
+    while os.path.lexists(path):  # a dangling link is taken too: the name is never written through
         path = folder / f"{stamp}-{slug}-{counter}.md"
         counter += 1
     return path
 
 
-TEMPORARY_SUFFIX = ".tmp"  # a file is written as ``.NAME.<random>.tmp`` beside it, then renamed
-NEW_FILE_MODE = 0o600  # a new conversation is private; a file that exists keeps its own mode
 RETRY_INTERVAL = 2.0  # seconds between attempts while saving fails
+MAX_TRANSCRIPT_BYTES = 1 << 30  # a conversation file larger than this is not read (memory, not the format)
 
 
 def write_atomically(path: Path, text: str, *, create_folder: bool = True) -> None:
-    """Write to a temporary file beside ``path``, flush it to disk, then rename it over ``path``.
+    """Write to a new temporary file beside ``path``, flush it to disk, then rename it over ``path``
+    (``core.files.replace_file``).
 
     A file that exists keeps its permission bits; a read-only one is never replaced
-    (``PermissionError``). ``create_folder`` False: a missing folder is an error, not made again.
+    (``PermissionError``), nor a link or anything but a regular file (``RefusedFile``).
+    ``create_folder`` False: a missing folder is an error, not made again.
     """
-    mode = NEW_FILE_MODE
-    try:
-        status = path.stat()
-    except FileNotFoundError:
-        pass
-    else:
-        mode = stat.S_IMODE(status.st_mode)
-        if not stat.S_ISREG(status.st_mode):
-            raise IsADirectoryError(errno.EISDIR, "not a regular file", str(path))
-        if not mode & 0o222 or not os.access(path, os.W_OK):
-            raise PermissionError(errno.EACCES, "the file is read-only", str(path))
+    mode = existing_mode(path)
+    if mode is not None and (not mode & 0o222 or not os.access(path, os.W_OK)):
+        raise PermissionError(errno.EACCES, "the file is read-only", str(path))
     if create_folder:
         path.parent.mkdir(parents=True, exist_ok=True)
     elif not path.parent.is_dir():
         raise FileNotFoundError(errno.ENOENT, "its folder no longer exists", str(path.parent))
-    write_bytes_atomically(path, text.encode("utf-8"), mode)
-
-
-def write_bytes_atomically(path: Path, data: bytes, mode: int) -> None:
-    """Write ``data`` to a temporary file beside ``path`` with ``mode``, flush it, rename it over ``path``."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX, dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fchmod(file.fileno(), mode)
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    replace_file(path, text.encode("utf-8"), mode)
 
 
 def write_export(path: Path, text: str, *, replace: bool) -> None:
@@ -104,10 +86,11 @@ def read_transcript_text(path: Path) -> str:
     """The text of a transcript; a file that is not text (not UTF-8, NUL bytes, a folder) is a
     ``TranscriptError`` naming the line, like any other bad file."""
     try:
-        with open(path, "rb") as file:
-            data = file.read()
-    except IsADirectoryError:
-        raise TranscriptError(path, None, "is a folder, not a transcript file") from None
+        data = read_regular(path, MAX_TRANSCRIPT_BYTES)
+    except RefusedFile as exc:
+        if exc.errno == errno.EISDIR:
+            raise TranscriptError(path, None, "is a folder, not a transcript file") from None
+        raise TranscriptError(path, None, f"cannot be read: {exc.strerror}") from None
     except OSError as exc:
         raise TranscriptError(path, None, f"cannot be read ({exc.strerror or exc})") from None
     nul = data.find(b"\0")
@@ -294,48 +277,59 @@ class SavedConversation:
     model: str
 
 
+DESCRIBED_BYTES = 256 * 1024  # of each file in the list of conversations, the start is read for its question and model
+
+
 def describe(path: Path) -> SavedConversation:
-    """The first question and the model of a saved conversation, read from the start of the file."""
+    """The first question and the model of a saved conversation, read from the start of the file
+    (a link, a FIFO or anything but a regular file is listed with neither)."""
     first_question, model = "", ""
     try:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            for _, line in zip(range(400), file, strict=False):
-                line = line.rstrip("\n")
-                if not first_question and line.startswith(USER):
-                    first_question = unescape_line(line[len(USER) :].strip())
-                elif not model and line.startswith(ASSISTANT):
-                    model = reply_model(line[len(ASSISTANT) :])
-                if first_question and model:
-                    break
-        modified = datetime.fromtimestamp(path.stat().st_mtime)
+        descriptor = open_regular(path, os.O_RDONLY)
+        with os.fdopen(descriptor, "rb") as file:
+            modified = datetime.fromtimestamp(os.fstat(descriptor).st_mtime)
+            head = file.read(DESCRIBED_BYTES).decode("utf-8", errors="replace")
     except OSError:
-        modified = datetime.fromtimestamp(0)
+        return SavedConversation(path, first_question, datetime.fromtimestamp(0), model)
+    for line in decode_unholdable(head).split("\n")[:400]:
+        if not first_question and line.startswith(USER):
+            first_question = unescape_line(line[len(USER) :].strip())
+        elif not model and line.startswith(ASSISTANT):
+            model = reply_model(line[len(ASSISTANT) :])
+        if first_question and model:
+            break
     return SavedConversation(path, first_question, modified, model)
 
 
 def recent_conversations(folder: Path | None = None, limit: int = 50) -> list[SavedConversation]:
-    """The newest conversations in ``folder``; the model caches of those deleted or renamed go first."""
+    """The newest conversations in ``folder`` (regular files, not links); the model caches of those
+    deleted or renamed go first."""
     folder = folder or conversations_dir()
     if not folder.is_dir():
         return []
     remove_orphan_caches(folder)
-    files = sorted(folder.glob("*.md"), key=lambda p: p.stat().st_mtime, reverse=True)[:limit]
-    return [describe(path) for path in files]
+    files = sorted((path for path in folder.glob("*.md") if regular_file(path)), key=_modified, reverse=True)
+    return [describe(path) for path in files[:limit]]
+
+
+def _modified(path: Path) -> float:
+    try:
+        return os.lstat(path).st_mtime
+    except OSError:
+        return 0.0
 
 
 def remove_orphan_caches(folder: Path) -> list[Path]:
-    """Remove the model caches (``NAME.cache.safetensors``, a killed write's ``.NAME.cache…partial…``)
+    """Remove the model caches (``NAME.cache.safetensors``, a killed write's ``.NAME.cache…partial``)
     whose conversation ``NAME.md`` is gone from ``folder`` (deleted, or renamed without its cache);
     the removed files. A conversation's file is written before its cache, so a live one keeps it."""
     removed = []
     for path in folder.glob(f"*{PROMPT_CACHE_SUFFIX}*"):
         name = path.name.removeprefix(".").split(PROMPT_CACHE_SUFFIX)[0]
-        if path.name.startswith(".") and not path.name.endswith(".partial.safetensors"):
+        if path.name.startswith(".") and not is_partial_cache(path.name):
             continue
-        if not (folder / f"{name}.md").exists():
-            try:
-                path.unlink()
+        if not os.path.lexists(folder / f"{name}.md"):
+            remove_partial(path)
+            if not os.path.lexists(path):
                 removed.append(path)
-            except OSError:
-                pass  # another process's, or not ours to remove: it is only a speed-up
     return removed

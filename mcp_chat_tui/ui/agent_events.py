@@ -23,12 +23,17 @@ from mcp_chat_tui.agent.events import (
     ApprovalDecision,
     ApprovalNeeded,
     AssistantText,
+    StartNotSaved,
     TurnEnd,
+    UnsavedChoice,
 )
+from mcp_chat_tui.agent.turn import not_sent_line, run_unsaved_line
+from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.events import Stats
 from mcp_chat_tui.ui import agent_messages as am
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
 from mcp_chat_tui.ui.streaming import drawing_cost
 from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE
 from mcp_chat_tui.ui.widgets.chat import Notice
@@ -138,6 +143,21 @@ class AgentEventView(MessagePump):
     async def _show_call_started(self, message: am.CallStarted) -> None:
         self.call_store.started(message.event)
         self._engine_state("running tools")
+
+    @on(am.StartNotSaved)
+    @handles
+    async def _show_start_not_saved(self, message: am.StartNotSaved) -> None:
+        self.call_store.awaiting(message.event.call)
+        self._engine_state("not saved", "a call waits for you")
+        self.ask_unsaved(message.event)
+
+    @on(am.CallRunUnsaved)
+    @handles
+    async def _show_call_run_unsaved(self, message: am.CallRunUnsaved) -> None:
+        self.call_store.running(message.event.call)
+        self._engine_state("running tools")
+        said = visible_controls(run_unsaved_line(message.event))
+        self.notify(said, title="run unsaved", severity="warning", timeout=15, markup=False)
 
     @on(am.CallProgress)
     @handles
@@ -261,6 +281,19 @@ class AgentEventView(MessagePump):
 
     async def _add_record(self, record: CallRecord) -> None:
         await self.reply.add_widget(self.call_store.add(record))
+
+    @work(group="approvals")
+    async def ask_unsaved(self, event: StartNotSaved) -> None:
+        """Not sent: what now (``UnsavedStartScreen``); leaving the dialog any other way does not run it."""
+        if event.decision.done():
+            return
+        said = visible_controls(not_sent_line(event))
+        self.notify(said, title="call not sent", severity="error", timeout=15, markup=False)
+        screen = UnsavedStartScreen(event.call, event.problem)
+        event.decision.add_done_callback(lambda _: screen.dismiss(None) if screen.is_current else None)
+        choice = await self.push_screen_wait(screen)
+        if not event.decision.done():
+            event.decision.set_result(choice or UnsavedChoice.DONT_RUN)
 
     @work(group="approvals")
     async def ask_approval(self, event: ApprovalNeeded) -> None:

@@ -80,6 +80,14 @@ class CallStarted(AgentMessage[events.CallStarted]):
     """A call is running on its server."""
 
 
+class StartNotSaved(AgentMessage[events.StartNotSaved]):
+    """A call's start could not be saved: it waits, unsent, for the user's choice."""
+
+
+class CallRunUnsaved(AgentMessage[events.CallRunUnsaved]):
+    """The user sends a call although its start is not on disk."""
+
+
 class CallProgress(AgentMessage[events.CallProgress]):
     """A running call's server reported progress."""
 

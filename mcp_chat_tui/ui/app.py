@@ -36,6 +36,7 @@ from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.catalog_actions import CatalogActions
 from mcp_chat_tui.ui.client_requests import DialogAsker
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
+from mcp_chat_tui.ui.dialog_keys import DialogKeyGuard
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
@@ -76,6 +77,7 @@ class ChatApp(
     ConversationActions,
     CatalogActions,
     PaletteCommands,
+    DialogKeyGuard,
     App[int],
 ):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
@@ -137,7 +139,7 @@ class ChatApp(
         """Record the conversation (``transcript``, a resumed one or a new one) as it goes."""
         self.recorder = TranscriptRecorder(transcript)
         self._recording = RecordingSink(self.recorder, self.model_label, self.engine)
-        self.agent.checkpoint = self.recorder.persisted  # a call's start is on disk before it goes out
+        self._recording.guard_starts(self.agent)  # a call's start is on disk before it goes out
         self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
 
     def _answer_server_requests(self) -> None:
@@ -261,8 +263,7 @@ class ChatApp(
         self._typed_early = ""
         for line in sent:
             await self._send(line)
-        prompt.value = draft
-        prompt.cursor_position = len(draft)
+        prompt.put_back(draft)
 
     def get_key_display(self, binding: Binding) -> str:
         """The footer writes keys as the F1 screen and the README do: ``Ctrl+B``, ``Esc``, ``F1``."""
@@ -276,8 +277,7 @@ class ChatApp(
         if progress.stage in ("download", "convert"):  # a model fetched, or a GGUF file made an MLX folder
             self.status_bar.show_download(progress.bytes_done, progress.bytes_total)
             total = f" of {progress.bytes_total / 1e6:.1f} MB" if progress.bytes_total else ""
-            verb = "downloading" if progress.stage == "download" else "converting GGUF"
-            self._engine_state(verb, f"{progress.bytes_done / 1e6:.1f}{total}")
+            self._engine_state(progress.doing, f"{progress.bytes_done / 1e6:.1f}{total}")
         elif progress.stage == "load":
             self.status_bar.hide_download()
             self._show_start_up()
@@ -354,7 +354,6 @@ class ChatApp(
 
     @on(Input.Submitted, "#prompt")
     async def _submitted(self, message: Input.Submitted) -> None:
-        message.input.value = ""
         await self._send(message.value)
 
     async def _send(self, text: str) -> None:

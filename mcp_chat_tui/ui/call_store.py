@@ -20,7 +20,7 @@ from mcp_chat_tui.agent.events import (
     ResultCut,
 )
 from mcp_chat_tui.ui.format import DisplayClock
-from mcp_chat_tui.ui.records import CallRecord, CallState
+from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord, CallState
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
 from mcp_chat_tui.ui.widgets.media import MediaView, StructuredPreview
 from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
@@ -119,6 +119,13 @@ class CallStore:
             record.started_clock = time.perf_counter()
             self.update(record, state=CallState.RUNNING)
 
+    def running(self, call: PlannedCall) -> None:
+        """The call goes out after all (run unsaved, after its start could not be saved)."""
+        record = self.open.get(id(call))
+        if record is not None:
+            record.allowed_by += RUN_UNSAVED_NOTE
+            self.update(record, state=CallState.RUNNING)
+
     def progressed(self, event: CallProgress) -> None:
         """A running call's latest progress, drawn in its row (bar and message) and its card."""
         record = self.open.get(id(event.call))
@@ -140,6 +147,8 @@ class CallStore:
         if record is None:
             return None
         record.duration = event.duration
+        if event.status is CallStatus.CANCELLED and event.duration is None:  # never sent after all
+            record.started_at = record.started_clock = None
         record.result = event.result
         if event.result is not None and event.result.progress is not None:
             record.progress = event.result.progress

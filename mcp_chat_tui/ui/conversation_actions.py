@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from mcp_chat_tui.engine.cache_file import keep_cache_beside
@@ -12,15 +13,14 @@ from mcp_chat_tui.transcript import (
     TranscriptInUse,
     TranscriptLock,
     new_transcript_path,
-    parse,
-    read_transcript_text,
     recent_conversations,
     save_problem,
     to_openai_messages,
     write_export,
 )
-from mcp_chat_tui.transcript.media import self_contained
+from mcp_chat_tui.transcript.media import read_conversation, self_contained
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
+from mcp_chat_tui.transcript.unsaved_runs import recall_unsaved_runs
 from mcp_chat_tui.ui.messages import SaveChanged
 from mcp_chat_tui.ui.recording import pending_calls
 from mcp_chat_tui.ui.screens.conversations import ExportScreen, ExportTarget, ResumeScreen
@@ -47,7 +47,7 @@ class ConversationActions:
             self.recorder.saver = AutoSaver(path, on_change=changed)
             keep_cache_beside(self.engine, path)
         except TranscriptInUse as exc:
-            self.unsaved = str(exc)
+            self.unsaved = self.recorder.cannot_save = str(exc)  # and no call is sent without asking
             self._show_save_problem(str(exc))
 
     def _detach_saver(self) -> None:
@@ -143,24 +143,29 @@ class ConversationActions:
         own_file = self.transcript_file if self.recorder.saver is not None else None
 
         def export(target: ExportTarget | None) -> None:
-            if target is None:
-                return
-            path = target.path
-            try:
-                write_export(path, self_contained(self.recorder.transcript), replace=target.replace)  # no media folder
-            except TranscriptInUse as exc:
-                holder = f" (process {exc.pid})" if exc.pid else ""
-                problem = f"{path} is open in another mcp-chat-tui{holder}, whose saves would undo the copy"
-                self.notify(f"{problem}: export to another name", title="export failed", severity="error", markup=False)
-                return
-            except OSError as exc:
-                self.notify(
-                    f"cannot write {path}: {exc.strerror or exc}", title="export failed", severity="error", markup=False
-                )
-                return
-            self.notify(f"transcript exported to {path}", markup=False)
+            if (
+                target is not None
+            ):  # the media bytes are in memory: nothing is read here, the file is written off the screen's thread
+                text = self_contained(self.recorder.transcript)  # no media folder beside the copy
+                self.run_worker(self._write_export(target, text), group="export")
 
         self.push_screen(ExportScreen(suggestion, own_file), callback=export)
+
+    async def _write_export(self, target: ExportTarget, text: str) -> None:
+        path = target.path
+        try:
+            await asyncio.to_thread(write_export, path, text, replace=target.replace)
+        except TranscriptInUse as exc:
+            holder = f" (process {exc.pid})" if exc.pid else ""
+            problem = f"{path} is open in another mcp-chat-tui{holder}, whose saves would undo the copy"
+            self.notify(f"{problem}: export to another name", title="export failed", severity="error", markup=False)
+            return
+        except OSError as exc:
+            self.notify(
+                f"cannot write {path}: {exc.strerror or exc}", title="export failed", severity="error", markup=False
+            )
+            return
+        self.notify(f"transcript exported to {path}", markup=False)
 
     def action_resume(self) -> None:
         def chosen(path: Path | None) -> None:
@@ -173,21 +178,23 @@ class ConversationActions:
         """Replace the current conversation with a saved one; a bad file, or one another
         mcp-chat-tui has open, changes nothing."""
         try:
-            lock = TranscriptLock.acquire(path)
+            lock = TranscriptLock.acquire(path) if self.autosave else None  # --no-save writes nothing beside it
         except (OSError, TranscriptInUse) as exc:
             problem = f"cannot open {path}: {exc.strerror}" if isinstance(exc, OSError) else str(exc)
             self.notify(problem, title="cannot open the conversation", severity="error", timeout=10, markup=False)
             return False
         try:
-            transcript = parse(read_transcript_text(path), path)
+            transcript = await asyncio.to_thread(_read_for_resume, path)  # files read off the screen's thread
         except TranscriptError as exc:
-            lock.release()
+            if lock is not None:
+                lock.release()
             self.notify(str(exc), title="cannot open the conversation", severity="error", timeout=10)
             return False
         try:
             return await self._replace_conversation(path, transcript)
         finally:
-            lock.release()  # the new saver holds it now
+            if lock is not None:
+                lock.release()  # the new saver holds it now
 
     async def _replace_conversation(self, path: Path, transcript: Transcript) -> bool:
         dropped = self._drop_waiting()  # typed for the conversation being left, never run in the one opened
@@ -207,3 +214,11 @@ class ConversationActions:
             self.run_turns()
         self.notify(f"resumed {path.name}{dropped}", markup=False)
         return True
+
+
+def _read_for_resume(path: Path) -> Transcript:
+    """The conversation in ``path`` with its media, and the calls run while it could not be saved
+    marked as started (``recall_unsaved_runs``)."""
+    transcript = read_conversation(path)
+    recall_unsaved_runs(transcript, path)
+    return transcript

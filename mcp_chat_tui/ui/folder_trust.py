@@ -1,6 +1,7 @@
 """The full-screen app's side of a folder's ``mcp.json`` (config/folder_trust.py): before any server
 starts, the dialog says what the file would run; on a yes the yes is remembered, the file's inputs
-are asked in a form (only now: an untrusted file asks nothing), and its servers join the hub. On a
+are asked in a form (only now: an untrusted file asks nothing), and its servers join the hub. Both
+appear on their own, so both take only keys typed once they are armed (``DecidingScreen``). On a
 no, or when the form is cancelled, the app chats without them and says so in the chat.
 """
 
@@ -14,8 +15,8 @@ from textual.screen import Screen
 from mcp_chat_tui.config import InputCache
 from mcp_chat_tui.config.folder_trust import FolderFile, TrustStore
 from mcp_chat_tui.core.errors import UserFacingError
-from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
-from mcp_chat_tui.ui.screens.folder_trust import FolderTrustScreen
+from mcp_chat_tui.ui.screens.arguments import Field
+from mcp_chat_tui.ui.screens.folder_trust import FolderInputsScreen, FolderTrustScreen
 from mcp_chat_tui.ui.widgets.chat import Notice
 
 INPUTS_ABOUT = "Asked once for this run; a password is typed without echo and never written to a file or log."
@@ -38,7 +39,7 @@ async def settle_folder_trust(app: Any, folder: FolderFile) -> None:
             Field(spec.id, spec.description, value="" if spec.password else spec.default or "", password=spec.password)
             for spec in wanted
         ]
-        values = await answer(app, ArgumentsScreen(f"Inputs for {folder.source}", INPUTS_ABOUT, fields))
+        values = await answer(app, FolderInputsScreen(f"Inputs for {folder.source}", INPUTS_ABOUT, fields))
         if values is None:
             await app.chat.mount(Notice(f"{folder.source}: inputs not given; running without its servers", error=True))
             return
@@ -58,6 +59,6 @@ async def answer(app: Any, screen: Screen[Any]) -> Any:
     try:
         return await result
     except asyncio.CancelledError:
-        if app.screen is screen:
+        if app.screen_stack and app.screen_stack[-1] is screen:  # (none left once the app is ending)
             screen.dismiss(None)
         raise

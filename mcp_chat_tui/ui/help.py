@@ -21,6 +21,7 @@ def _section(title: str, bindings: list[Binding]) -> Text:
 def help_text() -> Text:
     from mcp_chat_tui.ui.screens.approval import ApprovalScreen
     from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen
+    from mcp_chat_tui.ui.screens.folder_trust import FolderTrustScreen
     from mcp_chat_tui.ui.screens.requests import (
         ElicitFormScreen,
         ElicitUrlScreen,
@@ -29,6 +30,7 @@ def help_text() -> Text:
         ToolUseScreen,
     )
     from mcp_chat_tui.ui.screens.sign_in import SignInScreen
+    from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
     from mcp_chat_tui.ui.widgets.prompt import PromptInput
     from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 
@@ -46,6 +48,8 @@ def help_text() -> Text:
         ("Tool calls", ToolCallTable.BINDINGS),
         ("Servers", ServerTable.BINDINGS),
         ("Approval dialog", ApprovalScreen.BINDINGS),
+        ("A call whose start could not be saved", UnsavedStartScreen.BINDINGS),
+        ("A folder's mcp.json", FolderTrustScreen.BINDINGS),
         ("Call detail", CallDetailScreen.BINDINGS),
         ("Server detail", ServerDetailScreen.BINDINGS),
         ("Sign-in dialog", SignInScreen.BINDINGS),

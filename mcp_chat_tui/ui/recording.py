@@ -7,6 +7,7 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 
+from mcp_chat_tui.agent import Agent
 from mcp_chat_tui.agent.events import (
     AgentEvent,
     AssistantText,
@@ -15,6 +16,7 @@ from mcp_chat_tui.agent.events import (
     CallFinished,
     CallProposed,
     CallStarted,
+    CallStatus,
     MalformedCall,
     PlannedCall,
     Recorded,
@@ -42,6 +44,12 @@ class RecordingSink:
 
     def __call__(self, event: AgentEvent) -> None:
         self.record(event)
+
+    def guard_starts(self, agent: Agent) -> None:
+        """``agent`` sends a call only once its start is on disk (``Agent.checkpoint``), or when the
+        user sends it unsaved, which the file says once it can (and a note says until then)."""
+        agent.checkpoint = self.recorder.persisted
+        agent.note_unsaved_run = self.recorder.run_unsaved
 
     @functools.singledispatchmethod
     def record(self, event: object) -> None:
@@ -82,7 +90,8 @@ class RecordingSink:
     @record.register
     def _finished(self, event: CallFinished) -> None:
         saver = self.recorder.saver
-        self.recorder.finished(tool_result(event, saver.path if saver is not None else None))
+        never_sent = event.status is CallStatus.CANCELLED and event.duration is None  # stopped, or not saved
+        self.recorder.finished(tool_result(event, saver.path if saver is not None else None), sent=not never_sent)
 
     @record.register
     def _cut(self, event: ResultCut) -> None:

@@ -30,6 +30,8 @@ class CallState(str, Enum):
         return self not in (CallState.PROPOSED, CallState.AWAITING, CallState.RUNNING)
 
 
+RUN_UNSAVED_NOTE = "; run unsaved (its start could not be saved first)"  # after a record's ``allowed_by``
+
 STATE_GLYPH = {
     CallState.PROPOSED: "·",
     CallState.AWAITING: "?",

@@ -10,7 +10,7 @@ from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import ApprovalChoice
 from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
 from mcp_chat_tui.ui.call_store import CallStore
-from mcp_chat_tui.ui.records import CallRecord, CallState
+from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord, CallState
 from mcp_chat_tui.ui.widgets.attachments import user_message
 from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, ChatLog, Notice, UserMessage
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
@@ -137,7 +137,7 @@ def _add_proposal_record(calls: CallStore, proposal: Proposal) -> CallRecord:
     )
     record.proposed_at, record.started_at = proposal.proposed_at, proposal.started_at
     record.state = call_state_for(proposal)
-    record.allowed_by = allowed_by_for(proposal)
+    record.allowed_by = allowed_by_for(proposal) + (RUN_UNSAVED_NOTE if proposal.run_unsaved else "")
     if malformed:
         record.tool = "malformed call"
         record.raw = str(proposal.call.get("function", {}).get("arguments", ""))

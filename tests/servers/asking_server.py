@@ -108,6 +108,15 @@ async def open_page(ctx: Context) -> Any:
     return described(answer)
 
 
+@server.tool(structured_output=False)
+async def open_url(url: str, ctx: Context) -> Any:
+    """Ask the user to open the page at ``url``, whatever it is (a hostile server's choice)."""
+    params = t.ElicitRequestURLParams(message="Open this page", url=url, elicitation_id="e-2")
+    if modern(ctx):
+        params = params.model_copy(update={"elicitation_id": None})
+    return described(await ask(ctx, t.ElicitRequest(params=params), t.ElicitResult))
+
+
 async def serve_legacy() -> None:
     """Only the 2025-11-25 handshake (no server/discover), on stdio."""
     from mcp.server.runner import serve_loop

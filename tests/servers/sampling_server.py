@@ -32,6 +32,15 @@ async def ask_model(
     return json.dumps(result.model_dump(by_alias=True, mode="json", exclude_none=True), sort_keys=True)
 
 
+@server.tool(structured_output=False)
+async def ask_model_or_say_why(prompt: str, ctx: Context) -> str:
+    """Ask the client's model to answer ``prompt``; when the client refuses, say why (the tool ends well)."""
+    try:
+        return await ask_model(prompt, ctx)
+    except Exception as exc:  # noqa: BLE001 - the refusal is this tool's answer
+        return f"no sample: {exc}"
+
+
 async def serve() -> None:
     """Only the 2025-11-25 handshake (no server/discover), on stdio."""
     from mcp.server.runner import serve_loop

@@ -8,12 +8,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from mcp_chat_tui.agent.events import ApprovalChoice, ApprovalDecision, PlannedCall, Recorded
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 
 ANNOTATION_NAMES = {
     "readOnlyHint": "read-only",
@@ -33,8 +33,9 @@ KEY_HINT = (
 SHORT_BELOW = 24  # terminal rows under which the dialog drops its spacing and uses the whole height
 
 
-class ApprovalScreen(ModalScreen[ApprovalDecision]):
-    """Asks before one tool call runs. Every text from the server or model is shown literally."""
+class ApprovalScreen(DecidingScreen[ApprovalDecision]):
+    """Asks before one tool call runs. Every text from the server or model is shown literally; its
+    keys act only once it is armed (``DecidingScreen``)."""
 
     CSS_PATH = Path(__file__).with_name("approval.tcss")
     VERTICAL_BREAKPOINTS = [(0, "-short"), (SHORT_BELOW, "-tall")]  # a short terminal wastes no row
@@ -59,7 +60,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         # they show however long the arguments and however small the terminal.
         with VerticalScroll(id="approval-dialog"):
             yield Static(self._title(), id="approval-title")
-            yield Static(KEY_HINT, id="approval-keys")
+            yield Static(KEY_HINT, id="approval-keys", classes="dialog-keys")
             yield from self._body()
 
     def _title(self) -> Text:

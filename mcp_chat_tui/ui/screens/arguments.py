@@ -82,7 +82,7 @@ class ArgumentsScreen(ModalScreen[dict[str, str] | None]):
             yield Static("", id="arguments-problem")
             yield Static(
                 "[b]Enter[/] send  [b]Tab[/] next  [b]→[/] take suggestion  [b]Esc[/] cancel",
-                classes="arguments-keys",
+                classes="arguments-keys dialog-keys",  # dimmed in a form that arms (``FolderInputsScreen``)
             )
 
     def values(self) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
@@ -130,9 +131,10 @@ class CallDetailScreen(ModalScreen[None]):
         self.app.copy_to_clipboard(call_report(self.record, self.clock))
         self.notify("call copied to the clipboard")
 
-    def action_save_media(self) -> None:
-        """Save each image and audio of the result to a new file (never over an existing one)."""
-        saved, problems = save_all_media(self.record.media, self.save_folder or Path.cwd(), self.record.call_id)
+    async def action_save_media(self) -> None:
+        """Save each image and audio of the result to a new file (never over an existing one, off the screen's thread)."""
+        folder = self.save_folder or Path.cwd()
+        saved, problems = await asyncio.to_thread(save_all_media, self.record.media, folder, self.record.call_id)
         if not saved and not problems:
             self.notify("this result has no images or audio")
             return

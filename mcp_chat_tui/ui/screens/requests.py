@@ -1,7 +1,8 @@
 """Dialogs for what a server asks of the client: a sample of the model (approve or edit the request,
 each tool call, then review the answer) and an elicitation (a form built from its schema, or a URL).
 
-Every text from a server or the model is shown literally; the results are typed.
+Every text from a server or the model is shown literally; the results are typed. Each decides
+something, so its keys act only once it is armed (``DecidingScreen``).
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Input, Select, Static, Switch, TextArea
 
 from mcp_chat_tui.agent.sampling import ToolUse, asked_settings, editable, message_text, with_edits
+from mcp_chat_tui.core.page_address import check_page_address
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.servers.elicit_form import FormField
 from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 
 CSS = Path(__file__).with_name("requests.tcss")
 
@@ -33,7 +35,7 @@ def _title(server: str, what: str) -> Text:
     return title
 
 
-class SamplingScreen(ModalScreen[CreateMessageRequestParams | None]):
+class SamplingScreen(DecidingScreen[CreateMessageRequestParams | None]):
     """A server's sampling request: what it asks of the reply (maxTokens, temperature, stop sequences),
     its tools, and its messages and system prompt, editable; Ctrl+S runs the (edited) request on the
     app's model, Esc rejects it."""
@@ -54,7 +56,7 @@ class SamplingScreen(ModalScreen[CreateMessageRequestParams | None]):
         params = self.params
         with VerticalScroll(classes="request-dialog"):
             yield Static(_title(self.server, "asks the model for a reply"), classes="request-title")
-            yield Static("[b]Ctrl+S[/] approve (with your edits)  [b]Esc[/] reject", classes="request-keys")
+            yield Static("[b]Ctrl+S[/] approve (with your edits)  [b]Esc[/] reject", classes="request-keys dialog-keys")
             tools = ", ".join(tool.name for tool in params.tools or [])
             info = " · ".join(asked_settings(params)) + (f" · may call: {tools}" if tools else "")
             yield Static(literal(info), id="sampling-asked", classes="request-info")
@@ -97,7 +99,7 @@ class SamplingScreen(ModalScreen[CreateMessageRequestParams | None]):
         self.dismiss(None)
 
 
-class ToolUseScreen(ModalScreen[bool]):
+class ToolUseScreen(DecidingScreen[bool]):
     """One tool call the model proposed while answering a server: y sends it back to the server
     (which runs it), n leaves it out."""
 
@@ -119,14 +121,16 @@ class ToolUseScreen(ModalScreen[bool]):
             title.append(" for server ", style="bold")
             title.append_text(literal(self.server, "bold"))
             yield Static(title, classes="request-title")
-            yield Static("[b]y[/] allow (the server runs it)  [b]n[/] or [b]Esc[/] deny", classes="request-keys")
+            yield Static(
+                "[b]y[/] allow (the server runs it)  [b]n[/] or [b]Esc[/] deny", classes="request-keys dialog-keys"
+            )
             yield Static(literal(pretty_json(self.use.arguments)), classes="request-fixed")
 
     def action_decide(self, allowed: bool) -> None:
         self.dismiss(allowed)
 
 
-class SampleReviewScreen(ModalScreen[str | None]):
+class SampleReviewScreen(DecidingScreen[str | None]):
     """The model's answer before it goes back to the server: Ctrl+S sends it (as edited), Esc rejects it."""
 
     CSS_PATH = CSS
@@ -145,7 +149,7 @@ class SampleReviewScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="request-dialog"):
             yield Static(_title(self.server, "gets this answer"), classes="request-title")
-            yield Static("[b]Ctrl+S[/] send (with your edits)  [b]Esc[/] reject", classes="request-keys")
+            yield Static("[b]Ctrl+S[/] send (with your edits)  [b]Esc[/] reject", classes="request-keys dialog-keys")
             yield TextArea(self.text, id="sampling-answer", soft_wrap=True, classes="request-text", compact=True)
             for use in self.tool_uses:
                 yield Static(literal(f"tool use: {use.name} {pretty_json(use.arguments)}"), classes="request-fixed")
@@ -157,7 +161,7 @@ class SampleReviewScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class ElicitFormScreen(ModalScreen[tuple[str, dict[str, Any]]]):
+class ElicitFormScreen(DecidingScreen[tuple[str, dict[str, Any]]]):
     """A form built from an elicitation's schema: Ctrl+S sends it once every field is valid (errors
     shown under each field), Ctrl+D declines, Esc cancels."""
 
@@ -178,7 +182,9 @@ class ElicitFormScreen(ModalScreen[tuple[str, dict[str, Any]]]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="request-dialog"):
             yield Static(_title(self.server, "asks you"), classes="request-title")
-            yield Static("[b]Ctrl+S[/] send  [b]Ctrl+D[/] decline  [b]Esc[/] cancel", classes="request-keys")
+            yield Static(
+                "[b]Ctrl+S[/] send  [b]Ctrl+D[/] decline  [b]Esc[/] cancel", classes="request-keys dialog-keys"
+            )
             yield Static(literal(self.message), classes="request-info")
             for index, field in enumerate(self.fields):
                 label = literal(field.label, "bold")
@@ -234,8 +240,10 @@ class ElicitFormScreen(ModalScreen[tuple[str, dict[str, Any]]]):
         self.dismiss((action, {}))
 
 
-class ElicitUrlScreen(ModalScreen[str]):
-    """A server asks the user to visit a URL: shown whole; opened in the browser only on ``o``."""
+class ElicitUrlScreen(DecidingScreen[str]):
+    """A server asks the user to visit a URL: where it goes (its host, as a browser resolves it) and the
+    whole address are shown before anything can be opened; ``o`` opens it in the browser, and only an
+    https address or an http one to this computer (``core/page_address.py``); others are refused, said why."""
 
     CSS_PATH = CSS
     BINDINGS = [
@@ -249,17 +257,40 @@ class ElicitUrlScreen(ModalScreen[str]):
         self.server = server
         self.message = message
         self.url = url
+        self.address = check_page_address(url)
 
     def compose(self) -> ComposeResult:
+        address = self.address
+        keys = ("[b]o[/] open it in the browser  " if address.openable else "") + "[b]d[/] decline  [b]Esc[/] cancel"
         with VerticalScroll(classes="request-dialog"):
             yield Static(_title(self.server, "asks you to open a page"), classes="request-title")
-            yield Static("[b]o[/] open it in the browser  [b]d[/] decline  [b]Esc[/] cancel", classes="request-keys")
+            yield Static(keys, classes="request-keys dialog-keys")
             yield Static(literal(self.message), classes="request-info")
+            if address.host:
+                where = Text("goes to ")
+                where.append_text(literal(address.host, "bold"))
+                if address.written_host:
+                    where.append_text(literal(f"  (written {address.written_host})"))
+                yield Static(where, id="elicit-host")
+            if address.user:
+                yield Static(
+                    literal(f"⚠ before the host stands {address.user}@: a user name, not where the page is"),
+                    classes="url-warning",
+                )
             yield Static(literal(self.url), id="elicit-url", classes="request-fixed")
+            if address.refusal:
+                yield Static(literal(address.refusal), id="elicit-refused")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open" and not self.address.openable:
+            return False
+        return super().check_action(action, parameters)
 
     def action_open(self) -> None:
+        if not self.address.openable:
+            return
         try:
-            opened = webbrowser.open(self.url)
+            opened = webbrowser.open(self.address.url)
         except webbrowser.Error:
             opened = False
         if not opened:

@@ -8,6 +8,7 @@ preview follow the server's changes.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -155,13 +156,15 @@ class ResourcesScreen(ModalScreen[None]):
         await body.remove_children()
         await body.mount_all([preview(content) for content in contents] or [Static(literal("(no contents)"))])
 
-    def action_save_media(self) -> None:
+    async def action_save_media(self) -> None:
         """Save each image and audio of the previewed resource to a new file in the working directory
-        (never over an existing one), as a call's detail screen saves a result's."""
+        (never over an existing one, off the screen's thread), as a call's detail screen saves a result's."""
         if self.previewed is None or not self.previewed_media:
             self.notify("the previewed resource has no images or audio")
             return
-        saved, problems = save_all_media(self.previewed_media, Path.cwd(), self.previewed[0].name)
+        saved, problems = await asyncio.to_thread(
+            save_all_media, self.previewed_media, Path.cwd(), self.previewed[0].name
+        )
         if saved:
             self.notify(literal("saved " + ", ".join(saved)).plain, markup=False, timeout=10)
         if problems:

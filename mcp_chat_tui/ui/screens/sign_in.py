@@ -1,5 +1,7 @@
-"""The sign-in dialog: which server asks, the full authorization address, and the browser opened
-only on the user's key. It closes itself when the browser comes back (or the sign-in fails)."""
+"""The sign-in dialog: which server asks, the full authorization address and where it goes, and the
+browser opened only on the user's key, once the dialog is armed (``DecidingScreen``), and only for
+an https address or an http one to this computer (``core/page_address.py``). It closes itself when
+the browser comes back (or the sign-in fails)."""
 
 from __future__ import annotations
 
@@ -11,16 +13,18 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from mcp_chat_tui.core.page_address import check_page_address
 from mcp_chat_tui.servers.oauth import SignInRequest
 from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 
 KEY_HINT = "[b]o[/] or [b]Enter[/] open in the browser  [b]c[/] copy the address  [b]Esc[/] cancel"
+REFUSED_KEY_HINT = "[b]c[/] copy the address  [b]Esc[/] cancel"
 
 
-class SignInScreen(ModalScreen[None]):
+class SignInScreen(DecidingScreen[None]):
     """Shows one ``SignInRequest``; nothing is opened until the user presses ``o`` or Enter."""
 
     CSS_PATH = Path(__file__).with_name("sign_in.tcss")
@@ -33,6 +37,7 @@ class SignInScreen(ModalScreen[None]):
     def __init__(self, request: SignInRequest) -> None:
         super().__init__()
         self.request = request
+        self.address = check_page_address(request.url)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="sign-in-dialog"):
@@ -44,9 +49,13 @@ class SignInScreen(ModalScreen[None]):
                 ),
                 id="sign-in-about",
             )
+            if self.address.host:
+                yield Static(literal(f"goes to {self.address.host}"), id="sign-in-host")
             yield Static(literal(self.request.url), id="sign-in-url")
-            yield Static("waiting for the browser…", id="sign-in-status")
-            yield Static(KEY_HINT, id="sign-in-keys")
+            status = self.address.refusal or "waiting for the browser…"
+            yield Static(literal(status), id="sign-in-status", classes="refused" if self.address.refusal else "")
+            keys = KEY_HINT if self.address.openable else REFUSED_KEY_HINT
+            yield Static(keys, id="sign-in-keys", classes="dialog-keys")
 
     def on_mount(self) -> None:
         self._close_when_finished()
@@ -56,8 +65,15 @@ class SignInScreen(ModalScreen[None]):
         await self.request.finished()
         self.dismiss(None)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "open_browser" and not self.address.openable:
+            return False
+        return super().check_action(action, parameters)
+
     async def action_open_browser(self) -> None:
-        opened = await asyncio.to_thread(webbrowser.open, self.request.url)
+        if not self.address.openable:
+            return
+        opened = await asyncio.to_thread(webbrowser.open, self.address.url)
         if self.request.outcome.done() or not self.is_attached:  # the browser came back first: closed
             return
         status = (

@@ -80,7 +80,7 @@ def preview(attachment: Attachment) -> Widget:
     if mime.endswith("json") or mime.endswith("+json"):
         try:
             return Static(literal(pretty_json(json.loads(attachment.text))), classes="resource-preview")
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than Python's parser goes: as it is
             pass
     return Static(literal(attachment.text), classes="resource-preview")
 

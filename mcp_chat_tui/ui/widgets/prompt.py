@@ -7,6 +7,7 @@ waits in ``reading``, and a prompt sent before it ends takes it along (the app w
 
 from __future__ import annotations
 
+from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Input
@@ -71,6 +72,20 @@ class PromptInput(Input):
             elif not isinstance(contents := read.result(), str):
                 self.attached += [(word, content) for content in contents]
 
+    async def _on_key(self, event: events.Key) -> None:
+        """The prompt's own keys (Enter, Up, Down, Tab, Backspace, ...) act here, in the order they
+        were typed. As Textual's bindings they would act only once the key had gone up to the app,
+        after the keys typed behind it had been written: Enter then sent a letter typed right after
+        it with the prompt, or emptied it away; Backspace deleted that letter."""
+        if event.is_printable:
+            return  # written by ``Input``
+        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+            if not binding.priority and await self.app.run_action(binding.action, self):
+                self._restart_blink()
+                event.stop()
+                event.prevent_default()
+                return
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("choose", "close_menu"):
             return self.menu is not None and self.menu.is_open
@@ -87,14 +102,16 @@ class PromptInput(Input):
 
     async def action_submit(self) -> None:
         """Enter takes the highlighted entry of an open list, unless the text is that entry whole
-        and it needs nothing more (``/compact``, a prompt without arguments): then it is sent."""
+        and it needs nothing more (``/compact``, a prompt without arguments): then it is sent, and the
+        line is empty for what is typed next."""
         if self.menu is not None and self.menu.is_open:
             candidate = self.menu.chosen()
             if candidate is None or not candidate.is_typed_in_full(self.value):
                 self.action_choose()
                 return
             self.menu.close()
-        await super().action_submit()
+        sent, self.value = self.value, ""  # emptied as Enter is handled: what is typed next stays
+        self.post_message(self.Submitted(self, sent))
 
     def remember(self, prompt: str) -> None:
         if not self.history or self.history[-1] != prompt:

@@ -1,69 +1,57 @@
 """Train the tiny bundled demo model, ``mcp_chat_tui/demo/model``.
 
 The demo model is a toy: a ~1M-parameter qwen2-shaped model with its own small
-byte-level BPE tokenizer, trained from scratch on synthetic conversations about
-the six tools of the bundled demo MCP server (calculator, current_time,
+byte-level BPE tokenizer, trained on a CPU on synthetic conversations about the
+six tools of the bundled demo MCP server (calculator, current_time,
 convert_units, web_search, read_file, sleep). It exists so that the app runs
-offline at once and so that tests can drive a whole turn (tool call, result,
-answer) through the real MLX engine. It knows nothing beyond those tools and a
-few greetings; for real use, load a real model.
+offline at once and so that tests can drive whole conversations (tool call,
+result, answer, the next question) through the real MLX engine. It knows nothing
+beyond those tools and a few greetings; for real use, load a real model.
 
-Everything the model sees is what the app sends: the tools come from the real
-demo server (started over stdio with the MCP SDK, in the server's listing
-order, turned into ``ToolSpec.to_openai()``), every prompt is rendered by the
-model's own chat template through mlx-lm's tokenizer wrapper with no system
-prompt, and every tool result is a real output of the demo tool functions
-(with the clock and ``asyncio.sleep`` patched so results vary and sleeping is
-instant, and ``read_file`` reading from a scratch folder).
+It is trained on what the app sends over a whole conversation (``demo_memory.play``, built with
+the agent's own prompt and memory code): the system message with the demo server's instructions,
+the tools block from the real demo server's listing, the summaries of the exchanges that left the
+window (``max_turns``, 3 by default) and the window's exchanges in full; and the app's separate
+summary requests, answered with a line the model can write and read back (``demo_memory.summary_line``:
+the request, the tools called, the answer). Every tool result is a real output of the demo tools
+(``demo_conversations``). ``tests/test_demo_training_data.py`` checks those requests against the
+real agent's, token for token.
 
-Retrain from scratch (from the repository root; deterministic for a given --seed; the defaults
-are the recipe described below):
+Train from scratch (from the repository root; deterministic for a given --seed; the shipped weights
+were made as below, and a run from scratch of this length was not measured on whole conversations):
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 \\
-        python scripts/train_demo_model.py --steps 1600
+    python scripts/train_demo_model.py --steps 1600
 
-That gives a model that picks the right tool (about 1,500 steps); calling it with the request's
-own arguments and reading the result back took the shipped weights about ten times as many,
-continued with ``--init`` as below.
+The shipped weights were not trained from scratch in one run: they go on from the earlier
+single-exchange model (its tokenizer kept, with two- and three-digit numbers and the arithmetic
+operators with their spaces as tokens of their own), in two runs on whole conversations, each
+stopped early at a saved checkpoint:
 
-The shipped weights come from runs continued one from another with ``--init``. The earlier runs
-(seed 0, digits as single tokens; not recorded step by step) ended with 2,500 steps at
-``--lr 2e-3``, 3,500 at ``--lr 1.5e-3`` and 1,700 at ``--lr 1e-3`` with 32,000 more
-conversations. That model called the right tools with the right arguments for requests like
-those it was trained on, but garbled the numbers it read back ("12 * 7 = 878484"). The last two
-runs went on from it, each on fresh conversations; the first was stopped after 1,500 of its
-3,000 steps, and its weights at that step are where the second began:
-
-    LD_PRELOAD=... python scripts/train_demo_model.py --out /tmp/m2 --init mcp_chat_tui/demo/model \\
-        --keep-tokenizer --number-tokens --denials --prompt-weight 0.25 --seed 5 \\
-        --conversations 8000 --more-conversations 24000 --steps 3000 --lr 2e-3
-    LD_PRELOAD=... python scripts/train_demo_model.py --init /tmp/m2 \\
-        --keep-tokenizer --number-tokens --operator-tokens --denials --prompt-weight 0.25 --seed 6 \\
-        --conversations 8000 --more-conversations 24000 --steps 3000 --lr 1.5e-3
+    python scripts/train_demo_model.py --out /tmp/run1/model --init mcp_chat_tui/demo/model \\
+        --keep-tokenizer --steps 3000 --checkpoints /tmp/run1/checkpoints
+    # its other flags were not recorded (its log: 75,290 requests, about 12,000 conversations);
+    # stopped after step 350, its last checkpoint /tmp/run1/checkpoints/step-00250 goes on below
+    python scripts/train_demo_model.py --out /tmp/run2/model --init /tmp/run1/checkpoints/step-00250 \\
+        --keep-tokenizer --seed 21 --conversations 4000 --steps 300 --lr 1e-3 \\
+        --save-every 50 --checkpoints /tmp/run2/checkpoints
+    # stopped after step 250 (of 300, for time): /tmp/run2/checkpoints/step-00250 is the shipped model
 
 What made the difference, as measured on this model:
 
-- Numbers as whole tokens (``--number-tokens``): every two- and three-digit string is a token of
-  its own, matched before the pre-tokenizer (transformers gives every qwen2 model a pre-tokenizer
-  that splits each digit and ignores the file's own). Copying "434" out of "345 + 89 = 434" is
-  then copying one token that is what it is, as "Tokyo" is, instead of finding each digit by its
-  neighbours: with single digits, 1,500 more steps with answers weighted up, or with "repeat
-  after me" requests, did not move the probabilities of the right digits.
-- Loss on the prompt too (``--prompt-weight``): the user's request, the call's arguments and the
-  tool's result repeat each other, so predicting the prompt is copying practice on every
-  example, where the answer alone gives a few tokens of it.
-- Operators with their spaces as whole tokens (``--operator-tokens``): " + " is one token, so
-  after "345" the model copies " + " and then "89", each by what it is; with " ", "+", " " it had
-  to tell one space from another by what came before it, and wrote "34589" or "345 + 68089".
-- ``--keep-tokenizer`` keeps the earlier model's tokenizer (adding the new tokens, each starting
-  as the mean of the earlier tokens of its text), so its weights carry over; ``--denials`` adds
-  calls the user denied, answered as such.
+- Numbers as whole tokens (``--number-tokens``): copying "434" out of "345 + 89 = 434" is copying
+  one token that is what it is, as "Tokyo" is, instead of finding each digit by its neighbours.
+- Operators with their spaces as whole tokens (``--operator-tokens``): after "345" the model copies
+  " + " and then "89", each by what it is, instead of telling one space from another.
+- Loss on the prompt too (``--prompt-weight``): the request, the call's arguments, the result and
+  the summaries repeat each other, so predicting the prompt is copying practice on every example.
+- Whole conversations instead of single exchanges: the model asked the README's questions one after
+  another in one conversation went wrong from the third (its own summaries, which it had never been
+  trained to write or read, came back into its prompt as noise).
 
-The LD_PRELOAD is optional but makes training about 10x faster on Linux CPUs
-(MLX's CPU wheel bundles a slow reference BLAS; Debian/Ubuntu package
-``libopenblas0-pthread``). The script ends by evaluating the saved model with
-greedy decoding through ``mlx_lm.load`` / ``mlx_lm.generate`` on held-out
-requests, and ``--eval-only`` repeats just that evaluation.
+Training computes in float32 with the fastest BLAS found (as the app does). The script ends by
+evaluating the saved model with greedy decoding through ``mlx_lm`` (``demo_eval``): held-out
+requests one at a time, then whole conversations played on the model's own replies (the README's
+questions first); ``--eval-only`` repeats just that evaluation.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import keyring
 import pytest
+from hypothesis import settings
 
 from mcp_chat_tui.engine.blas import load_blas
 
@@ -15,6 +16,51 @@ load_blas()  # before any test imports mlx.core, as the app's entry point does
 
 from tests.keyring_backend import FileKeyring  # noqa: E402
 from tests.models import build_tiny_model  # noqa: E402
+
+# Hypothesis: the full count of examples in CI (.ci/run exports HYPOTHESIS_PROFILE=ci), a tenth of it
+# in the everyday loop. A test that asks for more examples than the default says so through
+# tests.helpers.examples(n), which scales n the same way.
+settings.register_profile("ci", max_examples=100)
+settings.register_profile("dev", max_examples=10)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+# Files whose tests run the CLI, a real model or a tool (mypy, ruff, pip) as processes, each costing
+# seconds of CPU: marked slow here, in one place, so `pytest -m "not slow"` is the everyday loop and
+# the files themselves need no edit. CI runs everything.
+SLOW_FILES = {
+    # tools and packaging run as tests
+    "test_lint.py", "test_types.py", "test_packaging.py", "test_imports.py",
+    # a real model, mlx_lm.server or llama.cpp
+    "test_demo_model.py", "test_sampling_model.py", "test_ui_real_model.py", "test_whole_turn.py",
+    "test_gguf.py", "test_llama_engine.py", "test_real_replies.py", "test_context_length.py",
+    # the CLI as a process (its output, exit codes, signals, terminals)
+    "test_cli.py", "test_oneshot.py", "test_oneshot_terminal.py", "test_plain.py", "test_prompt_cache_cli.py",
+    "test_exit_signals.py", "test_server_processes.py", "test_tui_exit.py", "test_quick_exit.py",
+    "test_catalog_cli.py", "test_oauth_cli.py", "test_notifications_cli.py", "test_input_bytes.py",
+    "test_transcript_save.py", "test_transcript_files.py", "test_url_credentials.py", "test_unsaved_start.py",
+    "test_call_lifecycle.py", "test_qa_findings.py", "test_any_text_saved.py", "test_floods_apps.py",
+    "test_context_budget_resume.py",
+}  # fmt: skip
+
+
+# Files whose tests share a module- or session-scoped fixture of their own (a model built or loaded,
+# a model server started): under `--dist loadgroup` (pyproject.toml) each stays on one worker; the
+# tests of every other file are shared out one by one, so no large file runs alone at the end.
+GROUPED_FILES = {
+    "test_demo_model.py", "test_llama_engine.py", "test_remote_engine.py", "test_whole_turn.py",
+    "test_cpu_compute.py", "test_kv_draft.py", "test_mlx_engine.py", "test_special_tokens.py",
+    "test_template_messages.py", "test_text_tools.py",
+}  # fmt: skip
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
+        if item.path.name in GROUPED_FILES:
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
 
 
 @pytest.fixture(autouse=True)

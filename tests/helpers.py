@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import subprocess
@@ -11,6 +12,8 @@ import urllib.request
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
+
+from pydantic import PrivateAttr
 
 from mcp_chat_tui.config import ServerConfig
 
@@ -26,18 +29,70 @@ def starts(started: Path) -> int:
     return len(started.read_text(encoding="utf-8").splitlines()) if started.exists() else 0
 
 
-def fixture_config(name: str, *flags: str, marker: str = "", **overrides: object) -> ServerConfig:
-    """A stdio server running tests/servers/fixture_server.py with the given flags."""
+IN_PROCESS_FIXTURE_FLAGS = {"--extra-tools", "--long-tool-name"}  # what fixture_server.build() reads
+
+
+def fixture_config(
+    name: str, *flags: str, marker: str = "", in_process: bool = False, **overrides: object
+) -> ServerConfig:
+    """A stdio server running tests/servers/fixture_server.py with the given flags; ``in_process``:
+    its server object connected in memory instead, for a test that calls neither ``crash`` (which
+    ends its process) nor ``slow`` or ``shout_to_stderr`` (heard on stderr)."""
     args = [FIXTURE_SERVER, "--label", name, *flags]
     if marker:
         args += ["--marker", marker]
-    return ServerConfig(name=name, type="stdio", command=sys.executable, args=args, **overrides)
+    config = ServerConfig(name=name, type="stdio", command=sys.executable, args=args, **overrides)
+    if not in_process or REAL_SERVERS:
+        return config
+    if marker or {flag for flag in flags if flag.startswith("--")} - IN_PROCESS_FIXTURE_FLAGS:
+        raise ValueError("a marker and flags other than --extra-tools and --long-tool-name need a process")
+
+    def build():
+        module = server_module(FIXTURE_SERVER)
+        return module.build(module.parse_args(args[1:]))
+
+    return in_process_config(config, build)
 
 
-def demo_config(name: str = "demo", **overrides: object) -> ServerConfig:
-    return ServerConfig(
+# MCT_REAL_SERVERS=1: every server a real process, as before in-process servers (to compare, or to
+# look for a difference the memory transport might hide).
+REAL_SERVERS = os.environ.get("MCT_REAL_SERVERS") == "1"
+
+
+class InProcessConfig(ServerConfig):
+    """A stdio server's config, shown and named as that server's command, whose server object the hub
+    connects in memory (``servers/transports.py: memory_transport``): the same server code and the
+    same SDK client, without the ~1-2 CPU-seconds of a process importing ``mcp``. For tests that are
+    not about processes, stderr, the watchdog, signals or transports."""
+
+    _build: object = PrivateAttr(default=None)
+
+    def in_process(self):
+        return self._build()
+
+
+def in_process_config(config: ServerConfig, build) -> InProcessConfig:
+    """``config``, its server built by ``build()`` in this process at each start."""
+    memory = InProcessConfig(**config.model_dump())
+    memory._build = build
+    return memory
+
+
+def demo_server():
+    from mcp_chat_tui.demo.server import server
+
+    return server
+
+
+def demo_config(name: str = "demo", *, process: bool = False, **overrides: object) -> ServerConfig:
+    """The demo server; in this process (``InProcessConfig``) unless ``process`` or an environment
+    or folder of its own is asked for (those need a process)."""
+    config = ServerConfig(
         name=name, type="stdio", command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"], **overrides
     )
+    if process or REAL_SERVERS or {"env", "env_file", "cwd"} & overrides.keys():
+        return config
+    return in_process_config(config, demo_server)
 
 
 def liar_config(name: str = "liar") -> ServerConfig:
@@ -45,14 +100,47 @@ def liar_config(name: str = "liar") -> ServerConfig:
     return ServerConfig(name=name, type="stdio", command=sys.executable, args=[LIAR_SERVER])
 
 
+def server_module(path: str):
+    """A new copy of a tests/servers module: its module-level state fresh, as in a new process."""
+    folder = str(Path(path).parent)  # a server imports its neighbours, as ``python path`` lets it
+    if folder not in sys.path:
+        sys.path.append(folder)
+    spec = importlib.util.spec_from_file_location(f"mct_test_server_{Path(path).stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # where the SDK looks up the names in the tools' annotations
+    spec.loader.exec_module(module)
+    return module
+
+
 def catalog_config(name: str = "docs", *flags: str) -> ServerConfig:
-    """tests/servers/catalog_server.py: prompts, resources and templates (``--legacy``: 2025-11-25 only)."""
-    return ServerConfig(name=name, type="stdio", command=sys.executable, args=[CATALOG_SERVER, *flags])
+    """tests/servers/catalog_server.py: prompts, resources and templates (``--legacy``: 2025-11-25 only,
+    a process of its own; otherwise in this process)."""
+    config = ServerConfig(name=name, type="stdio", command=sys.executable, args=[CATALOG_SERVER, *flags])
+    if "--legacy" in flags or REAL_SERVERS:
+        return config
+
+    def build():
+        module = server_module(CATALOG_SERVER)
+        return module.build(module.parse_args(list(flags)))
+
+    return in_process_config(config, build)
 
 
 def attachments_config(name: str = "pictures", *flags: str) -> ServerConfig:
-    """tests/servers/attachments_server.py: image, audio and binary resources and prompts that embed them."""
-    return ServerConfig(name=name, type="stdio", command=sys.executable, args=[ATTACHMENTS_SERVER, *flags])
+    """tests/servers/attachments_server.py: image, audio and binary resources and prompts that embed them
+    (in this process, unless ``--legacy-only``, which changes the SDK's runner for the whole process)."""
+    config = ServerConfig(name=name, type="stdio", command=sys.executable, args=[ATTACHMENTS_SERVER, *flags])
+    if "--label" in flags or "--legacy-only" in flags or REAL_SERVERS:
+        return config
+    return in_process_config(config, lambda: server_module(ATTACHMENTS_SERVER).build("pictures"))
+
+
+def examples(count: int) -> int:
+    """``count`` Hypothesis examples under the CI profile (100 by default), scaled with the profile
+    loaded (tests/conftest.py): ``@settings(max_examples=examples(300))``."""
+    from hypothesis import settings
+
+    return max(10, count * settings.default.max_examples // 100)
 
 
 def new_marker() -> str:

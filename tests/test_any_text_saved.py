@@ -24,6 +24,7 @@ from mcp_chat_tui.transcript import (
     write_export,
 )
 from mcp_chat_tui.transcript.media import self_contained
+from tests.helpers import examples
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_oneshot import run_cli
 
@@ -50,7 +51,7 @@ AT = datetime(2026, 1, 31, 9, 15, 7)
     error=texts,
     summary=texts,
 )
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_every_writer_saves_any_text_and_reads_it_back(
     prompt, thought, reply, name, arguments, result, failure, request, error, summary
 ):

@@ -266,11 +266,14 @@ async def test_esc_cancels_a_running_call_at_the_server_and_it_ends_cancelled_ev
 
 async def test_call_ids_are_unique_within_a_conversation_and_across_a_resume(tmp_path):
     ledger, path = tmp_path / "ledger.txt", tmp_path / "chat.md"
-    arguments = {"path": str(ledger), "line": "x"}
+
+    def line(text: str) -> dict:  # (the same arguments again in one turn are a repeat, not run)
+        return {"path": str(ledger), "line": text}
+
     engine = ScriptedEngine(
         [
-            [call("append", arguments), call("append", arguments), call("append", arguments, "mine")],
-            [call("append", arguments), call("append", arguments, "mine")],
+            [call("append", line("a")), call("append", line("b")), call("append", line("c"), "mine")],
+            [call("append", line("d")), call("append", line("e"), "mine")],
             "done",
         ]
     )
@@ -285,7 +288,7 @@ async def test_call_ids_are_unique_within_a_conversation_and_across_a_resume(tmp
     assert ids == ["call_1", "call_2", "mine", "call_3", "mine_2"]
     assert len(lines(ledger)) == 5
 
-    engine = ScriptedEngine([[call("append", arguments)], "done"])
+    engine = ScriptedEngine([[call("append", line("f"))], "done"])
     resumed = make_app(
         engine,
         [ledger_config()],

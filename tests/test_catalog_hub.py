@@ -95,6 +95,18 @@ async def test_list_changed_refreshes_prompts_and_resources(flags):
 
 
 @ERAS
+async def test_list_resources_right_after_a_change_sees_the_new_list(flags):
+    """The model's next list_resources in the same turn sees what list_changed announced, as its
+    next request sees a changed tool list (no waiting in the test: the hub waits for the reading)."""
+    async with ServerHub([catalog_config("docs", *flags)]) as hub:
+        await hub.start_all()
+        added = await hub.call_tool("docs", "add_note", {"uri": "notes://later", "text": "call home"})
+        assert added.ok, added.failure
+        listing = await hub.call_model_tool("list_resources", {})
+        assert listing.ok and "notes://later" in [entry.get("uri") for entry in json.loads(listing.text)]
+
+
+@ERAS
 async def test_a_subscribed_resource_reports_its_updates(flags):
     async with ServerHub([catalog_config("docs", *flags)]) as hub:
         await hub.start_all()
@@ -106,6 +118,37 @@ async def test_a_subscribed_resource_reports_its_updates(flags):
         assert {"notes://today": 1} in heard
         [notes] = await hub.read_resource("docs", "notes://today")
         assert notes.text == "buy bread"
+
+
+async def test_a_resource_is_unsubscribed_when_its_last_holder_lets_go_2025_11_25():
+    async with ServerHub([catalog_config("docs", "--legacy")]) as hub:
+        await hub.start_all()
+        assert await hub.subscribe_resource("docs", "notes://today")
+        assert await hub.subscribe_resource("docs", "notes://today")  # a second holder: one subscription
+        await hub.unsubscribe_resource("docs", "notes://today")
+        assert "notes://today" in hub.status("docs").subscribed
+        await hub.unsubscribe_resource("docs", "notes://today")
+        assert "notes://today" not in hub.status("docs").subscribed
+        tail = hub.status("docs").stderr_tail
+        assert await eventually(lambda: "catalog: unsubscribed from notes://today" in tail), list(tail)
+        assert [line for line in tail if "subscribed" in line] == [
+            "catalog: subscribed to notes://today",
+            "catalog: unsubscribed from notes://today",
+        ]
+
+
+async def test_a_resource_unsubscribed_on_2026_07_28_is_left_out_of_the_listen_stream():
+    """The stream is opened again without it: its update no longer comes, while a later change of the
+    resource list (on the same stream, so after the update would have been) does."""
+    async with ServerHub([catalog_config("docs")]) as hub:
+        await hub.start_all()
+        assert await hub.subscribe_resource("docs", "notes://today")
+        await hub.unsubscribe_resource("docs", "notes://today")
+        assert hub.status("docs").subscribed == {}
+        await hub.call_tool("docs", "edit_note", {"text": "buy bread"})
+        await hub.call_tool("docs", "add_note", {"uri": "notes://later", "text": "call home"})
+        assert await eventually(lambda: any(r.uri == "notes://later" for r in hub.resources()))
+        assert hub.status("docs").resource_updates.get("notes://today") is None
 
 
 async def test_built_in_resource_tools_come_with_resources_only():

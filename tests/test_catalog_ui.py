@@ -168,6 +168,33 @@ async def test_the_resources_screen_lists_previews_and_follows_updates():
         await wait_for(pilot, lambda: table.row_count == 6, what="the new resource listed")
 
 
+async def test_the_resources_screen_unsubscribes_what_it_no_longer_shows():
+    """2025-11-25 (``resources/unsubscribe``): previewing another resource lets the last one go, and
+    closing the screen lets go of the one shown."""
+    app = make_app(ScriptedEngine([]), [catalog_config("docs", "--legacy")])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        status = app.hub.status("docs")
+        await pilot.press("f4", "o")
+        await wait_for(pilot, lambda: isinstance(app.screen, ResourcesScreen), what="the resources screen")
+        screen = app.screen
+        await pilot.press("enter")  # today's notes
+        await wait_for(pilot, lambda: "buy milk" in _shown(screen.query_one("#resource-body")), what="the notes")
+        assert status.subscribed == {"notes://today": 1}
+        await pilot.press("down", "enter")  # the read-me
+        await wait_for(pilot, lambda: status.subscribed == {"docs://readme": 1}, what="the notes let go")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: status.subscribed == {}, what="the read-me let go as the screen closed")
+        said = lambda: [line for line in status.stderr_tail if "subscribed" in line]  # noqa: E731
+        await wait_for(pilot, lambda: len(said()) == 4, what="the server told")
+        assert said() == [
+            "catalog: subscribed to notes://today",
+            "catalog: subscribed to docs://readme",
+            "catalog: unsubscribed from notes://today",
+            "catalog: unsubscribed from docs://readme",
+        ]
+
+
 async def test_a_resumed_conversation_shows_its_attachments_and_sends_them_again():
     notes = Attachment("resource", "docs", "today", "notes://today", "text/plain", "buy milk")
     transcript = Transcript([Exchange("Summarise.", "scripted", attachments=[notes])])

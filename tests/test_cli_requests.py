@@ -23,8 +23,9 @@ def asking_servers(folder: Path, dirs: Path) -> Path:
     config = folder / "servers.json"
     config.write_text(json.dumps({"servers": {"asking": {"command": sys.executable, "args": [ASKING_SERVER]}}}))
     (dirs / "config").mkdir(parents=True, exist_ok=True)
+    tools = ["summarize", "sign_up", "every_field", "open_page", "open_url", "guarded"]
     (dirs / "config" / "config.toml").write_text(
-        '[approvals.asking]\nsummarize = "always"\nsign_up = "always"\nopen_page = "always"\nopen_url = "always"\n'
+        "[approvals.asking]\n" + "".join(f'{tool} = "always"\n' for tool in tools)
     )
     return config
 
@@ -186,3 +187,30 @@ def test_plain_opens_only_an_https_or_local_address(
     assert json.loads(endpoint.requests[1]["messages"][-1]["content"]) == {"action": action}
     browsed = opened.read_text().splitlines() if opened.exists() else []
     assert browsed == ([url] if action == "accept" else [])
+
+
+def test_plain_asks_a_multi_select_as_numbered_choices_and_sends_a_json_array(tmp_path, isolated_user_dirs):
+    lines = ["fill it", "f", "Ada", "ada@example.com", "", "", "", "", "", "", "", "", "3", "Wonder Woman", ""]
+    lines += ["1,5", "1,2,3", "2,1", "2"]  # the instruments (twice wrong), then the fish
+    with ScriptedEndpoint([tool_reply("every_field", {}), "Filled."]) as endpoint:
+        result = cli(endpoint, tmp_path, isolated_user_dirs, "--plain", stdin="\n".join([*lines, "bye"]) + "\n")
+    assert result.returncode == 0, result.stderr
+    assert "Instruments: 1 Guitar · 2 Piano · 3 Violin" in result.stdout
+    assert "Instruments * (1-2 of them, by numbers such as 1,3) [1]:" in result.stdout
+    assert "Instruments: '5' is not one of Guitar, Piano, Violin" in result.stdout
+    assert "Instruments: choose at most 2" in result.stdout
+    sent = json.loads(endpoint.requests[1]["messages"][-1]["content"])  # the server echoes what it got
+    assert sent == {
+        "action": "accept",
+        "content": {
+            "nick": "Ada",
+            "email": "ada@example.com",
+            "motto": "It was a dark and stormy night.",
+            "age": 42,
+            "news": True,
+            "friend": "Joey",
+            "hero": "hero-2",
+            "instruments": ["Guitar", "Piano"],
+            "fish": ["fish-2"],
+        },  # agree (a yes or no without a default) left empty: not sent
+    }

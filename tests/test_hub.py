@@ -32,7 +32,7 @@ async def test_stdio_and_http_servers_start_together_and_answer(tmp_path):
     try:
         hub = ServerHub(
             [
-                demo_config("demo"),
+                demo_config("demo", process=True),  # the stdio transport itself is under test
                 fixture_config("fix"),
                 ServerConfig(name="web", type="http", url=f"http://127.0.0.1:{port}/mcp"),
             ],

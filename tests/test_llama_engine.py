@@ -292,3 +292,20 @@ async def test_the_special_tokens_and_the_end_of_turn_are_learnt_as_the_mlx_engi
     assert set(llama._special_tokens.values()) >= {"<|im_start|>", "<|im_end|>", "<|endoftext|>"}
     end = llama.tokenizer.convert_tokens_to_ids("<|im_end|>")
     assert end in llama.tokenizer.eos_token_ids
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("active", "active")])
+def test_llama_cpps_threads_sleep_while_they_wait_unless_the_user_says(given, expected):
+    """OpenMP reads OMP_WAIT_POLICY once, when llama_cpp loads it: the app sets it first, keeping the user's."""
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    code = (
+        "import os\n"
+        "from mcp_chat_tui.engine.llama_engine import import_llama_cpp\n"
+        "import_llama_cpp()\n"
+        "print(os.environ['OMP_WAIT_POLICY'])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == expected

@@ -107,6 +107,8 @@ async def test_streams_the_same_text_as_raw_mlx_lm_then_stats_and_done(engine, r
     assert isinstance(stats, Stats) and done == Done("length")
     assert (stats.prompt_tokens, stats.prefilled_tokens, stats.generated_tokens) == (len(prompt), len(prompt), 12)
     assert stats.time_to_first_token > 0 and stats.tokens_per_second > 0 and stats.peak_memory_gb > 0
+    # the prefill and the 11 tokens after the first, timed apart (agent/figures.py reads the rates from them)
+    assert 0 < stats.prefill_time <= stats.time_to_first_token and stats.decode_time > 0
     assert engine.supports_tools
     assert isinstance(engine, Engine)
 

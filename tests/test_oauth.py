@@ -14,6 +14,7 @@ import pytest
 from keyring.backends.fail import Keyring as NoKeyring
 
 from mcp_chat_tui.config import ServerConfig
+from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub, ServerState
 from mcp_chat_tui.servers.oauth import SignInFailed
 from mcp_chat_tui.servers.token_vault import KEYRING_SERVICE, TOKEN_FILE_NAME, TokenVault
@@ -240,7 +241,11 @@ async def test_a_token_revoked_while_running_leaves_the_server_needing_sign_in(t
             server.revoke_all()
             result = await asyncio.wait_for(hub.call_tool("guarded", "whoami"), 20)
             status = hub.status("guarded")
-            assert result.failure.message == "server 'guarded' closed the connection during the call"
+            assert result.failure.kind is FailureKind.NEEDS_SIGN_IN
+            assert result.failure.message == (
+                "server 'guarded' needs sign-in: run mcp-chat-tui --sign-in guarded, "
+                "or press s on it in the app's server panel"
+            )
             assert status.state == ServerState.NEEDS_SIGN_IN, status.summary()
             assert "mcp-chat-tui --sign-in guarded" in status.reason
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from mcp_chat_tui.servers.token_vault import KEYRING_SERVICE
 from tests.keyring_backend import FileKeyring
 from tests.oauth_helpers import follow, protected_server
-from tests.scripted_endpoint import ScriptedEndpoint
+from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 
 CLI = [sys.executable, "-m", "mcp_chat_tui.cli.main"]
 
@@ -54,7 +54,7 @@ def test_one_shot_without_a_terminal_does_not_sign_in_and_says_how(tmp_path):
         result = run("--endpoint", endpoint.url, "scripted", "--mcp-config", str(config), "-p", "hi", cwd=tmp_path)
         assert server.stats()["authorized"] == 0
     err = one_line(result.stderr)
-    assert result.returncode == 1
+    assert result.returncode == 4  # a server needs sign-in
     assert result.stdout == ""
     assert "needs sign-in" in err  # the table
     assert "MCP server(s) need sign-in: guarded (run mcp-chat-tui --sign-in guarded)" in err
@@ -169,3 +169,44 @@ def test_plain_asks_before_signing_in_and_before_opening_the_browser(tmp_path):
             except (ProcessLookupError, ChildProcessError):
                 pass
             os.close(fd)
+
+
+async def sign_in_by_cli(config: str, cwd: Path) -> str:
+    """``--sign-in guarded``, with the browser following the address it prints; its output."""
+    process = await asyncio.create_subprocess_exec(
+        *CLI, "--sign-in", "guarded", "--mcp-config", config, cwd=cwd,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    seen = ""
+    while "/authorize?" not in seen.splitlines()[-1:][0] if seen else True:
+        line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+        assert line, f"no address before the end: {seen} {await process.stderr.read()}"
+        seen += line
+    await follow(seen.splitlines()[-1].strip())
+    seen += (await asyncio.wait_for(process.stdout.read(), 60)).decode()
+    assert await process.wait() == 0, seen + (await process.stderr.read()).decode()
+    return seen
+
+
+async def test_one_shot_a_call_that_wants_more_access_exits_4_and_the_next_sign_in_asks_for_it(tmp_path):
+    script = [
+        tool_reply("write_note", {"text": "hi"}),
+        "it needs more access",
+        tool_reply("write_note", {"text": "hi"}),
+    ]
+    with protected_server("--step-up") as server, ScriptedEndpoint([*script, "noted"]) as endpoint:
+        config = str(mcp_json(tmp_path, server.url))
+        await sign_in_by_cli(config, tmp_path)
+        turn = ("--endpoint", endpoint.url, "scripted", "--mcp-config", config, "--yes", "--no-save", "-p", "note hi")
+        refused = run(*turn, cwd=tmp_path)
+        assert refused.returncode == 4, refused.stdout + refused.stderr
+        err = one_line(refused.stderr.replace("│", ""))  # the error's panel folds the message
+        assert "needs sign-in with more access (mcp mcp:write): run mcp-chat-tui --sign-in guarded" in err
+        assert [a["scope"] for a in server.stats()["authorizations"]] == ["mcp"]
+
+        await sign_in_by_cli(config, tmp_path)  # the tokens still work for whoami, yet it authorizes again
+        assert [a["scope"] for a in server.stats()["authorizations"]] == ["mcp", "mcp mcp:write"]
+        assert server.stats()["registered"] == 1, server.stats()
+        answered = run(*turn, cwd=tmp_path)
+        assert answered.returncode == 0, answered.stdout + answered.stderr
+        assert "noted" in answered.stdout

@@ -62,9 +62,42 @@ def test_oauth_keys_are_read_and_a_secret_from_a_password_input_is_hidden(tmp_pa
             'a client secret needs its client: add "clientId" (the id the authorization server gave you)',
         ),
         (
+            {"tokenEndpointAuthMethod": "client_secret_basic"},
+            "servers.remote.oauth.tokenEndpointAuthMethod",
+            'it is for a client registered beforehand: add "clientId"',
+        ),
+        (
+            {"clientId": "app", "tokenEndpointAuthMethod": "client_secret_post"},
+            "servers.remote.oauth.tokenEndpointAuthMethod",
+            'client_secret_post sends the client secret: add "clientSecret"',
+        ),
+        (
+            {"clientId": "app", "clientSecret": "s3cret", "tokenEndpointAuthMethod": "none"},
+            "servers.remote.oauth.tokenEndpointAuthMethod",
+            'none sends no client secret: remove "clientSecret", or choose client_secret_basic',
+        ),
+        (
+            {"clientId": "app", "clientSecret": "s3cret", "tokenEndpointAuthMethod": "private_key_jwt"},
+            "servers.remote.oauth.tokenEndpointAuthMethod",
+            "Input should be 'client_secret_basic', 'client_secret_post' or 'none'",
+        ),
+        (
+            {"clientMetadataUrl": "http://example.com/client.json"},
+            "servers.remote.oauth.clientMetadataUrl",
+            "expected the https address of your client metadata document, with a path "
+            "(like https://example.com/mcp-chat-tui.json), found 'http://example.com/client.json'",
+        ),
+        (
+            {"clientMetadataUrl": "https://example.com/"},
+            "servers.remote.oauth.clientMetadataUrl",
+            "expected the https address of your client metadata document, with a path "
+            "(like https://example.com/mcp-chat-tui.json), found 'https://example.com/'",
+        ),
+        (
             "yes",
             "servers.remote.oauth",
-            "expected an object (clientId, clientSecret, scope, callbackPort) or false, found a string",
+            "expected an object (clientId, clientSecret, tokenEndpointAuthMethod, clientMetadataUrl, scope, callbackPort)"
+            " or false, found a string",
         ),
     ],
 )

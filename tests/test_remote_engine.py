@@ -184,6 +184,7 @@ async def test_tool_call_deltas_are_joined_by_index_and_checked(scripted, monkey
     assert isinstance(calls[2], ToolCallMalformed) and calls[2].id == "call_1" and "got a list" in calls[2].reason
     stats = events[-2]
     assert (stats.prompt_tokens, stats.prefilled_tokens, stats.generated_tokens) == (50, 20, 9)
+    assert stats.prefill_time == stats.time_to_first_token > 0 and stats.decode_time >= 0
     assert events[-1] == Done("tool_calls")
     body, auth = handler.seen[0]
     assert auth == "Bearer sekrit" and body["stream"] is True and body["tools"] == tool_schemas()

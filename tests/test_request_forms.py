@@ -32,6 +32,9 @@ SCHEMA = {
 }
 
 
+DATE_TIME_PROBLEM = "a date and time, such as 2026-01-31T12:00:00Z (without an offset: your local time)"
+
+
 @pytest.fixture
 def fields():
     return {field.name: field for field in form_fields(SCHEMA)}
@@ -45,8 +48,15 @@ def fields():
         ("site", "", None, "required"),
         ("born", "2026-01-31", "2026-01-31", ""),
         ("born", "31/01/2026", None, "a date, such as 2026-01-31"),
-        ("meeting", "2026-01-31T12:00:00", "2026-01-31T12:00:00", ""),
-        ("meeting", "noon", None, "a date and time, such as 2026-01-31T12:00:00"),
+        ("born", "20260131", None, "a date, such as 2026-01-31"),  # ISO 8601's basic form is no JSON Schema date
+        ("meeting", "2026-01-31T12:00:00Z", "2026-01-31T12:00:00+00:00", ""),
+        ("meeting", "2026-01-31T12:00+02:00", "2026-01-31T12:00:00+02:00", ""),
+        ("meeting", "noon", None, DATE_TIME_PROBLEM),
+        ("meeting", "2026-01-31", None, DATE_TIME_PROBLEM),  # a date alone is no date-time
+        ("ratio", "1_0", None, "a number"),
+        ("ratio", "nan", None, "a number"),
+        ("ratio", "1e999", None, "a number"),
+        ("ratio", "2", 2, ""),  # typed as a whole number, sent as one
         ("ratio", "1.5", 1.5, ""),
         ("ratio", "0.1", None, "at least 0.5"),
         ("ratio", "many", None, "a number"),
@@ -61,6 +71,60 @@ def fields():
 )
 def test_each_typed_value_is_checked_against_its_field(fields, name, typed, value, problem):
     assert fields[name].parse(typed) == (value, problem)
+
+
+MULTI_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "plays": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 2,
+            "items": {"type": "string", "enum": ["Guitar", "Piano", "Drums"]},
+            "default": ["Piano"],
+        },
+        "fish": {
+            "type": "array",
+            "items": {"anyOf": [{"const": "f1", "title": "Tuna"}, {"const": "f2", "title": "Cod"}]},
+        },
+        "age": {"type": "integer", "minimum": 0},
+        "agree": {"type": "boolean"},
+    },
+    "required": ["age"],
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "given", "value", "problem"),
+    [
+        ("plays", ["Drums", "Guitar"], ["Guitar", "Drums"], ""),  # in the schema's order
+        ("plays", "3, Guitar", ["Guitar", "Drums"], ""),  # typed: numbers, values or titles
+        ("plays", "", None, ""),  # nothing typed: the terminal uses the default (below)
+        ("plays", [], None, "choose at least 1"),
+        ("plays", ["Guitar", "Piano", "Drums"], None, "choose at most 2"),
+        ("plays", "Banjo", None, "'Banjo' is not one of Guitar, Piano, Drums"),
+        ("fish", "Cod", ["f2"], ""),
+        ("fish", [], None, ""),  # optional, no default: left out
+        ("fish", "-", None, ""),
+        ("age", "٤٢", None, "a whole number"),  # digits of another script are not JSON
+        ("age", "", None, "required"),
+        ("agree", "", None, ""),  # a yes or no without a default, unanswered: left out, never false
+        ("agree", "no", False, ""),
+    ],
+)
+def test_multi_selects_numbers_and_booleans_give_their_json_types(name, given, value, problem):
+    fields = {field.name: field for field in form_fields(MULTI_SCHEMA)}
+    assert fields[name].parse(given) == (value, problem)
+
+
+def test_a_multi_selects_default_and_how_it_is_typed():
+    plays, fish, *_ = form_fields(MULTI_SCHEMA)
+    assert (plays.kind, fish.kind) == ("multi", "multi")
+    assert plays.shown_default() == "2" and plays.default_choices() == ["Piano"]
+    assert plays.parse(plays.shown_default()) == (["Piano"], "")
+    assert plays.hint() == "1-2 of Guitar, Piano, Drums" and fish.hint() == "any of Tuna, Cod"
+    assert fish.numbered_options() == "1 Tuna · 2 Cod"
+    assert fish.typed_choice_hint() == "any of them, by numbers such as 1,3, - for none"
 
 
 def test_fields_keep_the_schema_order_required_marks_defaults_and_secrets(fields):

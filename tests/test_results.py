@@ -21,7 +21,7 @@ from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub, protocol_notes, tool_list_notes
 from mcp_chat_tui.servers.listing import list_all_tools
 from mcp_chat_tui.servers.results import convert_result
-from mcp_chat_tui.servers.tasks import set_apart_task_tools
+from mcp_chat_tui.servers.tasks import server_runs_tasks, set_apart_task_tools
 from mcp_chat_tui.servers.transports import stdio_transport
 from mcp_chat_tui.ui.media_info import ImageProblem, media_line, prepare_image, save_media
 
@@ -131,13 +131,15 @@ async def test_content_meant_only_for_the_user_is_not_sent_to_the_model(hub):
 
 
 async def test_a_tool_that_requires_a_task_is_not_offered_on_2025_11_25():
-    """On the 2025-11-25 protocol the server says render_movie must run as a task, which the SDK's
-    client cannot do: it is set apart with why; the optional one stays."""
+    """On the 2025-11-25 protocol the server says render_movie must run as a task, but it declares no
+    task support for tool calls (capabilities.tasks), so no client may ask it for one: it is set
+    apart with why; the optional one stays (called normally)."""
     config = results_config()
     async with Client(stdio_transport(config, sys.stderr), mode="legacy") as client:
         assert client.protocol_version == "2025-11-25"
         listing = await list_all_tools(client, refresh=False, max_pages=5)
-        unsupported = set_apart_task_tools(listing)
+        assert not server_runs_tasks(client)
+        unsupported = set_apart_task_tools(listing, server_runs_tasks(client))
     names = [tool.name for tool in listing.tools]
     assert "render_movie" not in names and "maybe_task" in names
     assert [tool.name for tool in unsupported] == ["render_movie"]
@@ -145,8 +147,9 @@ async def test_a_tool_that_requires_a_task_is_not_offered_on_2025_11_25():
 
 
 async def test_the_hub_never_offers_a_tool_it_could_only_call_to_fail(hub):
-    """2025-11-25: the task-only tool is listed as unsupported with why and not offered; 2026-07-28
-    has no tasks in the protocol (the server cannot ask for one), so there it is an ordinary tool."""
+    """2025-11-25: the task-only tool of a server that declares no task support is listed as
+    unsupported with why and not offered; 2026-07-28 has no tasks in the protocol (the server
+    cannot ask for one), so there it is an ordinary tool."""
     status = hub.status("results")
     offered = [spec.name for spec in hub.tools()]
     assert "maybe_task" in offered
@@ -154,7 +157,8 @@ async def test_the_hub_never_offers_a_tool_it_could_only_call_to_fail(hub):
         assert "render_movie" not in offered
         assert tool_list_notes(status) == (
             "1 tool(s) not supported: 'render_movie': needs to run as a task (execution.taskSupport is "
-            '"required"), which this client cannot do: not offered to the model'
+            '"required"), but its server does not declare task support for tool calls '
+            "(capabilities.tasks.requests.tools.call): not offered to the model"
         )
     else:
         assert "render_movie" in offered and not status.unsupported_tools

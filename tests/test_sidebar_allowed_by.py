@@ -31,7 +31,7 @@ async def test_the_by_column_names_you_the_rule_or_nobody_and_a_resume_shows_the
             "done",
         ]
     )
-    servers = [demo_config(), fixture_config("fx")]
+    servers = [demo_config(), fixture_config("fx", in_process=True)]
     transcript = tmp_path / "chat.md"
     app = make_app(
         engine, servers, policy=ApprovalPolicy("auto-readonly", trusted={"demo"}), transcript_file=transcript

@@ -50,3 +50,18 @@ def test_elicitation_form_with_an_error_at_a_field(snap_compare, size):
     app = asking_app("sign_up", {})
     typed = {0: "Ada", 1: "ada@example"}
     assert snap_compare(app, terminal_size=size, run_before=until(ElicitFormScreen, "sign me up", typed))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "60x16"])
+def test_elicitation_form_with_every_kind_of_field(snap_compare, size):
+    """Scrolled to the multi-selects: checkboxes, the default checked; above them a yes or no without a
+    default, unanswered."""
+    app = asking_app("every_field", {})
+    shown = until(ElicitFormScreen, "fill it")
+
+    async def run_before(pilot) -> None:
+        await shown(pilot)
+        pilot.app.screen.query_one("#field-13").focus()  # the instruments, scrolled into view
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

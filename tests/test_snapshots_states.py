@@ -39,10 +39,18 @@ ROWS = [
     (CallState.MALFORMED, "malformed call", {}, ""),
     (CallState.CANCELLED, "web_search", {"query": "stop"}, "saved always (config.toml)"),
     (CallState.INTERRUPTED, "calculator", {"expression": "3 ** 3"}, "auto-readonly (trusted server demo)"),
+    (CallState.REPEATED, "calculator", {"expression": "12 * 7"}, ""),
 ]
 
 
-NEVER_RAN = (CallState.PROPOSED, CallState.AWAITING, CallState.DENIED, CallState.MALFORMED, CallState.INTERRUPTED)
+NEVER_RAN = (
+    CallState.PROPOSED,
+    CallState.AWAITING,
+    CallState.DENIED,
+    CallState.MALFORMED,
+    CallState.INTERRUPTED,
+    CallState.REPEATED,
+)
 
 
 def test_rows_cover_every_call_state():

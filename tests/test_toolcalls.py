@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from mcp_chat_tui.engine.events import TextDelta, ThinkingDelta, ToolCallMalformed, ToolCallProposed
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, parse_tool_calls, tool_names
+from tests.helpers import examples
 
 KNOWN = {"calculator", "current_time", "web_search", "brave-search__search"}
 MARKERS = ["<tool_call>", "</tool_call>", "<tool_use>", "</tool_use>", "[TOOL_CALLS]", "<think>", "</think>"]
@@ -364,7 +365,7 @@ _alphabet = st.sampled_from(
 _texts = st.lists(_alphabet, max_size=40).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=st.one_of(st.text(max_size=80), _texts), cuts=st.lists(st.integers(0, 80), max_size=6))
 def test_never_raises_and_chunking_does_not_matter(text, cuts):
     bounds = sorted({c for c in cuts if c <= len(text)} | {0, len(text)})
@@ -375,7 +376,7 @@ def test_never_raises_and_chunking_does_not_matter(text, cuts):
         assert isinstance(event, (TextDelta, ThinkingDelta, ToolCallProposed, ToolCallMalformed))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=st.one_of(st.text(max_size=80), _texts), cuts=st.lists(st.integers(0, 80), max_size=6))
 def test_text_without_markers_comes_out_unchanged(text, cuts):
     if any(m in text for m in MARKERS) or any(line.lstrip().startswith(("{", "[")) for line in text.split("\n")):

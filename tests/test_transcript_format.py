@@ -27,6 +27,7 @@ from mcp_chat_tui.transcript import (
     to_openai_messages,
 )
 from mcp_chat_tui.transcript.model import CHOICES, STATUSES
+from tests.helpers import examples
 
 # Text of every kind, and lines built to look like markers, fences and escapes.
 TRICKY_LINES = [
@@ -206,7 +207,7 @@ def exchanges(draw):
 
 
 @given(st.lists(exchanges(), max_size=4))
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_any_conversation_written_and_read_back_is_identical(conversation):
     transcript = Transcript(conversation)
     for exchange in transcript.exchanges:  # a reply that said nothing is one empty step
@@ -221,7 +222,7 @@ def test_any_conversation_written_and_read_back_is_identical(conversation):
 
 
 @given(st.lists(exchanges(), min_size=1, max_size=4), st.data())
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_summaries_written_into_any_exchange_as_it_goes_read_back_identical(conversation, data):
     """The recorder writes a summary into an exchange it already wrote out (the file is not written
     from scratch each time): the file is still ``render`` of the conversation, and reads back."""

@@ -32,7 +32,7 @@ def svg_has_no_escape(app) -> None:
 
 async def test_arguments_and_results_render_literally_everywhere():
     engine = ScriptedEngine([[call("echo", {"text": PAYLOAD})], "done"])
-    app = make_app(engine, [fixture_config("fx")], policy=ApprovalPolicy("ask"))
+    app = make_app(engine, [fixture_config("fx", in_process=True)], policy=ApprovalPolicy("ask"))
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "echo it")
@@ -60,7 +60,7 @@ async def test_a_malformed_call_with_escapes_shows_literally_in_the_chat():
     from mcp_chat_tui.engine.events import ToolCallMalformed
 
     engine = ScriptedEngine([[ToolCallMalformed("call_1", f"<tool_call>{PAYLOAD}", "not JSON")], "ok"])
-    app = make_app(engine, [fixture_config("fx")])
+    app = make_app(engine, [fixture_config("fx", in_process=True)])
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "go")
@@ -73,7 +73,7 @@ async def test_a_malformed_call_with_escapes_shows_literally_in_the_chat():
 
 async def test_model_text_with_escape_sequences_cannot_reach_the_terminal():
     engine = ScriptedEngine(["before \x1b[2J after \x1b]8;;http://x\x1b\\link"])
-    app = make_app(engine, [fixture_config("fx")])
+    app = make_app(engine, [fixture_config("fx", in_process=True)])
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "hi")

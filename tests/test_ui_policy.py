@@ -171,7 +171,7 @@ async def test_the_dialog_says_why_it_asks_and_each_call_who_allowed_it_also_aft
             "done",
         ]
     )
-    servers = [demo_config(), fixture_config("fx")]
+    servers = [demo_config(), fixture_config("fx", in_process=True)]
     transcript = tmp_path / "chat.md"
     policy = ApprovalPolicy("auto-readonly", trusted={"demo"})
     app = make_app(engine, servers, policy=policy, transcript_file=transcript)

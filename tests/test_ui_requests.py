@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from textual.widgets import Input, TextArea
+from textual.widgets import Input, Select, SelectionList, Switch, TextArea
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.ui.records import CallState
@@ -177,3 +177,81 @@ async def test_url_is_opened_only_on_the_users_key(monkeypatch, key, action):
         await wait_turn_done(pilot, app)
         assert json.loads(tool_result(app)) == {"action": action}
     assert opened == (["https://bank.example/authorize?state=xyz"] if key == "o" else [])
+
+
+async def test_every_kind_of_field_reaches_the_server_as_its_json_type():
+    """tests/servers/asking_server.py's every_field form (every kind of field of the 2025-11-25 schema),
+    filled with the keyboard: the server echoes the exact JSON it got."""
+    app, _ = asking_app([[call("every_field", {})], "Final."])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "fill it")
+        await on_screen(pilot, ElicitFormScreen)
+        form = app.screen
+        instruments, fish = form.query_one("#field-13", SelectionList), form.query_one("#field-14", SelectionList)
+        assert [option.value for option in instruments.options] == ["Guitar", "Piano", "Violin"]
+        assert instruments.selected == ["Guitar"] and fish.selected == []  # the default, checked
+        assert isinstance(form.query_one("#field-8"), Select)  # a yes or no without a default: unanswered
+        assert isinstance(form.query_one("#field-9"), Switch)  # with a default
+        for index, text in {0: "Ada", 1: "ada@example.com", 2: "https://ada.example/", 3: "1815-12-10"}.items():
+            await fill(pilot, index, text)
+        await fill(pilot, 4, "2026-01-31T12:00:00Z")
+        await fill(pilot, 6, "36")
+        await fill(pilot, 7, "2.5")
+        form.query_one("#field-12").focus()  # the legacy titled enum, left empty; Tab goes on to the checkboxes
+        await pilot.press("tab", "down", "space", "down", "space")  # Piano and Violin: three of at most two
+        assert form.focused is instruments and instruments.selected == ["Guitar", "Piano", "Violin"]
+        await pilot.press("tab", "down", "enter")  # Salmon
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.screen is form and "choose at most 2" in str(form.query_one("#field-error-13").render())
+        assert form.focused is instruments
+        await pilot.press("space")  # Violin again: unchecked
+        form.query_one("#field-11").focus()  # the titled single select
+        await pilot.press("enter", "down", "down", "enter")  # the blank, Superman, Wonder Woman
+        await pilot.press("ctrl+s")
+        await wait_turn_done(pilot, app)
+        got, chat = json.loads(tool_result(app)), chat_text(app)
+    assert got == {
+        "action": "accept",
+        "content": {
+            "nick": "Ada",
+            "email": "ada@example.com",
+            "site": "https://ada.example/",
+            "born": "1815-12-10",
+            "meeting": "2026-01-31T12:00:00+00:00",
+            "motto": "It was a dark and stormy night.",
+            "age": 36,
+            "ratio": 2.5,
+            "news": True,
+            "friend": "Monica",
+            "hero": "hero-2",
+            "instruments": ["Guitar", "Piano"],
+            "fish": ["fish-2"],
+        },
+    }
+    assert 'instruments=["Guitar", "Piano"]' in chat  # JSON, not a Python repr
+
+
+async def test_a_form_asked_with_the_sdks_ctx_elicit_is_accepted_by_its_model():
+    """join_band asks with the SDK's ``ctx.elicit`` (2025-11-25), which checks the answer against
+    its pydantic model: a list for the multi-select, a required yes or no that must be answered."""
+    engine = ScriptedEngine([[call("join_band", {})], "Final."])
+    app = make_app(engine, [asking_config("legacy")], policy=ApprovalPolicy("auto"))
+    async with app.run_test(size=(60, 16)) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "join")
+        await on_screen(pilot, ElicitFormScreen)
+        form = app.screen
+        await fill(pilot, 0, "Ada")
+        form.query_one("#field-1", SelectionList).focus()
+        await pilot.press("down", "space")  # Piano
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.screen is form and "required" in str(form.query_one("#field-error-2").render())
+        assert form.focused is form.query_one("#field-2", Select)  # loud: no default, so not answered yet
+        await pilot.press("enter", "down", "down", "enter")  # the blank, yes, no
+        await pilot.press("ctrl+s")
+        await wait_turn_done(pilot, app)
+        got = json.loads(tool_result(app))
+    assert got == {"action": "accept", "content": {"loud": False, "name": "Ada", "plays": ["Piano"], "years": 1}}

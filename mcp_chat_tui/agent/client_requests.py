@@ -32,6 +32,7 @@ from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers.client_requests import USER_REJECTED, ElicitationAnswer, SamplingAnswer
 from mcp_chat_tui.servers.elicit_form import FormField, form_fields, redacted_values
+from mcp_chat_tui.servers.url_required import NOBODY_TO_ASK
 
 BUSY_MESSAGE = "sampling refused: the model is busy writing the user's reply; ask again when that reply is done"
 NOBODY_MESSAGE = "sampling refused: there was no one to ask (no terminal); --yes lets the model answer"
@@ -63,6 +64,11 @@ class Asker(Protocol):
         """The spec's action for a URL request; the page is opened only on the user's key."""
         ...
 
+    async def page_done(self, server: str, tool: str, url: str, completed: asyncio.Event) -> bool:
+        """After a page a call waits for was opened: True once the user says they are done on it
+        (or ``completed`` is set: the server said so), False when they give up."""
+        ...
+
 
 class AskingClientRequests:
     """``ClientRequests`` that asks through ``asker``, samples ``engine`` and reports each request to ``sink``."""
@@ -85,6 +91,7 @@ class AskingClientRequests:
         self.model_name = model_name or engine.model_name
         self._one_at_a_time = asyncio.Lock()
         self.completed: set[tuple[str, str]] = set()  # (server, elicitation id) the server said are done
+        self._completions: dict[tuple[str, str], asyncio.Event] = {}  # pages a call waits for, by the same key
 
     # ----- sampling --------------------------------------------------------------------------
 
@@ -156,9 +163,41 @@ class AskingClientRequests:
         self._report(server, "elicitation", asked, action, {"action": action})
         return ElicitResult(action=action)
 
+    async def visit_required(self, server: str, tool: str, pages: list[ElicitRequestURLParams]) -> str:
+        """A call of ``tool`` waits for ``pages`` (-32042): each is shown (open or decline) and, once
+        opened, the user says when they are done (or the server does); "" when every page is done,
+        else why not. Each page is recorded, with whether the call was sent again."""
+        async with self._one_at_a_time:
+            for index, page in enumerate(pages):
+                asked = {"mode": "url", "message": page.message, "url": page.url, "requiredBy": tool}
+                action = await self.asker.visit_url(server, page.message, page.url)
+                done = action == "accept" and await self._page_done(server, tool, page)
+                last = index == len(pages) - 1
+                self._report(server, "elicitation", asked, action, {"action": action, "callSentAgain": done and last})
+                if getattr(self.asker, "nobody_to_ask", False):
+                    return NOBODY_TO_ASK
+                if action != "accept":
+                    return "the user declined the page" if action == "decline" else "the user cancelled the page"
+                if not done:
+                    return "the user gave up before finishing on the page"
+        return ""
+
+    async def _page_done(self, server: str, tool: str, page: ElicitRequestURLParams) -> bool:
+        key = (server, page.elicitation_id or "")
+        completed = self._completions.setdefault(key, asyncio.Event())
+        if key in self.completed:
+            completed.set()
+        try:
+            return await self.asker.page_done(server, tool, page.url, completed)
+        finally:
+            self._completions.pop(key, None)
+
     def elicitation_completed(self, server: str, elicitation_id: str) -> None:
         """The server's ``notifications/elicitation/complete``: said in the chat and the transcript."""
         self.completed.add((server, elicitation_id))
+        waiting = self._completions.get((server, elicitation_id))
+        if waiting is not None:  # a call waits for this page: it is sent again at once
+            waiting.set()
         self._report(server, "elicitation", {"mode": "url", "elicitationId": elicitation_id}, "complete", {})
 
     def _report(self, server: str, kind: str, asked: dict[str, Any], answer: str, result: dict[str, Any]) -> None:
@@ -189,6 +228,13 @@ class YesAsker:
     async def visit_url(self, server: str, message: str, url: str) -> str:
         return await self.fallback.visit_url(server, message, url)
 
+    async def page_done(self, server: str, tool: str, url: str, completed: asyncio.Event) -> bool:
+        return await self.fallback.page_done(server, tool, url, completed)
+
+    @property
+    def nobody_to_ask(self) -> bool:
+        return bool(getattr(self.fallback, "nobody_to_ask", False))
+
 
 def describe_answered(event: Any) -> str:
     """One line for the chat and the console: who asked what, the answer, and what went back
@@ -207,6 +253,10 @@ def describe_answered(event: Any) -> str:
         if event.answer == "complete":
             return f"📨 {event.server}: the page it asked you to open is done"
         asked = f"{event.server} asked you to open {request.get('url', '')}"
+        if request.get("requiredBy"):
+            asked += f" before {request['requiredBy']} can run"
+            if result.get("callSentAgain"):
+                return f"📨 {asked} → {event.answer}; done, so the call was sent again"
     else:
         asked = f"{event.server} asked: {request.get('message', '')}"
     line = f"📨 {asked} → {event.answer}"
@@ -216,5 +266,10 @@ def describe_answered(event: Any) -> str:
         uses = ", ".join(use["name"] for use in result.get("toolUse", []))
         line += f": {str(result.get('text', ''))[:200]!r}" + (f" + tool use {uses}" if uses else "")
     elif "content" in result:
-        line += ": " + ", ".join(f"{name}={value}" for name, value in result["content"].items())
+        line += ": " + ", ".join(f"{name}={_shown(value)}" for name, value in result["content"].items())
     return line
+
+
+def _shown(value: Any) -> str:
+    """A form's value in a line: a string as it is, anything else (a list, a number, yes/no) as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

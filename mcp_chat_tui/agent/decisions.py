@@ -1,13 +1,16 @@
-"""How the agent decides one proposed call with the user: asking, an interrupted call's explicit
-yes, an "always" that is kept (and saved, when asked), and a call whose start could not be saved.
+"""How the agent decides and runs one reply's calls: a call already made in this turn is not run
+again, the others are asked about in order (an interrupted call's explicit yes, an "always" that is
+kept and saved when asked), then every allowed one runs, concurrently, once its start is saved (or
+the user chose to run it unsaved).
 
-Mixed into ``Agent`` (``agent/loop.py``), whose ``_decide_and_run`` goes through the calls in order.
+Mixed into ``Agent`` (``agent/loop.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from mcp_chat_tui.agent.approval import ApprovalPolicy, decision_label
 from mcp_chat_tui.agent.events import (
@@ -25,19 +28,114 @@ from mcp_chat_tui.agent.events import (
     StartNotSaved,
     UnsavedChoice,
 )
-from mcp_chat_tui.agent.turn import INTERRUPTED_MESSAGE, TurnState, not_saved_message
-from mcp_chat_tui.core.tools import ToolSpec
+from mcp_chat_tui.agent.tool_provider import ToolProvider
+from mcp_chat_tui.agent.turn import (
+    DENIED_MESSAGE,
+    INTERRUPTED_MESSAGE,
+    REPEAT_REPLIES,
+    SAME_RESULT,
+    TurnState,
+    call_key,
+    not_saved_message,
+)
+from mcp_chat_tui.core.feedback import answer_prompt, question_of
+from mcp_chat_tui.core.tools import FailureKind, ToolSpec
 
 
 class CallDecisions:
-    """The agent's part that asks about calls (uses its ``policy`` and ``_finish``)."""
+    """The agent's part that decides and runs calls (uses its ``policy``, ``tools``, ``checkpoint``
+    and ``_finish``)."""
 
     policy: ApprovalPolicy
+    tools: ToolProvider
     _finish: Callable[[TurnState, AgentSink, CallFinished], None]
     checkpoint: Callable[[], Awaitable[str | None]] | None
     # Called with a call's id when the user sends it unsaved; returns why it could not be noted elsewhere.
     note_unsaved_run: Callable[[str], str | None] | None = None
     _unsaved_question: asyncio.Lock | None = None  # one "run it unsaved?" question at a time
+
+    if TYPE_CHECKING:
+
+        async def _run_call(self, state: TurnState, call: PlannedCall, sink: AgentSink) -> None: ...  # calling.py
+
+    async def _decide_and_run(self, state: TurnState, sink: AgentSink) -> bool:
+        """Ask about each call in order, then run every allowed one concurrently; a call made already in
+        this turn is given the earlier one's result instead (``_set_repeats_apart``). True stops the turn."""
+        approved: list[PlannedCall] = []
+        allow_rest = False
+        deny_rest = False
+        calls = self._set_repeats_apart(state)
+        for index, call in enumerate(calls):
+            recorded = state.recorded.get(call.id)
+            if recorded is not None and recorded.task_id and call.spec is not None and not deny_rest:
+                state.resuming[call.id] = recorded.task_id  # its task is followed again: nothing runs anew
+                approved.append(call)
+                continue
+            if recorded is not None and recorded.interrupted:
+                deny_rest = await self._decide_interrupted(state, call, len(calls) - index, sink, deny_rest)
+                if call.id not in state.outcomes:
+                    approved.append(call)
+                continue
+            allowed_by = ""
+            if deny_rest:
+                choice = ApprovalChoice.DENY_ALL
+            elif call.spec is None:
+                message = f"Error ({FailureKind.NOT_READY.value}): no server offers {call.model_name!r} now"
+                self._finish(state, sink, CallFinished(call, CallStatus.ERROR, message))
+                continue
+            elif recorded is not None and recorded.choice in (ApprovalChoice.DENY.value, ApprovalChoice.DENY_ALL.value):
+                choice = ApprovalChoice(recorded.choice)  # a recorded no stands: it runs nothing
+                deny_rest = choice == ApprovalChoice.DENY_ALL
+            elif allow_rest:
+                choice = state.batch_choice
+                allowed_by = decision_label(choice, save=state.batch_save)
+            elif (verdict := self.policy.verdict(call.spec)).runs:
+                choice, allowed_by = ApprovalChoice.AUTO, verdict.why
+            else:
+                remaining = len(calls) - index
+                choice, allowed_by, allow_rest = await self._ask_user(
+                    state, call, remaining, recorded, verdict.why, sink
+                )
+                deny_rest = choice == ApprovalChoice.DENY_ALL
+            if allow_rest and state.batch_choice == ApprovalChoice.ALWAYS_ALL and call.spec is not None:
+                self._always_allow(call.spec, state.batch_save, sink)
+            sink(CallDecided(call, choice, allowed_by))
+            if choice.allows:
+                approved.append(call)
+            else:
+                self._finish(state, sink, CallFinished(call, CallStatus.DENIED, DENIED_MESSAGE))
+        if approved:
+            await asyncio.gather(*(self._run_call(state, call, sink) for call in approved))
+        self._answer_repeats(state, sink)
+        return deny_rest
+
+    @staticmethod
+    def _set_repeats_apart(state: TurnState) -> list[PlannedCall]:
+        """The reply's calls to decide. A call that repeats one of this turn that ran to a result, or
+        one before it in this reply, goes to ``state.repeated``: it is not asked about and not run, and
+        is given that call's result (small models write the same call many times over)."""
+        calls: list[PlannedCall] = []
+        first: dict[tuple[str, str], PlannedCall] = {}
+        for call in state.calls:
+            key = call_key(call)
+            ran = state.ran.get(key) if call.id not in state.recorded else None
+            earlier = ran.call if ran is not None else first.get(key)
+            if earlier is not None:
+                state.repeated.append((call, earlier))
+            else:
+                first.setdefault(key, call)
+                calls.append(call)
+        return calls
+
+    def _answer_repeats(self, state: TurnState, sink: AgentSink) -> None:
+        """Each repeated call is given the earlier call's outcome (what the model was told of it), and
+        counted; the app's message after the reply's results puts the user's question again."""
+        if state.repeated and state.repeat_replies + 1 < REPEAT_REPLIES:  # not when these end the turn
+            state.feedback.append(answer_prompt(question_of(state.turn)))
+        for call, earlier in state.repeated:
+            state.repeats, state.last_repeat = state.repeats + 1, call.model_name
+            self._finish(state, sink, CallFinished(call, CallStatus.REPEATED, SAME_RESULT, repeat_of=earlier.id))
+        state.repeated = []
 
     async def _ask_user(
         self,

@@ -16,6 +16,7 @@ from typing import Any
 
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.progress import ToolProgress
+from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.tools import ToolCallResult, ToolSpec
 from mcp_chat_tui.engine.events import Stats
 
@@ -62,18 +63,30 @@ class PlannedCall:
     def tool(self) -> str:
         return self.spec.name if self.spec else self.model_name
 
+    @property
+    def title(self) -> str:
+        """The tool's title for a person to read ("" when it has none, or it is only the name again)."""
+        return self.spec.shown_title if self.spec else ""
+
+    @property
+    def shown_tool(self) -> str:
+        """What a person reads for the tool: its title, else its name (the model only sees names)."""
+        return self.title or self.tool
+
 
 @dataclass(frozen=True)
 class Recorded:
     """What a conversation file says about a call it left without a result (a resumed turn).
 
     ``started_at`` set: the call started in an earlier run and never finished, so it may or
-    may not have run (interrupted); it runs again only on an explicit yes. Otherwise
+    may not have run (interrupted); it runs again only on an explicit yes. ``task_id`` set too: it
+    ran as that task at its server, whose result is fetched (nothing runs again). Otherwise
     ``choice`` is the choice the file records (``yo``, ``auto``, ``n``…; None: never asked).
     """
 
     choice: str | None = None
     started_at: datetime | None = None
+    task_id: str = ""
 
     @property
     def interrupted(self) -> bool:
@@ -98,15 +111,23 @@ class CallStatus(str, Enum):
     TIMEOUT = "timeout"
     DENIED = "denied"
     MALFORMED = "malformed"
-    CANCELLED = "cancelled"
+    CANCELLED = "cancelled"  # stopped by the user, or not run because the turn reached max_tool_rounds
     INTERRUPTED = "interrupted"  # started in an earlier run that ended before its result
+    REPEATED = "repeated"  # not run: the same call (tool and arguments) already ran in this turn
 
 
 class TurnEnd(str, Enum):
-    ANSWERED = "answered"  # the model answered without asking for more tools
+    ANSWERED = "answered"  # the model answered (text) without asking for more tools
     STOPPED = "stopped"  # the user stopped generation or denied all and stopped
-    LIMIT = "limit"  # the iteration limit was reached; the last reply had no tools
     ERROR = "error"  # the engine failed
+    NO_ANSWER = "no_answer"  # the model's last reply had no text (empty, whitespace, special tokens)
+    TOOL_ROUND_LIMIT = "tool_round_limit"  # the turn took max_tool_rounds rounds of calls and was stopped
+    REPEATED_CALLS = "repeated_calls"  # the model repeated calls it already had the results of, and was stopped
+
+    @property
+    def unanswered(self) -> bool:
+        """The turn ended on the app's word without a full answer (the answer may be incomplete)."""
+        return self in (TurnEnd.NO_ANSWER, TurnEnd.TOOL_ROUND_LIMIT, TurnEnd.REPEATED_CALLS)
 
 
 @dataclass(frozen=True)
@@ -208,10 +229,21 @@ class CallRunUnsaved:
 
 
 @dataclass(frozen=True)
+class CallTask:
+    """``call`` runs as a task at its server: reported as soon as the task exists (the transcript
+    records its id then), at each change of its status or message, and when a resumed conversation
+    follows a task an earlier run created."""
+
+    call: PlannedCall
+    task: TaskState
+
+
+@dataclass(frozen=True)
 class CallFinished:
-    """A call's outcome; ``result`` is None for denied, malformed, cancelled and interrupted calls;
-    ``duration`` is None for a call that never ran (or whose run time is unknown). ``not_sent`` says
-    why a call that was about to start was not sent (its start could not be saved)."""
+    """A call's outcome; ``result`` is None for denied, malformed, cancelled, interrupted and repeated
+    calls; ``duration`` is None for a call that never ran (or whose run time is unknown). ``not_sent``
+    says why a call that was about to start was not sent (its start could not be saved); ``repeat_of``
+    is, for a repeated call, the id of the earlier call whose result the model was given."""
 
     call: PlannedCall
     status: CallStatus
@@ -219,6 +251,7 @@ class CallFinished:
     result: ToolCallResult | None = None
     duration: float | None = None
     not_sent: str = ""
+    repeat_of: str = ""
 
 
 @dataclass(frozen=True)
@@ -263,9 +296,16 @@ class Notice:
 
 @dataclass(frozen=True)
 class TurnFinished:
+    """The turn is over: how (``end``), after ``iterations`` generations; ``error`` the engine's
+    message; ``note`` the line saying why a turn ended without an answer ("stopped after 8 tool
+    rounds (max_tool_rounds)"); ``empty_reply``: the last reply had no text and no calls (it is
+    still the conversation's last message)."""
+
     end: TurnEnd
     iterations: int
     error: str = ""
+    note: str = ""
+    empty_reply: bool = False
 
 
 @dataclass(frozen=True)
@@ -338,6 +378,7 @@ AgentEvent = (
     | CallStarted
     | StartNotSaved
     | CallRunUnsaved
+    | CallTask
     | CallFinished
     | GenerationRate
     | GenerationStats

@@ -11,22 +11,18 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
 from typing import Any
 
-from mcp_chat_tui.agent.approval import ApprovalPolicy, decision_label
+from mcp_chat_tui.agent.approval import ApprovalPolicy
 from mcp_chat_tui.agent.budget import ContextBudget
+from mcp_chat_tui.agent.calling import CallRunning
 from mcp_chat_tui.agent.decisions import CallDecisions
 from mcp_chat_tui.agent.events import (
     AgentSink,
-    ApprovalChoice,
     AssistantText,
     AssistantThinking,
-    CallDecided,
     CallFinished,
-    CallProgress,
     CallProposed,
-    CallStarted,
     CallStatus,
     GenerationRate,
     MalformedCall,
@@ -41,19 +37,29 @@ from mcp_chat_tui.agent.summaries import Memory, summaries_text
 from mcp_chat_tui.agent.summarising import Summarising
 from mcp_chat_tui.agent.tool_provider import ToolProvider
 from mcp_chat_tui.agent.turn import (
-    DENIED_MESSAGE,
-    MALFORMED_NAME,
+    NO_ANSWER_NOTE,
     NOT_RUN_MESSAGE,
+    REPEAT_REPLIES,
     STOPPED_MESSAGE,
     TurnState,
+    call_key,
+    echoes,
     free_id,
-    malformed_content,
+    has_answer,
+    limit_message,
+    limit_note,
+    malformed_key,
+    malformed_parts,
+    ran_with_result,
+    repeat_note,
     seconds,
+    told_sentences,
     wire_call,
 )
 from mcp_chat_tui.core.attachments import Attachment, user_content
+from mcp_chat_tui.core.feedback import MALFORMED_NAME, feedback_message, is_app_message, written_reply
 from mcp_chat_tui.core.redact import Redactor
-from mcp_chat_tui.core.tools import CutForModel, FailureKind, ToolSpec
+from mcp_chat_tui.core.tools import CutForModel, ToolSpec
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import (
     Done,
@@ -67,17 +73,19 @@ from mcp_chat_tui.engine.events import (
 )
 
 
-class Agent(CallDecisions, Summarising, ContextBudget):
+class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
     """Runs turns against an engine and a tool provider; keeps every message of the conversation.
 
     ``max_turns`` user turns (the current one included) go into each prompt in
     full; older turns go as their one-line summary (``write_summaries``; a turn
-    whose summary is missing goes in full: agent/summaries.py). ``max_iterations``
-    bounds the generate/call rounds of one turn (None: no limit); at the limit
-    one last generation runs without tools. ``checkpoint``, when set, is awaited
-    after ``CallStarted`` is reported and before the call goes to its server: it
-    returns None once the start is on disk, else why not, and the call is then
-    not sent unless the user chooses to run it unsaved (agent/decisions.py).
+    whose summary is missing goes in full: agent/summaries.py). ``max_tool_rounds``
+    bounds the rounds of calls of one turn (None: no limit): the calls of the reply
+    after the last round are not run, the model is told so, and its next reply (with
+    the same tools offered, so the prompt's cache still serves) ends the turn.
+    ``checkpoint``, when set, is awaited after ``CallStarted`` is reported and
+    before the call goes to its server: it returns None once the start is on disk,
+    else why not, and the call is then not sent unless the user chooses to run it
+    unsaved (agent/decisions.py).
     """
 
     def __init__(
@@ -88,7 +96,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         *,
         system_prompt: str = "",
         max_turns: int = 3,
-        max_iterations: int | None = None,
+        max_tool_rounds: int | None = None,
         redactor: Redactor | None = None,
     ) -> None:
         self.engine = engine
@@ -97,7 +105,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self.policy = policy
         self.system_prompt = system_prompt
         self.memory = Memory(max_turns)
-        self.max_iterations = max_iterations
+        self.max_tool_rounds = max_tool_rounds
         self.turns: list[list[dict[str, Any]]] = []
         self._told_tool_prompt = False  # the line on how tools reach the model was shown
         self._running: asyncio.Task[TurnEnd] | None = None
@@ -146,7 +154,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         before the model is next sent it (``fit_loaded_results``, agent/budget.py)."""
         self.turns = []
         for message in messages:
-            if message.get("role") == "user" or not self.turns:
+            if (message.get("role") == "user" and not is_app_message(message)) or not self.turns:
                 self.turns.append([])
             self.turns[-1].append(dict(message))
         self.memory.summaries = list(summaries)
@@ -202,7 +210,9 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         state = TurnState(self.redactor, self.turns[-1])
         return await self._supervise(state, sink, self._turn(state, sink))
 
-    async def continue_turn(self, pending: list[tuple[PlannedCall, Recorded]], sink: AgentSink) -> TurnEnd:
+    async def continue_turn(
+        self, pending: list[tuple[PlannedCall, Recorded]], sink: AgentSink, feedback: Sequence[str] = ()
+    ) -> TurnEnd:
         """Finish a turn a transcript left open at its last reply's tool calls.
 
         The conversation (loaded with ``load_messages``) ends with the assistant
@@ -210,11 +220,14 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         recorded denial stands; a recorded yes is decided again in this run (the
         policy, or the user, shown what the file recorded); an interrupted call is
         run again only on the user's explicit yes, else the model is told it may
-        or may not have run. Then the turn goes on as usual.
+        or may not have run. ``feedback``: what the model is told of that reply's
+        malformed calls, after the pending calls' results (``Transcript.pending_feedback``).
+        Then the turn goes on as usual.
         """
         state = TurnState(self.redactor, self.turns[-1])
         state.calls = [call for call, _ in pending]
         state.open_calls = list(state.calls)
+        state.feedback = list(feedback)
         state.recorded = {call.id: recorded for call, recorded in pending}
         state.reply_recorded = True
         return await self._supervise(state, sink, self._turn(state, sink, resume=True))
@@ -223,6 +236,7 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         self.fit_loaded_results(sink)  # a resumed conversation's results, before the model is sent them
         self._context_used = None
         self._closed = closed = asyncio.Event()
+        self._turn_state = state
         self._running = asyncio.ensure_future(work)
         try:
             end = await asyncio.shield(self._running)
@@ -241,44 +255,98 @@ class Agent(CallDecisions, Summarising, ContextBudget):
             sink(TurnFinished(end, state.iterations, self.redactor.text(str(exc))))
             return end
         finally:
-            self._running = None
+            self._running = self._turn_state = None
             closed.set()
-        sink(TurnFinished(end, state.iterations))
+        sink(TurnFinished(end, state.iterations, note=state.note, empty_reply=state.empty_reply))
         return end
 
     async def _turn(self, state: TurnState, sink: AgentSink, *, resume: bool = False) -> TurnEnd:
-        turn = state.turn
         if resume:
-            stop_turn = await self._decide_and_run(state, sink)
-            state.clear_calls()
-            if stop_turn:
-                return TurnEnd.STOPPED
+            end = await self._run_round(state, sink)
+            if end is not None:
+                return end
         while True:
             state.iterations += 1
-            at_limit = self.max_iterations is not None and state.iterations > self.max_iterations
             if state.iterations > 1 or resume:
                 await self.tools.settle_tools()  # a call may have changed a tool list: offer the new one
-            offered = [] if at_limit else self._offered_tools(sink)
-            state.reply_recorded = False
+            offered = self._offered_tools(sink)
+            state.reply_recorded, state.repeats_before_reply = False, state.repeats
             await self._generate(state, offered, sink)
-            assistant: dict[str, Any] = {"role": "assistant", "content": state.text}
-            calls = state.calls + state.malformed
-            if calls:
-                assistant["tool_calls"] = [wire_call(call) for call in calls]
-            state.reset_reply()
-            turn.append(assistant)
-            state.reply_recorded = True
+            refused = state.at_limit or (self.max_tool_rounds is not None and state.rounds >= self.max_tool_rounds)
+            calls = self._close_reply(state, sink, refused=refused)
             if not calls:
-                return TurnEnd.LIMIT if at_limit else TurnEnd.ANSWERED
-            state.open_calls = list(calls)
-            for malformed in state.malformed_planned:
-                self._finish(
-                    state, sink, CallFinished(malformed, CallStatus.MALFORMED, state.malformed_reasons[malformed.id])
-                )
-            stop_turn = await self._decide_and_run(state, sink)
-            state.clear_calls()
-            if stop_turn:
-                return TurnEnd.STOPPED
+                return self._final_end(state)
+            if refused:
+                self._refuse_calls(state, sink)
+                if state.at_limit:  # the last reply asked for more still
+                    return self._final_end(state)
+                state.at_limit = True
+                continue
+            end = await self._run_round(state, sink)
+            if end is not None:
+                return end
+
+    async def _run_round(self, state: TurnState, sink: AgentSink) -> TurnEnd | None:
+        """Decide and run the reply's calls; how the turn ends when it ends here (None: it goes on)."""
+        state.rounds += 1
+        stop_turn = await self._decide_and_run(state, sink)
+        state.clear_calls()
+        if stop_turn:
+            return TurnEnd.STOPPED
+        state.repeat_replies += state.repeats > state.repeats_before_reply
+        if state.repeat_replies >= REPEAT_REPLIES:  # it repeated again after it was told
+            state.note = repeat_note(state.last_repeat, state.repeats)
+            return TurnEnd.REPEATED_CALLS
+        return None
+
+    def _final_end(self, state: TurnState) -> TurnEnd:
+        """How a turn ends with the model's last reply: answered, unless the turn took its rounds or
+        the reply says nothing."""
+        if state.at_limit:
+            state.note = limit_note(self.max_tool_rounds or 0)
+            return TurnEnd.TOOL_ROUND_LIMIT
+        if not has_answer(state.last_text):
+            state.note = NO_ANSWER_NOTE
+            return TurnEnd.NO_ANSWER
+        return TurnEnd.ANSWERED
+
+    def _close_reply(self, state: TurnState, sink: AgentSink, *, refused: bool = False) -> list[PlannedCall]:
+        """The reply becomes the assistant message: its text, with the text of the calls that could not
+        be used (never a call the model would imitate), and its good calls; the malformed calls are
+        finished, and the model will be told why (``feedback_message``) after the calls' results.
+        Returns the reply's calls. ``refused``: none of its calls will run (the turn took its rounds)."""
+        calls, malformed = list(state.calls), list(state.malformed)
+        raws = [call.arguments.get("raw", "") for call in malformed]
+        assistant: dict[str, Any] = {"role": "assistant", "content": written_reply(state.text, raws)}
+        if calls:
+            assistant["tool_calls"] = [wire_call(call) for call in calls]
+        state.last_text = state.text
+        state.empty_reply = not state.text and not calls and not malformed
+        state.reset_reply()
+        state.turn.append(assistant)
+        state.reply_recorded = True
+        state.open_calls = calls
+        for raw in raws:  # the same malformed call written again, or what it was told of one, is a repeat too
+            if malformed_key(raw) in state.malformed_seen or echoes(raw, state.told):
+                state.repeats, state.last_repeat = state.repeats + 1, ""
+            state.malformed_seen.add(malformed_key(raw))
+        reasons = [state.malformed_reasons[call.id] for call in malformed]
+        tail = limit_message(self.max_tool_rounds or 0) if refused else ""
+        state.feedback = malformed_parts(reasons, raws, state.offered, tail)
+        state.told += told_sentences(state.feedback)
+        for call, told in zip(malformed, state.feedback, strict=True):
+            state.outcomes[call.id] = finished = CallFinished(call, CallStatus.MALFORMED, told)
+            sink(finished)
+        self._append_tool_messages(state, sink)
+        return calls + malformed
+
+    def _refuse_calls(self, state: TurnState, sink: AgentSink) -> None:
+        """The calls of a reply after the turn's last round: not run, and the model is told to answer."""
+        for call in list(state.calls):
+            self._finish(
+                state, sink, CallFinished(call, CallStatus.CANCELLED, limit_message(self.max_tool_rounds or 0))
+            )
+        state.clear_calls()
 
     def _offered_tools(self, sink: AgentSink) -> list[ToolSpec]:
         """The tools for this generation; the first time, a line when they go in text or not at all."""
@@ -295,53 +363,67 @@ class Agent(CallDecisions, Summarising, ContextBudget):
     async def _generate(self, state: TurnState, offered: list[ToolSpec], sink: AgentSink) -> None:
         openai_tools = [spec.to_openai() for spec in offered] or None
         known = {spec.model_name for spec in offered}
+        state.offered = [spec.model_name for spec in offered]
         stream = self.engine.stream(self.prompt_messages(), openai_tools, known_tools=known)
-        redact = self.redactor
         self.generating = True
+        cut = False  # the reply was cut at its repeats: only its figures are read from here on
         try:
             async for event in stream:
-                if isinstance(event, TextDelta):
-                    self._show_thinking(state.thinking_stream.flush(), sink)
-                    self._show_text(state, state.text_stream.feed(event.text), sink)
-                elif isinstance(event, ThinkingDelta):
-                    self._show_text(state, state.text_stream.flush(), sink)
-                    self._show_thinking(state.thinking_stream.feed(event.text), sink)
-                elif isinstance(event, ToolCallProposed):
-                    self._flush_reply(state, sink)
-                    call_id = self._unique_id(state, event.id)
-                    name = redact.text(event.name)
-                    call = PlannedCall(
-                        call_id,
-                        name,
-                        redact.value(dict(event.arguments)),
-                        self.tools.find_tool(name),
-                        given_id=event.id if event.id != call_id else "",
-                    )
-                    state.calls.append(call)
-                    sink(CallProposed(call))
-                elif isinstance(event, ToolCallMalformed):
-                    self._flush_reply(state, sink)
-                    call_id = self._unique_id(state, event.id)
-                    raw, reason = redact.text(event.raw), redact.text(event.reason)
-                    call = PlannedCall(
-                        call_id, MALFORMED_NAME, {"raw": raw}, given_id=event.id if event.id != call_id else ""
-                    )
-                    state.malformed.append(call)
-                    state.malformed_planned.append(call)
-                    state.malformed_reasons[call.id] = malformed_content(reason)
-                    sink(MalformedCall(call.id, raw, reason))
-                elif isinstance(event, Throughput):
-                    sink(GenerationRate(event.generated_tokens, event.tokens_per_second))
-                elif isinstance(event, Stats):
+                if isinstance(event, Stats):
                     self._report_stats(event, sink)
                 elif isinstance(event, Done):
                     break
+                elif not cut and self._take(state, event, sink) and state.looping():
+                    # the turn will end on these repeats: the rest is not waited for, but the figures
+                    # of what was generated are (a stream that cannot be cut is left at once)
+                    cut = True
+                    if (stop := getattr(stream, "cut", None)) is None:
+                        break
+                    stop()
             self._flush_reply(state, sink)
         finally:
             self.generating = False
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+    def _take(self, state: TurnState, event: object, sink: AgentSink) -> bool:
+        """Show the reply's text or thinking, or take the call it wrote; True when it was a call."""
+        if isinstance(event, TextDelta):
+            self._show_thinking(state.thinking_stream.flush(), sink)
+            self._show_text(state, state.text_stream.feed(event.text), sink)
+        elif isinstance(event, ThinkingDelta):
+            self._show_text(state, state.text_stream.flush(), sink)
+            self._show_thinking(state.thinking_stream.feed(event.text), sink)
+        elif isinstance(event, (ToolCallProposed, ToolCallMalformed)):
+            self._propose(state, event, sink)
+            return True
+        elif isinstance(event, Throughput):
+            sink(GenerationRate(event.generated_tokens, event.tokens_per_second))
+        return False
+
+    def _propose(self, state: TurnState, event: ToolCallProposed | ToolCallMalformed, sink: AgentSink) -> None:
+        """A call the model wrote, with an id unique in the conversation, redacted: resolved to its tool,
+        or (malformed) kept with its text and why it cannot be used."""
+        self._flush_reply(state, sink)
+        call_id = self._unique_id(state, event.id)
+        given_id = event.id if event.id != call_id else ""
+        if isinstance(event, ToolCallMalformed):
+            raw, reason = self.redactor.text(event.raw), self.redactor.text(event.reason)
+            state.malformed.append(PlannedCall(call_id, MALFORMED_NAME, {"raw": raw}, given_id=given_id))
+            state.malformed_reasons[call_id] = reason
+            sink(MalformedCall(call_id, raw, reason))
+            return
+        name = self.redactor.text(event.name)
+        call = PlannedCall(
+            call_id,
+            name,
+            self.redactor.value(dict(event.arguments)),
+            self.tools.find_tool(name),
+            given_id=given_id,
+        )
+        state.calls.append(call)
+        sink(CallProposed(call))
 
     @staticmethod
     def _show_text(state: TurnState, text: str, sink: AgentSink) -> None:
@@ -371,81 +453,11 @@ class Agent(CallDecisions, Summarising, ContextBudget):
         taken.add(unique)
         return unique
 
-    async def _decide_and_run(self, state: TurnState, sink: AgentSink) -> bool:
-        """Ask about each call in order, then run every allowed one concurrently; True stops the turn."""
-        approved: list[PlannedCall] = []
-        allow_rest = False
-        deny_rest = False
-        for index, call in enumerate(state.calls):
-            recorded = state.recorded.get(call.id)
-            if recorded is not None and recorded.interrupted:
-                deny_rest = await self._decide_interrupted(state, call, len(state.calls) - index, sink, deny_rest)
-                if call.id not in state.outcomes:
-                    approved.append(call)
-                continue
-            allowed_by = ""
-            if deny_rest:
-                choice = ApprovalChoice.DENY_ALL
-            elif call.spec is None:
-                message = f"Error ({FailureKind.NOT_READY.value}): no server offers {call.model_name!r} now"
-                self._finish(state, sink, CallFinished(call, CallStatus.ERROR, message))
-                continue
-            elif recorded is not None and recorded.choice in (ApprovalChoice.DENY.value, ApprovalChoice.DENY_ALL.value):
-                choice = ApprovalChoice(recorded.choice)  # a recorded no stands: it runs nothing
-                deny_rest = choice == ApprovalChoice.DENY_ALL
-            elif allow_rest:
-                choice = state.batch_choice
-                allowed_by = decision_label(choice, save=state.batch_save)
-            elif (verdict := self.policy.verdict(call.spec)).runs:
-                choice, allowed_by = ApprovalChoice.AUTO, verdict.why
-            else:
-                remaining = len(state.calls) - index
-                choice, allowed_by, allow_rest = await self._ask_user(
-                    state, call, remaining, recorded, verdict.why, sink
-                )
-                deny_rest = choice == ApprovalChoice.DENY_ALL
-            if allow_rest and state.batch_choice == ApprovalChoice.ALWAYS_ALL and call.spec is not None:
-                self._always_allow(call.spec, state.batch_save, sink)
-            sink(CallDecided(call, choice, allowed_by))
-            if choice.allows:
-                approved.append(call)
-            else:
-                self._finish(state, sink, CallFinished(call, CallStatus.DENIED, DENIED_MESSAGE))
-        if approved:
-            await asyncio.gather(*(self._run_call(state, call, sink) for call in approved))
-        return deny_rest
-
-    async def _run_call(self, state: TurnState, call: PlannedCall, sink: AgentSink) -> None:
-        assert call.spec is not None
-        sink(CallStarted(call, datetime.now()))
-        if not await self._start_saved(state, call, sink):  # the start is on disk before the call goes out
-            return
-        started = state.started[call.id] = time.perf_counter()
-        result = await self.tools.call_tool(
-            call.spec.server,
-            call.spec.name,
-            call.arguments,
-            on_progress=lambda progress: sink(CallProgress(call, progress)),
-        )
-        if result.failure is not None and result.failure.kind == FailureKind.TIMEOUT:
-            status = CallStatus.TIMEOUT
-        else:
-            status = CallStatus.ERROR if not result.ok else CallStatus.DONE
-        self._finish(
-            state,
-            sink,
-            CallFinished(
-                call,
-                status,
-                result.for_model(),
-                result,
-                seconds(result.duration or time.perf_counter() - started),
-            ),
-        )
-
     def _finish(self, state: TurnState, sink: AgentSink, finished: CallFinished) -> None:
         """Record a call's outcome as its ``tool`` message (in proposal order) and report it."""
         state.outcomes[finished.call.id] = finished
+        if ran_with_result(finished):
+            state.ran.setdefault(call_key(finished.call), finished)
         sink(finished)
         self._append_tool_messages(state, sink)
 
@@ -462,28 +474,22 @@ class Agent(CallDecisions, Summarising, ContextBudget):
                     "content": self._within_budget(call, outcome.content_for_model, sink),
                 }
             )
+        if not state.open_calls and state.feedback:  # after the reply's tool messages, as templates want
+            turn.append(feedback_message(state.feedback))
+            state.feedback = []
 
     def _close_stopped(self, state: TurnState, sink: AgentSink) -> None:
         """After a stop: keep the partial answer, and end every open call (a running one is
         cancelled at its server by then) with its outcome, reported and as a tool message."""
-        turn = state.turn
-        calls = state.calls + state.malformed
         if not state.reply_recorded:
             self._flush_reply(state, sink)
-        if not state.reply_recorded and (state.text or calls):
-            assistant: dict[str, Any] = {"role": "assistant", "content": state.text}
-            if calls:
-                assistant["tool_calls"] = [wire_call(call) for call in calls]
-                state.open_calls = list(calls)
-            turn.append(assistant)
-            state.reset_reply()
+            if state.text or state.calls or state.malformed:
+                self._close_reply(state, sink)
         for call in list(state.open_calls):
             if call.id in state.outcomes:
                 continue
             began = state.started.get(call.id)
-            if call.id in state.malformed_reasons:
-                finished = CallFinished(call, CallStatus.MALFORMED, state.malformed_reasons[call.id])
-            elif began is None:
+            if began is None:
                 finished = CallFinished(call, CallStatus.CANCELLED, NOT_RUN_MESSAGE)
             else:
                 finished = CallFinished(

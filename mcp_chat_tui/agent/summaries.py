@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_chat_tui.core.feedback import is_app_message
 from mcp_chat_tui.core.text import one_line
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import Done, TextDelta
@@ -85,7 +86,8 @@ def exchange_text(turn: Sequence[dict[str, Any]]) -> str:
         role = message.get("role")
         content = _text(message.get("content"))
         if role == "user":
-            lines.append(f"User: {_cut(content, MAX_MESSAGE_CHARS)}")
+            who = "The app" if is_app_message(message) else "User"  # what the app told the model of a bad call
+            lines.append(f"{who}: {_cut(content, MAX_MESSAGE_CHARS)}")
         elif role == "assistant":
             calls = [str(call.get("function", {}).get("name", "")) for call in message.get("tool_calls") or []]
             if content:

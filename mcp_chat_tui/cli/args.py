@@ -34,9 +34,10 @@ files:
   config.toml  --config, else $MCP_CHAT_TUI_CONFIG, else the user config directory
 
 exit codes: 0 answered (or ok), 1 the engine or a server failed, 2 a bad command line,
-  configuration or prompt, or a folder's mcp.json nobody could be asked to trust, 3 a tool
-  call was denied, timed out or stopped, or a server's request was refused (the answer may be
-  incomplete), 130 Ctrl+C, 143 SIGTERM
+  configuration or prompt, or a folder's mcp.json nobody could be asked to trust, 3 the answer
+  may be incomplete (a tool call was denied, timed out or stopped, a server's request was
+  refused, or the turn ended without an answer: no text, max_tool_rounds, repeated calls),
+  4 a server needs sign-in (run --sign-in NAME, then again), 130 Ctrl+C, 143 SIGTERM
 """
 
 
@@ -141,6 +142,13 @@ def add_turn_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-save", action="store_true", help="do not save the conversation")
     parser.add_argument("-y", "--yes", action="store_true", help="run every tool call without asking")
+    parser.add_argument(
+        "--max-tool-rounds",
+        type=positive_int,
+        metavar="N",
+        help="the most rounds of tool calls one turn may take; then the model is told to answer (over "
+        "config.toml's max_tool_rounds; default 8)",
+    )
 
 
 def add_server_flags(parser: argparse.ArgumentParser) -> None:

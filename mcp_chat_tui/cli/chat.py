@@ -79,7 +79,7 @@ FLAG_OPTIONS = {
     "draft_model": "draft_model",
     "num_draft_tokens": "num_draft_tokens",
     "context_length": "context_length",
-}  # flag's dest: its model setting
+}  # flag's dest: its model setting (config.toml's other settings given as flags: cli/setup.py FLAG_SETTINGS)
 
 
 def flag_options(args: argparse.Namespace) -> ModelOptions:
@@ -151,7 +151,10 @@ def check_start(hub: ServerHub, settings: Settings, console: Console) -> None:
             if len(signing) == len(failed)
             else f"MCP server(s) failed to start: {names}. Fix mcp.json"
         )
-        raise UserFacingError(f'{what}, or set on_server_failure = "continue" in config.toml to chat without them.')
+        error = UserFacingError(f'{what}, or set on_server_failure = "continue" in config.toml to chat without them.')
+        if len(signing) == len(failed):
+            error.exit_code = ExitCode.NEEDS_SIGN_IN
+        raise error
     console.print(f"[yellow]continuing without: {names}[/]")
 
 
@@ -222,9 +225,8 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
                 engine,
                 hub,
                 make_policy(args, settings, mcp_config, hub),
-                system_prompt=settings.system_prompt,
-                max_turns=settings.max_turns,
                 redactor=hub.redactor,
+                **settings.agent_options(),
             )
             recorder = TranscriptRecorder(loaded or Transcript())
             report = OneShotReport(args.prompt, display_name(model)) if one_shot else None

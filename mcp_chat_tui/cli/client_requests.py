@@ -8,6 +8,7 @@ a line typed after its keys were shown (cli/typed_lines.py), and a choice is its
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import webbrowser
 from collections.abc import Callable
@@ -143,7 +144,11 @@ class ConsoleAsker:
     async def _field(self, asking: Question, field: FormField) -> Any:
         """The field's value (None: left empty; ``...``: the input ended)."""
         default = field.shown_default()
-        question = f"{field.label}{' *' if field.required else ''} ({field.hint()})"
+        hint = field.hint()
+        if field.kind in ("enum", "multi"):  # the choices numbered; typed by number, value or title
+            self.console.print(literal(f"  {field.label}: {field.numbered_options()}", "dim"))
+            hint = field.typed_choice_hint()
+        question = f"{field.label}{' *' if field.required else ''} ({hint})"
         question += f" [{default}]: " if default else ": "
         while True:
             raw = await self._line(asking, visible_controls(question))
@@ -186,6 +191,17 @@ class ConsoleAsker:
                 self.console.print(Text("no browser could be opened: copy the URL", style="yellow"))
             return "accept"
         return "decline" if choice == "d" else "cancel"
+
+    async def page_done(self, server: str, tool: str, url: str, completed: asyncio.Event) -> bool:
+        """After the page was opened: the user says when they are done there (the call is then sent again)."""
+        if self.reader is None:
+            return False
+        if not completed.is_set():
+            async with self._question() as asking:
+                choice = await self._choice(asking, f"d done on the page: send {tool} again · c give up: ", "dc")
+            return choice == "d"
+        self.console.print(literal(f"{server} says the page is done: {tool} is sent again"))
+        return True
 
 
 def install_console_requests(agent: Agent, console: Console, reader: Any, sink: AgentSink, *, auto_yes: bool) -> None:

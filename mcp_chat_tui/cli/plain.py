@@ -247,7 +247,7 @@ async def _resume(
     if transcript.turn_goes_on():  # calls left open, or results the model did not answer yet
         pending = pending_calls(transcript.pending_proposals(), agent.tools.find_tool)
         recorder.reply_goes_on()
-        await agent.continue_turn(pending, sink)
+        await agent.continue_turn(pending, sink, transcript.pending_feedback())
     await agent.write_summaries(sink)  # the ones the file lacks, for the exchanges outside the window
 
 

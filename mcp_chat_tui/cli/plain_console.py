@@ -28,6 +28,7 @@ from mcp_chat_tui.agent.events import (
     CallRunUnsaved,
     CallStarted,
     CallStatus,
+    CallTask,
     GenerationStats,
     MalformedCall,
     Notice,
@@ -41,7 +42,8 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
     UnsavedChoice,
 )
-from mcp_chat_tui.agent.turn import not_sent_line, run_unsaved_line
+from mcp_chat_tui.agent.figures import TurnFigures
+from mcp_chat_tui.agent.turn import not_sent_line, repeat_reason, run_unsaved_line
 from mcp_chat_tui.cli.typed_lines import LineReader
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.ui.media_info import media_line
@@ -63,6 +65,7 @@ STATUS_STYLE = {
     CallStatus.MALFORMED: ("?", "red"),
     CallStatus.CANCELLED: ("■", "yellow"),
     CallStatus.INTERRUPTED: ("↯", "red"),
+    CallStatus.REPEATED: ("↻", "yellow"),
 }
 
 
@@ -103,6 +106,7 @@ class PlainConsole:
         self._in_thinking = False
         self._pending: list[asyncio.Task[None]] = []
         self._last_stats: GenerationStats | None = None
+        self._figures = TurnFigures()  # the turn's generations so far
         self._allowed_by: dict[str, str] = {}  # call id -> who or which rule allowed it
 
     def __call__(self, event: AgentEvent) -> None:
@@ -117,11 +121,9 @@ class PlainConsole:
         elif isinstance(event, CallStarted):
             self._break_line()
             self._print_call_started(event)
-        elif isinstance(event, CallProgress):
+        elif isinstance(event, (CallProgress, CallTask)):
             self._break_line()
-            self.console.print(
-                literal(f"  ⋯ {event.call.tool} {event.progress.describe()}", "cyan"), highlight=False, soft_wrap=True
-            )
+            self._print_running(event)
         elif isinstance(event, CallFinished):
             self._break_line()
             self.console.print(self._finished_panel(event))
@@ -143,10 +145,11 @@ class PlainConsole:
             self.console.print(literal(describe_answered(event), "dim"), soft_wrap=True)
         elif isinstance(event, GenerationStats):
             self._last_stats = event
+            self._figures.add(event.stats)
         elif isinstance(event, ResultCut):
             self._break_line()
             self.console.print(
-                literal(f"  ✂ {event.call.tool}: {cut_label(event.kept_tokens, event.total_tokens)}", "yellow")
+                literal(f"  ✂ {event.call.shown_tool}: {cut_label(event.kept_tokens, event.total_tokens)}", "yellow")
             )
         elif isinstance(event, TurnFinished):
             self._break_line()
@@ -154,6 +157,14 @@ class PlainConsole:
         elif isinstance(event, (SummaryStarted, SummaryWritten, SummaryFailed, SummariesEnded)):
             self._break_line()
             self._print_summary(event)
+
+    def _print_running(self, event: CallProgress | CallTask) -> None:
+        """A running call's progress (``⋯``) or its task's status (``⧗``, with the task's id)."""
+        if isinstance(event, CallProgress):
+            line = f"  ⋯ {event.call.shown_tool} {event.progress.describe()}"
+        else:
+            line = f"  ⧗ {event.call.shown_tool} {event.task.describe()} [{event.task.task_id}]"
+        self.console.print(literal(line, "cyan"), highlight=False, soft_wrap=True)
 
     def _print_summary(self, event: SummaryStarted | SummaryWritten | SummaryFailed | SummariesEnded) -> None:
         """Summarising as it goes: each summary written, a failure (the full text stays), a stop."""
@@ -185,8 +196,11 @@ class PlainConsole:
         title = Text.assemble(
             (f"{event.started_at:%H:%M:%S} ", "dim"),
             ("→ ", "cyan"),
-            (visible_controls(call.tool), "bold cyan"),
-            (f"  [{visible_controls(call.server)}]", "dim"),
+            (visible_controls(call.shown_tool), "bold cyan"),
+            (
+                f"  [{visible_controls(call.server)}" + (f" › {visible_controls(call.tool)}]" if call.title else "]"),
+                "dim",
+            ),
         )
         allowed_by = self._allowed_by.pop(call.id, "")
         if allowed_by:
@@ -195,21 +209,18 @@ class PlainConsole:
         self.console.print(Text(pretty_arguments(call.arguments), style="dim"), highlight=False)
 
     def _print_turn_finished(self, event: TurnFinished) -> None:
-        """How the turn ended (an error, stopped) and the generation figures of its last answer."""
+        """How the turn ended (an error, stopped, ended without an answer) and the figures of the whole
+        turn (agent/figures.py), with the context the last reply took."""
         if event.error:
             self.console.print(literal(f"error: {event.error}", "bold red"))
         elif event.end.value == "stopped":
             self.console.print(Text("[stopped]", style="yellow"))
+        elif event.note:
+            self.console.print(literal(f"[{event.note}]", "bold yellow"))
         report, self._last_stats = self._last_stats, None
+        figures, self._figures = self._figures, TurnFigures()
         if report is not None:
-            stats = report.stats
-            line = Text(
-                f"{stats.generated_tokens} tokens, {stats.tokens_per_second:.1f} tok/s, "
-                f"prefilled {stats.prefilled_tokens} of {stats.prompt_tokens} prompt tokens"
-                + (f", {stats.drafted_tokens} drafted" if stats.drafted_tokens else "")
-                + ", context ",
-                style="dim",
-            )
+            line = Text(figures.line() + ", context ", style="dim")
             usage = usage_label(report.context_used, report.context_length)
             if near_limit(report.context_used, report.context_length):
                 line.append(f"⚠ {usage}", style="bold yellow")
@@ -220,6 +231,8 @@ class PlainConsole:
     def _finished_panel(self, event: CallFinished) -> Panel:
         glyph, colour = STATUS_STYLE[event.status]
         text = event.result.for_model() if event.result is not None else event.content_for_model
+        if event.repeat_of:  # what the model was given is the earlier call's result, shown above
+            text = repeat_reason(event.repeat_of)
         lines = text.splitlines() or [""]
         shown = "\n".join(lines[:RESULT_LINES_SHOWN])
         if len(lines) > RESULT_LINES_SHOWN:
@@ -227,9 +240,10 @@ class PlainConsole:
         media = [part for part in event.result.parts if part.is_media] if event.result is not None else []
         if media:  # each image and audio in a line of its own (the full-screen app draws images)
             shown += "\n" + "\n".join(media_line(part) for part in media)
-        title = Text.assemble(
-            (f"{glyph} ", colour), (visible_controls(event.call.tool), "bold"), (f" {event.status.value}", colour)
-        )
+        malformed = event.status is CallStatus.MALFORMED  # titled for what it shows: no tool, no status word
+        name = "malformed call" if malformed else event.call.shown_tool
+        said = ": what the model was told" if malformed else f" {event.status.value}"
+        title = Text.assemble((f"{glyph} ", colour), (visible_controls(name), "bold"), (said, colour))
         took = f"{event.duration:.2f} s" if event.duration is not None else None
         return Panel(
             literal(shown),
@@ -246,7 +260,8 @@ class PlainConsole:
         spec = call.spec
         header = Text.assemble(
             ("Run ", "bold"),
-            (visible_controls(call.tool), "bold cyan"),
+            (visible_controls(call.shown_tool), "bold cyan"),
+            (f" ({visible_controls(call.tool)})" if call.title else "", "dim"),
             (" on ", "bold"),
             (visible_controls(call.server), "bold"),
             (f"? ({event.waiting} waiting)" if event.waiting > 1 else "?", "bold"),

@@ -6,9 +6,13 @@ Exit codes, for every mode (``exit_code_for`` decides them for a turn):
 - 0: the model answered;
 - 1: the engine or a server failed;
 - 2: bad input (the command line, a configuration file, an empty prompt);
-- 3: a tool call was denied, timed out, was stopped or was interrupted (a resumed conversation's
-  call that may or may not have run), or a server's request (a sample of the model, a form, a URL)
-  was rejected, refused or declined, so the answer may be incomplete;
+- 3: the answer may be incomplete: a tool call was denied, timed out, was stopped or was
+  interrupted (a resumed conversation's call that may or may not have run), a server's request (a
+  sample of the model, a form, a URL) was rejected, refused or declined, or the turn ended without
+  an answer (the model's last reply had no text, the turn took ``max_tool_rounds``, the model
+  repeated calls it had the results of);
+- 4: a server needs sign-in (at start, or a call wanted sign-in again or more access): run
+  ``mcp-chat-tui --sign-in NAME``, then the same command again;
 - 130: Ctrl+C; 143: SIGTERM.
 """
 
@@ -29,6 +33,7 @@ from mcp_chat_tui.agent.events import (
     CallFinished,
     CallProposed,
     CallStatus,
+    CallTask,
     GenerationStats,
     MalformedCall,
     ServerRequestAnswered,
@@ -36,6 +41,8 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
     TurnStarted,
 )
+from mcp_chat_tui.agent.figures import TurnFigures, generation_rate
+from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.text import json_for_terminal, visible_controls
 from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.engine.events import Stats
@@ -46,6 +53,7 @@ class ExitCode(IntEnum):
     FAILURE = 1
     BAD_INPUT = 2
     INCOMPLETE = 3
+    NEEDS_SIGN_IN = 4
     INTERRUPTED = 128 + signal.SIGINT
     TERMINATED = 128 + signal.SIGTERM
 
@@ -63,11 +71,17 @@ class CallReport:
     choice: str | None = None
     allowed_by: str | None = None
     finished: CallFinished | None = None
+    task: TaskState | None = None  # the task it runs as, as last heard
 
     @property
     def server_failed(self) -> bool:
         result = self.finished.result if self.finished is not None else None
         return result is not None and result.failure is not None and result.failure.kind in SERVER_FAILURES
+
+    @property
+    def needs_sign_in(self) -> bool:
+        result = self.finished.result if self.finished is not None else None
+        return result is not None and result.failure is not None and result.failure.kind is FailureKind.NEEDS_SIGN_IN
 
     @property
     def incomplete(self) -> bool:
@@ -97,16 +111,23 @@ class CallReport:
         entry["error"] = finished.content_for_model if finished is not None and not ok else None
         has_duration = finished is not None and finished.duration is not None
         entry["duration"] = round(finished.duration, 6) if has_duration else None
+        entry["repeat_of"] = (finished.repeat_of or None) if finished is not None else None
+        task = finished.result.task if finished is not None and finished.result is not None else None
+        task = task or self.task
+        entry["task"] = task.to_json() if task is not None else None  # the task it ran as, as last heard
         return entry
 
 
 def exit_code_for(end: TurnEnd | None, calls: Iterable[CallReport], requests_refused: int = 0) -> ExitCode:
-    """How a turn ended, as an exit code: failure beats an incomplete answer, which beats an answer;
-    ``requests_refused``: the servers' requests the run did not grant (a refusal, not a failure)."""
+    """How a turn ended, as an exit code: failure beats a server that needs sign-in, which beats an
+    incomplete answer, which beats an answer; ``requests_refused``: the servers' requests the run
+    did not grant (a refusal, not a failure)."""
     calls = list(calls)
     if end is None or end is TurnEnd.ERROR or any(call.server_failed for call in calls):
         return ExitCode.FAILURE
-    if end is TurnEnd.STOPPED or requests_refused or any(call.incomplete for call in calls):
+    if any(call.needs_sign_in for call in calls):
+        return ExitCode.NEEDS_SIGN_IN
+    if end is TurnEnd.STOPPED or end.unanswered or requests_refused or any(call.incomplete for call in calls):
         return ExitCode.INCOMPLETE
     return ExitCode.ANSWERED
 
@@ -124,6 +145,7 @@ class OneShotReport:
         self.model = model
         self.answer = ""
         self.error = ""
+        self.note = ""  # why the turn ended without an answer
         self.end: TurnEnd | None = None
         self.calls: dict[str, CallReport] = {}
         self.generations: list[Stats] = []
@@ -157,6 +179,8 @@ class OneShotReport:
         elif isinstance(event, CallDecided):  # a resumed turn's calls were proposed in the file, not here
             entry = self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call)))
             entry.choice, entry.allowed_by = event.choice.value, event.allowed_by or None
+        elif isinstance(event, CallTask):
+            self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call))).task = event.task
         elif isinstance(event, CallFinished):
             self.calls.setdefault(event.call.id, CallReport(CallProposed(event.call))).finished = event
             if event.not_sent:  # its start could not be saved: the run fails (1), as a failed save does
@@ -166,7 +190,7 @@ class OneShotReport:
         elif isinstance(event, ServerRequestAnswered):
             self.requests.append(event)
         elif isinstance(event, TurnFinished):
-            self.end, self.error = event.end, event.error
+            self.end, self.error, self.note = event.end, event.error, event.note
             self.answer, self._held = self._held, ""
 
     @property
@@ -181,19 +205,24 @@ class OneShotReport:
         return ExitCode.FAILURE if self.save_error else self.turn_exit_code
 
     def tokens(self) -> dict[str, Any]:
-        """The token figures summed over the turn's generations, and each generation's own."""
+        """The token figures over the turn's generations (agent/figures.py), and each generation's own
+        (a rate is null where nothing could be timed: a generation of one token)."""
+        figures = TurnFigures(self.generations)
         return {
-            "prompt": sum(s.prompt_tokens for s in self.generations),
-            "prefilled": sum(s.prefilled_tokens for s in self.generations),
-            "generated": sum(s.generated_tokens for s in self.generations),
+            "prompt": figures.prompt_tokens,
+            "prefilled": figures.prefilled,
+            "generated": figures.generated,
+            **figures.to_json(),
             "generations": [
                 {
                     "prompt": s.prompt_tokens,
                     "prefilled": s.prefilled_tokens,
                     "generated": s.generated_tokens,
                     "drafted": s.drafted_tokens,
-                    "tokens_per_second": round(s.tokens_per_second, 2),
+                    "tokens_per_second": round(rate, 2) if (rate := generation_rate(s)) is not None else None,
                     "time_to_first_token": round(s.time_to_first_token, 4),
+                    "prefill_time": round(s.prefill_time, 4),
+                    "decode_time": round(s.decode_time, 4),
                 }
                 for s in self.generations
             ],
@@ -206,6 +235,7 @@ class OneShotReport:
             "answer": self.answer,
             "end": self.end.value if self.end is not None else None,
             "error": self.error or None,
+            "note": self.note or None,
             "exit_code": int(self.exit_code),
             "calls": [call.to_json() for call in self.calls.values()],
             "requests": [
@@ -245,6 +275,7 @@ def failure_json(prompt: str, message: str, code: int) -> str:
             "answer": None,
             "end": None,
             "error": message,
+            "note": None,
             "exit_code": code,
             "calls": [],
             "requests": [],

@@ -43,15 +43,26 @@ class ConfigPlan:
     endpoint: str = ""  # ``--endpoint``: its credentials are secrets to hide
 
 
+FLAG_SETTINGS = {"max_tool_rounds": "max_tool_rounds"}  # flag's dest: the config.toml setting it goes over
+
+
+def with_flag_settings(settings: Settings, args: argparse.Namespace) -> Settings:
+    """config.toml's settings with the flags given over them (``--max-tool-rounds``; the model's
+    settings given as flags are cli/chat.py's FLAG_OPTIONS)."""
+    given = {key: getattr(args, dest, None) for dest, key in FLAG_SETTINGS.items()}
+    return settings.model_copy(update={key: value for key, value in given.items() if value is not None})
+
+
 def plan_configuration(args: argparse.Namespace) -> ConfigPlan:
-    """Settings from config.toml and which mcp.json to use; ``--demo`` always uses the bundled one.
+    """Settings from config.toml (with the flags over them) and which mcp.json to use; ``--demo``
+    always uses the bundled one.
 
     A folder's mcp.json that would start servers is to be asked about unless it was trusted in this
     version before, or ``--trust-folder`` or ``--yes`` answers for this run.
     """
     if args.config is not None and not Path(args.config).expanduser().exists():
         raise ConfigError(args.config, None, "no such file (given with --config)")
-    settings = load_settings(settings_path(args.config))
+    settings = with_flag_settings(load_settings(settings_path(args.config)), args)
     cwd = Path.cwd()
     if getattr(args, "demo", False) and args.mcp_config is None:
         path, source = bundled_path("mcp.json"), "bundled default (--demo)"

@@ -183,7 +183,7 @@ def _parse_oauth(path: Path, servers_key: str, name: str, raw: Any) -> OAuthSett
     if isinstance(raw, bool):
         return raw
     if not isinstance(raw, dict):
-        problem = f"expected an object (clientId, clientSecret, scope, callbackPort) or false, found {kind_of(raw)}"
+        problem = f"expected an object ({OAUTH_KEYS}) or false, found {kind_of(raw)}"
         raise ConfigError(path, key_path(servers_key, name, "oauth"), problem)
     try:
         return OAuthSettings.model_validate(raw)
@@ -198,9 +198,39 @@ def _check_oauth(path: Path, where: str, template: ServerConfig) -> None:
         return
     if template.type == "stdio":
         raise ConfigError(path, f"{where}.oauth", "only http and sse servers sign in with OAuth; remove it")
-    if isinstance(oauth, OAuthSettings) and oauth.client_secret is not None and not oauth.client_id:
-        problem = 'a client secret needs its client: add "clientId" (the id the authorization server gave you)'
-        raise ConfigError(path, f"{where}.oauth.clientSecret", problem)
+    if isinstance(oauth, OAuthSettings):
+        problem = _oauth_problem(oauth)
+        if problem is not None:
+            raise ConfigError(path, f"{where}.oauth.{problem[0]}", problem[1])
+
+
+OAUTH_KEYS = "clientId, clientSecret, tokenEndpointAuthMethod, clientMetadataUrl, scope, callbackPort"
+
+
+def _oauth_problem(oauth: OAuthSettings) -> tuple[str, str] | None:
+    """The key of ``oauth`` that does not fit the others, and why."""
+    if oauth.client_secret is not None and not oauth.client_id:
+        return (
+            "clientSecret",
+            'a client secret needs its client: add "clientId" (the id the authorization server gave you)',
+        )
+    method = oauth.token_endpoint_auth_method
+    if method is not None and not oauth.client_id:
+        return "tokenEndpointAuthMethod", 'it is for a client registered beforehand: add "clientId"'
+    if method in ("client_secret_basic", "client_secret_post") and not oauth.client_secret:
+        return "tokenEndpointAuthMethod", f'{method} sends the client secret: add "clientSecret"'
+    if method == "none" and oauth.client_secret:
+        return (
+            "tokenEndpointAuthMethod",
+            'none sends no client secret: remove "clientSecret", or choose client_secret_basic',
+        )
+    url = urlparse(oauth.client_metadata_url or "")
+    if oauth.client_metadata_url is not None and (url.scheme != "https" or not url.netloc or url.path in ("", "/")):
+        return "clientMetadataUrl", (
+            "expected the https address of your client metadata document, with a path "
+            f"(like https://example.com/mcp-chat-tui.json), found {oauth.client_metadata_url!r}"
+        )
+    return None
 
 
 def _parse_inputs(path: Path, raw_inputs: Any) -> list[InputSpec]:

@@ -27,16 +27,20 @@ Transport = Literal["stdio", "http", "sse"]
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 _Port = Annotated[int, Field(strict=True, ge=1, le=65535)]
+TokenEndpointAuthMethod = Literal["client_secret_basic", "client_secret_post", "none"]
 
 
 class OAuthSettings(BaseModel):
     """``oauth`` of an http or sse server: how the app signs in to it (OAuth 2.1).
 
     Without it the app registers itself with the server's authorization server (dynamic client
-    registration). ``clientId`` (and ``clientSecret``) name a client registered beforehand;
-    ``callbackPort`` fixes the port of the loopback redirect (``http://127.0.0.1:PORT/callback``)
-    that such a client was registered with; ``scope`` asks for these scopes instead of those the
-    server names. ``"oauth": false`` turns sign-in off for the server.
+    registration). ``clientId`` (and ``clientSecret``) name a client registered beforehand, and
+    ``tokenEndpointAuthMethod`` how it authenticates at the token endpoint (default: as the
+    authorization server's metadata allows); ``clientMetadataUrl`` is the https address of a
+    client metadata document, used as the client id where the authorization server supports such
+    documents; ``callbackPort`` fixes the port of the loopback redirect
+    (``http://127.0.0.1:PORT/callback``) that such a client was registered with; ``scope`` asks for
+    these scopes instead of those the server names. ``"oauth": false`` turns sign-in off.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -45,6 +49,8 @@ class OAuthSettings(BaseModel):
     client_secret: _Text | None = Field(None, alias="clientSecret")
     scope: _Text | None = None
     callback_port: _Port | None = Field(None, alias="callbackPort")
+    token_endpoint_auth_method: TokenEndpointAuthMethod | None = Field(None, alias="tokenEndpointAuthMethod")
+    client_metadata_url: _Text | None = Field(None, alias="clientMetadataUrl")
 
 
 class ServerConfig(BaseModel):

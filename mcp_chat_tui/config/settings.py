@@ -34,6 +34,19 @@ SETTINGS_ENV_VAR = "MCP_CHAT_TUI_CONFIG"
 Approval = Literal["ask", "auto", "auto-readonly"]
 ToolApproval = Literal["always", "ask"]
 ServerName = Annotated[str, StringConstraints(min_length=1)]
+DEFAULT_MAX_TOOL_ROUNDS = 8  # docs/reference.md says how it was chosen
+
+
+def _tool_rounds(value: int) -> int:
+    if value < 1:
+        raise ValueError(
+            f"{value} is not allowed: give the most rounds of tool calls one turn may take, a whole number "
+            f"of at least 1 (default {DEFAULT_MAX_TOOL_ROUNDS})"
+        )
+    return value
+
+
+ToolRounds = Annotated[int, AfterValidator(_tool_rounds)]
 
 
 def _existing_folder(text: str) -> str:
@@ -104,13 +117,16 @@ class Settings(BaseModel):
     server named in ``trusted_servers`` marks read-only and asks for the rest (any server can mark
     any tool read-only). ``approvals[server][tool]`` overrides it per tool (``SavedApproval``). ``roots`` (every server)
     and ``server_roots[server]`` are folders offered to servers as roots, besides the working directory.
-    ``model`` and ``models`` are the model settings (config/model_options.py).
+    ``model`` and ``models`` are the model settings (config/model_options.py). ``max_tool_rounds``:
+    the rounds of tool calls one turn may take; the calls of the reply after the last are not run and
+    the model is told to answer (``--max-tool-rounds`` goes over it).
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     system_prompt: str = ""
     max_turns: int = Field(3, ge=1)
+    max_tool_rounds: ToolRounds = DEFAULT_MAX_TOOL_ROUNDS
     tool_timeout: float = Field(90.0, gt=0)
     init_timeout: float = Field(10.0, gt=0)
     approval: Approval = "ask"
@@ -128,6 +144,14 @@ class Settings(BaseModel):
         """The settings for ``model``: its own table over ``[model]``."""
         own = self.models.get(model)
         return own.over(self.model) if own is not None else self.model
+
+    def agent_options(self) -> dict[str, Any]:
+        """What the agent takes from these settings: ``Agent(engine, tools, policy, **agent_options())``."""
+        return {
+            "system_prompt": self.system_prompt,
+            "max_turns": self.max_turns,
+            "max_tool_rounds": self.max_tool_rounds,
+        }
 
     def tool_approval(self, server: str, tool: str) -> ToolApproval | None:
         """The remembered choice for one tool, if any (for whichever server it was saved)."""

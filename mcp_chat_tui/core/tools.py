@@ -18,6 +18,7 @@ from typing import Any
 
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.progress import ToolProgress
+from mcp_chat_tui.core.tasks import TaskState
 
 # The server name the app's own tools (the built-in resource tools) appear under. mcp.json
 # cannot name a server so: config/mcp_json.py refuses it.
@@ -67,11 +68,18 @@ class ToolSpec:
     annotations: dict[str, Any] = field(default_factory=dict)
     title: str | None = None
     exposed_name: str = ""
+    task_support: str = ""  # "required" or "optional" when its server runs it as a task (servers/tasks.py)
 
     @property
     def model_name(self) -> str:
         """The name the model calls this tool by."""
         return self.exposed_name or self.name
+
+    @property
+    def shown_title(self) -> str:
+        """The title a person reads for the tool ("" when it has none, or it is only the name again)."""
+        title = self.title or ""
+        return title if title.casefold() != self.name.casefold() else ""
 
     @property
     def read_only(self) -> bool:
@@ -160,6 +168,8 @@ class FailureKind(str, Enum):
     PROTOCOL_ERROR = "protocol_error"
     REFUSED = "refused"  # the call ended because the client (the user, or a policy) refused what its server asked
     UNKNOWN_TOOL = "unknown_tool"
+    TASK_LOST = "task_lost"  # a resumed call's task is no longer known to its server (or the server is not running)
+    NEEDS_SIGN_IN = "needs_sign_in"  # its server needs a person to sign in (again, or with more access)
 
 
 @dataclass(frozen=True)
@@ -191,6 +201,7 @@ class ToolCallResult:
     full_size: int = 0
     parts: list[ContentPart] = field(default_factory=list)
     progress: ToolProgress | None = None  # the last progress the server reported for the call
+    task: TaskState | None = None  # the task it ran as, when it ran as one
 
     @property
     def ok(self) -> bool:

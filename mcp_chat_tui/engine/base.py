@@ -19,7 +19,8 @@ class Engine(Protocol):
     the names in ``tools``); a call naming any other tool becomes ``ToolCallMalformed``.
     A reply ends with ``Stats`` then ``Done``. To stop, break out of the iterator,
     ``aclose()`` it or cancel the task: generation stops within one token and the
-    engine is ready for the next ``stream``. ``aside``: a request outside the conversation (a
+    engine is ready for the next ``stream``. A stream may also offer ``cut()``: stop within one
+    token and still end with the reply's ``Stats`` (then ``Done("cancelled")``). ``aside``: a request outside the conversation (a
     summary, a server's sample) that leaves what the engine keeps of the conversation (its KV
     cache, in memory and in its file) as it was. ``overrides`` (``engine/generation.py``
     ``ReplyOverrides``): this one reply's own ``max_tokens`` (a cap under the engine's),

@@ -23,6 +23,7 @@ _QUALIFIER = re.compile(r"__|[./:]")  # between a server's name and its tool's, 
 _WORDS = re.compile(r"[^a-z0-9]+")
 NEAREST_COUNT = 3
 NEAREST_CUTOFF = 0.45  # below this similarity a name is not "near": the model would be steered wrong
+NAME_QUOTED = 64  # characters of an unknown name quoted back (a tool's name is at most 64; longer is text)
 
 
 class CallChecker:
@@ -98,7 +99,10 @@ class CallChecker:
 
     def unknown_reason(self, name: str, server: str | None) -> str:
         where = f" (server '{server}')" if server else ""
-        reason = f"unknown tool '{name}'{where}"
+        # a name longer than any tool's is quoted cut: a model that writes what it was told as the next
+        # call's name would otherwise be told it again, longer each time
+        quoted = f"'{name}'" if len(name) <= NAME_QUOTED else f"'{name[:NAME_QUOTED]}…' ({len(name)} characters)"
+        reason = f"unknown tool {quoted}{where}"
         near = self.nearest(name)
         if near:
             return reason + ": the offered tools nearest to it are " + ", ".join(f"'{n}'" for n in near)

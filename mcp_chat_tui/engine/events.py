@@ -54,7 +54,12 @@ class ToolCallMalformed:
 @dataclass(frozen=True)
 class Stats:
     """Figures for one reply; ``prefilled_tokens`` is the part of the prompt that was actually computed;
-    ``drafted_tokens`` the generated tokens a draft model proposed and the model accepted."""
+    ``drafted_tokens`` the generated tokens a draft model proposed and the model accepted.
+
+    ``prefill_time``: seconds from the start of the reply's computation to its first token (the
+    prompt's prefill); ``decode_time``: seconds from the first token to the last, in which the other
+    ``generated_tokens - 1`` were decoded (0 for a reply of one token: no rate can be read from it).
+    """
 
     prompt_tokens: int
     prefilled_tokens: int
@@ -63,6 +68,8 @@ class Stats:
     tokens_per_second: float
     peak_memory_gb: float
     drafted_tokens: int = 0
+    prefill_time: float = 0.0
+    decode_time: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,9 @@ def _library_print() -> str:
 
 def _try_llama_cpp(path: Path) -> str:
     code = (
-        "import sys, llama_cpp\n"
+        "import os, sys\n"
+        "os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE')\n"
+        "import llama_cpp\n"
         "model = llama_cpp.Llama(sys.argv[1], n_ctx=64, n_batch=32, verbose=False)\n"
         "model.eval(model.tokenize(b'Hello, world', add_bos=False))\n"
     )
@@ -331,12 +333,23 @@ def _state_key(path: Path, context: int) -> str:
     return hashlib.sha256(parts.encode()).hexdigest()
 
 
+def import_llama_cpp() -> Any:
+    """llama_cpp, with its OpenMP threads set to sleep while they wait (unless ``OMP_WAIT_POLICY`` says
+    otherwise). By default they spin: on a machine busy with other work, a token then waits for a
+    thread that is not running (the 0.5B model decoded at 0.5 tok/s here under a load of 9, at 4.2
+    passive; docs/cpu.md). The OpenMP library reads the variable once, when llama_cpp loads it."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import llama_cpp
+
+    return llama_cpp
+
+
 class LlamaModel:
     """A llama.cpp model and context, used from one thread: evaluate tokens, trim, sample, save the state."""
 
     def __init__(self, path: Path, context: int) -> None:
         try:
-            import llama_cpp
+            llama_cpp = import_llama_cpp()
         except ImportError:
             raise EngineError(
                 "the llama.cpp engine needs llama-cpp-python: pip install 'mcp-chat-tui[llama]' (or use --engine mlx)"

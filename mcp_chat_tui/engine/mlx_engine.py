@@ -470,7 +470,7 @@ class MlxEngine:
             finish = "cancelled"
         elif run.recogniser.calls_proposed:
             finish = "tool_calls"
-        first = run.first_token_at
+        first, last = run.first_token_at, run.last_token_at
         events.append(
             Stats(
                 prompt_tokens=prompt_tokens,
@@ -480,6 +480,8 @@ class MlxEngine:
                 time_to_first_token=(first - run.request.submitted) if first is not None else 0.0,
                 tokens_per_second=run.tokens_per_second,
                 peak_memory_gb=self._peak_memory_gb(),
+                prefill_time=(first - run.started_at) if first is not None else 0.0,
+                decode_time=(last - first) if first is not None and last is not None else 0.0,
             )
         )
         events.append(Done(finish))

@@ -67,6 +67,8 @@ class Run:
     finish: str = "stop"
     cancelled: bool = False
     first_token_at: float | None = None
+    last_token_at: float | None = None
+    started_at: float = field(default_factory=time.perf_counter)  # when the MLX thread began computing it
     tokens_per_second: float = 0.0
     first_text: bool = True
     rate_reported_at: float = 0.0
@@ -91,8 +93,9 @@ class Run:
         """Handle one generated token; False when generation should stop."""
         self.generated.append(response.token)
         self.drafted += bool(getattr(response, "from_draft", False))
+        self.last_token_at = time.perf_counter()
         if self.first_token_at is None:
-            self.first_token_at = time.perf_counter()
+            self.first_token_at = self.last_token_at
             load.start(self.first_token_at)
         # "stop": the token ended the turn and its text was never added; the piece may still hold special tokens' text
         token = response.token if response.finish_reason != "stop" else -1
@@ -196,6 +199,13 @@ class GenerationStream:
         if self._request is not None:
             self._request.stop.set()
         self._finished = True
+
+    def cut(self) -> None:
+        """Stop generating after the current token, and go on to the reply's closing events: the
+        figures of what it generated, then ``Done("cancelled")`` (the agent cuts a reply that repeats
+        calls, and still counts its tokens in the turn's figures)."""
+        if self._request is not None:
+            self._request.stop.set()
 
     async def aclose(self) -> None:
         """Stop generating; the MLX thread finishes the current token and becomes free."""

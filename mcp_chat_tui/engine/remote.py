@@ -283,6 +283,7 @@ class _ReplyTally:
 
     started: float = field(default_factory=time.perf_counter)
     first_at: float | None = None
+    last_at: float | None = None
     pieces: int = 0
     finish: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
@@ -299,7 +300,8 @@ class _ReplyTally:
             content = delta.get("content")
             if reasoning or content or delta.get("tool_calls"):
                 self.pieces += 1
-                self.first_at = self.first_at or time.perf_counter()
+                self.last_at = time.perf_counter()
+                self.first_at = self.first_at or self.last_at
             if isinstance(reasoning, str) and reasoning:
                 yield ThinkingDelta(reasoning)
             if isinstance(content, str) and content:
@@ -322,6 +324,8 @@ class _ReplyTally:
             time_to_first_token=(self.first_at - self.started) if self.first_at is not None else 0.0,
             tokens_per_second=generated / decode_time if decode_time > 0 else 0.0,
             peak_memory_gb=0.0,
+            prefill_time=(self.first_at - self.started) if self.first_at is not None else 0.0,
+            decode_time=(self.last_at - self.first_at) if self.first_at is not None and self.last_at else 0.0,
         )
 
 

@@ -29,6 +29,8 @@ class Resources(Protocol):
 
     async def read_resource(self, server: str, uri: str, name: str = "") -> list[Attachment]: ...
 
+    async def settle_catalog(self) -> None: ...
+
 
 LIST_RESOURCES = "list_resources"
 READ_RESOURCE = "read_resource"
@@ -76,6 +78,7 @@ async def call_builtin(hub: Resources, tool: str, arguments: dict[str, Any]) -> 
     result = ToolCallResult(BUILTIN_SERVER, tool, dict(arguments), started_at, 0.0)
     try:
         if tool == LIST_RESOURCES:
+            await hub.settle_catalog()  # a list a server just said changed is read first
             result.text = _listing(hub, arguments)
         elif tool == READ_RESOURCE:
             result.text = await _read(hub, arguments)

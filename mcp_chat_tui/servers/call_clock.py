@@ -5,7 +5,8 @@ notification of the call (the spec allows progress to reset it), and the end of 
 server made meanwhile (sampling, a form, a URL): a person's time answering is no call's. Log
 messages are not progress and reset nothing. However often a call reports progress it ends at
 ``MAX_CALL_FACTOR`` times its timeout (the spec asks for such a maximum), a person's time again
-not counted.
+not counted; a call run as a task has no such cap (its server's answers to each poll say it is
+under way, and the task's ``ttl`` bounds it).
 
 Progress reaches the call's listener (the agent, then the sidebar or ``-p``'s stderr) as the
 latest state, at most once a frame; the last one always, before the call's result. A server that
@@ -61,10 +62,11 @@ class ServerLife:
 class CallClock:
     """How long a call may still go without a sign of life (``seconds_left``)."""
 
-    def __init__(self, limit: float, life: ServerLife) -> None:
+    def __init__(self, limit: float, life: ServerLife, *, capped: bool = True) -> None:
         now = time.monotonic()
         self.limit = limit
         self.life = life
+        self.capped = capped
         self.started = self.heard_at = now
         self._person_at_start = self._person_at_heard = life.person_seconds(now)
 
@@ -83,12 +85,14 @@ class CallClock:
 
     def seconds_left(self) -> float:
         quiet, running = self._spent()
+        if not self.capped:
+            return self.limit - quiet
         return min(self.limit - quiet, self.limit * MAX_CALL_FACTOR - running)
 
     def out_of_time(self) -> str:
         """Why the call was given up, for its failure."""
         _, running = self._spent()
-        if running >= self.limit * MAX_CALL_FACTOR:
+        if self.capped and running >= self.limit * MAX_CALL_FACTOR:
             return (
                 f"gave no result within {self.limit * MAX_CALL_FACTOR:g} s, the most a call may take however often "
                 f"it reports progress ({MAX_CALL_FACTOR}× its timeout of {self.limit:g} s)"

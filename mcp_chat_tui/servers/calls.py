@@ -14,33 +14,50 @@ from datetime import datetime
 from typing import Any, cast
 
 from mcp import Client
+from mcp_types import ElicitRequestURLParams
 
 from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.redact import Redactor
+from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.text import lone_surrogate
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec
 from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, Resources, call_builtin
 from mcp_chat_tui.servers.call_clock import CallClock, ProgressListener, ProgressRelay
 from mcp_chat_tui.servers.client_context import log_level_meta
+from mcp_chat_tui.servers.client_requests import RequestDesk
+from mcp_chat_tui.servers.oauth import needs_sign_in, sign_in_failure
 from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol, unreadable_answer
 from mcp_chat_tui.servers.state import ServerState, ToolUsage
+from mcp_chat_tui.servers.task_calls import TaskCalls, TaskListener, TaskLost
+from mcp_chat_tui.servers.url_required import MAX_ROUNDS, not_visited, pages_required, redacted_pages, still_required
 
 
 @dataclass
 class _Call:
-    """One call under way: which tool, with what, and since when."""
+    """One call under way: which tool, with what, and since when; a call run as a task
+    (``task_support``, or ``resume_task``: the id of the task an earlier run created) has its
+    ``task``'s latest state, which ``on_task`` hears."""
 
     server: str
     tool: str
     arguments: dict[str, Any]
     started_at: datetime = field(default_factory=datetime.now)
     clock: float = field(default_factory=time.perf_counter)
+    task_support: str = ""
+    resume_task: str = ""
+    on_task: TaskListener | None = None
+    task: TaskState | None = None
+    pages: list[ElicitRequestURLParams] | None = None  # what its server asked to be visited first (-32042)
+
+    @property
+    def as_task(self) -> bool:
+        return bool(self.task_support or self.resume_task)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.clock
 
 
-class ToolCalls:
+class ToolCalls(TaskCalls):
     """What ``ServerHub`` does to call tools (mixed in; uses its ``_runtimes``, ``redactor``,
     ``tool_timeout``, ``max_result_chars``, ``find_tool``, ``_set_state`` and ``_changed``)."""
 
@@ -51,6 +68,7 @@ class ToolCalls:
     _changed: Callable[..., None]
     _set_state: Callable[..., None]
     find_tool: Callable[[str], ToolSpec | None]
+    requests: RequestDesk
 
     async def call_tool(
         self,
@@ -60,25 +78,82 @@ class ToolCalls:
         *,
         timeout: float | None = None,
         on_progress: ProgressListener | None = None,
+        on_task: TaskListener | None = None,
     ) -> ToolCallResult:
         """Call one tool; a failure comes back as ``result.failure``, never as an exception.
 
         ``on_progress`` hears the call's progress (redacted): the latest at most once a frame, and
-        the last before the call returns (``call_clock.py``); the last one is kept on the result. Cancelling the awaiting task cancels the request at the server (the SDK
-        sends ``notifications/cancelled``) and leaves the server usable.
+        the last before the call returns (``call_clock.py``); the last one is kept on the result.
+        A tool its server runs as a task runs as one (``task_calls.py``): ``on_task`` hears its
+        state as it changes, the first time as soon as the task exists. Cancelling the awaiting
+        task cancels the request at the server (the SDK sends ``notifications/cancelled``; a task
+        gets ``tasks/cancel``) and leaves the server usable.
         """
         arguments = dict(arguments or {})
         if server == BUILTIN_SERVER:
             return await call_builtin(cast(Resources, self), tool, arguments)  # the hub is also CatalogAccess
-        call = _Call(server, tool, arguments)
-        rt = self._runtimes.get(server)
+        call = _Call(server, tool, arguments, on_task=on_task)
+        return await self._call_or_resume(call, timeout, on_progress)
+
+    async def resume_task(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any],
+        task_id: str,
+        *,
+        on_progress: ProgressListener | None = None,
+        on_task: TaskListener | None = None,
+    ) -> ToolCallResult:
+        """Follow the task an earlier run created for a call until it ends, as ``call_tool`` follows
+        one (nothing is called again); its state says whether it had ``finished_while_closed``. A
+        failure of kind ``TASK_LOST`` says why it cannot be followed (the server is not running, or
+        no longer knows the task)."""
+        call = _Call(server, tool, dict(arguments), resume_task=task_id, on_task=on_task)
+        return await self._call_or_resume(call, None, on_progress)
+
+    async def _call_or_resume(
+        self, call: _Call, timeout: float | None, on_progress: ProgressListener | None
+    ) -> ToolCallResult:
+        rt = self._runtimes.get(call.server)
         if rt is None:
-            return self._failed_call(call, FailureKind.UNKNOWN_TOOL, f"there is no server named {server!r}")
+            return self._failed_call(
+                call, self._kind(call, FailureKind.UNKNOWN_TOOL), f"there is no server named {call.server!r}"
+            )
         refusal = self._refusal(call, rt)
         if refusal is not None:
-            return self._failed_call(call, *refusal)
+            return self._failed_call(call, self._kind(call, refusal[0]), refusal[1])
+        spec = next((spec for spec in rt.status.tools if spec.name == call.tool), None)
+        call.task_support = spec.task_support if spec is not None else ""
         limit = timeout or rt.config.timeout or self.tool_timeout
-        return await self._call_on_server(rt, rt.client, call, limit, on_progress)
+        result = await self._call_on_server(rt, rt.client, call, limit, on_progress)
+        return await self._visit_and_call_again(rt, call, result, limit, on_progress)
+
+    async def _visit_and_call_again(
+        self, rt: Any, call: _Call, result: ToolCallResult, limit: float, on_progress: ProgressListener | None
+    ) -> ToolCallResult:
+        """The server answered that pages must be visited first (-32042, ``url_required.py``): the
+        user is shown them, and once done the call is sent again (at most ``MAX_ROUNDS`` times)."""
+        for _ in range(MAX_ROUNDS):
+            pages, call.pages = call.pages, None
+            if not pages:
+                return result
+            pages = redacted_pages(pages, self.redactor)
+            why = await self.requests.visit_required(rt.status, call.tool, pages)
+            if why:
+                return self._failed_call(call, FailureKind.REFUSED, not_visited(call.tool, pages, why))
+            refusal = self._refusal(call, rt)  # the server may have gone meanwhile
+            if refusal is not None:
+                return self._failed_call(call, *refusal)
+            result = await self._call_on_server(rt, rt.client, call, limit, on_progress)
+        if call.pages:
+            return self._failed_call(call, FailureKind.REFUSED, still_required(call.tool, call.pages))
+        return result
+
+    @staticmethod
+    def _kind(call: _Call, kind: FailureKind) -> FailureKind:
+        """A resumed task that cannot be reached is lost to this run, whatever kept it from being reached."""
+        return FailureKind.TASK_LOST if call.resume_task else kind
 
     async def call_model_tool(self, model_name: str, arguments: dict[str, Any] | None = None) -> ToolCallResult:
         """Call a tool by the name the model used for it."""
@@ -98,6 +173,8 @@ class ToolCalls:
     def _refusal(self, call: _Call, rt: Any) -> tuple[FailureKind, str] | None:
         """Why ``call`` cannot go to its server now (not ready, no such tool), or None."""
         server, tool = call.server, call.tool
+        if rt.status.state is ServerState.NEEDS_SIGN_IN:
+            return FailureKind.NEEDS_SIGN_IN, needs_sign_in(rt)
         if not rt.status.state.usable or rt.client is None:
             why = f": {rt.status.reason}" if rt.status.reason else ""
             return FailureKind.NOT_READY, f"server {server!r} is {rt.status.state.value}{why}"
@@ -120,6 +197,7 @@ class ToolCalls:
             duration=call.elapsed(),
             failure=ToolFailure(kind, self.redactor.text(message)),
             is_error=True,
+            task=call.task,
         )
 
     async def _call_on_server(
@@ -131,18 +209,17 @@ class ToolCalls:
         if rt.status.state == ServerState.READY:
             self._set_state(rt, ServerState.BUSY)
         result: ToolCallResult | None = None
-        clock = CallClock(limit, rt.life)
+        clock = CallClock(limit, rt.life, capped=not call.as_task)
         progress = ProgressRelay(on_progress, self.redactor, clock)
         lost: asyncio.Future[str] = asyncio.get_running_loop().create_future()  # the hub read its answer and failed
         rt.answers_awaited.add(lost)
-        sending = asyncio.ensure_future(
-            client.call_tool(
-                call.tool,
-                call.arguments,
-                progress_callback=progress,
-                meta=log_level_meta(client, rt.status.log_level),  # type: ignore[arg-type]
+        meta = log_level_meta(client, rt.status.log_level)
+        if call.as_task:
+            sending = asyncio.ensure_future(self._run_task(rt, client, call, progress, meta))
+        else:
+            sending = asyncio.ensure_future(
+                client.call_tool(call.tool, call.arguments, progress_callback=progress, meta=meta)  # type: ignore[arg-type]
             )
-        )
         try:
             either: list[asyncio.Future[Any]] = [sending, lost]
             while not (sending.done() or lost.done()) and clock.seconds_left() > 0:
@@ -164,7 +241,7 @@ class ToolCalls:
     ) -> ToolCallResult:
         """The call's result: the server's answer (raises what the SDK raised), its answer lost, or out of time."""
         if sending.done():
-            return convert_result(
+            result = convert_result(
                 sending.result(),
                 call.server,
                 call.tool,
@@ -173,14 +250,23 @@ class ToolCalls:
                 self.max_result_chars,
                 self.redactor,
             )
+            result.task = call.task
+            return result
         if lost.done():
             return self._failed_call(call, FailureKind.PROTOCOL_ERROR, unreadable_answer(call.server, lost.result()))
         why = f"{call.tool} {clock.out_of_time()}; the call was cancelled (the server keeps running)"
         return self._failed_call(call, FailureKind.TIMEOUT, why)
 
     def _call_failed(self, rt: Any, call: _Call, exc: Exception, limit: float) -> ToolCallResult:
-        """The failed call's result; a crash marks the server crashed, a protocol breach is counted."""
+        """The failed call's result; a crash marks the server crashed, a protocol breach is counted.
+        A call its server's sign-in ended (``servers/sign_in.py``) says so instead."""
+        if isinstance(exc, TaskLost):
+            return self._failed_call(call, FailureKind.TASK_LOST, str(exc))
+        signing = sign_in_failure(rt)
+        if signing is not None:
+            return self._failed_call(call, *signing)
         kind, message, crash = call_failure(exc, call.server, call.tool, limit)
+        call.pages = pages_required(exc)
         result = self._failed_call(call, kind, message)
         if crash:
             self._mark_crashed(rt, crash)

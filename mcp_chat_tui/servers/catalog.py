@@ -19,12 +19,19 @@ from typing import Any
 import mcp_types
 from mcp import Client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from mcp_chat_tui.core.attachments import IMAGE, PROMPT, RESOURCE, Attachment, binary_placeholder
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.text import one_line
-from mcp_chat_tui.servers.results import content_part, resource_part, within_media_budget
+from mcp_chat_tui.servers.results import (
+    blob_text,
+    content_part,
+    resource_part,
+    validation_problems,
+    within_media_budget,
+)
 
 log = logging.getLogger(__name__)
 
@@ -186,8 +193,25 @@ async def _pages(list_page: Any, what: str, attribute: str, mode: str, problems:
                 return items
         problems.append(f"its {what} list has more than {MAX_CATALOG_PAGES} pages: only those were read")
     except Exception as exc:  # noqa: BLE001 - a broken list loses that list, never the server
-        problems.append(f"listing its {what} failed: {one_line(str(exc) or type(exc).__name__, 200)}")
+        problems.append(f"listing its {what} failed: {_what_went_wrong(exc, 200)}")
     return items
+
+
+async def _legacy_subscription(client: Client, uri: str, *, subscribe: bool) -> None:
+    """``resources/subscribe`` or ``resources/unsubscribe`` (2025-11-25; deprecated at 2026-07-28 only)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if subscribe:
+            await client.session.subscribe_resource(uri)
+        else:
+            await client.session.unsubscribe_resource(uri)
+
+
+def _what_went_wrong(exc: Exception, limit: int) -> str:
+    """An exception in a line; a result the SDK refused names its problems (``validation_problems``)."""
+    if isinstance(exc, ValidationError):
+        return one_line(f"the server sent a malformed result: {validation_problems(exc)}", limit)
+    return one_line(str(exc) or type(exc).__name__, limit)
 
 
 # ----- contents into attachments ---------------------------------------------------------------
@@ -199,10 +223,11 @@ def contents_attachment(
     """One ``TextResourceContents`` or ``BlobResourceContents`` as an attachment (binary: a placeholder)."""
     mime = contents.mime_type or ""
     uri = str(contents.uri)
-    if isinstance(contents, mcp_types.TextResourceContents):
-        text = redactor.text(contents.text)
+    original = contents.text if isinstance(contents, mcp_types.TextResourceContents) else blob_text(contents)
+    if original is not None:  # text, or a blob declared text/* (decoded)
+        text = redactor.text(original)
         if len(text) > MAX_ATTACHMENT_CHARS:
-            text = text[:MAX_ATTACHMENT_CHARS] + f"\n[cut: {len(contents.text)} characters in all]"
+            text = text[:MAX_ATTACHMENT_CHARS] + f"\n[cut: {len(original)} characters in all]"
         return Attachment(kind, server, name, uri, mime, text)
     size = _blob_size(getattr(contents, "blob", ""))
     part = resource_part(contents, "")  # an image or audio keeps its bytes, bounded as a result's are
@@ -342,31 +367,61 @@ class CatalogAccess:
         return [self.redactor.text(v) for v in result.completion.values[:100]]
 
     async def subscribe_resource(self, server: str, uri: str) -> bool:
-        """Hear when ``uri`` changes (``resources/updated``), where the server supports it."""
+        """Hear when ``uri`` changes (``resources/updated``), where the server supports it. Each
+        subscription that succeeded is one holder: ``unsubscribe_resource`` lets it go."""
         rt = self._runtimes.get(server)
-        if rt is None or rt.client is None or uri in rt.status.subscribed:
-            return rt is not None and uri in rt.status.subscribed
+        if rt is None:
+            return False
+        if uri in rt.status.subscribed:  # one more holder of the same subscription
+            rt.status.subscribed[uri] += 1
+            return True
+        if rt.client is None:
+            return False
         capability = rt.client.server_capabilities.resources
         if capability is None or not capability.subscribe:
             return False
-        rt.status.subscribed.add(uri)
+        rt.status.subscribed[uri] = 1
         if rt.client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            listening = self._watch_catalog(rt, rt.client)  # listen again, with this resource too
-            if listening is not None:
-                await asyncio.wait({listening}, timeout=5.0)
+            await self._listen_again(rt, rt.client)  # with this resource too
             return True
         try:
-            with warnings.catch_warnings():  # deprecated at 2026-07-28 only, and this is 2025-11-25
-                warnings.simplefilter("ignore")
-                await rt.client.session.subscribe_resource(uri)
+            await _legacy_subscription(rt.client, uri, subscribe=True)
         except Exception as exc:  # noqa: BLE001
-            rt.status.subscribed.discard(uri)
+            rt.status.subscribed.pop(uri, None)
             log.info("subscribing to %s on %s failed: %s", uri, server, exc)
             return False
         return True
 
+    async def unsubscribe_resource(self, server: str, uri: str) -> None:
+        """One holder of ``uri``'s subscription lets go (the screen that showed it moved on or
+        closed); the last one ends it: ``resources/unsubscribe`` on 2025-11-25, the listen stream
+        opened again without it on 2026-07-28. A server stopped meanwhile ended it already."""
+        rt = self._runtimes.get(server)
+        if rt is None or uri not in rt.status.subscribed:
+            return
+        rt.status.subscribed[uri] -= 1
+        if rt.status.subscribed[uri] > 0:
+            return
+        del rt.status.subscribed[uri]
+        client = rt.client
+        if client is None or not rt.status.state.usable:
+            return
+        try:
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                await self._listen_again(rt, client)
+            else:
+                await _legacy_subscription(client, uri, subscribe=False)
+        except Exception as exc:  # noqa: BLE001 - at worst its updates keep coming
+            log.info("unsubscribing from %s on %s failed: %s", uri, server, exc)
+
+    async def _listen_again(self, rt: Any, client: Client) -> None:
+        """A new listen stream for what is wanted now (none when nothing is), once it is acknowledged."""
+        listening = self._watch_catalog(rt, client)
+        if listening is not None:
+            await asyncio.wait({listening}, timeout=5.0)
+
     def _failed(self, what: str, exc: Exception) -> str:
-        return self.redactor.text(f"{what} failed: {one_line(str(exc) or type(exc).__name__, 300)}")
+        return self.redactor.text(f"{what} failed: {_what_went_wrong(exc, 300)}")
 
     # ----- keeping it fresh ------------------------------------------------------------------
 
@@ -414,10 +469,10 @@ class CatalogAccess:
         capabilities = client.server_capabilities
         prompts = bool(capabilities.prompts and capabilities.prompts.list_changed)
         resources = bool(capabilities.resources and capabilities.resources.list_changed)
-        if not (prompts or resources or rt.status.subscribed):
-            return None
         if rt.catalog_task is not None:
             rt.catalog_task.cancel()
+        if not (prompts or resources or rt.status.subscribed):
+            return None
         loop = asyncio.get_running_loop()
         acked: asyncio.Future[None] = loop.create_future()
         rt.catalog_task = loop.create_task(

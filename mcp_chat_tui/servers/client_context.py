@@ -171,10 +171,19 @@ class ServerContext:
         )
 
     async def settle_tools(self) -> None:
-        """Wait until every tool list a server said changed has been read again (a model request
-        made next sees the new tools). Notifications that came with a call's result are handled first."""
+        """Wait until every tool, prompt and resource list a server said changed has been read again
+        (a model request made next sees the new tools, the built-in resource tools included).
+        Notifications that came with a call's result are handled first."""
+        await self._settle(lambda rt: (rt.refresh_task, rt.catalog_refresh))
+
+    async def settle_catalog(self) -> None:
+        """Wait until every prompt and resource list a server said changed has been read again (the
+        ``list_resources`` that follows sees the new list)."""
+        await self._settle(lambda rt: (rt.catalog_refresh,))
+
+    async def _settle(self, readings: Callable[[Any], tuple[asyncio.Task[None] | None, ...]]) -> None:
         for _ in range(3):  # the SDK hands each notification to its own task: let those run
             await asyncio.sleep(0)
-        pending = [rt.refresh_task for rt in self._runtimes.values() if rt.refresh_task and not rt.refresh_task.done()]
+        pending = {task for rt in self._runtimes.values() for task in readings(rt) if task and not task.done()}
         if pending:
             await asyncio.wait(pending, timeout=SETTLE_WAIT_SECONDS)

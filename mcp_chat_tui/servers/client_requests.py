@@ -21,11 +21,13 @@ from mcp_types import (
     CreateMessageResultWithTools,
     ElicitRequestFormParams,
     ElicitRequestParams,
+    ElicitRequestURLParams,
     ElicitResult,
     ErrorData,
 )
 
 from mcp_chat_tui.core.text import lone_surrogate
+from mcp_chat_tui.servers.url_required import NOBODY_TO_ASK
 
 DEFAULT_SAMPLING_PER_MINUTE = 10
 USER_REJECTED = -1  # the spec's code for a sampling request the user rejected (or a policy refused)
@@ -44,6 +46,9 @@ class ClientRequests(Protocol):
     async def sample(self, server: str, params: CreateMessageRequestParams) -> SamplingAnswer: ...
 
     async def elicit(self, server: str, params: ElicitRequestParams) -> ElicitationAnswer: ...
+
+    # A handler may also have ``visit_required(server, tool, pages) -> str``: shows the pages a call
+    # of ``tool`` must wait for (-32042) and returns "" once they are done, else why not.
 
 
 class DecliningRequests:
@@ -147,6 +152,17 @@ class RequestDesk:
             return await self.handler.elicit(status.name, self._redacted(params))
         except Exception as exc:  # noqa: BLE001
             return ErrorData(code=mcp_types.INTERNAL_ERROR, message=f"elicitation failed: {exc}")
+
+    async def visit_required(self, status: Any, tool: str, pages: list[ElicitRequestURLParams]) -> str:
+        """A call of ``tool`` was answered "visit these pages first" (-32042): the handler shows them
+        (``visit_required(server, tool, pages)``); returns "" once every page is done, else why not."""
+        visit = getattr(self.handler, "visit_required", None)
+        if visit is None:
+            return NOBODY_TO_ASK
+        try:
+            return str(await visit(status.name, tool, pages))
+        except Exception as exc:  # noqa: BLE001 - a failure fails the call, never the hub
+            return f"showing the page failed: {exc}"
 
     def completed(self, server: str, elicitation_id: str) -> None:
         """The server says a URL elicitation it asked for is complete."""

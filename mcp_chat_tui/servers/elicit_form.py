@@ -1,23 +1,37 @@
-"""An elicitation's requested schema as form fields, and each typed value checked against its field.
+"""An elicitation's requested schema as form fields, and each answer checked against its field.
 
-The spec allows a flat object of primitives: string (``format`` email, uri, date, date-time;
-``minLength``/``maxLength``), number and integer (``minimum``/``maximum``), boolean, and enums
-(``enum`` with optional ``enumNames``, or ``oneOf`` of ``const``/``title``). Both front ends build
-their form from ``form_fields`` and check each answer with ``FormField.parse``.
+The spec (2025-11-25's ``PrimitiveSchemaDefinition``) allows a flat object of: string (``format``
+email, uri, date, date-time; ``minLength``/``maxLength``), number and integer (``minimum``/
+``maximum``), boolean, single-select enums (``enum``, with ``enumNames`` in the legacy form, or
+``oneOf`` of ``const``/``title``) and multi-select enums (``type: array`` whose ``items`` hold an
+``enum`` or an ``anyOf`` of ``const``/``title``, with ``minItems``/``maxItems``). Both front ends
+build their form from ``form_fields`` and check each answer with ``FormField.parse``, so the value
+sent has the JSON type the schema asks for: a list for a multi-select, a number for a number, and
+nothing at all for a field left empty (a boolean without a default is never sent as false).
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 from urllib.parse import urlparse
 
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+INTEGER = re.compile(r"^[+-]?[0-9]+$")
+NUMBER = re.compile(r"^[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
+DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+DATE_TIME = re.compile(
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})?$"
+)
 SECRET_WORDS = ("password", "secret", "token", "api_key", "apikey", "passphrase")
 TRUE_WORDS = {"y", "yes", "true", "1", "on"}
 FALSE_WORDS = {"n", "no", "false", "0", "off"}
+NONE_CHOSEN = "-"  # typed for a multi-select: none of the options
+KINDS = ("string", "number", "integer", "boolean", "enum", "multi")
 
 
 @dataclass(frozen=True)
@@ -25,17 +39,19 @@ class FormField:
     """One property of the requested schema."""
 
     name: str
-    kind: str  # "string", "number", "integer", "boolean", "enum"
+    kind: str  # one of KINDS: "enum" is a single select, "multi" a multi-select (a JSON array)
     title: str = ""
     description: str = ""
     required: bool = False
     default: Any = None
     format: str = ""
-    options: tuple[tuple[str, str], ...] = field(default=())  # (value, title) of an enum
+    options: tuple[tuple[str, str], ...] = field(default=())  # (value, title) of an enum or multi-select
     min_length: int | None = None
     max_length: int | None = None
     minimum: float | None = None
     maximum: float | None = None
+    min_items: int | None = None
+    max_items: int | None = None
     secret: bool = False  # a password or secret: typed hidden, redacted in the transcript
 
     @property
@@ -44,10 +60,11 @@ class FormField:
 
     def hint(self) -> str:
         """What the field takes, in a few words (type, format, bounds, choices)."""
-        shown_kind = "yes or no" if self.kind == "boolean" else self.format or self.kind
-        parts = [shown_kind] if self.kind != "enum" else []
         if self.kind == "enum":
-            parts.append("one of " + ", ".join(title for _, title in self.options))
+            return "one of " + ", ".join(title for _, title in self.options)
+        if self.kind == "multi":
+            return f"{self._items_range()} of " + ", ".join(title for _, title in self.options)
+        parts = ["yes or no" if self.kind == "boolean" else self.format or self.kind]
         if self.min_length is not None or self.max_length is not None:
             parts.append(f"{self.min_length or 0}-{self.max_length if self.max_length is not None else '…'} characters")
         if self.minimum is not None or self.maximum is not None:
@@ -56,11 +73,32 @@ class FormField:
             parts.append(f"{low} to {high}")
         return ", ".join(parts)
 
-    def parse(self, raw: str) -> tuple[Any, str]:
-        """The value typed as ``raw`` (""/None: left empty), and what is wrong with it ("" when nothing).
+    def _items_range(self) -> str:
+        low, high = self.min_items or 0, self.max_items
+        if high is None:
+            return "any" if not low else f"at least {low}"
+        return f"{low}-{high}" if low != high else f"exactly {low}"
 
-        An empty optional field gives ``None`` (left out of the answer); for an enum, ``raw`` may be
-        the value, its title, or its number in the list (from 1)."""
+    def typed_choice_hint(self) -> str:
+        """How a choice is typed on a terminal (after ``numbered_options``)."""
+        if self.kind != "multi":
+            return "one of them, by number"
+        none = f", {NONE_CHOSEN} for none" if not self.min_items else ""
+        return f"{self._items_range()} of them, by numbers such as 1,3{none}"
+
+    def numbered_options(self) -> str:
+        """The choices numbered from 1, for a terminal ("1 Tuna · 2 Salmon")."""
+        return " · ".join(f"{number} {title}" for number, (_, title) in enumerate(self.options, start=1))
+
+    def parse(self, raw: str | Sequence[str]) -> tuple[Any, str]:
+        """The value given as ``raw``, and what is wrong with it ("" when nothing).
+
+        ``raw`` is the text typed; for a multi-select also the list of values chosen. An empty
+        optional field gives ``None`` (left out of the answer). A choice may be typed as its value,
+        its title or its number in the list (from 1); a multi-select's choices separated by commas."""
+        if self.kind == "multi":
+            return self._choices(_split_choices(raw) if isinstance(raw, str) else list(raw))
+        assert isinstance(raw, str)
         text = raw.strip() if self.kind != "string" else raw
         if not text.strip():
             return None, "required" if self.required else ""
@@ -70,22 +108,48 @@ class FormField:
                 return word in TRUE_WORDS, ""
             return None, "answer yes or no"
         if self.kind == "enum":
-            return self._choice(text)
+            value = self._option(text)
+            return (value, "") if value is not None else (None, "choose one of " + self._titles())
         if self.kind in ("number", "integer"):
             return self._number(text)
         return self._string(text)
 
-    def _choice(self, text: str) -> tuple[Any, str]:
+    def _titles(self) -> str:
+        return ", ".join(title for _, title in self.options)
+
+    def _option(self, text: str) -> str | None:
         for index, (value, title) in enumerate(self.options, start=1):
             if text in (value, title, str(index)):
-                return value, ""
-        return None, "choose one of " + ", ".join(title for _, title in self.options)
+                return value
+        return None
+
+    def _choices(self, given: list[str] | None) -> tuple[Any, str]:
+        if given is None:  # nothing typed on a terminal (a default is typed for the user)
+            return None, "required" if self.required else ""
+        chosen: list[str] = []
+        for text in given:
+            value = self._option(text)
+            if value is None:
+                return None, f"{text!r} is not one of " + self._titles()
+            if value not in chosen:
+                chosen.append(value)
+        chosen.sort(key=[value for value, _ in self.options].index)  # in the schema's order, as shown
+        if self.min_items is not None and len(chosen) < self.min_items:
+            return None, f"choose at least {self.min_items}"
+        if self.max_items is not None and len(chosen) > self.max_items:
+            return None, f"choose at most {self.max_items}"
+        if not chosen and not self.required and self.default is None:
+            return None, ""  # nothing chosen, nothing to override: left out
+        return chosen, ""
 
     def _number(self, text: str) -> tuple[Any, str]:
-        try:
-            value: float | int = int(text) if self.kind == "integer" else float(text)
-        except ValueError:
+        pattern = INTEGER if self.kind == "integer" else NUMBER
+        value: float | int
+        if not pattern.match(text):
             return None, "a whole number" if self.kind == "integer" else "a number"
+        value = int(text) if INTEGER.match(text) else float(text)
+        if not math.isfinite(value):
+            return None, "a number"
         if self.minimum is not None and value < self.minimum:
             return None, f"at least {_number(self.minimum)}"
         if self.maximum is not None and value > self.maximum:
@@ -97,20 +161,55 @@ class FormField:
             return None, f"at least {self.min_length} characters"
         if self.max_length is not None and len(text) > self.max_length:
             return None, f"at most {self.max_length} characters"
+        if self.format == "date-time":
+            return _date_time(text)
         problem = _format_problem(self.format, text)
         return (None, problem) if problem else (text, "")
 
     def shown_default(self) -> str:
-        """The default as the field starts with it ("" when none)."""
+        """The default as the field starts with it ("" when none); a multi-select's as numbers."""
         if self.default is None:
             return ""
         if self.kind == "boolean":
             return "yes" if self.default else "no"
+        if self.kind == "multi":
+            values = [value for value, _ in self.options]
+            chosen = self.default if isinstance(self.default, list) else []
+            return ",".join(str(values.index(value) + 1) for value in chosen if value in values) or NONE_CHOSEN
         return str(self.default)
+
+    def default_choices(self) -> list[str]:
+        """The options a multi-select starts with chosen."""
+        chosen = self.default if isinstance(self.default, list) else []
+        return [value for value, _ in self.options if value in chosen]
+
+
+def _split_choices(text: str) -> list[str] | None:
+    """A multi-select typed on a terminal: choices separated by commas, ``-`` for none, "" for none given."""
+    if not text.strip():
+        return None
+    if text.strip() == NONE_CHOSEN:
+        return []
+    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 def _number(value: float) -> str:
     return f"{value:g}"
+
+
+def _date_time(text: str) -> tuple[Any, str]:
+    """RFC 3339 (what JSON Schema's date-time is): a date, a time and an offset. Typed without an
+    offset it is the local time, and the local offset is added."""
+    problem = "a date and time, such as 2026-01-31T12:00:00Z (without an offset: your local time)"
+    if not DATE_TIME.match(text):
+        return None, problem
+    try:
+        moment = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        return None, problem
+    if moment.tzinfo is None:
+        moment = moment.astimezone()
+    return moment.isoformat(), ""
 
 
 def _format_problem(format_name: str, text: str) -> str:
@@ -118,28 +217,33 @@ def _format_problem(format_name: str, text: str) -> str:
         return "an email address, such as name@example.com"
     if format_name == "uri":
         parsed = urlparse(text)
-        if not (parsed.scheme and (parsed.netloc or parsed.path)):
+        if not (parsed.scheme and (parsed.netloc or parsed.path)) or any(c.isspace() for c in text):
             return "a URI, such as https://example.com"
     if format_name == "date":
         try:
             date.fromisoformat(text)
         except ValueError:
             return "a date, such as 2026-01-31"
-    if format_name == "date-time":
-        try:
-            datetime.fromisoformat(text)
-        except ValueError:
-            return "a date and time, such as 2026-01-31T12:00:00"
+        if not DATE.match(text):
+            return "a date, such as 2026-01-31"
     return ""
 
 
+def _titled(items: object) -> tuple[tuple[str, str], ...]:
+    """``oneOf``/``anyOf`` of ``{"const", "title"}`` as (value, title) options."""
+    if not isinstance(items, list):
+        return ()
+    return tuple(
+        (str(item.get("const")), str(item.get("title") or item.get("const")))
+        for item in items
+        if isinstance(item, dict) and "const" in item
+    )
+
+
 def _options(schema: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    if isinstance(schema.get("oneOf"), list):
-        return tuple(
-            (str(item.get("const")), str(item.get("title") or item.get("const")))
-            for item in schema["oneOf"]
-            if isinstance(item, dict) and "const" in item
-        )
+    titled = _titled(schema.get("oneOf")) or _titled(schema.get("anyOf"))
+    if titled:
+        return titled
     values = [str(value) for value in schema.get("enum") or []]
     names = schema.get("enumNames")
     titles = [str(name) for name in names] if isinstance(names, list) and len(names) == len(values) else values
@@ -153,35 +257,51 @@ def _is_secret(name: str, schema: dict[str, Any]) -> bool:
     return any(word in words for word in SECRET_WORDS)
 
 
-def form_fields(schema: dict[str, Any]) -> list[FormField]:
-    """The fields of a requested schema, in its order; a property of another type is a string."""
-    properties = schema.get("properties") if isinstance(schema, dict) else None
-    required = set(schema.get("required") or []) if isinstance(schema, dict) else set()
-    fields = []
-    for name, prop in (properties or {}).items():
-        prop = prop if isinstance(prop, dict) else {}
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _number_or_none(value: object) -> float | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def form_field(name: str, prop: dict[str, Any], required: bool) -> FormField:
+    """One property as a field; a type the spec does not allow is taken as a string."""
+    items = prop["items"] if isinstance(prop.get("items"), dict) else {}
+    if prop.get("type") == "array":
+        kind, options = "multi", _options(items)
+    else:
         options = _options(prop)
         kind = "enum" if options else str(prop.get("type", "string"))
-        if kind not in ("string", "number", "integer", "boolean", "enum"):
-            kind = "string"
-        fields.append(
-            FormField(
-                name=str(name),
-                kind=kind,
-                title=str(prop.get("title", "")),
-                description=str(prop.get("description", "")),
-                required=name in required,
-                default=prop.get("default"),
-                format=str(prop.get("format", "")) if kind == "string" else "",
-                options=options,
-                min_length=prop.get("minLength"),
-                max_length=prop.get("maxLength"),
-                minimum=prop.get("minimum"),
-                maximum=prop.get("maximum"),
-                secret=_is_secret(str(name), prop),
-            )
-        )
-    return fields
+    if kind not in KINDS:
+        kind = "string"
+    return FormField(
+        name=name,
+        kind=kind,
+        title=str(prop.get("title", "")),
+        description=str(prop.get("description", "")),
+        required=required,
+        default=prop.get("default"),
+        format=str(prop.get("format", "")) if kind == "string" else "",
+        options=options,
+        min_length=_int_or_none(prop.get("minLength")),
+        max_length=_int_or_none(prop.get("maxLength")),
+        minimum=_number_or_none(prop.get("minimum")),
+        maximum=_number_or_none(prop.get("maximum")),
+        min_items=_int_or_none(prop.get("minItems")),
+        max_items=_int_or_none(prop.get("maxItems")),
+        secret=_is_secret(name, prop),
+    )
+
+
+def form_fields(schema: dict[str, Any]) -> list[FormField]:
+    """The fields of a requested schema, in its order."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    required = set(schema.get("required") or []) if isinstance(schema, dict) else set()
+    return [
+        form_field(str(name), prop if isinstance(prop, dict) else {}, name in required)
+        for name, prop in (properties if isinstance(properties, dict) else {}).items()
+    ]
 
 
 def redacted_values(fields: list[FormField], values: dict[str, Any]) -> dict[str, Any]:

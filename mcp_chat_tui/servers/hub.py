@@ -22,16 +22,15 @@ from typing import Any
 import anyio
 import mcp_types
 from mcp import Client
-from mcp_types import Implementation
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_chat_tui import __version__
 from mcp_chat_tui.core.paths import user_data_dir
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.server_identity import ServerIdentity
 from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
 from mcp_chat_tui.servers.builtin import builtin_specs
 from mcp_chat_tui.servers.call_clock import ServerLife
+from mcp_chat_tui.servers.callbacks import ClientCallbacks
 from mcp_chat_tui.servers.calls import ToolCalls
 from mcp_chat_tui.servers.catalog import CatalogAccess
 from mcp_chat_tui.servers.client_context import LogListener, ServerContext
@@ -44,11 +43,12 @@ from mcp_chat_tui.servers.roots import Roots
 from mcp_chat_tui.servers.sign_in import SignIn
 from mcp_chat_tui.servers.state import ServerState, ServerStatus
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
-from mcp_chat_tui.servers.tasks import set_apart_task_tools
+from mcp_chat_tui.servers.tasks import server_runs_tasks, set_apart_task_tools, task_support
 from mcp_chat_tui.servers.token_vault import TOKEN_FILE_NAME, TokenVault
 from mcp_chat_tui.servers.transports import (
     describe_start_failure,
     http_transport,
+    memory_transport,
     root_cause,
     sse_transport,
     stdio_transport,
@@ -94,13 +94,15 @@ class _Runtime:
     catalog_refresh: asyncio.Task[None] | None = None  # reading prompts and resources again
     catalog_wanted: bool = False
     answers_awaited: set[asyncio.Future[str]] = field(default_factory=set)  # calls in flight, told a lost answer
+    task_calls: dict[str, Any] = field(default_factory=dict)  # calls run as tasks, by task id (task_calls.py)
+    task_progress: dict[Any, Any] = field(default_factory=dict)  # their progress relays, by progress token
 
     log_shown_soon: asyncio.TimerHandle | None = None
     # A person's time on the server's requests (a form, a sampled reply), which no call's clock counts.
     life: ServerLife = field(default_factory=ServerLife)
 
 
-class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
+class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, ServerOutput, SignIn):
     """Runs the configured servers; ``async with ServerHub(...)`` starts nothing, ``start_all()`` does."""
 
     def __init__(
@@ -258,7 +260,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
         rt.status.unsupported_tools = []
         rt.status.tool_pages_unread = False
         rt.status.prompts, rt.status.resources, rt.status.resource_templates = [], [], []
-        rt.status.catalog_problems, rt.status.subscribed = [], set()
+        rt.status.catalog_problems, rt.status.subscribed = [], {}
         self._set_state(rt, ServerState.STARTING)
         timeout = rt.config.init_timeout or self.init_timeout
         started = time.perf_counter()
@@ -323,28 +325,6 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
                 rt.capture.release_write_end()
             rt.settled.set()
 
-    def _new_client(self, rt: _Runtime, generation: int) -> Client:
-        """The SDK client for one start of a server, with the callbacks for what the server may send."""
-        return Client(
-            self._transport(rt, generation),
-            client_info=Implementation(name="mcp-chat-tui", version=__version__),
-            message_handler=partial(self._on_message, rt, generation),
-            sampling_callback=partial(self._on_sampling, rt),
-            sampling_capabilities=mcp_types.SamplingCapability(tools=mcp_types.SamplingToolsCapability()),
-            elicitation_callback=partial(self._on_elicitation, rt),
-            logging_callback=partial(self._on_log, rt, generation),
-            log_level=rt.status.log_level,  # type: ignore[arg-type]
-            list_roots_callback=partial(self._list_roots, rt),
-        )
-
-    async def _on_sampling(self, rt: _Runtime, context: Any, params: mcp_types.CreateMessageRequestParams) -> Any:
-        with rt.life.asking():
-            return await self.requests.sample(rt.status, params, partial(self._changed, rt))
-
-    async def _on_elicitation(self, rt: _Runtime, context: Any, params: Any) -> Any:
-        with rt.life.asking():
-            return await self.requests.elicit(rt.status, params)
-
     async def _client_failed(self, rt: _Runtime, generation: int, exc: BaseException) -> None:
         """The client's task failed: the server crashed if it was running, else its start failed."""
         config = rt.config
@@ -354,11 +334,15 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
                 await asyncio.wait_for(rt.stderr_closed.wait(), 1.0)
             except TimeoutError:
                 pass
-        if generation == rt.generation and not (rt.stopping or rt.start_refused):
+        # A running server whose sign-in ended (``_oauth_failed``) keeps saying so.
+        signed_out = rt.status.state is ServerState.NEEDS_SIGN_IN
+        if generation == rt.generation and not (rt.stopping or rt.start_refused or signed_out):
             if rt.status.state.usable:
                 self._set_state(rt, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
             else:
-                reason = describe_start_failure(config, exc, list(rt.status.stderr_tail), rt.http_error)
+                reason = self._oauth_refusal(rt) or describe_start_failure(
+                    config, exc, list(rt.status.stderr_tail), rt.http_error
+                )
                 if rt.stdout_noise:
                     reason += (
                         f"; its stdout had {noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC ({STDOUT_RULE})"
@@ -367,6 +351,9 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
 
     def _transport(self, rt: _Runtime, generation: int) -> Any:
         config = rt.config
+        if (memory := memory_transport(config)) is not None:  # a test's server object, connected in memory
+            rt.capture = None
+            return memory
         if config.type == "stdio":
             loop = asyncio.get_running_loop()
             rt.capture = StderrCapture(
@@ -393,8 +380,12 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
     async def _list_tools(self, rt: _Runtime, client: Client, refresh: bool = False) -> None:
         """Read every page of the tool list into the status: valid tools, and those refused with why."""
         listing = await list_all_tools(client, refresh=refresh, max_pages=MAX_TOOL_PAGES)
-        rt.status.unsupported_tools = set_apart_task_tools(listing)
-        rt.status.tools = [tool_spec(rt.config.name, tool, self.redactor) for tool in listing.tools]
+        runs_tasks = server_runs_tasks(client)
+        rt.status.unsupported_tools = listing.unsupported + set_apart_task_tools(listing, runs_tasks)
+        rt.status.tools = [
+            tool_spec(rt.config.name, tool, self.redactor, task_support(tool) if runs_tasks else "")
+            for tool in listing.tools
+        ]
         rt.status.refused_tools = listing.refused
         rt.status.tool_pages_read, rt.status.tool_pages_unread = listing.pages_read, listing.pages_unread
 
@@ -466,6 +457,8 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
             self._want_refresh(rt, rt.client)
         elif isinstance(message, mcp_types.ElicitCompleteNotification):
             self.requests.completed(rt.config.name, message.params.elicitation_id)
+        elif isinstance(message, mcp_types.ProgressNotification):  # a task's: the SDK matched it to no request
+            await self._task_progress(rt, message.params)
         else:
             self._catalog_message(rt, message)
 
@@ -492,7 +485,10 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ServerOutput, SignIn):
         await self._stop(self._runtimes[name], ServerState.STOPPED)
 
     async def shutdown(self) -> None:
-        """Stop every server: close stdin, then terminate, then kill (the SDK's escalation), all at once."""
+        """Stop every server: close stdin, then terminate, then kill (the SDK's escalation), all at once.
+        Calls running as tasks are left to their servers (``leaving``), not cancelled: set before the
+        first wait, so a turn the app stopped just before (``action_quit``) sends no ``tasks/cancel``."""
+        self.leaving = True
         await asyncio.gather(*(self._stop(rt, ServerState.STOPPED) for rt in self._runtimes.values()))
 
     async def __aenter__(self) -> ServerHub:

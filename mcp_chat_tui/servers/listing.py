@@ -11,21 +11,29 @@ from them); each refused tool is reported with why.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types
 from mcp import Client
 from mcp.shared.dispatcher import CallOptions
+from mcp.shared.inbound import find_invalid_x_mcp_header
 from mcp_types.methods import validate_server_result
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.text import one_line
 from mcp_chat_tui.core.tools import ToolSpec
 
+MAX_TITLE_CHARS = 60  # of a tool's title, which is shown in one line where its name would be
 LEGACY_VERSION = "2025-11-25"  # what the SDK validates against before a version is negotiated
+BAD_HEADER_PROBLEM = (
+    "has an invalid x-mcp-header ({reason}), and a 2026-07-28 client must not call such a tool: "
+    "not offered to the model"
+)
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,7 @@ class ToolListing:
 
     tools: list[mcp_types.Tool] = field(default_factory=list)
     refused: list[RefusedTool] = field(default_factory=list)
+    unsupported: list[RefusedTool] = field(default_factory=list)  # valid, but the SDK may not call them
     pages_read: int = 0
     pages_unread: bool = False  # the server had more pages than ``max_pages``
 
@@ -58,18 +67,44 @@ async def list_all_tools(client: Client, *, refresh: bool, max_pages: int) -> To
     """Every page of the server's tool list (at most ``max_pages``), with refused tools set apart."""
     listing = ToolListing()
     cursor: str | None = None
-    for _ in range(max_pages):
-        try:
-            page = await client.list_tools(cursor=cursor, cache_mode="refresh" if refresh else "use")
-            listing.tools.extend(page.tools)
-            cursor = page.next_cursor
-        except ValidationError:
-            cursor = await _list_page_tool_by_tool(client, cursor, listing)
-        listing.pages_read += 1
-        if not cursor:
-            break
+    with _noting_dropped_tools(client, listing):
+        for _ in range(max_pages):
+            try:
+                page = await client.list_tools(cursor=cursor, cache_mode="refresh" if refresh else "use")
+                listing.tools.extend(page.tools)
+                cursor = page.next_cursor
+            except ValidationError:
+                cursor = await _list_page_tool_by_tool(client, cursor, listing)
+            listing.pages_read += 1
+            if not cursor:
+                break
     listing.pages_unread = bool(cursor)
     return listing
+
+
+@contextmanager
+def _noting_dropped_tools(client: Client, listing: ToolListing) -> Iterator[None]:
+    """On 2026-07-28 the SDK takes every tool with an invalid ``x-mcp-header`` out of a page it absorbs
+    (the spec: a client must not call one), saying so only in its log: note each in
+    ``listing.unsupported`` with why, as it absorbs the page."""
+    session = client.session
+    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        yield
+        return
+    absorb = session._absorb_tool_listing  # noqa: SLF001
+
+    def noting(result: mcp_types.ListToolsResult, *, complete: bool) -> mcp_types.ListToolsResult:
+        for tool in result.tools:
+            if (reason := find_invalid_x_mcp_header(tool.input_schema)) is not None:
+                listing.unsupported.append(RefusedTool(tool.name, BAD_HEADER_PROBLEM.format(reason=reason)))
+        return absorb(result, complete=complete)
+
+    session._absorb_tool_listing = noting  # type: ignore[method-assign]  # noqa: SLF001
+    try:
+        yield
+    finally:
+        if vars(session).get("_absorb_tool_listing") is noting:  # the class's own again
+            del session._absorb_tool_listing  # noqa: SLF001
 
 
 async def _list_page_tool_by_tool(client: Client, cursor: str | None, listing: ToolListing) -> str | None:
@@ -143,8 +178,9 @@ def _excerpt(value: object, limit: int = 40) -> str:
     return one_line(repr(value), limit)
 
 
-def tool_spec(server: str, tool: mcp_types.Tool, redactor: Redactor) -> ToolSpec:
-    """A listed tool; its description, schema and title are redacted (the model and the screen see them)."""
+def tool_spec(server: str, tool: mcp_types.Tool, redactor: Redactor, task_support: str = "") -> ToolSpec:
+    """A listed tool; its description, schema and title are redacted (the model and the screen see them).
+    ``task_support``: "required" or "optional" when its server runs it as a task (servers/tasks.py)."""
     annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
     title = tool.title or annotations.get("title")
     return ToolSpec(
@@ -153,5 +189,6 @@ def tool_spec(server: str, tool: mcp_types.Tool, redactor: Redactor) -> ToolSpec
         description=redactor.text(tool.description or ""),
         input_schema=redactor.value(dict(tool.input_schema or {"type": "object", "properties": {}})),
         annotations=annotations,
-        title=redactor.text(title) if isinstance(title, str) else title,
+        title=one_line(redactor.text(title), MAX_TITLE_CHARS) if isinstance(title, str) else title,
+        task_support=task_support,
     )

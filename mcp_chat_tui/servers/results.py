@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import json
 import re
 from dataclasses import replace
@@ -42,10 +43,45 @@ def _block_text(block: Any) -> str:
         resource = block.resource
         if isinstance(resource, mcp_types.TextResourceContents):
             return resource.text
+        decoded = blob_text(resource)
+        if decoded is not None:
+            return decoded
         return f"[binary resource {resource.uri}, {resource.mime_type or 'unknown type'}]"
     if isinstance(block, mcp_types.ResourceLink):
         return f"[resource link {block.name}: {block.uri}]"
     return f"[{getattr(block, 'type', type(block).__name__)} content]"
+
+
+def blob_text(contents: Any) -> str | None:
+    """The text of a blob declared ``text/*`` (its ``charset``, else UTF-8), which the model is given
+    as text; bytes that do not decode become U+FFFD and a last line says so. None for any other
+    contents, and for a blob that is not base64 (it stays binary, described in a line)."""
+    mime = (getattr(contents, "mime_type", None) or "").strip()
+    if not isinstance(contents, mcp_types.BlobResourceContents) or not mime.lower().startswith("text/"):
+        return None
+    try:
+        data = base64.b64decode(contents.blob, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    charset = next(
+        (
+            p.split("=", 1)[1].strip().strip('"')
+            for p in mime.split(";")[1:]
+            if p.strip().lower().startswith("charset=")
+        ),
+        "utf-8",
+    )
+    try:
+        codecs.lookup(charset)
+    except LookupError:
+        charset = "utf-8"  # a charset Python does not know: read as UTF-8, and say so if that fails
+    try:
+        return data.decode(charset)
+    except UnicodeDecodeError as exc:
+        return data.decode(charset, errors="replace") + (
+            f"\n[note: {contents.uri} is declared {mime} but is not valid {charset.upper()} "
+            f"(first bad byte at offset {exc.start}); undecodable bytes are shown as \ufffd]"
+        )
 
 
 MAX_MEDIA_BYTES_PER_RESULT = 2 * MAX_MEDIA_BYTES
@@ -182,6 +218,30 @@ def schema_problem(exc: Exception) -> str:
     return ""
 
 
+_ARM = re.compile(r"^[A-Z][A-Za-z0-9]*$")  # a model's name in an error's location: one arm of a union
+_TAGS = ("type", "resultType")  # the fields whose value says which arm a value is
+
+
+def validation_problems(exc: ValidationError, shown: int = 3) -> str:
+    """What pydantic found wrong, in a line: each problem's place and what (``+N more`` past ``shown``).
+
+    A value checked against a union fails once for every arm; the arms whose tag (``type``,
+    ``resultType``) it does not carry are left out, since it never claimed to be one of them."""
+    errors = exc.errors(include_url=False)
+    rejected = [
+        e["loc"][:-1] for e in errors if e["type"] == "literal_error" and e["loc"][-1:] in [(t,) for t in _TAGS]
+    ]
+    meant = [e for e in errors if not any(e["loc"][: len(arm)] == arm for arm in rejected)] or errors
+    problems: list[str] = []
+    for error in meant:
+        where = ".".join(str(part) for part in error["loc"] if not _ARM.match(str(part))) or "the result"
+        text = f"{where} is missing" if error["type"] == "missing" else f"{where}: {error['msg']}"
+        if text not in problems:
+            problems.append(text)
+    more = len(problems) - shown
+    return "; ".join(problems[:shown]) + (f" (+{more} more)" if more > 0 else "")
+
+
 def server_broke_protocol(exc: Exception) -> bool:
     """Whether a failed call was the server's fault at the protocol level (a malformed result, one
     that breaks the tool's output schema or is nested too deep to check), to be counted against the server."""
@@ -220,8 +280,7 @@ def call_failure(exc: Exception, server: str, tool: str, limit: float) -> tuple[
             return FailureKind.PROTOCOL_ERROR, unreadable_answer(server, exc.message), ""
         return FailureKind.PROTOCOL_ERROR, f"{exc.message} (error {exc.code})", ""
     if isinstance(exc, ValidationError):
-        message = f"the server sent a malformed result: {exc.error_count()} problems"
-        return FailureKind.PROTOCOL_ERROR, message, ""
+        return FailureKind.PROTOCOL_ERROR, f"the server sent a malformed result: {validation_problems(exc)}", ""
     if isinstance(exc, RecursionError):  # the SDK checks structured content against the output schema by recursion
         message = (
             f"server {server!r} broke the protocol: its result, or the tool's output schema, is nested "

@@ -1,6 +1,11 @@
 """The hub's OAuth sign-in path for http and sse servers: the provider for a start, what a failed
 sign-in does to the server, and signing in again with a person to authorize it.
 
+Who is asked when the authorization URL is reached: the person of a sign-in under way
+(``sign_in``); for a call refused for want of scopes, ``step_up_prompt`` (the app's sign-in dialog;
+their time is no call's), else nobody: the server then needs sign-in with more access, and the
+scopes are kept for the next sign-in, which authorizes again even where the tokens still work.
+
 Mixed into ``ServerHub`` (like ``CatalogAccess`` and ``ServerContext``); the protocol itself is
 the SDK's, wired up in ``servers/oauth.py``.
 """
@@ -12,7 +17,8 @@ from functools import partial
 from typing import Any
 
 from mcp_chat_tui.core.redact import Redactor
-from mcp_chat_tui.servers.oauth import SignInPrompt, oauth_failure, open_oauth_session
+from mcp_chat_tui.servers.oauth import SignInPrompt, SignInRequest, oauth_failure, open_oauth_session
+from mcp_chat_tui.servers.oauth_storage import forget_tokens_short_of_more_access
 from mcp_chat_tui.servers.state import ServerState, ServerStatus
 from mcp_chat_tui.servers.token_vault import TokenVault
 
@@ -26,11 +32,13 @@ class SignIn:
     token_vault: TokenVault
     _set_state: Callable[..., None]
     restart: Callable[[str], Awaitable[ServerStatus]]
+    step_up_prompt: SignInPrompt | None = None  # who signs in again for a call that wants more access
 
     async def sign_in(self, name: str, prompt: SignInPrompt) -> ServerStatus:
         """Start ``name`` again with a person to authorize it (``prompt`` shows them the URL); the
         init timeout waits for them. Returns the state it ends in (ready, or why not)."""
         rt = self._runtimes[name]
+        forget_tokens_short_of_more_access(self.token_vault, rt.config.url or "")
         rt.sign_in_prompt = prompt
         try:
             return await self.restart(name)
@@ -51,16 +59,43 @@ class SignIn:
         if rt.config.oauth_settings is None:
             return None
         prompt = rt.sign_in_prompt
-        # Once the sign-in is over, a later 401 is not met with the person of that sign-in.
-        asked = rt.person.timed(prompt, lambda: rt.sign_in_prompt is prompt, rt.config.name) if prompt else None
+        asked: SignInPrompt | None = (
+            rt.person.timed(prompt, lambda: rt.sign_in_prompt is prompt, rt.config.name) if prompt else None
+        )
+
+        def person(step_up: bool) -> SignInPrompt | None:
+            # Once the sign-in is over, a later 401 is not met with the person of that sign-in.
+            if asked is not None and rt.sign_in_prompt is prompt:
+                return asked
+            step_up_prompt = self.step_up_prompt
+            if not step_up or step_up_prompt is None:
+                return None
+
+            async def ask_for_more_access(request: SignInRequest) -> None:
+                await self._ask_for_more_access(rt, step_up_prompt, request)
+
+            return ask_for_more_access
+
         rt.oauth = open_oauth_session(
             rt.config,
             self.token_vault,
-            prompt=asked,
+            person=person,
+            signing_in=asked is not None,
             on_failure=partial(self._oauth_failed, rt, generation),
             on_secret=lambda value: self.redactor.add(f"{rt.config.name} sign-in", value),
         )
         return rt.oauth.provider
+
+    async def _ask_for_more_access(self, rt: Any, prompt: SignInPrompt, request: SignInRequest) -> None:
+        """Show the step-up sign-in; the person's time until the browser comes back is no call's."""
+        asking = rt.life.asking()
+        asking.__enter__()
+        request.outcome.add_done_callback(lambda _: asking.__exit__(None, None, None))
+        try:
+            await prompt(request)
+        except BaseException:
+            request.cancel("the sign-in could not be shown")
+            raise
 
     def _oauth_failed(self, rt: Any, generation: int, exc: Exception) -> None:
         """The sign-in stopped (needs a person, refused, broken): the SDK's transport would only
@@ -75,6 +110,11 @@ class SignIn:
         elif rt.status.state.usable:
             self._set_state(rt, state, reason)
             rt.stop.set()
+
+    def _oauth_refusal(self, rt: Any) -> str:
+        """Why the server refused the start for want of scopes a new sign-in would not give ("": it did not)."""
+        provider = rt.oauth.provider if rt.oauth is not None else None
+        return f"{rt.config.display_url()} {provider.refusal}" if provider is not None and provider.refusal else ""
 
     async def _close_oauth(self, rt: Any) -> None:
         """Close the sign-in session of a start that ended."""

@@ -80,7 +80,7 @@ class ServerStatus:
     resources: list[ResourceInfo] = field(default_factory=list)
     resource_templates: list[ResourceInfo] = field(default_factory=list)
     catalog_problems: list[str] = field(default_factory=list)  # lists that failed, like refused tools
-    subscribed: set[str] = field(default_factory=set)  # resource URIs whose updates it hears
+    subscribed: dict[str, int] = field(default_factory=dict)  # resource URIs whose updates it hears: holders
     resource_updates: dict[str, int] = field(default_factory=dict)  # URI -> updates heard
     samples_asked: int = 0  # sampling requests of this server, those over the rate limit included
     samples_refused: int = 0  # refused for the rate limit

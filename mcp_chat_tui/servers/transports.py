@@ -12,12 +12,16 @@ import httpx2
 from mcp import StdioServerParameters
 from mcp.client import sse as sdk_sse
 from mcp.client import stdio as sdk_stdio
+from mcp.client._memory import InMemoryTransport
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client, sse_within_origin
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, PARSE_ERROR
+from pydantic import ValidationError
 
 from mcp_chat_tui.core.redact import without_url_secrets
+from mcp_chat_tui.servers.result_type import complete_by_default
+from mcp_chat_tui.servers.results import validation_problems
 from mcp_chat_tui.servers.stdio_transport import stdio_streams
 from mcp_chat_tui.servers.stdout_lines import line_limit
 from mcp_chat_tui.servers.watchdog import server_watchdog
@@ -56,11 +60,19 @@ async def stdio_transport(config: Any, errlog: TextIO) -> AsyncIterator[Any]:
         server_watchdog().watch(pid)
 
     try:
-        async with stdio_streams(params, errlog, watch) as streams:
+        async with complete_by_default(stdio_streams(params, errlog, watch)) as streams:
             yield streams
     finally:
         for pgid in groups:  # the server is stopped: what is left of its group goes now
             server_watchdog().release(pgid)
+
+
+def memory_transport(config: Any) -> InMemoryTransport | None:
+    """The SDK's in-memory transport to the ``MCPServer`` that a config built by the tests carries
+    (its ``in_process()``): the same server code and the same client above the transport, without
+    a process to start (tests/helpers.py). None for every config the app reads from a file."""
+    build = getattr(config, "in_process", None)
+    return InMemoryTransport(build()) if build is not None else None
 
 
 @asynccontextmanager
@@ -87,14 +99,15 @@ async def http_transport(
         # The SDK keeps one event of a streamed answer to 1 MiB; a larger one failed its call as a
         # closed connection (the server shown crashed). Stdio's limit is the one for every transport.
         limit = line_limit()
-        async with streamable_http_client(url, http_client=http_client, max_sse_event_size=limit) as streams:
+        http = streamable_http_client(url, http_client=http_client, max_sse_event_size=limit)
+        async with complete_by_default(http) as streams:
             yield streams
 
 
 def sse_transport(url: str, headers: dict[str, str], auth: httpx2.Auth | None = None) -> Any:
     """The SDK's SSE transport, with stdio's limit on one message (``_sse_events``)."""
     sdk_sse.sse_within_origin = _sse_events  # type: ignore[attr-defined]
-    return sdk_sse.sse_client(url, headers=headers or None, auth=auth)
+    return complete_by_default(sdk_sse.sse_client(url, headers=headers or None, auth=auth))
 
 
 def _sse_events(client: httpx2.AsyncClient, url: Any, **options: Any) -> Any:
@@ -137,6 +150,8 @@ def describe_start_failure(
         return exc.message  # (the stderr tail would say it again)
     if isinstance(exc, MCPError):
         return f"the server answered initialize with an error: {exc.message} (code {exc.code}){stderr_hint}"
+    if isinstance(exc, ValidationError):
+        return f"the server sent a malformed answer while starting: {validation_problems(exc)}{stderr_hint}"
     name = type(exc).__name__
     if "Connect" in name or "connect" in str(exc).lower():
         return f"cannot connect to {url}: {type(exc).__name__} (is the server running?)"

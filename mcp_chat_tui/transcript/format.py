@@ -16,6 +16,7 @@ from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import media_folder
 from mcp_chat_tui.core.progress import ToolProgress
+from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.tools import CutForModel
 from mcp_chat_tui.transcript.markers import (
     ASSISTANT,
@@ -263,6 +264,7 @@ class _Reader:
             allowed_by=str(meta.get("allowed_by", "")),
             tool=str(meta.get("tool", "")),
             run_unsaved=meta.get("run_unsaved") is True,
+            task_id=meta["task"] if isinstance(meta.get("task"), str) else "",
         )
 
     def _server_request(self, line: str) -> ServerRequest:
@@ -317,6 +319,8 @@ class _Reader:
             structured=meta["structured"] if isinstance(meta.get("structured"), dict) else None,
             progress=ToolProgress.from_json(meta.get("progress")),
             cut=CutForModel.from_json(meta.get("cut"), len(content)),
+            repeat_of=str(meta.get("repeat_of", "")),
+            task=TaskState.from_json(meta.get("task")),
         )
 
     def _result_header(self) -> tuple[str, str, dict[str, Any]]:

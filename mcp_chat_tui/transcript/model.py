@@ -14,12 +14,14 @@ from typing import Any
 
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.content import ContentPart
+from mcp_chat_tui.core.feedback import MALFORMED_NAME
 from mcp_chat_tui.core.progress import ToolProgress
+from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.tools import CutForModel
 
 CHOICES = ("yo", "ya", "yO", "yA", "n", "nA", "auto")
 ALLOWING = ("yo", "ya", "yO", "yA", "auto")
-STATUSES = ("done", "error", "timeout", "denied", "malformed", "cancelled", "interrupted")
+STATUSES = ("done", "error", "timeout", "denied", "malformed", "cancelled", "interrupted", "repeated")
 UNFINISHED = "unfinished"  # ``Exchange.end`` while the reply is under way; read back, the app ended during it
 
 
@@ -38,6 +40,8 @@ class ToolResult:
     structured: dict[str, Any] | None = None  # the result's structured content
     progress: ToolProgress | None = None  # the last progress its server reported
     cut: CutForModel | None = None  # how the model's copy was cut, when it was (agent/budget.py)
+    repeat_of: str = ""  # a repeated call (not run): the id of the earlier call whose result the model was given
+    task: TaskState | None = None  # the task it ran as at its server, as it ended
 
 
 @dataclass
@@ -46,7 +50,8 @@ class Proposal:
 
     ``proposed_at`` and ``started_at`` are wall-clock times to the second; ``started_at`` is
     written before the call goes to ``server``, so a call that started and has no result is
-    known to be interrupted (it may or may not have run). ``allowed_by`` says who or which rule
+    known to be interrupted (it may or may not have run); one with a ``task_id`` and no result ran
+    as that task, whose result a resumed conversation fetches. ``allowed_by`` says who or which rule
     allowed it ("you (once)", "auto policy"…; empty in files written before it was kept).
     """
 
@@ -59,6 +64,7 @@ class Proposal:
     allowed_by: str = ""
     tool: str = ""  # the tool's own name at ``server``, when the model was given another
     run_unsaved: bool = False  # sent although its start could not be saved (the user chose so)
+    task_id: str = ""  # the task it runs as at ``server``, recorded as soon as the server created it
 
     @property
     def call_id(self) -> str:
@@ -85,6 +91,16 @@ class Proposal:
         except (TypeError, ValueError):
             return {}
         return value if isinstance(value, dict) else {}
+
+    @property
+    def malformed(self) -> bool:
+        """A call the model wrote that could not be used: recorded, never run, never sent as a call."""
+        return self.name == MALFORMED_NAME
+
+    @property
+    def raw(self) -> str:
+        """What the model wrote for a malformed call."""
+        return str(self.call.get("function", {}).get("arguments", ""))
 
     @property
     def awaiting_choice(self) -> bool:
@@ -126,8 +142,10 @@ class Exchange:
     """A user prompt, and the assistant's reply (``model`` None: no reply was started).
 
     ``end`` says how a reply ended when it did not simply answer: ``"stopped"`` (the user
-    stopped it), ``"error"`` (the engine failed, ``error`` says how) or ``"unfinished"`` (written
-    while it is under way: read back, the app ended before the reply did). ``settings`` are the
+    stopped it), ``"error"`` (the engine failed, ``error`` says how), ``"no_answer"``,
+    ``"tool_round_limit"`` or ``"repeated_calls"`` (the app ended it without an answer, ``note``
+    says why) or ``"unfinished"`` (written while it is under way: read back, the app ended before
+    the reply did). ``settings`` are the
     generation settings the reply was made with, those not left at the app's default
     (``{"temperature": 0.7, "seed": 1}``; empty: all defaults, or a file written before they were kept).
     """
@@ -138,6 +156,7 @@ class Exchange:
     summary: str | None = None
     end: str | None = None
     error: str = ""
+    note: str = ""  # why the app ended the reply without an answer ("stopped after 8 tool rounds …")
     attachments: list[Attachment] = field(default_factory=list)  # what came with the prompt
     settings: dict[str, Any] = field(default_factory=dict)  # the reply's generation settings (engine/generation.py)
 
@@ -150,6 +169,7 @@ class Exchange:
         """The details a file keeps after ``🤖:[model]`` (docs/transcript-format.md); a value of the wrong kind is left out."""
         self.end = meta.get("end") if isinstance(meta.get("end"), str) else None
         self.error = str(meta.get("error", ""))
+        self.note = str(meta.get("note", ""))
         self.settings = meta["settings"] if isinstance(meta.get("settings"), dict) else {}
 
 
@@ -158,11 +178,20 @@ class Transcript:
     exchanges: list[Exchange] = field(default_factory=list)
 
     def pending_proposals(self) -> list[Proposal]:
-        """Proposals of the last step still waiting for a choice or (allowed) for their result."""
+        """Proposals of the last step still waiting for a choice or (allowed) for their result (a
+        malformed call never runs: it is not one of them)."""
         if not self.exchanges or not self.exchanges[-1].steps:
             return []
         last = self.exchanges[-1].steps[-1]
-        return [p for p in last.proposals if p.result is None]
+        return [p for p in last.proposals if p.result is None and not p.malformed]
+
+    def pending_feedback(self) -> list[str]:
+        """What the model was to be told of the last step's malformed calls once its pending calls
+        have their results (``to_openai_messages`` leaves it out until then)."""
+        if not self.pending_proposals():
+            return []
+        last = self.exchanges[-1].steps[-1]
+        return [p.result.content for p in last.proposals if p.malformed and p.result is not None]
 
     def turn_goes_on(self) -> bool:
         """Whether resuming continues the last reply: the app ended while its last calls waited

@@ -59,7 +59,8 @@ class TranscriptRecorder:
     def reply_goes_on(self) -> None:
         """The last reply goes on (a resumed conversation's open turn): unfinished until ``turn_ended``."""
         if self.transcript.exchanges and self.transcript.exchanges[-1].model is not None:
-            self.transcript.exchanges[-1].end, self.transcript.exchanges[-1].error = UNFINISHED, ""
+            exchange = self.transcript.exchanges[-1]
+            exchange.end, exchange.error, exchange.note = UNFINISHED, "", ""
             self.save()
 
     def text(self, delta: str) -> None:
@@ -84,6 +85,14 @@ class TranscriptRecorder:
         proposal = self._find(call_id)
         if proposal is not None:
             proposal.started_at, proposal.server, proposal.tool = _second(at), server, tool
+            self.save()
+
+    def task_created(self, call_id: str, task_id: str) -> None:
+        """The call runs as task ``task_id`` at its server: written at once, so a conversation resumed
+        after the app was closed fetches the task's result instead of calling again."""
+        proposal = self._find(call_id)
+        if proposal is not None and proposal.task_id != task_id:
+            proposal.task_id = task_id
             self.save()
 
     def run_unsaved(self, call_id: str) -> str | None:
@@ -141,12 +150,14 @@ class TranscriptRecorder:
             self._rerender(index)
             self.save()
 
-    def turn_ended(self, end: str | None = None, error: str = "") -> None:
-        """The reply is over; ``end`` is "stopped" or "error" when it did not simply answer."""
+    def turn_ended(self, end: str | None = None, error: str = "", *, note: str = "", empty_reply: bool = False) -> None:
+        """The reply is over; ``end`` is "stopped", "error", "no_answer", "tool_round_limit" or
+        "repeated_calls" when it did not simply answer, ``note`` the line saying why; ``empty_reply``:
+        its last generation wrote nothing (no text, no calls), which the conversation still holds."""
         if self.transcript.exchanges and self.transcript.exchanges[-1].model is not None:
             exchange = self.transcript.exchanges[-1]
-            exchange.end, exchange.error = end, error
-            if end is None and exchange.steps and exchange.steps[-1].proposals:
+            exchange.end, exchange.error, exchange.note = end, error, note
+            if (end is None or empty_reply) and exchange.steps and exchange.steps[-1].proposals:
                 exchange.steps.append(Step())  # the model answered the results with no text: kept, so no answer is due
         self.save()
 

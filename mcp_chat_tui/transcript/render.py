@@ -95,6 +95,8 @@ def _proposal_meta(proposal: Proposal) -> str:
         meta["tool"] = proposal.tool
     if proposal.run_unsaved:
         meta["run_unsaved"] = True
+    if proposal.task_id:
+        meta["task"] = proposal.task_id
     return _meta_json(meta)
 
 
@@ -113,6 +115,8 @@ def _reply_meta(exchange: Exchange) -> str:
         meta["end"] = exchange.end
     if exchange.error:
         meta["error"] = exchange.error
+    if exchange.note:
+        meta["note"] = exchange.note
     if exchange.settings:
         meta["settings"] = exchange.settings
     return _meta_json(meta)
@@ -151,6 +155,10 @@ def _render_result(result: ToolResult, out: list[str]) -> None:
         meta["progress"] = result.progress.to_json()
     if result.cut is not None:
         meta["cut"] = result.cut.to_json()
+    if result.repeat_of:
+        meta["repeat_of"] = result.repeat_of
+    if result.task is not None:
+        meta["task"] = result.task.to_json()
     header = f"{RESULT} [{escape_name(result.name)}][{escape_name(result.call_id)}]"
     if meta:
         header += " " + json.dumps(meta, ensure_ascii=False)

@@ -27,6 +27,7 @@ from mcp_chat_tui.agent.events import (
     TurnEnd,
     UnsavedChoice,
 )
+from mcp_chat_tui.agent.figures import TurnFigures
 from mcp_chat_tui.agent.turn import not_sent_line, run_unsaved_line
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.events import Stats
@@ -35,9 +36,10 @@ from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
 from mcp_chat_tui.ui.streaming import drawing_cost
-from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE
+from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE, end_note_line
 from mcp_chat_tui.ui.widgets.chat import Notice
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
+from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
 
 OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its prompt to be drawn
 
@@ -80,6 +82,7 @@ class AgentEventView(MessagePump):
     """
 
     _turn_first_stats: Stats | None = None  # the figures of the turn's first reply (its prompt's cached part)
+    _turn_figures: TurnFigures | None = None  # the turn's replies so far (the rate shown is the turn's)
 
     def _sink(self, event: AgentEvent) -> None:
         self._recording(event)
@@ -164,6 +167,21 @@ class AgentEventView(MessagePump):
     async def _show_call_progress(self, message: am.CallProgress) -> None:
         self.call_store.progressed(message.event)
 
+    @on(am.CallTask)
+    @handles
+    async def _show_call_task(self, message: am.CallTask) -> None:
+        self.call_store.task_heard(message.event)
+        self._engine_state("running tools")
+
+    @on(ToolCallTable.CancelCall)
+    def _cancel_call(self, message: ToolCallTable.CancelCall) -> None:
+        """``x`` on a running call in the sidebar: that call alone is cancelled (a task at its server)."""
+        record = message.record
+        if self.agent.cancel_call(record.call_id):
+            self.notify(f"{record.tool}: cancelling", markup=False)
+        else:
+            self.notify(f"{record.tool} is not running", severity="warning", markup=False)
+
     @on(am.CallFinished)
     @handles
     async def _show_call_finished(self, message: am.CallFinished) -> None:
@@ -185,7 +203,10 @@ class AgentEventView(MessagePump):
         stats = event.stats
         self.status_bar.context_tokens = event.context_used
         self.status_bar.context_length = event.context_length
-        self.status_bar.detail = f"{stats.tokens_per_second:.1f} tok/s"
+        figures = self._turn_figures = self._turn_figures or TurnFigures()
+        figures.add(stats)
+        rate = figures.decode_rate  # over the turn: a reply of one token has no rate of its own
+        self.status_bar.detail = f"{rate:.1f} tok/s" if rate is not None else ""
         self._turn_first_stats = self._turn_first_stats or stats
 
     @on(am.ResultCut)
@@ -212,8 +233,10 @@ class AgentEventView(MessagePump):
             note = STOPPED_NOTE
         elif event.error:
             note = f"error: {event.error}"
+        elif event.note:
+            note = end_note_line(event.note)
         await self.reply.finish(note)
-        first, self._turn_first_stats = self._turn_first_stats, None
+        first, self._turn_first_stats, self._turn_figures = self._turn_first_stats, None, None
         self._engine_state("ready", cached_note(first))
         self.query_one(PromptInput).hold_cursor(False)
 

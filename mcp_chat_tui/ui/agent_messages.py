@@ -92,6 +92,10 @@ class CallProgress(AgentMessage[events.CallProgress]):
     """A running call's server reported progress."""
 
 
+class CallTask(AgentMessage[events.CallTask]):
+    """A call runs as a task: its status changed (or the task was just created, or followed again)."""
+
+
 class CallFinished(AgentMessage[events.CallFinished]):
     """A call ended (done, failed, denied, cancelled or interrupted)."""
 

@@ -63,10 +63,8 @@ EXIT_WORDS = {"bye", "quit"}
 
 
 def chat_agent(engine: Engine, hub: ServerHub, policy: ApprovalPolicy, settings: Settings) -> Agent:
-    """The agent of a chat, with the settings' system prompt and turn limit and the hub's redactor."""
-    return Agent(
-        engine, hub, policy, system_prompt=settings.system_prompt, max_turns=settings.max_turns, redactor=hub.redactor
-    )
+    """The agent of a chat, with the settings' system prompt, window and tool-round limit and the hub's redactor."""
+    return Agent(engine, hub, policy, redactor=hub.redactor, **settings.agent_options())
 
 
 class ChatApp(
@@ -143,7 +141,8 @@ class ChatApp(
         self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
 
     def _answer_server_requests(self) -> None:
-        """The servers' sampling and elicitation requests are asked in dialogs (or allowed, with ``--yes``)."""
+        """Servers' samples and forms are asked in dialogs (``--yes`` allows them); a call's sign-in for more access too."""
+        self.hub.step_up_prompt = self._show_sign_in
         asker = DialogAsker(self)
         self.hub.client_requests = AskingClientRequests(
             self.engine,

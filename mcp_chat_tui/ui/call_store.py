@@ -15,10 +15,12 @@ from mcp_chat_tui.agent.events import (
     CallProgress,
     CallStarted,
     CallStatus,
+    CallTask,
     MalformedCall,
     PlannedCall,
     ResultCut,
 )
+from mcp_chat_tui.agent.turn import repeat_reason
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord, CallState
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
@@ -33,6 +35,7 @@ FINISHED_STATE = {
     CallStatus.MALFORMED: CallState.MALFORMED,
     CallStatus.CANCELLED: CallState.CANCELLED,
     CallStatus.INTERRUPTED: CallState.INTERRUPTED,
+    CallStatus.REPEATED: CallState.REPEATED,
 }
 
 
@@ -92,7 +95,7 @@ class CallStore:
 
     def proposed(self, call: PlannedCall, at: datetime | None = None) -> CallRecord:
         record = self.new_record(call.id, call.spec.server if call.spec else "", call.tool, call.arguments, at)
-        record.given_id = call.given_id
+        record.given_id, record.title = call.given_id, call.title
         self.open[id(call)] = record
         return record
 
@@ -136,6 +139,22 @@ class CallStore:
             if card is not None:
                 card.refresh_card()
 
+    def task_heard(self, event: CallTask) -> None:
+        """The call runs as a task: its status and message in its row and card (a resumed call whose
+        task is followed again runs from now)."""
+        record = self.open.get(id(event.call))
+        if record is None:
+            return
+        record.task = event.task
+        if record.state is not CallState.RUNNING:
+            record.started_clock = time.perf_counter()
+            self.update(record, state=CallState.RUNNING)
+            return
+        self.table.update_record(record, ("args",))
+        card = self.cards.get(record.key)
+        if card is not None:
+            card.refresh_card()
+
     def finished(self, event: CallFinished) -> CallRecord | None:
         """The call's outcome into its record; returns the record (None for a malformed call)."""
         if event.status is CallStatus.MALFORMED:
@@ -152,9 +171,12 @@ class CallStore:
         record.result = event.result
         if event.result is not None and event.result.progress is not None:
             record.progress = event.result.progress
+        if event.result is not None and event.result.task is not None:
+            record.task = event.result.task
         record.content_for_model = event.content_for_model
+        record.repeat_of = event.repeat_of
         if event.result is None:
-            record.reason = event.content_for_model
+            record.reason = repeat_reason(event.repeat_of) if event.repeat_of else event.content_for_model
         self.update(record, state=FINISHED_STATE[event.status])
         return record
 
@@ -180,6 +202,6 @@ class CallStore:
         if record is None:
             return
         if call.spec is not None:  # the file names the call as the model did; show the real tool
-            record.server, record.tool = call.server, call.tool
+            record.server, record.tool, record.title = call.server, call.tool, call.title
             self.update(record)
         self.open[id(call)] = record

@@ -15,6 +15,7 @@ from mcp_chat_tui.servers.elicit_form import FormField
 from mcp_chat_tui.ui.screens.requests import (
     ElicitFormScreen,
     ElicitUrlScreen,
+    PageDoneScreen,
     SampleReviewScreen,
     SamplingScreen,
     ToolUseScreen,
@@ -58,3 +59,6 @@ class DialogAsker:
 
     async def visit_url(self, server: str, message: str, url: str) -> str:
         return await self._ask(ElicitUrlScreen(server, message, url)) or "cancel"
+
+    async def page_done(self, server: str, tool: str, url: str, completed: asyncio.Event) -> bool:
+        return bool(await self._ask(PageDoneScreen(server, tool, url, completed)))

@@ -99,12 +99,14 @@ class ConversationActions:
         """Finish the calls the file left open, then let the model answer. Nothing runs on the file's
         word alone ("always" choices in it grant nothing either): the agent asks again, or says
         interrupted; a call with a result is never run again."""
-        pending = pending_calls(self.recorder.transcript.pending_proposals(), self.hub.find_tool)
+        transcript = self.recorder.transcript
+        pending = pending_calls(transcript.pending_proposals(), self.hub.find_tool)
+        feedback = transcript.pending_feedback()
         self._resume_pending = False
         for call, _ in pending:
             self.call_store.resumed(call)
         self.recorder.reply_goes_on()
-        await self.agent.continue_turn(pending, self._sink)
+        await self.agent.continue_turn(pending, self._sink, feedback)
 
     def _drop_waiting(self) -> str:
         """Before the chat is cleared or replaced: the prompts waiting (shown in the chat being cleared) and a

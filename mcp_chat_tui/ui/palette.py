@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from textual.app import SystemCommand
 from textual.screen import Screen
 
+from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.ui.format import palette_text
 from mcp_chat_tui.ui.screens.model import ModelDetailScreen
 
@@ -45,7 +46,7 @@ class PaletteCommands:
         for spec in self.hub.tools():
             state = "runs without asking" if self.policy.runs_without_asking(spec) else "asks first"
             yield SystemCommand(
-                palette_text(f"Toggle auto-run: {spec.server} › {spec.name}"),
+                palette_text(f"Toggle auto-run: {spec.server} › {tool_in_palette(spec)}"),
                 f"now {state}",
                 lambda s=spec: self.toggle_tool_auto_run(s.server, s.name),
                 discover=False,
@@ -57,3 +58,8 @@ class PaletteCommands:
                 lambda n=name: setattr(self, "theme", n),
                 discover=False,
             )
+
+
+def tool_in_palette(spec: ToolSpec) -> str:
+    """A tool as the palette names it: its title and name, or its name."""
+    return f"{spec.shown_title} ({spec.name})" if spec.shown_title else spec.name

@@ -17,6 +17,7 @@ from mcp_chat_tui.agent.events import (
     CallProposed,
     CallStarted,
     CallStatus,
+    CallTask,
     MalformedCall,
     PlannedCall,
     Recorded,
@@ -27,7 +28,8 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
     TurnStarted,
 )
-from mcp_chat_tui.agent.turn import MALFORMED_NAME, wire_call
+from mcp_chat_tui.agent.turn import wire_call
+from mcp_chat_tui.core.feedback import MALFORMED_NAME
 from mcp_chat_tui.core.tools import CutForModel, ToolSpec
 from mcp_chat_tui.transcript import Proposal, ServerRequest, ToolResult, TranscriptRecorder
 from mcp_chat_tui.transcript.media import keep_attached_media, keep_media, worth_keeping
@@ -88,6 +90,10 @@ class RecordingSink:
         self.recorder.started(event.call.id, event.call.server, event.started_at, real_tool_name(event.call))
 
     @record.register
+    def _task(self, event: CallTask) -> None:
+        self.recorder.task_created(event.call.id, event.task.task_id)
+
+    @record.register
     def _finished(self, event: CallFinished) -> None:
         saver = self.recorder.saver
         never_sent = event.status is CallStatus.CANCELLED and event.duration is None  # stopped, or not saved
@@ -109,12 +115,10 @@ class RecordingSink:
 
     @record.register
     def _turn_finished(self, event: TurnFinished) -> None:
-        if event.end is TurnEnd.STOPPED:
-            self.recorder.turn_ended("stopped")
-        elif event.end is TurnEnd.ERROR:
-            self.recorder.turn_ended("error", event.error)
-        else:
+        if event.end is TurnEnd.ANSWERED:
             self.recorder.turn_ended()
+        else:  # stopped, error, and the ends without an answer, with the line that says why
+            self.recorder.turn_ended(event.end.value, event.error, note=event.note, empty_reply=event.empty_reply)
 
 
 def tool_result(event: CallFinished, transcript_path: Path | None) -> ToolResult:
@@ -132,6 +136,8 @@ def tool_result(event: CallFinished, transcript_path: Path | None) -> ToolResult
         parts=keep_media(parts, transcript_path, event.call.id),
         structured=result.structured if result is not None else None,
         progress=result.progress if result is not None else None,
+        repeat_of=event.repeat_of,
+        task=result.task if result is not None else None,
     )
 
 
@@ -140,7 +146,10 @@ def pending_calls(
 ) -> list[tuple[PlannedCall, Recorded]]:
     """The calls a transcript left open (``Transcript.pending_proposals``), with what the file says of each."""
     return [
-        (PlannedCall(p.call_id, p.name, p.arguments, find_tool(p.name)), Recorded(p.choice, p.started_at))
+        (
+            PlannedCall(p.call_id, p.name, p.arguments, find_tool(p.name)),
+            Recorded(p.choice, p.started_at, p.task_id if p.started_at is not None else ""),
+        )
         for p in proposals
     ]
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.progress import ToolProgress
+from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.tools import ToolCallResult
 
 
@@ -24,6 +25,7 @@ class CallState(str, Enum):
     MALFORMED = "malformed"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"  # started in an earlier run that ended first: it may or may not have run
+    REPEATED = "repeated"  # not run: the same call already ran in this turn, the model was given its result
 
     @property
     def finished(self) -> bool:
@@ -43,6 +45,7 @@ STATE_GLYPH = {
     CallState.MALFORMED: "!",
     CallState.CANCELLED: "■",
     CallState.INTERRUPTED: "↯",
+    CallState.REPEATED: "↻",
 }
 
 
@@ -67,10 +70,17 @@ class CallRecord:
     allowed_by: str = ""  # who or which rule let it run ("you (once)", "auto policy"…), once decided
     given_id: str = ""
     progress: ToolProgress | None = None  # the last progress its server reported
+    task: TaskState | None = None  # the task it runs (or ran) as at its server, as last heard
     cut_for_model: str = ""  # "cut for the model: 1.2k of 50k tokens" when the model got only its start
+    repeat_of: str = ""  # a repeated call: the id of the earlier call whose result the model was given
     extra: dict[str, Any] = field(default_factory=dict)
     loaded_parts: list[ContentPart] = field(default_factory=list)  # a call read from a transcript
     loaded_structured: dict[str, Any] | None = None
+    title: str = ""  # the tool's title, shown for its name where a person reads it ("" when none)
+
+    @property
+    def shown_tool(self) -> str:
+        return self.title or self.tool
 
     @property
     def parts(self) -> list[ContentPart]:

@@ -8,6 +8,7 @@ from mcp_chat_tui.agent.approval import decision_label
 from mcp_chat_tui.agent.budget import cut_label
 from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import ApprovalChoice
+from mcp_chat_tui.agent.turn import repeat_reason
 from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
 from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord, CallState
@@ -25,8 +26,16 @@ STATUS_STATE = {
     "malformed": CallState.MALFORMED,
     "cancelled": CallState.CANCELLED,
     "interrupted": CallState.INTERRUPTED,
+    "repeated": CallState.REPEATED,
 }
 STOPPED_NOTE = "■ stopped"  # under a reply the user stopped, live and after a resume
+
+
+def end_note_line(note: str) -> str:
+    """Under a reply the app ended without an answer (TurnFinished.note), live and after a resume."""
+    return f"■ {note}"
+
+
 CUT_SHORT_NOTE = "■ cut short: the app ended before this reply was finished"  # a loaded reply marked unfinished
 
 
@@ -50,7 +59,10 @@ def call_state_for(proposal: Proposal) -> CallState:
 
 
 def reply_note(exchange: Exchange) -> str:
-    """The note a reply ended with when it was shown live ("■ stopped", "error: …")."""
+    """The note a reply ended with when it was shown live ("■ stopped", "error: …", "■ stopped after
+    8 tool rounds (max_tool_rounds)")."""
+    if exchange.note and exchange.end is not None and not exchange.cut_short:
+        return end_note_line(exchange.note)
     if exchange.end == "error":
         return f"error: {exchange.error}" if exchange.error else "error"
     if exchange.cut_short:
@@ -128,7 +140,7 @@ async def _show_reply(exchange: Exchange, chat: ChatLog, calls: CallStore, note:
 def _add_proposal_record(calls: CallStore, proposal: Proposal) -> CallRecord:
     """The call's row in the sidebar, as the file left it."""
     result = proposal.result
-    malformed = proposal.name == "malformed_tool_call"
+    malformed = proposal.malformed
     record = calls.new_record(
         proposal.call_id,
         (result.server if result else "") or proposal.server,
@@ -140,18 +152,26 @@ def _add_proposal_record(calls: CallStore, proposal: Proposal) -> CallRecord:
     record.allowed_by = allowed_by_for(proposal) + (RUN_UNSAVED_NOTE if proposal.run_unsaved else "")
     if malformed:
         record.tool = "malformed call"
-        record.raw = str(proposal.call.get("function", {}).get("arguments", ""))
+        record.raw = proposal.raw
     if result is not None:
         record.duration = result.duration
         record.progress = result.progress
         record.content_for_model = result.content
         record.loaded_parts, record.loaded_structured = result.parts, result.structured
         record.reason = "" if result.status == "done" else result.content
+        if result.repeat_of:
+            record.repeat_of, record.reason = result.repeat_of, repeat_reason(result.repeat_of)
         if result.cut is not None:
             record.cut_for_model = cut_label(result.cut.kept_tokens, result.cut.total_tokens)
+        record.task = result.task
     else:
         calls.pending_keys[proposal.call_id] = record.key
-        if proposal.interrupted:
+        if proposal.interrupted and proposal.task_id:
+            record.reason = (
+                f"ran as task {proposal.task_id} when the app was closed: its result is fetched "
+                "from its server when the conversation goes on"
+            )
+        elif proposal.interrupted:
             record.reason = "interrupted: it may or may not have run (started in an earlier run, no result recorded)"
     calls.table.add_record(record, follow=False)
     return record

@@ -6,13 +6,16 @@ requests sent to the client as JSON-RPC requests). Each tool answers with what c
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as t
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import BaseModel, Field
 
 server = MCPServer(name="asking", version="1.0", log_level="WARNING")
 
@@ -31,6 +34,43 @@ SIGN_UP_SCHEMA = {
         "api_token": {"type": "string", "description": "kept secret"},
     },
     "required": ["name", "email"],
+}
+# Every kind of field the 2025-11-25 elicitation schema has (``PrimitiveSchemaDefinition``).
+EVERY_FIELD_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "nick": {"type": "string", "title": "Nickname", "minLength": 2, "maxLength": 8},
+        "email": {"type": "string", "format": "email"},
+        "site": {"type": "string", "format": "uri"},
+        "born": {"type": "string", "format": "date"},
+        "meeting": {"type": "string", "format": "date-time"},
+        "motto": {"type": "string", "default": "It was a dark and stormy night."},
+        "age": {"type": "integer", "minimum": 1, "maximum": 120, "default": 42},
+        "ratio": {"type": "number", "minimum": 0, "maximum": 10},
+        "agree": {"type": "boolean", "description": "no default: left out unless answered"},
+        "news": {"type": "boolean", "default": True},
+        "friend": {"type": "string", "enum": ["Monica", "Rachel", "Joey"], "default": "Monica"},
+        "hero": {
+            "type": "string",
+            "title": "Hero",
+            "oneOf": [{"const": "hero-1", "title": "Superman"}, {"const": "hero-2", "title": "Wonder Woman"}],
+        },
+        "pet": {"type": "string", "enum": ["pet-1", "pet-2"], "enumNames": ["Cats", "Dogs"]},
+        "instruments": {
+            "type": "array",
+            "title": "Instruments",
+            "minItems": 1,
+            "maxItems": 2,
+            "items": {"type": "string", "enum": ["Guitar", "Piano", "Violin"]},
+            "default": ["Guitar"],
+        },
+        "fish": {
+            "type": "array",
+            "title": "Fish",
+            "items": {"anyOf": [{"const": "fish-1", "title": "Tuna"}, {"const": "fish-2", "title": "Salmon"}]},
+        },
+    },
+    "required": ["nick", "instruments"],
 }
 LOOKUP_TOOL = t.Tool(
     name="lookup",
@@ -95,6 +135,33 @@ async def sign_up(ctx: Context) -> Any:
 
 
 @server.tool(structured_output=False)
+async def every_field(ctx: Context) -> Any:
+    """Ask the user a form with every kind of field the elicitation schema has."""
+    request = t.ElicitRequest(
+        params=t.ElicitRequestFormParams(message="Every kind of field", requested_schema=EVERY_FIELD_SCHEMA)
+    )
+    return described(await ask(ctx, request, t.ElicitResult))
+
+
+class Band(BaseModel):
+    """What ``join_band`` asks, checked by the SDK's own ``ctx.elicit`` against this model."""
+
+    name: str = Field(min_length=2, description="what we call you")
+    plays: list[Literal["Guitar", "Piano", "Drums"]] = Field(min_length=1, max_length=2)
+    loud: bool = Field(description="may we play loud?")
+    years: int = Field(default=1, ge=0, le=80)
+
+
+@server.tool(structured_output=False)
+async def join_band(ctx: Context) -> Any:
+    """Ask with the SDK's ``ctx.elicit`` (2025-11-25 only): the server checks the answer against ``Band``."""
+    answer = await ctx.elicit("Join the band", Band)
+    if answer.action != "accept":
+        return json.dumps({"action": answer.action})
+    return json.dumps({"action": "accept", "content": answer.data.model_dump()}, sort_keys=True)
+
+
+@server.tool(structured_output=False)
 async def open_page(ctx: Context) -> Any:
     """Ask the user to open a page; on 2025-11-25 say it is complete once they accept."""
     params = t.ElicitRequestURLParams(
@@ -115,6 +182,40 @@ async def open_url(url: str, ctx: Context) -> Any:
     if modern(ctx):
         params = params.model_copy(update={"elicitation_id": None})
     return described(await ask(ctx, t.ElicitRequest(params=params), t.ElicitResult))
+
+
+PAGES_ASKED: dict[str, int] = {}  # guarded's "visit a page first" answers so far, by ``what``
+LATER: set[asyncio.Task] = set()
+
+
+@server.tool(structured_output=False)
+async def guarded(what: str, ctx: Context, times: int = 1, pages: int = 1, tell_done: bool = False) -> str:
+    """Answer "URL elicitation required" (-32042) naming ``pages`` pages for the first ``times`` calls
+    about ``what``; with ``tell_done``, say each page is done (notifications/elicitation/complete)."""
+    asked = PAGES_ASKED.get(what, 0)
+    if asked >= times:
+        return f"{what}: done after {asked} visit(s)"
+    PAGES_ASKED[what] = asked + 1
+    needed = [
+        t.ElicitRequestURLParams(
+            message=f"Authorize {what} ({number})",
+            url=f"https://auth.example/{what}/{number}",
+            elicitation_id=f"{what}-{asked}-{number}",
+        )
+        for number in range(1, pages + 1)
+    ]
+    if tell_done:
+        session = ctx.session
+
+        async def say_done() -> None:
+            await asyncio.sleep(0.2)
+            for page in needed:
+                await session.send_elicit_complete(page.elicitation_id)
+
+        task = asyncio.get_running_loop().create_task(say_done())
+        LATER.add(task)
+        task.add_done_callback(LATER.discard)
+    raise UrlElicitationRequiredError(needed, f"{what} needs authorization")
 
 
 async def serve_legacy() -> None:

@@ -1,6 +1,8 @@
 """A tiny MCP server speaking raw JSON-RPC on stdio (no SDK: it must write what the SDK never would).
 Its one tool, ``broken``, answers with a line whose JSON holds a lone surrogate escape
-(``\\udce9``), which the client's validation refuses: the answer never arrives as one."""
+(``\\udce9``), which the client's validation refuses: the answer never arrives as one.
+With ``--malformed-initialize`` its answer to ``initialize`` has no ``serverInfo`` and its
+capabilities are a list."""
 
 import json
 import sys
@@ -24,7 +26,10 @@ def main() -> None:
         method, request_id = message.get("method"), message.get("id")
         if request_id is None:
             continue  # a notification
-        if method == "initialize":
+        if method == "initialize" and "--malformed-initialize" in sys.argv:
+            version = message["params"].get("protocolVersion", PROTOCOL)
+            answer(request_id, {"protocolVersion": version, "capabilities": ["tools"]})
+        elif method == "initialize":
             version = message["params"].get("protocolVersion", PROTOCOL)
             answer(
                 request_id,

@@ -13,6 +13,7 @@ import base64
 import json
 import sys
 
+import anyio.lowlevel
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
 from mcp_types import (
@@ -134,6 +135,8 @@ async def _tell(ctx: Context, what: str, uri: str = "") -> None:
             await ctx.notify_resource_updated(uri)
         else:
             await modern[what]()
+        for _ in range(20):  # let the listen stream send the event before this answer, as a handshake-era
+            await anyio.lowlevel.checkpoint()  # notification goes before it: a client cannot see what has not come
     except Exception:  # noqa: BLE001 - not a 2026-07-28 connection
         pass
     try:
@@ -200,6 +203,7 @@ def allow_subscribe(server: MCPServer) -> None:
         return EmptyResult()
 
     async def unsubscribe(ctx, params) -> EmptyResult:
+        print(f"catalog: unsubscribed from {params.uri}", file=sys.stderr, flush=True)
         return EmptyResult()
 
     lowlevel = server._lowlevel_server  # noqa: SLF001
@@ -207,13 +211,17 @@ def allow_subscribe(server: MCPServer) -> None:
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--legacy", action="store_true")
     parser.add_argument("--broken-prompts", action="store_true")
     parser.add_argument("--no-resources", action="store_true")
     parser.add_argument("--page-size", type=int, default=0, help="serve resources/list in pages of this size")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = parse_args()
     server = build(args)
     if args.legacy:
         run_legacy(server)

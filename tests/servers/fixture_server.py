@@ -111,7 +111,7 @@ def serve_with_token(server: MCPServer, port: int, token: str) -> None:
     uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--label", default="A")
     parser.add_argument("--marker", default="")
@@ -130,7 +130,11 @@ def main() -> None:
     parser.add_argument(
         "--require-token", default="", help="with --http: answer 401 unless 'Authorization: Bearer TOKEN'"
     )
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = parse_args()
     print(f"fixture {args.label} starting", file=sys.stderr, flush=True)
     if args.startup_delay:
         time.sleep(args.startup_delay)

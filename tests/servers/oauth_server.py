@@ -4,14 +4,23 @@ the SDK's own auth components (``create_auth_routes``, ``MCPServer(auth=..., tok
 The authorization server runs on ``--as-port`` (metadata, registration, /authorize, /token) and
 approves every authorization at once (or refuses it, with ``--refuse``), so a test plays the
 browser by following the authorization URL. The MCP server runs on ``--port`` and answers 401
-without a token it issued. ``GET /stats`` on the authorization server counts what it did; ``POST /revoke-all`` revokes every
-token (as a user who signs the app out at the provider would).
+without a token it issued. ``GET /stats`` on the authorization server counts what it did (and
+lists the client id and scope of each authorization); ``POST /revoke-all`` revokes every token (as
+a user who signs the app out at the provider would).
+
+``--basic-only``: the token endpoint takes pre-registered clients' secrets by HTTP Basic only, and
+the metadata says so. ``--cimd URL``: the metadata says client metadata documents are supported,
+and ``URL`` is taken as such a client id (its document listing the ``--redirect`` URIs), without
+fetching it. ``--step-up``: the tool ``write_note`` wants the scope ``mcp:write`` besides ``mcp``
+and answers 403 ``insufficient_scope`` without it; ``--forbid-always``: it answers so whatever the
+token has, asking for ``mcp`` (which a new sign-in would not change).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import secrets
 import time
 
@@ -25,8 +34,8 @@ from mcp.server.auth.provider import (
     TokenError,
     construct_redirect_uri,
 )
-from mcp.server.auth.routes import create_auth_routes
-from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+from mcp.server.auth.routes import build_metadata, create_auth_routes
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyHttpUrl
@@ -36,12 +45,18 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 SCOPE = "mcp"
+WRITE_SCOPE = "mcp:write"
 
 
 class MemoryProvider:
     """Clients, codes and tokens in memory; every authorization is approved (or refused)."""
 
-    def __init__(self, token_seconds: int, refuse: bool, pre_registered: dict[str, str]) -> None:
+    def __init__(
+        self, token_seconds: int, refuse: bool, pre_registered: dict[str, str], client_auth: str, cimd: str | None
+    ) -> None:
+        self.scopes = [SCOPE]
+        self.client_auth = client_auth  # how pre-registered clients authenticate at the token endpoint
+        self.cimd = cimd  # the client id taken as a client metadata document's URL
         self.token_seconds = token_seconds
         self.refuse = refuse
         self.clients: dict[str, OAuthClientInformationFull] = {}
@@ -49,22 +64,24 @@ class MemoryProvider:
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
         self.stats = {"registered": 0, "authorized": 0, "refused": 0, "code_exchanges": 0, "refreshes": 0}
+        self.authorizations: list[dict[str, str | None]] = []  # the client id and scope of each
         self.pre_registered = pre_registered
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        if client_id in self.pre_registered:
-            secret = self.pre_registered[client_id] or None
+        if client_id in self.pre_registered or client_id == self.cimd:
+            secret = self.pre_registered.get(client_id) or None
             return OAuthClientInformationFull(
                 client_id=client_id,
                 client_secret=secret,
-                redirect_uris=[AnyHttpUrl(uri) for uri in PRE_REGISTERED_REDIRECTS],
-                token_endpoint_auth_method="client_secret_post" if secret else "none",
-                scope=SCOPE,
+                redirect_uris=list(PRE_REGISTERED_REDIRECTS),  # compared as AnyUrl, as the app's are
+                token_endpoint_auth_method=self.client_auth if secret else "none",
+                scope=f"{SCOPE} {WRITE_SCOPE}",
             )
         return self.clients.get(client_id)
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         self.stats["registered"] += 1
+        client_info.scope = " ".join(self.scopes)  # a registered client may ask for every scope offered
         self.clients[client_info.client_id] = client_info
 
     async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
@@ -77,6 +94,7 @@ class MemoryProvider:
                 state=params.state,
             )
         self.stats["authorized"] += 1
+        self.authorizations.append({"client_id": client.client_id, "scope": " ".join(params.scopes or []) or None})
         code = secrets.token_urlsafe(24)
         self.codes[code] = AuthorizationCode(
             code=code,
@@ -146,29 +164,99 @@ class ProviderVerifier:
 PRE_REGISTERED_REDIRECTS: list[str] = []
 
 
+class ScopeGate:
+    """In front of the MCP server: a call of ``write_note`` whose token lacks ``mcp:write`` (with
+    ``always``: any call of it) is answered 403 ``insufficient_scope``, naming the scope wanted."""
+
+    def __init__(self, app, provider: MemoryProvider, metadata_url: str, always: bool) -> None:
+        self.app, self.provider, self.metadata_url, self.always = app, provider, metadata_url, always
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        wanted = self._refused(scope, body)
+        if wanted is None:
+            await self.app(scope, replay, send)
+            return
+        challenge = f'Bearer error="insufficient_scope", scope="{wanted}", resource_metadata="{self.metadata_url}"'
+        refusal = JSONResponse(
+            {"error": "insufficient_scope", "error_description": f"{wanted} wanted"},
+            status_code=403,
+            headers={"WWW-Authenticate": challenge},
+        )
+        await refusal(scope, replay, send)
+
+    def _refused(self, scope, body: bytes) -> str | None:
+        """The scope a call of write_note is refused for, or None (not such a call, or allowed)."""
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return None
+        params = message.get("params") if isinstance(message, dict) else None
+        if message.get("method") != "tools/call" or not isinstance(params, dict) or params.get("name") != "write_note":
+            return None
+        headers = dict(scope["headers"])
+        token = headers.get(b"authorization", b"").decode().removeprefix("Bearer ")
+        access = self.provider.access.get(token)
+        if access is None:
+            return None  # the MCP server's own 401
+        if self.always:
+            return SCOPE
+        return None if WRITE_SCOPE in access.scopes else WRITE_SCOPE
+
+
 def build(args: argparse.Namespace) -> tuple[Starlette, Starlette]:
     issuer = f"http://127.0.0.1:{args.as_port}"
-    resource = f"http://127.0.0.1:{args.port}/{'sse' if args.sse else 'mcp'}"
+    path = "sse" if args.sse else "mcp"
+    resource = f"http://127.0.0.1:{args.port}/{path}"
     pre = dict(item.split(":", 1) if ":" in item else (item, "") for item in args.client)
     PRE_REGISTERED_REDIRECTS.extend(args.redirect)
-    provider = MemoryProvider(args.token_seconds, args.refuse, pre)
-    routes = create_auth_routes(
-        provider,
-        AnyHttpUrl(issuer),
-        client_registration_options=ClientRegistrationOptions(
-            enabled=not args.no_registration, valid_scopes=[SCOPE], default_scopes=[SCOPE]
-        ),
+    client_auth = "client_secret_basic" if args.basic_only else "client_secret_post"
+    provider = MemoryProvider(args.token_seconds, args.refuse, pre, client_auth, args.cimd)
+    scopes = [SCOPE, WRITE_SCOPE] if args.step_up or args.forbid_always else [SCOPE]
+    provider.scopes = scopes
+    registration = ClientRegistrationOptions(
+        enabled=not args.no_registration, valid_scopes=scopes, default_scopes=scopes
     )
+    routes = create_auth_routes(provider, AnyHttpUrl(issuer), client_registration_options=registration)
+    metadata = build_metadata(AnyHttpUrl(issuer), None, registration, RevocationOptions(enabled=False))
+    if args.basic_only:
+        metadata.token_endpoint_auth_methods_supported = ["client_secret_basic"]
+    metadata.client_id_metadata_document_supported = True if args.cimd else None
+
+    async def authorization_server_metadata(request: Request) -> JSONResponse:
+        return JSONResponse(metadata.model_dump(mode="json", exclude_none=True))
 
     async def stats(request: Request) -> JSONResponse:
-        return JSONResponse(provider.stats)
+        return JSONResponse({**provider.stats, "authorizations": provider.authorizations})
 
     async def revoke_all(request: Request) -> JSONResponse:
         provider.access.clear()
         provider.refresh.clear()
         return JSONResponse({"revoked": True})
 
-    auth_app = Starlette(routes=[*routes, Route("/stats", stats), Route("/revoke-all", revoke_all, methods=["POST"])])
+    auth_app = Starlette(
+        routes=[
+            Route("/.well-known/oauth-authorization-server", authorization_server_metadata),  # before the SDK's
+            *routes,
+            Route("/stats", stats),
+            Route("/revoke-all", revoke_all, methods=["POST"]),
+        ]
+    )
     server = MCPServer(
         "protected",
         token_verifier=ProviderVerifier(provider),
@@ -191,7 +279,17 @@ def build(args: argparse.Namespace) -> tuple[Starlette, Starlette]:
         token = get_access_token()
         return f"you sent {token.token if token else 'nothing'}"
 
+    if args.step_up or args.forbid_always:
+
+        @server.tool()
+        def write_note(text: str) -> str:
+            """Keep a note (the token needs the scope mcp:write)."""
+            return f"noted: {text}"
+
     mcp_app = server.sse_app() if args.sse else server.streamable_http_app()
+    if args.step_up or args.forbid_always:
+        metadata_url = f"http://127.0.0.1:{args.port}/.well-known/oauth-protected-resource/{path}"
+        mcp_app = ScopeGate(mcp_app, provider, metadata_url, args.forbid_always)
     return auth_app, mcp_app
 
 
@@ -214,6 +312,10 @@ def main() -> None:
     parser.add_argument("--no-registration", action="store_true", help="no dynamic client registration")
     parser.add_argument("--client", action="append", default=[], help="a pre-registered client, ID or ID:SECRET")
     parser.add_argument("--redirect", action="append", default=[], help="a pre-registered client's redirect URI")
+    parser.add_argument("--basic-only", action="store_true", help="client secrets by HTTP Basic only")
+    parser.add_argument("--cimd", help="a client id taken as a client metadata document's URL")
+    parser.add_argument("--step-up", action="store_true", help="write_note wants the scope mcp:write")
+    parser.add_argument("--forbid-always", action="store_true", help="write_note is always refused for want of mcp")
     asyncio.run(serve(parser.parse_args()))
 
 

@@ -65,7 +65,9 @@ class ApprovalScreen(DecidingScreen[ApprovalDecision]):
 
     def _title(self) -> Text:
         title = Text("Run ", style="bold")
-        title.append_text(literal(self.call.tool, "bold"))
+        title.append_text(literal(self.call.shown_tool, "bold"))
+        if self.call.title:  # what runs is the name: a title is the server's word
+            title.append_text(literal(f" ({self.call.tool})", "dim"))
         title.append(" on ", style="bold")
         title.append_text(literal(self.call.server or "?", "bold"))
         title.append("?", style="bold")

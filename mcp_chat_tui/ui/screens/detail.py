@@ -59,6 +59,7 @@ def call_report(record: CallRecord, clock: DisplayClock) -> str:
         f"started: {clock.time(record.started_at) if record.started_at else '-'}",
         f"duration: {clock.duration(record.duration) or '-'}",
         *([f"last progress: {progress_bar(record.progress)} {record.progress.describe()}"] if record.progress else []),
+        *([f"task at its server: {record.task.task_id} ({record.task.describe()})"] if record.task else []),
         *cut_line(record),
         "",
         "arguments:",
@@ -117,7 +118,7 @@ class CallDetailScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="detail-box"):
-            title = literal(self.record.tool, "bold")
+            title = literal(self.record.shown_tool, "bold")
             title.append_text(literal(f" on {self.record.server}  ·  {self.record.state.value}", "dim"))
             yield Static(title, classes="detail-title")
             with VerticalScroll(classes="detail-body"):

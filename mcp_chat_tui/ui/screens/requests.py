@@ -7,6 +7,7 @@ something, so its keys act only once it is armed (``DecidingScreen``).
 
 from __future__ import annotations
 
+import asyncio
 import webbrowser
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Input, Select, Static, Switch, TextArea
+from textual.widgets import Input, Select, SelectionList, Static, Switch, TextArea
+from textual.widgets.selection_list import Selection
 
 from mcp_chat_tui.agent.sampling import ToolUse, asked_settings, editable, message_text, with_edits
 from mcp_chat_tui.core.page_address import check_page_address
@@ -198,22 +200,34 @@ class ElicitFormScreen(DecidingScreen[tuple[str, dict[str, Any]]]):
                 yield Static("", id=f"field-error-{index}", classes="field-error")
 
     def _input(self, index: int, field: FormField) -> Any:
+        """The widget a field is answered in: a switch for a yes or no with a default (a choice
+        that can be left unanswered without one), a list of choices, checkboxes for a multi-select,
+        else a text field."""
         widget_id = f"field-{index}"
-        if field.kind == "boolean":
+        if field.kind == "boolean" and field.default is not None:
             return Switch(value=bool(field.default), id=widget_id)
+        if field.kind == "boolean":
+            return Select([("yes", "yes"), ("no", "no")], prompt="not answered", id=widget_id, compact=True)
+        if field.kind == "multi":
+            chosen = field.default_choices()
+            choices = [Selection(literal(title), value, value in chosen) for value, title in field.options]
+            return SelectionList[str](*choices, id=widget_id, compact=True)
         if field.kind == "enum":
-            options = [(title, value) for value, title in field.options]
-            default = str(field.default) if field.default is not None else Select.NULL
-            allow_blank = not field.required or field.default is None
+            options = [(literal(title), value) for value, title in field.options]
+            values = [value for value, _ in field.options]
+            default = str(field.default) if str(field.default) in values and field.default is not None else Select.NULL
+            allow_blank = not field.required or default is Select.NULL
             return Select(options, value=default, allow_blank=allow_blank, id=widget_id, compact=True)
         return Input(
             value=field.shown_default(), password=field.secret, id=widget_id, placeholder=field.hint(), compact=True
         )
 
-    def _raw(self, index: int, field: FormField) -> str:
+    def _raw(self, index: int, field: FormField) -> str | list[str]:
         widget = self.query_one(f"#field-{index}")
         if isinstance(widget, Switch):
             return "yes" if widget.value else "no"
+        if isinstance(widget, SelectionList):
+            return [str(value) for value in widget.selected]
         if isinstance(widget, Select):
             return "" if widget.value is Select.NULL else str(widget.value)
         assert isinstance(widget, Input)
@@ -299,3 +313,50 @@ class ElicitUrlScreen(DecidingScreen[str]):
 
     def action_finish(self, action: str) -> None:
         self.dismiss(action)
+
+
+class PageDoneScreen(DecidingScreen[bool]):
+    """A call waits for a page the user opened (the server answered it with "URL elicitation
+    required"): Enter says they are done there and sends the call again, Esc gives up. When the server
+    says the page is done (``completed`` is set), the call is sent again without a key."""
+
+    CSS_PATH = CSS
+    BINDINGS = [
+        Binding("enter", "finish(True)", "Done on the page: send the call again", id="page_done.retry"),
+        Binding("escape", "finish(False)", "Give up on the call", id="page_done.give_up"),
+    ]
+
+    def __init__(self, server: str, tool: str, url: str, completed: asyncio.Event) -> None:
+        super().__init__()
+        self.server = server
+        self.tool = tool
+        self.url = url
+        self.completed = completed
+        self._server_done = False
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="request-dialog"):
+            yield Static(_title(self.server, "waits for the page"), classes="request-title")
+            yield Static("[b]Enter[/] done: send the call again  [b]Esc[/] give up", classes="request-keys dialog-keys")
+            told = Text("Finish on the page, then press Enter: ")
+            told.append_text(literal(self.tool, "bold"))
+            told.append(" is sent again (at once, if the server says the page is done).")
+            yield Static(told, classes="request-info")
+            yield Static(literal(self.url), id="page-done-url", classes="request-fixed")
+
+    def on_mount(self) -> None:
+        self.run_worker(self._wait_for_the_server(), exit_on_error=False)
+
+    async def _wait_for_the_server(self) -> None:
+        await self.completed.wait()
+        self._server_done = True
+        if self.is_current:
+            self.dismiss(True)
+
+    def on_screen_resume(self) -> None:
+        super().on_screen_resume()
+        if self._server_done:  # it came while another dialog covered this one
+            self.dismiss(True)
+
+    def action_finish(self, done: bool) -> None:
+        self.dismiss(done)

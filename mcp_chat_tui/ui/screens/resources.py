@@ -3,7 +3,8 @@
 Opened from the server panel (``o``) and the command palette. Enter previews the highlighted
 resource (a template first asks for its variables; an image is drawn), ``s`` saves its images and
 audio; the previewed resource is subscribed to where its server allows, and the list and the
-preview follow the server's changes.
+preview follow the server's changes. The subscription is let go when another resource is previewed
+and when the screen closes (the hub unsubscribes once nothing holds it).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class ResourcesScreen(ModalScreen[None]):
         self.previewed: tuple[ResourceInfo, str] | None = None  # (resource, the URI read)
         self.previewed_media: list[ContentPart] = []  # its images and audio, which ``s`` saves
         self.updates_seen = 0
+        self.held: tuple[str, str] | None = None  # the subscription this screen holds: (server, URI)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="resources-box"):
@@ -71,6 +73,9 @@ class ResourcesScreen(ModalScreen[None]):
 
     def on_unmount(self) -> None:
         self.hub.remove_observer(self._observed)
+        if self.held is not None:  # the screen's own workers end with it: the app's runs this
+            self.app.run_worker(self.hub.unsubscribe_resource(*self.held), group="resource-unsubscribe")
+            self.held = None
 
     def _observed(self, _status: Any) -> None:
         self.post_message(CatalogChanged())
@@ -133,8 +138,15 @@ class ResourcesScreen(ModalScreen[None]):
             if values is None:
                 return
             uri = item.expand(values)
-        await self.hub.subscribe_resource(item.server, uri)
+        await self._hold(item.server, uri)
         await self.show(item, uri)
+
+    async def _hold(self, server: str, uri: str) -> None:
+        """Subscribe to the resource now shown, then let go of the one shown before."""
+        before = self.held  # still held (and let go at unmount) should this preview be cancelled
+        self.held = (server, uri) if await self.hub.subscribe_resource(server, uri) else None
+        if before is not None:
+            await self.hub.unsubscribe_resource(*before)
 
     async def show(self, item: ResourceInfo, uri: str) -> None:
         self.previewed = (item, uri)

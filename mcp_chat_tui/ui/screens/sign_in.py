@@ -1,7 +1,8 @@
-"""The sign-in dialog: which server asks, the full authorization address and where it goes, and the
-browser opened only on the user's key, once the dialog is armed (``DecidingScreen``), and only for
-an https address or an http one to this computer (``core/page_address.py``). It closes itself when
-the browser comes back (or the sign-in fails)."""
+"""The sign-in dialog: which server asks (and, for a call that wants more access, which scopes), the
+full authorization address and where it goes, and the browser opened only on the user's key, once
+the dialog is armed (``DecidingScreen``), and only for an https address or an http one to this
+computer (``core/page_address.py``). It closes itself when the browser comes back (or the sign-in
+fails)."""
 
 from __future__ import annotations
 
@@ -41,12 +42,17 @@ class SignInScreen(DecidingScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="sign-in-dialog"):
-            yield Static(literal(f"Sign in to {self.request.server}", "bold"), id="sign-in-title")
+            server, more = self.request.server, self.request.more_access
+            title = f"Sign in to {server} again, with more access" if more else f"Sign in to {server}"
+            why = (
+                f"A call to {server} needs more access: authorize mcp-chat-tui for {more}; the call is sent "
+                "again once you are back. "
+                if more
+                else f"{server} wants you to authorize mcp-chat-tui. "
+            )
+            yield Static(literal(title, "bold"), id="sign-in-title")
             yield Static(
-                literal(
-                    f"{self.request.server} wants you to authorize mcp-chat-tui. Open this address in a browser "
-                    f"(it then comes back to {self.request.redirect_uri}):"
-                ),
+                literal(f"{why}Open this address in a browser (it then comes back to {self.request.redirect_uri}):"),
                 id="sign-in-about",
             )
             if self.address.host:

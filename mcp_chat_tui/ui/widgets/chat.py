@@ -140,15 +140,19 @@ class ToolCallCard(Static):
     def refresh_card(self) -> None:
         record = self.record
         text = literal(f"{STATE_GLYPH[record.state]} ", "bold")
-        text.append_text(literal(record.tool, "bold"))
-        text.append_text(literal(f"  {record.server}", "dim"))
+        text.append_text(literal(record.shown_tool, "bold"))
+        text.append_text(literal(f"  {record.server}" + (f" › {record.tool}" if record.title else ""), "dim"))
         text.append_text(literal(f"  {record.state.value}"))
         if record.state.finished and record.duration is not None:
             text.append_text(literal(f"  {self.clock.duration(record.duration)}", "dim"))
-        if record.state is CallState.INTERRUPTED:
+        if record.state is CallState.INTERRUPTED and record.task is None:
             text.append_text(literal("  (it may or may not have run)", "italic"))
+        if record.state is CallState.REPEATED:
+            text.append_text(literal(f"  (not run: the model already had the result of {record.repeat_of})", "italic"))
         if record.cut_for_model:
             text.append_text(literal("  ✂ cut for the model", "italic"))
+        if record.task is not None and (not record.state.finished or record.task.finished_while_closed):
+            text.append_text(literal(f"\n⧗ {record.task.describe()}", "dim"))
         if record.progress is not None and not record.state.finished:  # once over, the outcome says it
             text.append_text(literal(f"\n{progress_bar(record.progress)} {record.progress.describe()}", "dim"))
         if record.state is CallState.MALFORMED:

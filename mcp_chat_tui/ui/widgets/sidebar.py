@@ -127,6 +127,7 @@ CALL_STATE_STYLE = {
     CallState.DENIED: "yellow",
     CallState.CANCELLED: "yellow",
     CallState.INTERRUPTED: "bold red",
+    CallState.REPEATED: "yellow",
     CallState.AWAITING: "bold yellow",
     CallState.RUNNING: "cyan",
     CallState.PROPOSED: "dim",
@@ -182,7 +183,8 @@ def allowed_by_short(allowed_by: str) -> str:
 
 
 class ToolCallTable(FittedTable):
-    """One row per call, newest last: tool, state, who let it run; Enter opens it, ``a`` toggles auto-run.
+    """One row per call, newest last: tool, state, who let it run; Enter opens it, ``a`` toggles auto-run,
+    ``x`` cancels a running one.
 
     Args:
         auto_run: Whether a record's tool runs without asking now (its ⚡ mark, redrawn by ``refresh_marks``).
@@ -193,7 +195,21 @@ class ToolCallTable(FittedTable):
     BINDINGS = [
         *LIST_KEYS,
         Binding("a", "toggle_auto_run", "Auto-run tool", id="calls.toggle_auto_run"),
+        Binding(
+            "x",
+            "cancel_call",
+            "Cancel call",
+            tooltip="Cancel the highlighted call while it runs (a task is cancelled at its server); the turn goes on",
+            id="calls.cancel",
+        ),
     ]
+
+    class CancelCall(Message):
+        """The user asks to cancel the highlighted call, which runs now."""
+
+        def __init__(self, record: CallRecord) -> None:
+            super().__init__()
+            self.record = record
 
     class ToggleAutoRun(Message):
         def __init__(self, server: str, tool: str) -> None:
@@ -224,7 +240,7 @@ class ToolCallTable(FittedTable):
     def _cells(self, record: CallRecord) -> dict[str, Text]:
         state = Text(call_state_label(record.state), style=CALL_STATE_STYLE[record.state])
         mark = " ⚡" if record.server and self.auto_run(record) else ""
-        tool = tool_label(record.server, record.tool, self.name_width - Text(mark).cell_len)
+        tool = tool_label(record.server, record.shown_tool, self.name_width - Text(mark).cell_len)
         if mark:
             tool.append(mark, style="yellow")
         return {
@@ -238,7 +254,11 @@ class ToolCallTable(FittedTable):
 
     @staticmethod
     def _args_cell(record: CallRecord) -> Text:
-        """The call's arguments in short; while it runs with progress, its bar and latest message."""
+        """The call's arguments in short; while it runs as a task, the task's status and message; while
+        it runs with progress, its bar and latest message."""
+        if record.state is CallState.RUNNING and record.task is not None:
+            bar = f" {progress_bar(record.progress)}" if record.progress is not None else ""
+            return literal(one_line(f"⧗{bar} {record.task.describe()}", 48), "cyan")
         if record.state is CallState.RUNNING and record.progress is not None:
             return literal(one_line(f"{progress_bar(record.progress)} {record.progress.describe()}", 48), "cyan")
         if record.state is CallState.MALFORMED:
@@ -290,6 +310,23 @@ class ToolCallTable(FittedTable):
         record = self.selected_record()
         if record is not None and record.server:
             self.post_message(self.ToggleAutoRun(record.server, record.tool))
+
+    def action_cancel_call(self) -> None:
+        record = self.selected_record()
+        if record is not None and record.state is CallState.RUNNING:
+            self.post_message(self.CancelCall(record))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``x`` (cancel) is offered for a highlighted call that runs now, and only then."""
+        shown = super().check_action(action, parameters)
+        if action == "cancel_call" and shown:
+            record = self.selected_record()
+            return record is not None and record.state is CallState.RUNNING
+        return shown
+
+    def watch_cursor_coordinate(self, old: object, new: object) -> None:
+        super().watch_cursor_coordinate(old, new)
+        self.refresh_bindings()
 
 
 class ServerTable(FittedTable):

@@ -1,0 +1,78 @@
+"""A result without ``resultType`` is a complete result, as the 2026-07-28 spec says; the SDK refuses it.
+
+In 2026-07-28 a server names every result's ``resultType``, and a client is to read a result that
+leaves it out (as a server written against an earlier version sends it) as ``complete``. The SDK's
+client validates each result against the negotiated version's schema, where the field is required,
+so such a result failed its request ("2 validation errors": one for each arm of
+``CallToolResult | InputRequiredResult``) and listing tools, prompts or resources failed the same
+way (``tests/test_result_type.py`` shows the SDK's refusal).
+
+This is the one place the app steps around that: every transport's read stream goes through
+``complete_by_default``, which gives a result that has no ``resultType`` the field's meaning
+(``"complete"``) before the SDK reads it. An interim result always names its type
+(``input_required``), so nothing else is changed. On an earlier protocol version the field is not
+part of the result and the SDK drops it (``ClientSession.send_request``'s later-revision fields).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from mcp.client._transport import TransportStreams
+from mcp.shared.message import SessionMessage
+from mcp_types import JSONRPCResponse
+
+RESULT_TYPE = "resultType"
+COMPLETE = "complete"
+
+
+def with_result_type(item: SessionMessage | Exception) -> SessionMessage | Exception:
+    """``item`` with ``resultType: "complete"`` added to a result that has none."""
+    if not isinstance(item, SessionMessage):
+        return item
+    message = item.message
+    if not isinstance(message, JSONRPCResponse) or RESULT_TYPE in message.result:
+        return item
+    result = {**message.result, RESULT_TYPE: COMPLETE}
+    return SessionMessage(message.model_copy(update={"result": result}), metadata=item.metadata)
+
+
+class CompleteByDefault:
+    """A transport's read stream, each result given ``resultType`` when it has none."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    @property
+    def last_context(self) -> Any:
+        """The sender's context of the last item, which the SDK's dispatcher reads (None when none)."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        return with_result_type(await self._inner.receive())
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> CompleteByDefault:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        return with_result_type(await self._inner.__anext__())
+
+    async def __aenter__(self) -> CompleteByDefault:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        result: bool | None = await self._inner.__aexit__(*exc_info)
+        return result
+
+
+@asynccontextmanager
+async def complete_by_default(transport: AbstractAsyncContextManager[Any]) -> AsyncIterator[TransportStreams]:
+    """``transport`` (any of the SDK's, or the app's stdio one) with its read stream ``CompleteByDefault``."""
+    async with transport as (read_stream, write_stream):
+        yield CompleteByDefault(read_stream), write_stream

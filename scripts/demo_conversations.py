@@ -21,6 +21,8 @@ from zoneinfo import available_timezones
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from mcp.server.mcpserver.exceptions import ToolError  # noqa: E402
+
 import mcp_chat_tui.demo.server as demo  # noqa: E402
 from mcp_chat_tui.agent.turn import DENIED_MESSAGE  # noqa: E402
 from mcp_chat_tui.core.tools import ToolSpec  # noqa: E402
@@ -34,13 +36,14 @@ GREETING = (
 # --------------------------------------------------------------------------- tools
 
 
-async def _list_demo_tools() -> list[ToolSpec]:
+async def _list_demo_server() -> tuple[list[ToolSpec], str]:
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"], cwd=str(REPO_ROOT))
     async with Client(params) as client:
         tools = (await client.list_tools()).tools
-    return [
+        instructions = client.instructions or ""
+    specs = [
         ToolSpec(
             server="demo",
             name=t.name,
@@ -51,11 +54,19 @@ async def _list_demo_tools() -> list[ToolSpec]:
         )
         for t in tools
     ]
+    return specs, instructions
+
+
+def demo_server_listing() -> tuple[list[dict], str]:
+    """The demo server's tools exactly as the app passes them to the chat template, and its instructions
+    (which the app puts in the system message)."""
+    specs, instructions = asyncio.run(_list_demo_server())
+    return [spec.to_openai() for spec in specs], instructions
 
 
 def demo_tools_openai() -> list[dict]:
     """The demo server's tools exactly as the app passes them to the chat template."""
-    return [spec.to_openai() for spec in asyncio.run(_list_demo_tools())]
+    return demo_server_listing()[0]
 
 
 class _Clock:
@@ -73,7 +84,12 @@ async def _no_sleep(seconds):
 
 
 class ToolRunner:
-    """Calls the real demo tool functions; returns the text the app puts in the tool message."""
+    """Calls the demo tools through the real server object (``demo.server.call_tool``: the SDK checks the
+    arguments and words the errors); returns the text the app puts in the tool message.
+
+    ``tests/test_demo_training_data.py`` checks that text against what the agent sends after a call
+    through the real server over stdio.
+    """
 
     def __init__(self, workdir: Path):
         self.workdir = workdir
@@ -87,15 +103,22 @@ class ToolRunner:
         cwd = os.getcwd()
         os.chdir(self.workdir)
         try:
-            result = getattr(demo, name)(**arguments)
-            if asyncio.iscoroutine(result):
-                result = asyncio.run(result)
-            return str(result)
-        except demo.ToolError as exc:
-            return f"Error: {exc}"  # what ToolCallResult.for_model() gives for a tool error
+            result = asyncio.run(demo.server.call_tool(name, arguments))
+        except ToolError as exc:
+            return f"Error: {exc}"  # ToolCallResult.for_model() of an error result: "Error: Error executing tool ..."
         finally:
             os.chdir(cwd)
             demo.datetime, demo.asyncio = saved
+        [block] = result.content
+        return f"Error: {block.text}" if result.is_error else block.text
+
+
+def error_reason(result: str) -> str:
+    """What went wrong, from a tool message: "Error: Error executing tool NAME: REASON" gives REASON."""
+    reason = result.removeprefix("Error: ")
+    if reason.startswith("Error executing tool ") and ": " in reason:
+        reason = reason.split(": ", 1)[1]
+    return reason
 
 
 # --------------------------------------------------------------------------- synthetic conversations
@@ -282,9 +305,10 @@ class Conversations:
         self.rng, self.run_tool, self.zones, self.topics, self.words = rng, run_tool, zones, topics, words
         self.denials = denials  # draws which calls the user denies (None: none are), apart from rng
 
-    # Each request maker returns (user text, tool name, arguments, answer maker(result) -> text).
+    # Each request maker returns (user text, tool name, arguments, answer maker(result) -> text); ``given``
+    # arguments (a request asked as written, such as the README's) replace the ones drawn.
 
-    def calculator(self):
+    def calculator(self, given: dict | None = None):
         rng = self.rng
         a, b = _num(rng), _num(rng)
         kind = rng.random()
@@ -301,6 +325,8 @@ class Conversations:
             expression = f"sqrt({rng.randint(1, 999)})"
         else:
             expression = f"{_fmt(a)} / 0"
+        if given:
+            expression = given["expression"]
         phrase = rng.choice(
             [
                 "what is {e}?",
@@ -322,15 +348,17 @@ class Conversations:
 
         def answer(result: str) -> str:
             if result.startswith("Error: "):
-                return f"I could not calculate that: {result[7:]}."
+                return f"I could not calculate that: {error_reason(result)}."
             return f"{result}."
 
         return phrase.format(e=expression), "calculator", {"expression": expression}, answer
 
-    def current_time(self):
+    def current_time(self, given: dict | None = None):
         rng = self.rng
         zone = rng.choice(self.zones)
         place = zone if rng.random() < 0.3 else zone.split("/")[1].replace("_", " ")
+        if given:
+            place = given["timezone"]
         phrase = rng.choice(
             [
                 "what time is it in {p}?",
@@ -347,17 +375,19 @@ class Conversations:
 
         def answer(result: str) -> str:
             if result.startswith("Error: "):
-                return f"I could not get the time: {result[7:]}."
+                return f"I could not get the time: {error_reason(result)}."
             day, clock, _, key = result.split(" ")[:4]
             return f"It is {clock} on {day} in {key}."
 
         return phrase.format(p=place), "current_time", {"timezone": place}, answer
 
-    def convert_units(self):
+    def convert_units(self, given: dict | None = None):
         rng = self.rng
         dimension = rng.choice(list(UNITS))
         source, target = rng.sample(UNITS[dimension], 2)
         value = _num(rng)
+        if given:
+            value, source, target = given["value"], given["from_unit"], given["to_unit"]
         phrase = rng.choice(
             [
                 "convert {v} {a} to {b}",
@@ -373,19 +403,21 @@ class Conversations:
 
         def answer(result: str) -> str:
             if result.startswith("Error: "):
-                return f"I could not convert that: {result[7:]}."
+                return f"I could not convert that: {error_reason(result)}."
             left, right = result.split(" = ")
             return f"{left} is {right}."
 
         arguments = {"value": value, "from_unit": source, "to_unit": target}
         return phrase.format(v=_fmt(value), a=source, b=target), "convert_units", arguments, answer
 
-    def web_search(self):
+    def web_search(self, given: dict | None = None):
         rng = self.rng
         if rng.random() < 0.75:
             query = rng.choice(self.topics)
         else:
             query = " ".join(rng.sample(self.words, rng.choice([1, 2])))
+        if given:
+            query = given["query"]
         phrase = rng.choice(
             [
                 "search the web for {q}",
@@ -411,9 +443,11 @@ class Conversations:
 
         return phrase.format(q=query), "web_search", {"query": query}, answer
 
-    def read_file(self):
+    def read_file(self, given: dict | None = None):
         rng = self.rng
         path = rng.choice(FILE_STEMS) + rng.choice(FILE_EXTS)
+        if given:
+            path = given["path"]
         if rng.random() < 0.8:
             lines = rng.sample(FILE_LINES, rng.randint(1, 3))
             (self.run_tool.workdir / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -434,14 +468,16 @@ class Conversations:
 
         def answer(result: str) -> str:
             if result.startswith("Error: "):
-                return f"I could not read {path}: {result[7:]}."
+                return f"I could not read {path}: {error_reason(result)}."
             return f"{path} says:\n{result.rstrip()}"
 
         return phrase.format(f=path), "read_file", {"path": path}, answer
 
-    def sleep(self):
+    def sleep(self, given: dict | None = None):
         rng = self.rng
         seconds = rng.choice([1, 2, 3, 5, 10, 0.5, 1.5, 4, 30, 60, rng.randint(1, 120)])
+        if given:
+            seconds = given["seconds"]
         phrase = rng.choice(
             [
                 "wait {s} seconds",
@@ -458,16 +494,21 @@ class Conversations:
 
         return phrase.format(s=_fmt(seconds)), "sleep", {"seconds": seconds}, answer
 
-    def turn(self, kind: str) -> list[dict]:
-        """One finished turn: the user's message and everything the assistant and the tools add."""
+    def turn(self, kind: str, asked: tuple[str, dict] | None = None, moment: datetime | None = None) -> list[dict]:
+        """One finished turn: the user's message and everything the assistant and the tools add.
+        ``asked``: the request's text and the call's arguments, as given (else drawn); ``moment``:
+        the clock's time for the call (else drawn)."""
         if kind == "chat":
-            asks, replies = self.rng.choice(CHAT)
+            asks, replies = next(((a, r) for a, r in CHAT if asked and asked[0] in a), self.rng.choice(CHAT))
             return [
-                {"role": "user", "content": self.rng.choice(asks)},
+                {"role": "user", "content": asked[0] if asked else self.rng.choice(asks)},
                 {"role": "assistant", "content": self.rng.choice(replies)},
             ]
-        user, name, arguments, answer = getattr(self, kind)()
-        moment = datetime(2024, 1, 1, tzinfo=UTC) + timedelta(minutes=self.rng.randrange(3 * 365 * 24 * 60))
+        user, name, arguments, answer = getattr(self, kind)(asked[1] if asked else None)
+        if asked:
+            user = asked[0]
+        drawn = datetime(2024, 1, 1, tzinfo=UTC) + timedelta(minutes=self.rng.randrange(3 * 365 * 24 * 60))
+        moment = moment or drawn
         if self.denials and self.denials.random() < DENIAL_SHARE:
             # the user said no in the approval dialog: the model is told so, as the agent tells it
             result = DENIED_MESSAGE
@@ -496,13 +537,43 @@ TOOL_KINDS = ["calculator", "current_time", "convert_units", "web_search", "read
 KIND_WEIGHTS = [5, 4, 4, 4, 2, 1, 1]  # the six tools, then plain chat
 
 
-def make_conversations(maker: Conversations, count: int) -> list[list[dict]]:
+# The questions the README and docs/reference.md show, in the order a newcomer asks them, and the
+# screenshots' conversation (scripts/make_screenshots.py): (kind, request, the call's arguments).
+README_QUESTIONS = [
+    ("calculator", "what is 12 * 7?", {"expression": "12 * 7"}),
+    ("current_time", "what time is it in Tokyo?", {"timezone": "Tokyo"}),
+    ("convert_units", "convert 5 km to miles", {"value": 5, "from_unit": "km", "to_unit": "miles"}),
+    ("web_search", "search the web for the speed of light", {"query": "the speed of light"}),
+]
+SCREENSHOT_QUESTIONS = [
+    ("calculator", "what is 12 * 7?", {"expression": "12 * 7"}),
+    ("web_search", "search the web for MLX", {"query": "MLX"}),
+    ("current_time", "what time is it in Tokyo?", {"timezone": "Tokyo"}),
+]
+# How many exchanges a conversation has (weights): one to seven, so the window (3 by default) fills
+# and turns leave it for their summaries.
+EXCHANGE_COUNTS = {1: 14, 2: 12, 3: 14, 4: 15, 5: 16, 6: 15, 7: 14}
+README_SHARE = 0.06  # of conversations, which begin with the README's questions (or the screenshots') in order
+
+
+def make_conversations(maker: Conversations, count: int) -> list[list[list[dict]]]:
+    """``count`` conversations, each a list of turns (a turn: its messages, as the agent keeps them)."""
     kinds = TOOL_KINDS + ["chat"]
+    rng = maker.rng
     conversations = []
     for _ in range(count):
-        turns = 1 if maker.rng.random() < 0.75 else 2
-        messages = []
-        for _ in range(turns):
-            messages += maker.turn(maker.rng.choices(kinds, KIND_WEIGHTS)[0])
-        conversations.append(messages)
+        asked: list = []
+        if rng.random() < README_SHARE:
+            asked = list(README_QUESTIONS if rng.random() < 0.7 else SCREENSHOT_QUESTIONS)
+            asked += [None] * rng.choice([0, 0, 1, 2, 3])
+        else:
+            asked = [None] * rng.choices(list(EXCHANGE_COUNTS), list(EXCHANGE_COUNTS.values()))[0]
+        turns = []
+        for question in asked:
+            if question is None:
+                turns.append(maker.turn(rng.choices(kinds, KIND_WEIGHTS)[0]))
+            else:
+                kind, text, arguments = question
+                turns.append(maker.turn(kind, (text, arguments)))
+        conversations.append(turns)
     return conversations

@@ -1,74 +1,63 @@
 """Train the tiny bundled demo model, ``mcp_chat_tui/demo/model``.
 
 The demo model is a toy: a ~1M-parameter qwen2-shaped model with its own small
-byte-level BPE tokenizer, trained from scratch on synthetic conversations about
-the six tools of the bundled demo MCP server (calculator, current_time,
+byte-level BPE tokenizer, trained on a CPU on synthetic conversations about the
+six tools of the bundled demo MCP server (calculator, current_time,
 convert_units, web_search, read_file, sleep). It exists so that the app runs
-offline at once and so that tests can drive a whole turn (tool call, result,
-answer) through the real MLX engine. It knows nothing beyond those tools and a
-few greetings; for real use, load a real model.
+offline at once and so that tests can drive whole conversations (tool call,
+result, answer, the next question) through the real MLX engine. It knows nothing
+beyond those tools and a few greetings; for real use, load a real model.
 
-Everything the model sees is what the app sends: the tools come from the real
-demo server (started over stdio with the MCP SDK, in the server's listing
-order, turned into ``ToolSpec.to_openai()``), every prompt is rendered by the
-model's own chat template through mlx-lm's tokenizer wrapper with no system
-prompt, and every tool result is a real output of the demo tool functions
-(with the clock and ``asyncio.sleep`` patched so results vary and sleeping is
-instant, and ``read_file`` reading from a scratch folder).
+It is trained on what the app sends over a whole conversation (``demo_memory.play``, built with
+the agent's own prompt and memory code): the system message with the demo server's instructions,
+the tools block from the real demo server's listing, the summaries of the exchanges that left the
+window (``max_turns``, 3 by default) and the window's exchanges in full; and the app's separate
+summary requests, answered with a line the model can write and read back (``demo_memory.summary_line``:
+the request, the tools called, the answer). Every tool result is a real output of the demo tools
+(``demo_conversations``). ``tests/test_demo_training_data.py`` checks those requests against the
+real agent's, token for token.
 
-Retrain from scratch (from the repository root; deterministic for a given --seed; the defaults
-are the recipe described below):
+Train from scratch (from the repository root; deterministic for a given --seed; the shipped weights
+were made as below, and a run from scratch of this length was not measured on whole conversations):
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 \\
-        python scripts/train_demo_model.py --steps 1600
+    python scripts/train_demo_model.py --steps 1600
 
-That gives a model that picks the right tool (about 1,500 steps); calling it with the request's
-own arguments and reading the result back took the shipped weights about ten times as many,
-continued with ``--init`` as below.
+The shipped weights were not trained from scratch in one run: they go on from the earlier
+single-exchange model (its tokenizer kept, with two- and three-digit numbers and the arithmetic
+operators with their spaces as tokens of their own), in two runs on whole conversations, each
+stopped early at a saved checkpoint:
 
-The shipped weights come from runs continued one from another with ``--init``. The earlier runs
-(seed 0, digits as single tokens; not recorded step by step) ended with 2,500 steps at
-``--lr 2e-3``, 3,500 at ``--lr 1.5e-3`` and 1,700 at ``--lr 1e-3`` with 32,000 more
-conversations. That model called the right tools with the right arguments for requests like
-those it was trained on, but garbled the numbers it read back ("12 * 7 = 878484"). The last two
-runs went on from it, each on fresh conversations; the first was stopped after 1,500 of its
-3,000 steps, and its weights at that step are where the second began:
-
-    LD_PRELOAD=... python scripts/train_demo_model.py --out /tmp/m2 --init mcp_chat_tui/demo/model \\
-        --keep-tokenizer --number-tokens --denials --prompt-weight 0.25 --seed 5 \\
-        --conversations 8000 --more-conversations 24000 --steps 3000 --lr 2e-3
-    LD_PRELOAD=... python scripts/train_demo_model.py --init /tmp/m2 \\
-        --keep-tokenizer --number-tokens --operator-tokens --denials --prompt-weight 0.25 --seed 6 \\
-        --conversations 8000 --more-conversations 24000 --steps 3000 --lr 1.5e-3
+    python scripts/train_demo_model.py --out /tmp/run1/model --init mcp_chat_tui/demo/model \\
+        --keep-tokenizer --steps 3000 --checkpoints /tmp/run1/checkpoints
+    # its other flags were not recorded (its log: 75,290 requests, about 12,000 conversations);
+    # stopped after step 350, its last checkpoint /tmp/run1/checkpoints/step-00250 goes on below
+    python scripts/train_demo_model.py --out /tmp/run2/model --init /tmp/run1/checkpoints/step-00250 \\
+        --keep-tokenizer --seed 21 --conversations 4000 --steps 300 --lr 1e-3 \\
+        --save-every 50 --checkpoints /tmp/run2/checkpoints
+    # stopped after step 250 (of 300, for time): /tmp/run2/checkpoints/step-00250 is the shipped model
 
 What made the difference, as measured on this model:
 
-- Numbers as whole tokens (``--number-tokens``): every two- and three-digit string is a token of
-  its own, matched before the pre-tokenizer (transformers gives every qwen2 model a pre-tokenizer
-  that splits each digit and ignores the file's own). Copying "434" out of "345 + 89 = 434" is
-  then copying one token that is what it is, as "Tokyo" is, instead of finding each digit by its
-  neighbours: with single digits, 1,500 more steps with answers weighted up, or with "repeat
-  after me" requests, did not move the probabilities of the right digits.
-- Loss on the prompt too (``--prompt-weight``): the user's request, the call's arguments and the
-  tool's result repeat each other, so predicting the prompt is copying practice on every
-  example, where the answer alone gives a few tokens of it.
-- Operators with their spaces as whole tokens (``--operator-tokens``): " + " is one token, so
-  after "345" the model copies " + " and then "89", each by what it is; with " ", "+", " " it had
-  to tell one space from another by what came before it, and wrote "34589" or "345 + 68089".
-- ``--keep-tokenizer`` keeps the earlier model's tokenizer (adding the new tokens, each starting
-  as the mean of the earlier tokens of its text), so its weights carry over; ``--denials`` adds
-  calls the user denied, answered as such.
+- Numbers as whole tokens (``--number-tokens``): copying "434" out of "345 + 89 = 434" is copying
+  one token that is what it is, as "Tokyo" is, instead of finding each digit by its neighbours.
+- Operators with their spaces as whole tokens (``--operator-tokens``): after "345" the model copies
+  " + " and then "89", each by what it is, instead of telling one space from another.
+- Loss on the prompt too (``--prompt-weight``): the request, the call's arguments, the result and
+  the summaries repeat each other, so predicting the prompt is copying practice on every example.
+- Whole conversations instead of single exchanges: the model asked the README's questions one after
+  another in one conversation went wrong from the third (its own summaries, which it had never been
+  trained to write or read, came back into its prompt as noise).
 
-The LD_PRELOAD is optional but makes training about 10x faster on Linux CPUs
-(MLX's CPU wheel bundles a slow reference BLAS; Debian/Ubuntu package
-``libopenblas0-pthread``). The script ends by evaluating the saved model with
-greedy decoding through ``mlx_lm.load`` / ``mlx_lm.generate`` on held-out
-requests, and ``--eval-only`` repeats just that evaluation.
+Training computes in float32 with the fastest BLAS found (as the app does). The script ends by
+evaluating the saved model with greedy decoding through ``mlx_lm`` (``demo_eval``): held-out
+requests one at a time, then whole conversations played on the model's own replies (the README's
+questions first); ``--eval-only`` repeats just that evaluation.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import sys
@@ -85,15 +74,18 @@ from demo_conversations import (  # noqa: E402
     DENIAL_SHARE,
     SEARCH_TOPICS,
     SEARCH_WORDS,
-    TOOL_KINDS,
     Conversations,
     ToolRunner,
-    demo_tools_openai,
+    demo_server_listing,
     demo_zones,
     make_conversations,
 )
+from demo_eval import Replier, evaluate_conversations, evaluate_requests  # noqa: E402
+from demo_memory import View, play, system_text  # noqa: E402
 
-from mcp_chat_tui.agent.turn import DENIED_MESSAGE  # noqa: E402
+from mcp_chat_tui.agent.summaries import summary_request  # noqa: E402
+from mcp_chat_tui.engine.blas import load_blas  # noqa: E402
+from mcp_chat_tui.engine.messages import for_template  # noqa: E402
 
 IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
 CALL_START, CALL_END = "<tool_call>", "</tool_call>"
@@ -316,41 +308,72 @@ def model_config(vocab_size: int, eos_id: int, pad_id: int) -> dict:
 
 
 def examples_of(
-    tokenizer, conversation: list[dict], tools: list[dict], copy_weight: float = 1.0
-) -> list[tuple[list[int], int, list[float]]]:
-    """One example per assistant message: (prompt tokens + completion tokens, prompt length, weights).
+    tokenizer, view: View, tools: list[dict], copy_weight: float, prompt_weight: float, earlier_weight: float
+) -> tuple[list[int], list[float]]:
+    """One request the app sends and the replies taught in it: (tokens, the loss weight of each token).
 
-    The weights are one per completion token: ``copy_weight`` for a word, digit or operator that also
-    occurs in the message the assistant answers (the request's numbers and places, the tool's
-    result), 1 for the rest. Copying is what a model this small learns last; the format of a call
-    is learned in a few hundred steps.
-
-    The prompt is exactly what the app sends (template with add_generation_prompt), the completion is
-    what the model must then generate, up to and including <|im_end|>.
+    The tokens are the template's rendering of the view's messages (as the engine renders them:
+    ``for_template``, the tools offered or not). Each assistant message is a completion: what the
+    model writes after ``<|im_start|>assistant\n``, up to and including ``<|im_end|>``. A completion of
+    the exchange being answered weighs 1, an earlier one still in the window ``earlier_weight`` (it is
+    a right reply in a context like those the app sends, at no extra cost); within a completion a
+    word, digit or operator that also occurs in the message it answers (the request's numbers and
+    places, the tool's result) weighs ``copy_weight`` times more: copying is what a model this small
+    learns last. Every other token (the prompt: requests, results, summaries) weighs ``prompt_weight``.
     """
-    examples = []
-    for i, message in enumerate(conversation):
-        if message["role"] != "assistant":
-            continue
-        prompt = tokenizer.apply_chat_template(
-            conversation[:i], tools=tools, add_generation_prompt=True, tokenize=False
-        )
-        full = tokenizer.apply_chat_template(conversation[: i + 1], tools=tools, tokenize=False)
-        assert full.startswith(prompt), (prompt, full)
-        completion = full[len(prompt) :]
-        assert completion.endswith(IM_END + "\n"), completion
-        completion = completion[:-1]
-        prompt_ids = tokenizer.encode(prompt, add_special_tokens=False)
-        completion_ids = tokenizer.encode(completion, add_special_tokens=False)
-        source = set(tokenizer.encode(str(conversation[i - 1].get("content") or ""), add_special_tokens=False))
-        weights = [copy_weight if t in source and _is_word(tokenizer.decode([t])) else 1.0 for t in completion_ids]
-        examples.append((prompt_ids + completion_ids, len(prompt_ids), weights))
-    return examples
+    messages = for_template(view.messages)
+    full = tokenizer.apply_chat_template(messages, tools=tools if view.tools else None, tokenize=False)
+    # Each message is rendered as <|im_start|>ROLE\n...<|im_end|>\n, so the n-th assistant header is the
+    # n-th assistant message's (no content here holds a marker), and its completion ends at <|im_end|>.
+    header = IM_START + "assistant\n"
+    answering = [i for i, message in enumerate(messages) if message["role"] == "assistant"]
+    assert full.count(header) == len(answering), full
+    spans = []  # (start, end, weight, the text answered)
+    at = 0
+    for i in answering:
+        start = full.index(header, at) + len(header)
+        at = full.index(IM_END, start) + len(IM_END)
+        weight = 1.0 if i >= view.taught else earlier_weight
+        if weight:
+            spans.append((start, at, weight, str(messages[i - 1].get("content") or "")))
+    ids: list[int] = []
+    weights: list[float] = []
+    at = 0
+    for start, end, weight, answered in spans:
+        before = tokenizer.encode(full[at:start], add_special_tokens=False)
+        ids += before
+        weights += [prompt_weight] * len(before)
+        source = set(tokenizer.encode(answered, add_special_tokens=False))
+        completion = tokenizer.encode(full[start:end], add_special_tokens=False)
+        ids += completion
+        weights += [weight * (copy_weight if t in source and _is_word(tokenizer, t) else 1.0) for t in completion]
+        at = end
+    rest = tokenizer.encode(full[at:], add_special_tokens=False)
+    ids += rest
+    weights += [prompt_weight] * len(rest)
+    assert ids == tokenizer.encode(full, add_special_tokens=False), "the pieces encode unlike the whole"
+    return ids, weights
 
 
-def _is_word(piece: str) -> bool:
-    """A token worth copying: letters, digits or an operator, not JSON punctuation or space."""
+@functools.cache
+def _word_piece(piece: str) -> bool:
     return bool(piece.strip(' \n{}[]":,'))
+
+
+def _is_word(tokenizer, token: int) -> bool:
+    """A token worth copying: letters, digits or an operator, not JSON punctuation or space."""
+    return _word_piece(tokenizer.decode([token]))
+
+
+def prefixes(wrapper, tools: list[dict], system: str) -> list[list[int]]:
+    """The token prefixes every request starts with, computed once per batch: the system message and the
+    tools block of a conversation's requests, and the instruction of a summary request."""
+    with_tools = wrapper.apply_chat_template(
+        [{"role": "system", "content": system}, {"role": "user", "content": "x"}], tools=tools, tokenize=False
+    )
+    summary = wrapper.apply_chat_template(summary_request([{"role": "user", "content": "x"}]), tokenize=False)
+    texts = [text.split(IM_START + "user")[0] for text in (with_tools, summary)]
+    return [wrapper.encode(text, add_special_tokens=False) for text in texts]
 
 
 # --------------------------------------------------------------------------- training
@@ -404,7 +427,7 @@ def _init_weights(init: Path, tokenizer_path: Path, config: dict) -> dict:
 
 
 def train(
-    args, tokenizer_path: Path, examples: list[tuple[list[int], int, list[float]]], prefix: list[int], config: dict
+    args, tokenizer_path: Path, examples: list[tuple[list[int], list[float]]], starts: list[list[int]], config: dict
 ):
     import mlx.core as mx
     import mlx.nn as nn
@@ -415,38 +438,38 @@ def train(
     mx.set_default_device(mx.cpu)
     mx.random.seed(args.seed)
     model = qwen2.Model(qwen2.ModelArgs.from_dict(config))
-    if args.init is not None:  # continue from earlier weights (same seed, so the same data and tokenizer)
+    if args.init is not None:  # continue from earlier weights
         model.load_weights(list(_init_weights(args.init, tokenizer_path, config).items()))
         model.set_dtype(mx.float32)
         print(f"starting from the weights in {args.init}", flush=True)
     n_params = sum(v.size for _, v in tree_flatten(model.parameters()))
     print(f"model: {n_params / 1e6:.2f}M parameters", flush=True)
 
-    p = len(prefix)
-    rows = []  # (suffix inputs, targets, weights) per example, without the shared prefix
-    for ids, prompt_len, completion_weights in examples:
-        assert ids[:p] == prefix
-        suffix = ids[p:]
-        # target j is suffix[j + 1]: the prompt's targets weigh nothing, the completion's as given
-        weights = [args.prompt_weight] * (prompt_len - p - 1) + completion_weights
-        if len(suffix) <= args.max_suffix:
-            rows.append((suffix[:-1], suffix[1:], weights))
-    print(f"{len(rows)} examples of at most {args.max_suffix} tokens after the tools block", flush=True)
+    # Rows by the prefix they start with (a batch holds rows of one prefix, computed once for it):
+    # (suffix inputs, targets, weights), target j being suffix[j + 1].
+    groups: list[list[tuple]] = [[] for _ in starts]
+    for ids, weights in examples:
+        group = next(g for g, start in enumerate(starts) if ids[: len(start)] == start)
+        p = len(starts[group])
+        if len(ids) - p <= args.max_suffix:
+            groups[group].append((ids[p:-1], ids[p + 1 :], weights[p + 1 :]))
+    print(f"{[len(g) for g in groups]} examples of at most {args.max_suffix} tokens after their prefix", flush=True)
     rng = random.Random(args.seed)
     pad = config["pad_token_id"]
 
-    def new_epoch() -> list[list]:
+    def new_epoch() -> list[tuple[int, list]]:
         # Random batches, drawn afresh each epoch: a batch of one kind of request (as sorting by
         # length gives) teaches the model to forget the other kinds.
         # Within a window of 16 random batches the rows are sorted by length, so a batch holds rows
         # of about one length (little padding: about half the work) but still of mixed kinds.
-        shuffled = rows[:]
-        rng.shuffle(shuffled)
-        window = args.batch_size * 16
         batches = []
-        for start in range(0, len(shuffled), window):
-            chunk = sorted(shuffled[start : start + window], key=lambda r: len(r[0]))
-            batches += [chunk[i : i + args.batch_size] for i in range(0, len(chunk), args.batch_size)]
+        for group, rows in enumerate(groups):
+            shuffled = rows[:]
+            rng.shuffle(shuffled)
+            window = args.batch_size * 16
+            for start in range(0, len(shuffled), window):
+                chunk = sorted(shuffled[start : start + window], key=lambda r: len(r[0]))
+                batches += [(group, chunk[i : i + args.batch_size]) for i in range(0, len(chunk), args.batch_size)]
         rng.shuffle(batches)
         return batches
 
@@ -457,11 +480,11 @@ def train(
         weights = [r[2] + [0.0] * (width - len(r[2])) for r in batch]
         return mx.array(inputs), mx.array(targets), mx.array(weights)
 
-    prefix_array = mx.array(prefix)[None]
+    start_arrays = [mx.array(start)[None] for start in starts]
 
-    def loss_fn(model, inputs, targets, weights):
+    def loss_fn(model, start, inputs, targets, weights):
         caches = [_SharedPrefixCache() for _ in model.layers]
-        model.model(prefix_array, cache=caches)
+        model.model(start, cache=caches)
         batch = inputs.shape[0]
         for cache in caches:
             cache.keys = mx.broadcast_to(cache.keys, (batch, *cache.keys.shape[1:]))
@@ -478,28 +501,41 @@ def train(
     optimizer = optim.AdamW(learning_rate=schedule, weight_decay=0.01)
     loss_and_grad = nn.value_and_grad(model, loss_fn)
 
-    def step(inputs, targets, weights):
-        loss, grads = loss_and_grad(model, inputs, targets, weights)
+    def step(start, inputs, targets, weights):
+        loss, grads = loss_and_grad(model, start, inputs, targets, weights)
         grads, _ = optim.clip_grad_norm(grads, 1.0)
         optimizer.update(model, grads)
         return loss
 
     started = time.monotonic()
     running = None
-    batches: list[list] = []
+    batches: list = []
     for i in range(1, args.steps + 1):
         if not batches:
             batches = new_epoch()
-        loss = step(*to_arrays(batches.pop()))
+        group, batch = batches.pop()
+        loss = step(start_arrays[group], *to_arrays(batch))
         mx.eval(loss, model.parameters(), optimizer.state)
         running = loss.item() if running is None else 0.95 * running + 0.05 * loss.item()
         if i % 50 == 0 or i == 1:
             elapsed = time.monotonic() - started
             print(f"step {i}/{args.steps} loss {running:.4f} {elapsed:.0f}s ({elapsed / i:.2f}s/step)", flush=True)
-        if i % 250 == 0 and i < args.steps:
+        if i % args.save_every == 0 and i < args.steps:
             save_weights(model, tokenizer_path)
+            if args.checkpoints:
+                save_checkpoint(tokenizer_path, args.checkpoints / f"step-{i:05d}")
     print(f"trained {args.steps} steps in {time.monotonic() - started:.0f}s", flush=True)
     save_weights(model, tokenizer_path)
+
+
+def save_checkpoint(folder: Path, checkpoint: Path) -> None:
+    """A copy of the model folder as it is now (a whole model: load it, evaluate it, run the app on it)."""
+    import shutil
+
+    checkpoint.mkdir(parents=True, exist_ok=True)
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"):
+        shutil.copy2(folder / name, checkpoint / name)
+    print(f"checkpoint {checkpoint}", flush=True)
 
 
 def save_weights(model, out: Path) -> None:
@@ -510,110 +546,14 @@ def save_weights(model, out: Path) -> None:
     mx.save_safetensors(str(out / "model.safetensors"), weights, metadata={"format": "mlx"})
 
 
-# --------------------------------------------------------------------------- evaluation
-
-
-def parse_tool_call(tokenizer, text: str):
-    """The call in generated text, parsed with the tokenizer's own markers and parser, or None."""
-    start, end = tokenizer.tool_call_start, tokenizer.tool_call_end
-    if start not in text or end not in text:
-        return None
-    body = text.split(start, 1)[1].split(end, 1)[0]
-    try:
-        return tokenizer.tool_parser(body, None)
-    except Exception:
-        return None
-
-
-def evaluate(out: Path, tools: list[dict], maker: Conversations, per_kind: int) -> None:
-    import mlx.core as mx
-    from mlx_lm import generate, load
-    from mlx_lm.sample_utils import make_sampler
-
-    mx.set_default_device(mx.cpu)
-    model, tokenizer = load(str(out))
-    assert tokenizer.has_tool_calling, "the chat template does not select a tool parser"
-    greedy = make_sampler(temp=0.0)
-
-    def reply(messages):
-        prompt = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True)
-        return generate(model, tokenizer, prompt, max_tokens=120, sampler=greedy)
-
-    print(f"\nheld-out evaluation ({per_kind} requests per kind, greedy):")
-    shown = 0
-    for kind in TOOL_KINDS + ["chat"]:
-        calls_ok = answers_ok = answers_use = 0
-        failures = []
-        for _ in range(per_kind):
-            earlier = maker.turn(maker.rng.choice(TOOL_KINDS)) if maker.rng.random() < 0.3 else []
-            turn = maker.turn(kind)
-            history = earlier + turn[:1]
-            text = reply(history)
-            if kind == "chat":
-                calls_ok += CALL_START not in text
-                answers_ok += text.strip() == turn[1]["content"]
-                continue
-            expected = turn[1]["tool_calls"][0]["function"]
-            call = parse_tool_call(tokenizer, text)
-            expected_args = expected["arguments"]
-            if isinstance(expected_args, str):
-                expected_args = json.loads(expected_args)
-            good = bool(call) and call.get("name") == expected["name"] and call.get("arguments") == expected_args
-            calls_ok += good
-            if not good and len(failures) < 3:
-                failures.append(f"    {turn[0]['content']!r} -> {text!r}")
-            answer = reply(history + turn[1:3])
-            answers_ok += answer.strip() == turn[3]["content"]
-            result = turn[2]["content"]
-            key = _result_key(kind, result)
-            answers_use += CALL_START not in answer and key in answer
-            if shown < 2:
-                print(f"  example: {turn[0]['content']!r} -> {text!r} -> {answer!r}")
-                shown += 1
-        if kind == "chat":
-            print(f"  {kind:14s} no tool call {calls_ok}/{per_kind}, exact reply {answers_ok}/{per_kind}")
-        else:
-            print(
-                f"  {kind:14s} tool call (name + exact arguments) {calls_ok}/{per_kind} = {calls_ok / per_kind:.0%};"
-                f" answer uses the result {answers_use}/{per_kind} = {answers_use / per_kind:.0%};"
-                f" answer exact {answers_ok}/{per_kind}"
-            )
-        for line in failures:
-            print(line)
-    denied_ok = 0
-    for _ in range(per_kind):
-        turn = maker.turn(maker.rng.choice(TOOL_KINDS))
-        turn[2] = dict(turn[2], content=DENIED_MESSAGE)
-        answer = reply(turn[:3])
-        denied_ok += CALL_START not in answer and "denied" in answer
-    print(f"  {'denied call':14s} answer says it was denied {denied_ok}/{per_kind}")
-
-
-def _result_key(kind: str, result: str) -> str:
-    """The part of a tool result a correct answer must contain."""
-    if result.startswith("Error: ") or result.startswith("No results"):
-        return result.split(": ", 1)[-1].rstrip(".")[:20] if result.startswith("Error") else "no results"
-    if kind == "calculator":
-        return result.split(" = ")[-1]
-    if kind == "current_time":
-        return result.split(" ")[1]
-    if kind == "convert_units":
-        return result.split(" = ")[-1]
-    if kind == "web_search":
-        return result.split("\n")[0][2:].split(" (")[0]
-    if kind == "read_file":
-        return result.strip().split("\n")[0]
-    return result.split(" ")[1]  # sleep: "Slept N seconds."
-
-
 # --------------------------------------------------------------------------- main
 
 
-def main(argv: list[str] | None = None) -> None:
+def parse_args(argv: list[str] | None):
     parser = argparse.ArgumentParser(
         description="Train the tiny demo model of mcp-chat-tui (a toy for trying the app and for tests).",
-        epilog="Training is about 10x faster with OpenBLAS on Linux: apt-get install libopenblas0-pthread, then run "
-        "with LD_PRELOAD=/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 (not required).",
+        epilog="Training computes in float32 with the fastest BLAS found (the system's OpenBLAS, or pip's "
+        "mkl: the mkl extra), as the app does; MCP_CHAT_TUI_BLAS=none turns that off.",
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="model folder to write (default: %(default)s)")
     parser.add_argument("--steps", type=int, default=1600, help="training steps (default: %(default)s)")
@@ -622,8 +562,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--max-suffix",
         type=int,
-        default=330,
-        help="skip examples longer than this after the shared tools block (keeps random batches cheap)",
+        default=900,
+        help="skip examples longer than this after their shared prefix (the system message and tools block)",
     )
     parser.add_argument("--lr", type=float, default=3e-3, help="peak learning rate (default: %(default)s)")
     parser.add_argument("--conversations", type=int, default=8000, help="synthetic training conversations")
@@ -665,6 +605,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--vocab-size", type=int, default=2048)
     parser.add_argument("--eval-per-kind", type=int, default=20, help="held-out requests per kind to evaluate")
+    parser.add_argument(
+        "--eval-conversations",
+        type=int,
+        default=12,
+        help="held-out whole conversations to evaluate (besides the README's)",
+    )
     parser.add_argument("--init", type=Path, help="start from the weights of this model folder instead of random ones")
     parser.add_argument(
         "--copy-weight",
@@ -676,64 +622,91 @@ def main(argv: list[str] | None = None) -> None:
         "--prompt-weight",
         type=float,
         default=0.25,
-        help="loss weight of the tokens of the prompt after the tools block (user messages, "
-        "tool results): next-token practice, copying in particular (default: %(default)s)",
+        help="loss weight of the tokens of the prompt (user messages, tool results, summaries): next-token "
+        "practice, copying in particular (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--earlier-weight",
+        type=float,
+        default=0.5,
+        help="loss weight of the replies of earlier exchanges still in the window (default: %(default)s)",
+    )
+    parser.add_argument("--save-every", type=int, default=250, help="save the weights every N steps")
+    parser.add_argument(
+        "--checkpoints", type=Path, help="also keep a copy of the model folder here at every save (step-NNNNN/)"
     )
     parser.add_argument("--eval-only", action="store_true", help="only evaluate the model already in --out")
-    args = parser.parse_args(argv)
-    out = args.out.resolve()
+    return parser.parse_args(argv)
 
-    tools = demo_tools_openai()
-    print(f"demo tools: {[t['function']['name'] for t in tools]}", flush=True)
+
+def held_out(run_tool: ToolRunner, seed: int) -> tuple[Conversations, Conversations]:
+    """The makers of training and evaluation requests: the evaluation's cities, topics and words are
+    never trained on (the README's Tokyo, Paris and New York stay in training)."""
     zones = demo_zones()
     split = random.Random(1234)
     held_zones = set(split.sample(zones, len(zones) // 8)) - {"Asia/Tokyo", "Europe/Paris", "America/New_York"}
     held_topics = {"Mount Everest", "sourdough bread", "Apollo 11", "bees", "Rust language", "Everest height"}
     held_words = set(split.sample(SEARCH_WORDS, 8))
+    train_maker = Conversations(
+        random.Random(seed),
+        run_tool,
+        [z for z in zones if z not in held_zones],
+        [t for t in SEARCH_TOPICS if t not in held_topics],
+        [w for w in SEARCH_WORDS if w not in held_words],
+    )
+    held = Conversations(
+        random.Random(seed + 1000), run_tool, sorted(held_zones), sorted(held_topics), sorted(held_words)
+    )
+    return train_maker, held
 
+
+def training_views(args, maker: Conversations, system: str) -> list[View]:
+    """The requests the app makes over ``--conversations`` (+ ``--more-conversations``) conversations."""
+    maker.denials = random.Random(args.seed + 7) if args.denials else None
+    play_rng = random.Random(args.seed + 11)
+    views = [v for c in make_conversations(maker, args.conversations) for v in play(c, system, play_rng)]
+    if args.data_seed is not None:
+        maker.rng = random.Random(args.data_seed)
+        play_rng = random.Random(args.data_seed + 11)
+    more = make_conversations(maker, args.more_conversations)
+    return views, [v for c in more for v in play(c, system, play_rng)]
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    print(f"BLAS: {load_blas().describe()}", flush=True)  # before MLX is imported
+    out = args.out.resolve()
+    tools, instructions = demo_server_listing()
+    system = system_text(instructions)
+    print(f"demo tools: {[t['function']['name'] for t in tools]}", flush=True)
     with tempfile.TemporaryDirectory() as scratch:
         run_tool = ToolRunner(Path(scratch))
+        maker, held = held_out(run_tool, args.seed)
         if not args.eval_only:
-            rng = random.Random(args.seed)
-            denials = random.Random(args.seed + 7) if args.denials else None
-            maker = Conversations(
-                rng,
-                run_tool,
-                [z for z in zones if z not in held_zones],
-                [t for t in SEARCH_TOPICS if t not in held_topics],
-                [w for w in SEARCH_WORDS if w not in held_words],
-                denials,
-            )
-            conversations = make_conversations(maker, args.conversations)
+            views, more = training_views(args, maker, system)
             added = whole_tokens(args.number_tokens, args.operator_tokens)
             if args.keep_tokenizer:
                 tokenizer, wrapper = reuse_tokenizer(args.init or out, out, added)
             else:
-                tokenizer, wrapper = build_tokenizer(conversations, tools, args.vocab_size, out, added)
-            # More conversations for training only: the tokenizer (learned from the first ones) stays
-            # the same, so training can go on from earlier weights with data it has not memorised.
-            if args.data_seed is not None:
-                maker.rng = random.Random(args.data_seed)
-            conversations += make_conversations(maker, args.more_conversations)
-            prefix_text = wrapper.apply_chat_template(
-                [{"role": "user", "content": "x"}], tools=tools, tokenize=False
-            ).split(IM_START + "user")[0]
-            prefix = wrapper.encode(prefix_text, add_special_tokens=False)
-            examples = [e for c in conversations for e in examples_of(wrapper, c, tools, args.copy_weight)]
-            lengths = sorted(len(ids) for ids, _, _ in examples)
+                tokenizer, wrapper = build_tokenizer([v.messages for v in views], tools, args.vocab_size, out, added)
+            views += more
+            kinds = lambda tools_offered: sum(v.tools == tools_offered for v in views)  # noqa: E731
+            print(f"{len(views)} requests: {kinds(True)} in conversations, {kinds(False)} for summaries", flush=True)
+            weights = (args.copy_weight, args.prompt_weight, args.earlier_weight)
+            examples = [examples_of(wrapper, v, tools, *weights) for v in views]
+            lengths = sorted(len(ids) for ids, _ in examples)
+            starts = prefixes(wrapper, tools, system)
             print(
-                f"vocab {len(wrapper)} tokens; tools block {len(prefix)} tokens;"
-                f" {len(examples)} examples, length median {lengths[len(lengths) // 2]} max {lengths[-1]}",
+                f"vocab {len(wrapper)} tokens; prefixes {[len(s) for s in starts]} tokens;"
+                f" length median {lengths[len(lengths) // 2]} max {lengths[-1]}",
                 flush=True,
             )
             config = write_config(out, tokenizer)
             assert config["vocab_size"] == len(wrapper)
-            train(args, out, examples, prefix, config)
-
-        held = Conversations(
-            random.Random(args.seed + 1000), run_tool, sorted(held_zones), sorted(held_topics), sorted(held_words)
-        )
-        evaluate(out, tools, held, args.eval_per_kind)
+            train(args, out, examples, starts, config)
+        replier = Replier(out, tools, system)
+        evaluate_requests(replier, held, args.eval_per_kind)
+        evaluate_conversations(replier, held, run_tool, args.eval_conversations)
     size = sum(f.stat().st_size for f in out.iterdir() if f.is_file())
     print(f"\nmodel folder {out}: {size / 1e6:.2f} MB")
 

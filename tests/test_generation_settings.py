@@ -13,7 +13,7 @@ from mcp_chat_tui.cli.args import build_parser
 from mcp_chat_tui.cli.chat import demo_model_path, engine_settings, flag_options, make_engine
 from mcp_chat_tui.config import load_settings
 from mcp_chat_tui.core.errors import ConfigError
-from mcp_chat_tui.engine.events import TextDelta
+from mcp_chat_tui.engine.events import TextDelta, ToolCallMalformed, ToolCallProposed
 from mcp_chat_tui.engine.generation import APP_DEFAULTS, read_model_defaults, resolve
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.engine.settings import EngineSettings
@@ -45,7 +45,17 @@ def write_config(path: Path, text: str) -> Path:
 
 
 async def reply_text(engine: MlxEngine, messages: list[dict] = QUESTION) -> str:
-    return "".join([event.text async for event in engine.stream(messages) if isinstance(event, TextDelta)])
+    """What the model wrote: its text, and a call as written (the demo model, asked without the system
+    message and tools it was trained with, often starts a call it cannot finish)."""
+    parts = []
+    async for event in engine.stream(messages):
+        if isinstance(event, TextDelta):
+            parts.append(event.text)
+        elif isinstance(event, ToolCallMalformed):
+            parts.append(event.raw)
+        elif isinstance(event, ToolCallProposed):
+            parts.append(f"{event.name}({json.dumps(event.arguments)})")
+    return "".join(parts)
 
 
 # ----- config.toml: bad values ------------------------------------------------------------------

@@ -68,13 +68,13 @@ async def test_always_allow_skips_the_dialog_the_second_time():
         await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog")
         await pilot.press("t")
         await wait_turn_done(pilot, app)
-        await send(pilot, "what is 345 + 89?")
+        await send(pilot, "what is 9 * 8?")  # the demo model miscopies "345 + 89" since it is trained on conversations
         await wait_turn_done(pilot, app)
         assert not isinstance(app.screen, ApprovalScreen)
         states = [r.state for r in app.calls_table.records.values()]
         assert states == [CallState.DONE, CallState.DONE]
         assert app.hub.status("demo").call_count == 2
-        assert mentions(app.agent.messages[-1]["content"], "434"), app.agent.messages[-1]["content"]
+        assert mentions(app.agent.messages[-1]["content"], "72"), app.agent.messages[-1]["content"]
 
 
 async def test_escape_stops_a_real_generation_and_the_engine_answers_again(tiny_model):

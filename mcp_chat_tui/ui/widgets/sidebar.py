@@ -222,6 +222,7 @@ class ToolCallTable(FittedTable):
         self.clock = clock
         self.auto_run = auto_run
         self.records: dict[str, CallRecord] = {}
+        self._cancel_offered = False  # whether the footer offers x now (``_offer_cancel``)
 
     def on_mount(self) -> None:
         for key in COLUMNS:
@@ -283,6 +284,8 @@ class ToolCallTable(FittedTable):
         cells = self._cells(record)
         for column in columns:
             self.update_cell(record.key, column, cells[column], update_width=True)
+        if "state" in columns:
+            self._offer_cancel()
 
     def refresh_marks(self) -> None:
         """Draw every row's tool cell again, its ⚡ mark from the policy as it is now."""
@@ -326,7 +329,16 @@ class ToolCallTable(FittedTable):
 
     def watch_cursor_coordinate(self, old: object, new: object) -> None:
         super().watch_cursor_coordinate(old, new)
-        self.refresh_bindings()
+        self._offer_cancel()
+
+    def _offer_cancel(self) -> None:
+        """The footer shows ``x`` when the highlighted call runs: its keys are asked again only when
+        that changes (asking on every cursor move redrew the footer for each of 10,000 new rows)."""
+        record = self.selected_record()
+        offered = record is not None and record.state is CallState.RUNNING
+        if offered != self._cancel_offered:
+            self._cancel_offered = offered
+            self.refresh_bindings()
 
 
 class ServerTable(FittedTable):

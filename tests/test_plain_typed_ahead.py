@@ -152,3 +152,25 @@ async def test_lines_typed_as_the_question_appears_put_its_keys_off_and_answer_n
     reader.type("next")
     assert await reader.read() == "next", "the y that would have answered the question was dropped"
     console.file.close()
+
+
+async def test_an_answer_typed_while_the_question_waits_is_dropped_and_still_puts_its_keys_off(monkeypatch):
+    """A line that would have answered is dropped when it arrives; the guard was then counted from the
+    question again, so the keys came 0.5 s after it, not 1 s (seen as a flake under load)."""
+    monkeypatch.setattr(typed_lines, "ARMING_DELAY", 1.0)
+    reader = FedReader(asyncio.get_running_loop())
+    shown: list[float] = []
+    console = Console(file=open("/dev/null", "w"), force_terminal=False)  # noqa: SIM115  (closed at exit)
+    async with reader.question(console) as question:
+        answer = asyncio.ensure_future(
+            question.ask(lambda: shown.append(time.monotonic()), lambda line: line.strip() in ("y", "n"))
+        )
+        await asyncio.sleep(0.5)  # the question waits for its guard time
+        typed = time.monotonic()
+        reader.type("y")
+        while not shown:
+            await asyncio.sleep(0.05)
+        assert shown[0] - typed >= 1.0, "the keys came before the guard time after the dropped line"
+        reader.type("n")
+        assert await answer == "n"
+    console.file.close()

@@ -154,6 +154,7 @@ class Question:
         self.reader = reader
         self.console = console
         self.asked_at = time.monotonic()
+        self._last_typed = self.asked_at  # the latest of the question and the lines typed while it waits
         self.armed_at: float | None = None
         self._last: int | None = None  # ``seq`` of the last answer taken
         self._is_answer: Callable[[str], bool] = bool
@@ -174,9 +175,9 @@ class Question:
             self.armed_at = -math.inf
             return
         while not self.reader.at_end:
-            self._note_passed_over()
-            last_typed = max((line.at for line in self.reader._lines), default=self.asked_at)
-            left = max(self.asked_at, last_typed) + ARMING_DELAY - time.monotonic()
+            self._last_typed = max([self._last_typed, *(line.at for line in self.reader._lines)])
+            self._note_passed_over()  # may drop a line: its time still puts the keys off (kept above)
+            left = self._last_typed + ARMING_DELAY - time.monotonic()
             if left <= 0:
                 break
             await self.reader._arrival(left)

@@ -294,17 +294,19 @@ async def test_the_special_tokens_and_the_end_of_turn_are_learnt_as_the_mlx_engi
     assert end in llama.tokenizer.eos_token_ids
 
 
-@pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("active", "active")])
-def test_llama_cpps_threads_sleep_while_they_wait_unless_the_user_says(given, expected):
-    """OpenMP reads OMP_WAIT_POLICY once, when llama_cpp loads it: the app sets it first, keeping the user's."""
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    if given:
-        env["OMP_WAIT_POLICY"] = given
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [({}, "1000 -"), ({"GOMP_SPINCOUNT": "5"}, "5 -"), ({"OMP_WAIT_POLICY": "active"}, "- active")],
+)
+def test_llama_cpps_threads_spin_briefly_while_they_wait_unless_the_user_says(given, expected):
+    """OpenMP reads its variables once, when llama_cpp loads it: the app sets a short spin first,
+    keeping what the user set."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")} | given
     code = (
         "import os\n"
         "from mcp_chat_tui.engine.llama_engine import import_llama_cpp\n"
         "import_llama_cpp()\n"
-        "print(os.environ['OMP_WAIT_POLICY'])\n"
+        "print(os.environ.get('GOMP_SPINCOUNT', '-'), os.environ.get('OMP_WAIT_POLICY', '-'))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -106,33 +106,18 @@ def _read_unclosed(text: str, start: int) -> Any:
 def _missing_closers(text: str, start: int) -> str:
     """The brackets that would close what is open at the end of ``text`` ("" when the span closes,
     a bracket does not match, or the text ends inside a string)."""
-    closing = {"{": "}", "[": "]"}
-    stack: list[str] = []
-    quote = ""
-    index = start
-    while index < len(text):
-        char = text[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif char in closing:
-            stack.append(closing[char])
-        elif stack and char == stack[-1]:
-            stack.pop()
-            if not stack:
-                return ""
-        elif char in "}]":
-            return ""
-        index += 1
-    return "" if quote else "".join(reversed(stack))
+    return _scan(text, start)[1]
 
 
 def _balanced_end(text: str, start: int) -> int | None:
     """Where the bracketed span opening at ``start`` closes, skipping quoted strings (None: it does not)."""
+    return _scan(text, start)[0]
+
+
+def _scan(text: str, start: int) -> tuple[int | None, str]:
+    """The bracketed span opening at ``start``, quoted strings skipped: (where it closes, "") when it
+    does; (None, the brackets that would close it) when the text ends with it open outside a string;
+    else (None, "") (a bracket that does not match, or the text ends inside a string)."""
     closing = {"{": "}", "[": "]"}
     stack: list[str] = []
     quote = ""
@@ -151,11 +136,11 @@ def _balanced_end(text: str, start: int) -> int | None:
         elif stack and char == stack[-1]:
             stack.pop()
             if not stack:
-                return index + 1
+                return index + 1, ""
         elif char in "}]":
-            return None
+            return None, ""
         index += 1
-    return None
+    return None, "" if quote else "".join(reversed(stack))
 
 
 def call_shapes(value: Any, raw: str = "") -> list[WrittenCall]:

@@ -24,6 +24,7 @@ import mcp_types
 from mcp import Client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp_chat_tui.core.memory import keep_freed_memory
 from mcp_chat_tui.core.paths import user_data_dir
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.server_identity import ServerIdentity
@@ -118,6 +119,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         sampling_per_minute: int = DEFAULT_SAMPLING_PER_MINUTE,
         roots: Roots | None = None,
     ) -> None:
+        keep_freed_memory()  # large results reuse the heap (core/memory.py)
         self.init_timeout = init_timeout
         self.token_vault = token_vault or TokenVault(user_data_dir() / TOKEN_FILE_NAME)
         self.roots = roots if roots is not None else Roots()

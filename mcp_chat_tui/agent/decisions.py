@@ -32,6 +32,7 @@ from mcp_chat_tui.agent.tool_provider import ToolProvider
 from mcp_chat_tui.agent.turn import (
     DENIED_MESSAGE,
     INTERRUPTED_MESSAGE,
+    NOT_ALLOWED_MESSAGE,
     REPEAT_REPLIES,
     SAME_RESULT,
     TurnState,
@@ -89,7 +90,11 @@ class CallDecisions:
             elif allow_rest:
                 choice = state.batch_choice
                 allowed_by = decision_label(choice, save=state.batch_save)
-            elif (verdict := self.policy.verdict(call.spec)).runs:
+            elif (verdict := self.policy.verdict(call.spec, call.arguments)).denied:
+                sink(CallDecided(call, ApprovalChoice.DENY, verdict.why))
+                self._finish(state, sink, CallFinished(call, CallStatus.DENIED, NOT_ALLOWED_MESSAGE))
+                continue
+            elif verdict.runs:
                 choice, allowed_by = ApprovalChoice.AUTO, verdict.why
             else:
                 remaining = len(calls) - index

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from mcp_chat_tui.agent.approval import ApprovalPolicy
+from mcp_chat_tui.config import load_settings
 from mcp_chat_tui.core.arg_patterns import ArgumentRule, matches
 from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.tools import ToolSpec
-from mcp_chat_tui.config import load_settings
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_oneshot import run_cli
 

@@ -170,3 +170,43 @@ def test_the_cli_runs_a_matching_read_denies_a_never_one_under_yes_and_asks_for_
     code, said, _, reads = run_once(tmp_path, isolated_user_dirs, str(tmp_path / "elsewhere.txt"))
     assert code == 3 and reads == [], said  # no terminal to ask: denied
     assert f"config.toml asks for read_file unless path {tmp_path}/notes/**" in said
+
+
+# ----- the real app ------------------------------------------------------------------------------
+
+
+async def test_the_app_runs_what_a_pattern_allows_denies_what_never_matches_and_asks_nothing(tmp_path):
+    from mcp_chat_tui.agent.turn import NOT_ALLOWED_MESSAGE
+    from mcp_chat_tui.ui.records import CallState
+    from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+    from tests.fakes import ScriptedEngine, call
+    from tests.helpers import demo_config
+    from tests.ui_helpers import SIZE, make_app, send, wait_ready, wait_turn_done
+
+    rules = {"calculator": {"always": {"expression": "1*"}, "never": {"expression": "*9*"}}}
+    engine = ScriptedEngine(
+        [
+            [call("calculator", {"expression": "1+1"}, "call_1"), call("calculator", {"expression": "9*9"}, "call_2")],
+            "2",
+        ]
+    )
+    saved = {"demo": {tool: SavedApprovalRule(value) for tool, value in rules.items()}}
+    app = make_app(engine, [demo_config()], policy=ApprovalPolicy("ask", saved=saved))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "go")
+        await wait_turn_done(pilot, app)  # no dialog: it would wait for an answer
+        assert not any(isinstance(screen, ApprovalScreen) for screen in app.screen_stack)
+        states = {r.arguments["expression"]: r.state for r in app.calls_table.records.values()}
+        assert states == {"1+1": CallState.DONE, "9*9": CallState.DENIED}
+        table = app.calls_table
+        by = {r.arguments["expression"]: str(table.get_cell(key, "by")) for key, r in table.records.items()}
+        assert by == {"1+1": "rule", "9*9": "rule·no"}
+    told = [m["content"] for m in engine.prompts[-1] if m["role"] == "tool"]
+    assert told == ["1+1 = 2", NOT_ALLOWED_MESSAGE]
+
+
+def SavedApprovalRule(value):  # noqa: N802 (config.toml's entry as the app loads it)
+    from mcp_chat_tui.config.settings import SavedApproval
+
+    return SavedApproval.model_validate(value).rule()

@@ -29,6 +29,7 @@ from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.files import replace_file
 from mcp_chat_tui.core.paths import user_config_dir
 from mcp_chat_tui.core.server_identity import SavedRule, ServerIdentity
+from mcp_chat_tui.core.tool_filter import ToolFilter
 
 SETTINGS_ENV_VAR = "MCP_CHAT_TUI_CONFIG"
 
@@ -125,6 +126,18 @@ def approval_value(rule: SavedRule) -> str | dict[str, Any]:
     return {"choice": rule.choice, **rule.server.to_toml()}
 
 
+class ServerTools(BaseModel):
+    """``[server_tools.NAME]``: which of a server's tools are offered to the model (core/tool_filter.py)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    include: list[Annotated[str, StringConstraints(min_length=1)]] | None = None
+    exclude: list[Annotated[str, StringConstraints(min_length=1)]] = Field(default_factory=list)
+
+    def tool_filter(self) -> ToolFilter:
+        return ToolFilter.of(self.include, self.exclude)
+
+
 class Settings(BaseModel):
     """Everything ``config.toml`` may set; every field has a default, so no file means defaults.
 
@@ -152,6 +165,7 @@ class Settings(BaseModel):
     sampling_per_minute: int = Field(10, ge=0)  # sampling requests one server may make a minute (0: none)
     roots: list[RootFolder] = Field(default_factory=list)
     server_roots: dict[ServerName, list[RootFolder]] = Field(default_factory=dict)
+    server_tools: dict[ServerName, ServerTools] = Field(default_factory=dict)  # [server_tools.NAME]
     model: ModelOptions = Field(default_factory=ModelOptions)  # [model]: for every model
     models: dict[str, ModelOptions] = Field(default_factory=dict)  # [models."<id>"]: for one model
 

@@ -26,6 +26,7 @@ examples:
   mcp-chat-tui --check-servers               start the configured servers and report
   mcp-chat-tui ./my-model --check-tools      does the model call each of the servers' tools right?
   mcp-chat-tui --sign-in NAME                sign in to an HTTP server that needs it (OAuth)
+  mcp-chat-tui --search "tokyo"              find an earlier conversation that says it
 
 files:
   mcp.json     --mcp-config, else ./mcp.json, ./.vscode/mcp.json, the user config
@@ -212,6 +213,12 @@ def add_transcript_flags(parser: argparse.ArgumentParser) -> None:
         help="open this conversation file and continue it (created if missing)",
     )
     parser.add_argument("--resume", action="store_true", help="start by picking a saved conversation to continue")
+    parser.add_argument(
+        "--search",
+        metavar="TEXT",
+        help="search every saved conversation's prompts, replies and tool results for TEXT, print the matches "
+        "(newest first; --json for a list), exit (0: found, 3: none)",
+    )
 
 
 def add_blas_flag(parser: argparse.ArgumentParser) -> None:

@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_transcript_flags(parser)
     add_blas_flag(parser)
     add_tool_prompt_flag(parser)
+    add_thinking_flag(parser)
     add_cache_flags(parser)
     return parser
 
@@ -227,6 +228,18 @@ def add_blas_flag(parser: argparse.ArgumentParser) -> None:
         metavar="WHICH",
         help=f"the BLAS MLX computes with on the CPU: auto (the fastest found), none (MLX's own), or a library's "
         f"path (default: ${BLAS_ENV}, else auto)",
+    )
+
+
+def add_thinking_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-thinking",
+        dest="thinking",
+        action="store_const",
+        const=False,
+        default=None,
+        help="ask the model not to think before it answers, for this run (where its chat template has the "
+        "switch, enable_thinking; config.toml: thinking = false in [model])",
     )
 
 

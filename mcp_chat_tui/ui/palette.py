@@ -45,6 +45,11 @@ class PaletteCommands:
             return
         self.call_after_refresh(self.chat.scroll_to_widget, shown[index], top=True, animate=False)
 
+    def action_toggle_thinking(self) -> None:
+        """Ctrl+T: the latest reply's thinking opened, or closed again."""
+        if not self.chat.toggle_last_thinking():
+            self.notify("no reply in the chat has any thinking", timeout=3)
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Clear the chat", "Start a new conversation", self.action_clear_chat)

@@ -204,7 +204,7 @@ class ServerDetailScreen(ModalScreen[None]):
             with VerticalScroll(id="server-log", classes="detail-body"):
                 yield Static(id="server-log-lines")
             yield Static(
-                "[b]Enter[/] call it yourself  [b]a[/] toggle auto-run  [b]+[/]/[b]-[/] log level  [b]Esc[/] or [b]q[/] close",
+                "[b]Enter[/] call it yourself  [b]a[/] auto-run  [b]+[/]/[b]-[/] log level  [b]Esc[/] close",
                 classes="detail-keys",
             )
 

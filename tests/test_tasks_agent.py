@@ -22,7 +22,7 @@ from mcp_chat_tui.transcript import (
     read_transcript_text,
     to_openai_messages,
 )
-from mcp_chat_tui.ui.recording import RecordingSink, pending_calls, tee
+from mcp_chat_tui.conversation.recording import RecordingSink, pending_calls, tee
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import eventually
 from tests.test_tasks_hub import logged, task_config

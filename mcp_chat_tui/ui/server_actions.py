@@ -7,8 +7,7 @@ from textual.widgets import Static
 
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.core.tools import ToolSpec
-from mcp_chat_tui.servers.oauth import SignInRequest
-from mcp_chat_tui.servers.state import ServerState, protocol_notes, tool_list_notes
+from mcp_chat_tui.servers import ServerState, SignInRequest, protocol_notes, tool_list_notes
 from mcp_chat_tui.ui.format import counted, literal, palette_text
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.detail import TextScreen

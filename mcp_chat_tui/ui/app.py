@@ -115,20 +115,18 @@ class ChatApp(
         self.call_store = CallStore(self.clock, lambda: self.calls_table)
         self._shut_down = False
         self.open_resume = open_resume
-        self.conversation = Conversation(
-            self.agent,
-            self.model_label,
-            transcript=transcript,
-            path=transcript_file,
-            save=autosave,
-            on_save_change=lambda path, problem: self.post_message(SaveChanged(path, problem)),
-        )
+        self.conversation = Conversation(self.agent, self.model_label, transcript=transcript, path=transcript_file)
+        self.conversation.save, self.conversation.on_save_change = autosave, self._post_save_change
         self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
         self.built = False
         self._typed_early = ""  # printable keys that came before the prompt
         self._theme_problems: list[str] = []
         self._register_themes()
         self._answer_server_requests()
+
+    def _post_save_change(self, path: Path, problem: str | None) -> None:
+        """On the saver's thread: saving ``path`` failed (``problem``) or works again (None)."""
+        self.post_message(SaveChanged(path, problem))
 
     @property
     def recorder(self) -> TranscriptRecorder:

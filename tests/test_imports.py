@@ -105,6 +105,7 @@ def test_the_import_contracts_of_pyproject_hold():
     """The layers, the agent apart from ui/ and transcript/, the engine apart from servers/, no
     Textual below ui/, and ui/ reaching servers/ and engine/ only through their packages' names."""
     lint_imports = Path(sys.executable).with_name("lint-imports")
+    assert lint_imports.exists(), f"{lint_imports} is missing: install the dev tools, pip install -e '.[dev]'"
     run = subprocess.run(
         [str(lint_imports), "--no-cache", "--no-logo"], cwd=PACKAGE.parent, capture_output=True, text=True
     )

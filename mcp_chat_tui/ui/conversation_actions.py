@@ -15,7 +15,7 @@ from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
 
 class ConversationActions:
-    """Transcript behaviour of ``ChatApp``: uses its ``recorder``, ``agent``, ``chat`` and tables."""
+    """What ``ChatApp`` shows and asks of its ``conversation`` (``conversation/``): uses its ``chat`` and tables."""
 
     def _attach_saver(self, first_prompt: str = "") -> None:
         """Save the conversation from now on; a failure to save is shown as it happens (``SaveChanged``)."""

@@ -378,9 +378,9 @@ class SlowDisk:
 
 async def test_a_calls_start_is_on_disk_before_the_call_reaches_its_server(tmp_path):
     from mcp_chat_tui.agent import Agent
+    from mcp_chat_tui.conversation.recording import RecordingSink
     from mcp_chat_tui.servers import ServerHub
     from mcp_chat_tui.transcript import TranscriptRecorder
-    from mcp_chat_tui.ui.recording import RecordingSink
 
     path = tmp_path / "chat.md"
     recorder = TranscriptRecorder(saver=SlowDisk(path))

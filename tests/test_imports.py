@@ -1,13 +1,16 @@
-"""The package's own imports form no circle: each module can be read, changed and tested from below.
+"""The package's own imports form no circle, and they keep to the layers of docs/architecture.md.
 
 The graph is built from the source with ``ast``: every ``import`` of a module of ``mcp_chat_tui``,
 at module level, under ``if TYPE_CHECKING:`` and inside functions alike (an import deferred into a
 function still ties the two modules together; deferring it only hides the circle from Python).
+The layers are pyproject.toml's ``[tool.importlinter]`` contracts, checked by ``lint-imports``.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "mcp_chat_tui"
@@ -96,3 +99,14 @@ def test_the_cycle_finder_sees_a_circle_through_an_import_inside_a_function(tmp_
     assert find_cycle(graph) == ["pkg.a", "pkg.b", "pkg.a"]
     (package / "b.py").write_text("from pkg import low\n")
     assert find_cycle(import_graph(package)) is None
+
+
+def test_the_import_contracts_of_pyproject_hold():
+    """The layers, the agent apart from ui/ and transcript/, the engine apart from servers/, no
+    Textual below ui/, and ui/ reaching servers/ and engine/ only through their packages' names."""
+    lint_imports = Path(sys.executable).with_name("lint-imports")
+    assert lint_imports.exists(), f"{lint_imports} is missing: install the dev tools, pip install -e '.[dev]'"
+    run = subprocess.run(
+        [str(lint_imports), "--no-cache", "--no-logo"], cwd=PACKAGE.parent, capture_output=True, text=True
+    )
+    assert run.returncode == 0 and "0 broken" in run.stdout, run.stdout + run.stderr

@@ -16,11 +16,11 @@ import pytest
 
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.files import RefusedFile, open_append, read_regular, replace_file
+from mcp_chat_tui.core.media_info import save_media
 from mcp_chat_tui.servers.stderr import RotatingLog
 from mcp_chat_tui.servers.token_vault import TokenVault
 from mcp_chat_tui.transcript import AutoSaver, TranscriptLock, write_export
 from mcp_chat_tui.transcript.media import keep_media, media_folder
-from mcp_chat_tui.ui.media_info import save_media
 
 TOP = Path(__file__).resolve().parent.parent
 

@@ -17,13 +17,13 @@ from mcp import Client
 
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.core.content import MAX_MEDIA_BYTES
+from mcp_chat_tui.core.media_info import ImageProblem, media_line, prepare_image, save_media
 from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub, protocol_notes, tool_list_notes
 from mcp_chat_tui.servers.listing import list_all_tools
 from mcp_chat_tui.servers.results import convert_result
 from mcp_chat_tui.servers.tasks import server_runs_tasks, set_apart_task_tools
 from mcp_chat_tui.servers.transports import stdio_transport
-from mcp_chat_tui.ui.media_info import ImageProblem, media_line, prepare_image, save_media
 
 RESULTS_SERVER = str(Path(__file__).parent / "servers" / "results_server.py")
 

@@ -206,9 +206,9 @@ async def test_the_demo_model_writes_a_summary_that_lands_in_the_transcript_and_
     """Real MLX on the bundled demo model: its summary (whatever it says) is one line, recorded as
     the exchange's 📝: line, and sent in the next prompt in place of the exchange."""
     from mcp_chat_tui.cli.chat import demo_model_path
+    from mcp_chat_tui.conversation.recording import RecordingSink, tee
     from mcp_chat_tui.engine.mlx_engine import MlxEngine
     from mcp_chat_tui.transcript import AutoSaver, TranscriptRecorder, parse, read_transcript_text
-    from mcp_chat_tui.ui.recording import RecordingSink, tee
 
     engine = MlxEngine(demo_model_path(), max_tokens=40)
     await engine.load()

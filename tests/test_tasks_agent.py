@@ -13,6 +13,7 @@ import pytest
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.events import ApprovalNeeded, CallFinished, CallStatus, CallTask
 from mcp_chat_tui.agent.turn import CANCELLED_MESSAGE
+from mcp_chat_tui.conversation.recording import RecordingSink, pending_calls, tee
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import (
     AutoSaver,
@@ -22,7 +23,6 @@ from mcp_chat_tui.transcript import (
     read_transcript_text,
     to_openai_messages,
 )
-from mcp_chat_tui.ui.recording import RecordingSink, pending_calls, tee
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import eventually
 from tests.test_tasks_hub import logged, task_config

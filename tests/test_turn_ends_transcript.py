@@ -11,11 +11,11 @@ import pytest
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.events import TurnEnd
+from mcp_chat_tui.conversation.recording import RecordingSink, pending_calls, tee
 from mcp_chat_tui.core.feedback import APP_SENDER, MALFORMED_NAME
 from mcp_chat_tui.engine.events import TextDelta, ToolCallMalformed
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import Transcript, TranscriptRecorder, parse, render, to_openai_messages
-from mcp_chat_tui.ui.recording import RecordingSink, pending_calls, tee
 from mcp_chat_tui.ui.transcript_view import reply_note
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config

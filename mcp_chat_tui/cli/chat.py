@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from mcp_chat_tui.agent import Agent, ApprovalPolicy
+from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.cli.check import status_table
 from mcp_chat_tui.cli.input_text import argument_problem, utf8_problem
 from mcp_chat_tui.cli.log_lines import print_warnings
@@ -25,15 +22,14 @@ from mcp_chat_tui.cli.terminal import SIGTERM_EXIT, ask_on_terminal, exit_on_sig
 from mcp_chat_tui.cli.typed_lines import terminal_lines
 from mcp_chat_tui.config import McpConfig, ModelOptions, Settings, save_setting, settings_path
 from mcp_chat_tui.config.settings import approval_value
+from mcp_chat_tui.conversation import Conversation, chat_agent, held_for_the_run, read_if_present
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, package_path
 from mcp_chat_tui.core.server_identity import SavedRule
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState, tool_list_notes
-from mcp_chat_tui.transcript import Transcript, TranscriptLock, TranscriptRecorder
-from mcp_chat_tui.transcript.media import read_conversation
-from mcp_chat_tui.transcript.unsaved_runs import recall_unsaved_runs
+from mcp_chat_tui.transcript import Transcript
 
 if TYPE_CHECKING:
     from mcp_chat_tui.engine.settings import EngineSettings
@@ -159,38 +155,6 @@ def check_start(hub: ServerHub, settings: Settings, console: Console) -> None:
     console.print(f"[yellow]continuing without: {names}[/]")
 
 
-def open_transcript(args: argparse.Namespace) -> Transcript | None:
-    """The conversation in ``--transcript FILE`` (None when the file does not exist yet).
-
-    A file that cannot be read stops the app with a message naming the line; it is never overwritten.
-    """
-    path = args.transcript
-    if path is None or not os.path.lexists(path):
-        return None
-    transcript = read_conversation(path)
-    recall_unsaved_runs(transcript, path)  # calls run while it could not be saved count as started
-    return transcript
-
-
-@contextmanager
-def transcript_held(args: argparse.Namespace) -> Iterator[None]:
-    """Hold ``--transcript FILE`` for the run (``TranscriptLock``): another mcp-chat-tui that has
-    it open stops this one before anything is read (``TranscriptInUse``, exit 2). With ``--no-save``
-    the file is only read: nothing is written beside it, not even the lock."""
-    path = args.transcript
-    lock = None
-    if path is not None and not args.no_save and path.parent.is_dir():
-        try:
-            lock = TranscriptLock.acquire(path)
-        except OSError:
-            lock = None  # a folder that takes no file: saving will say so
-    try:
-        yield
-    finally:
-        if lock is not None:
-            lock.release()
-
-
 async def _console_configuration(args: argparse.Namespace) -> tuple[Settings, McpConfig]:
     """Settings and servers for ``--plain`` and ``-p``, asked about on the terminal (a line typed ahead
     of a question there is a prompt, unless ``-p``); ``-p``'s prompt with the secrets given hidden."""
@@ -222,25 +186,18 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
             check_start(hub, settings, console)
             _print_ready(hub, model, mcp_config, console, one_shot=one_shot)
             _print_generation(engine, console)
-            agent = Agent(
-                engine,
-                hub,
-                make_policy(args, settings, mcp_config, hub),
-                redactor=hub.redactor,
-                **settings.agent_options(),
+            agent = chat_agent(engine, hub, make_policy(args, settings, mcp_config, hub), settings)
+            conversation = Conversation(
+                agent, display_name(model), transcript=loaded, path=args.transcript, save=not args.no_save
             )
-            recorder = TranscriptRecorder(loaded or Transcript())
             report = OneShotReport(args.prompt, display_name(model)) if one_shot else None
             code = await run_plain(
-                agent,
+                conversation,
                 console,
                 one_prompt=args.prompt,
                 auto_yes=args.yes,
-                recorder=recorder,
-                transcript_file=args.transcript,
                 model_label=display_name(model),
                 report=report,
-                save=not args.no_save,
                 catalog=hub,
             )
             if report is not None:
@@ -357,8 +314,8 @@ def run_chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("give a model (a Hugging Face repo id or a local folder), or --demo for the bundled toy model")
     read_prompt(args, parser)
     check_local_flags(args, parser)
-    with transcript_held(args):
-        loaded = open_transcript(args)  # before the event loop: Ctrl+C and SIGTERM stop a long read at once
+    with held_for_the_run(args.transcript, save=not args.no_save):
+        loaded = read_if_present(args.transcript)  # before the event loop: Ctrl+C and SIGTERM stop a long read at once
         if args.plain or args.prompt is not None:
             return asyncio.run(run_until_signal(lambda: _chat(args, model, loaded)))
         return asyncio.run(_tui(args, model, loaded))

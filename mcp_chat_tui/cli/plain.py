@@ -17,37 +17,26 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from mcp_chat_tui.agent import Agent
 from mcp_chat_tui.agent.budget import cut_label
 from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import AgentEvent
-from mcp_chat_tui.agent.summaries import is_compact_command
 from mcp_chat_tui.cli.client_requests import install_console_requests
 from mcp_chat_tui.cli.input_text import NotUtf8Line
 from mcp_chat_tui.cli.plain_console import PlainConsole, literal
 from mcp_chat_tui.cli.prompt_commands import command_turn, print_attachments
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.typed_lines import LineReader, terminal_lines
+from mcp_chat_tui.conversation import NOTHING_TO_COMPACT, Conversation, Route, Routed, route_line
+from mcp_chat_tui.conversation.conversation import SaveReport
+from mcp_chat_tui.conversation.recording import tee
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.text import pretty_json
-from mcp_chat_tui.engine.cache_file import keep_cache_beside
-from mcp_chat_tui.servers.commands import is_command
 from mcp_chat_tui.servers.hub import ServerHub
-from mcp_chat_tui.transcript import (
-    AutoSaver,
-    Exchange,
-    Transcript,
-    TranscriptRecorder,
-    new_transcript_path,
-    save_problem,
-    to_openai_messages,
-)
+from mcp_chat_tui.transcript import Exchange, Transcript
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
-from mcp_chat_tui.ui.recording import RecordingSink, pending_calls, tee
 
 PROMPT = "prompt -> "
-EXIT_WORDS = {"bye", "quit"}
 
 
 def print_loaded(console: Console, transcript: Transcript) -> None:
@@ -90,14 +79,14 @@ def end_note(exchange: Exchange) -> str:
     return "[stopped]" if exchange.end == "stopped" else ""
 
 
-def reporting_saver(path: Path, loop: asyncio.AbstractEventLoop) -> AutoSaver:
-    """An ``AutoSaver`` for ``path`` that says on stderr, in one line, when saving fails and when it
-    works again (it retries on its own)."""
+def report_saving(loop: asyncio.AbstractEventLoop) -> SaveReport:
+    """Say on stderr, in one line, when saving a conversation fails and when it works again (the
+    saver retries on its own); called on the saver's thread."""
     stderr = Console(stderr=True, highlight=False, soft_wrap=True)
 
-    def changed(error: Exception | None) -> None:
-        if error is not None:
-            line = Text(f"{save_problem(path, error)}; retrying every {RETRY_INTERVAL:.0f} s", style="bold red")
+    def changed(path: Path, problem: str | None) -> None:
+        if problem is not None:
+            line = Text(f"{problem}; retrying every {RETRY_INTERVAL:.0f} s", style="bold red")
         else:
             line = Text(f"saved {path} again", style="green")
         try:
@@ -105,48 +94,33 @@ def reporting_saver(path: Path, loop: asyncio.AbstractEventLoop) -> AutoSaver:
         except RuntimeError:  # the loop is closed: say it from here
             stderr.print(line, soft_wrap=True)
 
-    return AutoSaver(path, on_change=changed)
-
-
-def unsaved(recorder: TranscriptRecorder | None) -> str | None:
-    """After ``recorder.close()``: why events of the conversation were not saved (None: all saved)."""
-    problem = recorder.saver.unsaved if recorder is not None and recorder.saver is not None else None
-    return None if problem is None else f"{problem}: the last changes of this conversation are not saved"
+    return changed
 
 
 async def run_plain(
-    agent: Agent,
+    conversation: Conversation,
     console: Console,
     *,
     one_prompt: str | None = None,
     auto_yes: bool = False,
-    recorder: TranscriptRecorder | None = None,
-    transcript_file: Path | None = None,
     model_label: str = "model",
     report: OneShotReport | None = None,
-    save: bool = True,
     catalog: ServerHub | None = None,
 ) -> int:
-    """The ``prompt ->`` loop (or one turn with ``-p``), saving the conversation as it goes (unless not
-    ``save``); returns the exit code. With ``-p`` the ``report`` holds the answer back for stdout and
-    decides the exit code (cli/report.py). Events that could not be saved make it 1, said on stderr."""
+    """The ``prompt ->`` loop (or one turn with ``-p``) of ``conversation``; returns the exit code.
+    With ``-p`` the ``report`` holds the answer back for stdout and decides the exit code
+    (cli/report.py). Events that could not be saved make it 1, said on stderr."""
     if one_prompt is not None and report is None:
         report = OneShotReport(one_prompt, model_label)
+    if conversation.on_save_change is None:
+        conversation.on_save_change = report_saving(asyncio.get_running_loop())
+    problem = None
     try:
         code = await _converse(
-            agent,
-            console,
-            one_prompt=one_prompt,
-            auto_yes=auto_yes,
-            recorder=recorder,
-            transcript_file=transcript_file,
-            model_label=model_label,
-            report=report,
-            save=save,
-            catalog=catalog,
+            conversation, console, one_prompt=one_prompt, auto_yes=auto_yes, report=report, catalog=catalog
         )
     finally:
-        problem = unsaved(recorder)  # the recorder is closed by now
+        problem = conversation.close()
         if problem is not None:
             Console(stderr=True, highlight=False, soft_wrap=True).print(Text(problem, style="bold red"), soft_wrap=True)
     if problem is None:
@@ -157,113 +131,96 @@ async def run_plain(
 
 
 async def _converse(
-    agent: Agent,
+    conversation: Conversation,
     console: Console,
     *,
     one_prompt: str | None,
     auto_yes: bool,
-    recorder: TranscriptRecorder | None,
-    transcript_file: Path | None,
-    model_label: str,
     report: OneShotReport | None,
-    save: bool,
     catalog: ServerHub | None = None,
 ) -> int:
-    """``run_plain``'s loop: the resumed conversation's open calls, then the prompts; the recorder is
-    closed on the way out."""
+    """``run_plain``'s loop: the resumed conversation's open calls, then the prompts."""
     asking = one_prompt is None or sys.stdin.isatty()  # prompts to read, or a terminal to ask questions on
     reader = terminal_lines(keeps_prompts=one_prompt is None) if asking else None  # typed ahead: a prompt
-    sink = _console_sink(agent, console, reader, recorder, report, model_label=model_label, auto_yes=auto_yes)
-    try:
-        if recorder is not None and recorder.transcript.exchanges:
-            if save:
-                _save_to(agent, recorder, transcript_file or new_transcript_path(recorder.transcript.exchanges[0].user))
-            else:
-                keep_cache_beside(agent.engine, transcript_file, save=False)  # a resumed file's cache is still read
-            await _resume(agent, console, recorder, sink)
-        prompts = [one_prompt] if one_prompt is not None else None
-        while True:
-            if prompts is not None:
-                prompt = prompts.pop(0) if prompts else None
-            else:
-                assert reader is not None
-                prompt = await _read_prompt(agent, console, reader)
-            if prompt is None:
+    agent = conversation.agent
+    sink = _console_sink(conversation, console, reader, report, auto_yes=auto_yes)
+    if conversation.transcript.exchanges:
+        _start_saving(conversation)
+        await _resume(conversation, console, sink)
+    prompts = [one_prompt] if one_prompt is not None else None
+    while True:
+        if prompts is not None:
+            if not prompts:
                 return 0
-            if is_compact_command(prompt):
-                await _compact(agent, console, sink)
-                continue
-            turn = await _expand_command(catalog, console, reader, prompt, one_shot=one_prompt is not None)
-            if turn is None:
-                continue
-            prompt, attachments = turn
-            if recorder is not None and recorder.saver is None and save:
-                _save_to(agent, recorder, transcript_file or new_transcript_path(prompt))
-            await agent.run_turn(prompt, sink, attachments)
-            if report is not None:
-                return _one_shot_exit(report, recorder)
-            await agent.write_summaries(sink)  # of the exchange that leaves the window at the next prompt
-    finally:
-        if recorder is not None:
-            recorder.close()
+            routed = await route_line(prompts.pop(0), agent.redactor, typed=False)
+        else:
+            assert reader is not None
+            routed = await _read_prompt(conversation, console, reader)
+        if routed.route is Route.LEAVE:
+            return 0
+        if routed.route is Route.COMPACT:
+            await _compact(conversation, console, sink)
+            continue
+        turn = await _expand_command(catalog, console, reader, routed, one_shot=one_prompt is not None)
+        if turn is None:
+            continue
+        prompt, attachments = turn
+        if not conversation.saving:
+            _start_saving(conversation, prompt)
+        await agent.run_turn(prompt, sink, attachments)
+        if report is not None:
+            return _one_shot_exit(report, conversation)
+        await conversation.write_summaries(sink)  # of the exchange that leaves the window at the next prompt
 
 
-def _save_to(agent: Agent, recorder: TranscriptRecorder, path: Path) -> None:
-    """Save the conversation to ``path`` from now on, and the model's KV cache beside it."""
-    recorder.saver = reporting_saver(path, asyncio.get_running_loop())
-    keep_cache_beside(agent.engine, path)
+def _start_saving(conversation: Conversation, first_prompt: str = "") -> None:
+    """Save the conversation from now on (said on stderr when another mcp-chat-tui has its file)."""
+    problem = conversation.start_saving(first_prompt)
+    if problem is not None:
+        Console(stderr=True, highlight=False, soft_wrap=True).print(Text(problem, style="bold red"), soft_wrap=True)
 
 
 def _console_sink(
-    agent: Agent,
+    conversation: Conversation,
     console: Console,
     reader: LineReader | None,
-    recorder: TranscriptRecorder | None,
     report: OneShotReport | None,
     *,
-    model_label: str,
     auto_yes: bool,
 ) -> Callable[[AgentEvent], None]:
-    """Where the agent's events go: the console (through the ``-p`` report) and the transcript; the
-    servers' requests are answered at the console too."""
+    """Where the agent's events go: the transcript first, then the console (through the ``-p``
+    report); the servers' requests are answered at the console too."""
     printer = PlainConsole(console, reader, auto_yes=auto_yes, one_shot=report is not None)
-    sink: Callable[[AgentEvent], None] = report.watch(printer) if report is not None else printer
-    if recorder is not None:
-        recording = RecordingSink(recorder, model_label, agent.engine)
-        recording.guard_starts(agent)  # a call's start is on disk before it goes out
-        sink = tee(recording, sink)
-    install_console_requests(agent, console, reader, sink, auto_yes=auto_yes)
+    shown: Callable[[AgentEvent], None] = report.watch(printer) if report is not None else printer
+    sink = tee(conversation.record, shown)
+    install_console_requests(conversation.agent, console, reader, sink, auto_yes=auto_yes)
     return sink
 
 
-async def _resume(
-    agent: Agent, console: Console, recorder: TranscriptRecorder, sink: Callable[[AgentEvent], None]
-) -> None:
+async def _resume(conversation: Conversation, console: Console, sink: Callable[[AgentEvent], None]) -> None:
     """Show the resumed conversation, give it to the model, and continue its calls that were left open."""
-    print_loaded(console, recorder.transcript)
-    transcript = recorder.transcript
-    agent.load_messages(to_openai_messages(transcript), transcript.summaries(), transcript.cuts_for_model())
-    agent.fit_loaded_results(sink)  # cut now are said here (✂); the file's own cuts are in the lines above
-    if transcript.turn_goes_on():  # calls left open, or results the model did not answer yet
-        pending = pending_calls(transcript.pending_proposals(), agent.tools.find_tool)
-        recorder.reply_goes_on()
-        await agent.continue_turn(pending, sink, transcript.pending_feedback())
-    await agent.write_summaries(sink)  # the ones the file lacks, for the exchanges outside the window
+    print_loaded(console, conversation.transcript)
+    # Results cut now are said in the sink (✂); the file's own cuts are in the lines above.
+    if conversation.give_to_agent(sink):  # calls left open, or results the model did not answer yet
+        await conversation.continue_open_turn(sink)
+    await conversation.write_summaries(sink)  # the ones the file lacks, for the exchanges outside the window
 
 
-async def _compact(agent: Agent, console: Console, sink: Callable[[AgentEvent], None]) -> None:
+async def _compact(conversation: Conversation, console: Console, sink: Callable[[AgentEvent], None]) -> None:
     """``/compact``: every exchange but the last gets its summary now and leaves the window."""
-    if len(agent.turns) < 2:
-        console.print(literal("nothing to compact: /compact summarises every exchange but the last", "yellow"))
+    if not conversation.can_compact:
+        console.print(literal(NOTHING_TO_COMPACT, "yellow"))
         return
-    await agent.write_summaries(sink, compact=True)
-    console.print(literal(f"📝 {agent.summaries_in_use} exchange(s) sent as their summary", "dim"))
+    await conversation.write_summaries(sink, compact=True)
+    console.print(literal(f"📝 {conversation.agent.summaries_in_use} exchange(s) sent as their summary", "dim"))
 
 
-async def _read_prompt(agent: Agent, console: Console, reader: LineReader) -> str | None:
-    """The next prompt typed at ``prompt ->`` (empty lines are skipped, roots commands answered here);
-    None at the end of input or an exit word. A line typed before ``prompt ->`` was shown (passed over
-    by a question) is shown after it: the terminal showed it where it was typed."""
+async def _read_prompt(conversation: Conversation, console: Console, reader: LineReader) -> Routed:
+    """The next line typed at ``prompt ->``, routed (empty lines are skipped, roots commands answered
+    here); ``Route.LEAVE`` at the end of input or an exit word. A line typed before ``prompt ->`` was
+    shown (passed over by a question) is shown after it: the terminal showed it where it was typed."""
+    agent = conversation.agent
+    roots_command = getattr(agent.tools, "roots_command", None)
     while True:
         console.print(PROMPT, end="", style="bold", highlight=False)
         shown_at = time.monotonic()
@@ -271,33 +228,28 @@ async def _read_prompt(agent: Agent, console: Console, reader: LineReader) -> st
         line = typed.text
         if line is None:
             console.print()
-            return None
+            return Routed(Route.LEAVE, "")
         if reader.guarded and typed.at < shown_at:
             console.print(literal(line), highlight=False, soft_wrap=True)
         if isinstance(line, NotUtf8Line):
             console.print(literal(f"not sent: {line.problem}", "yellow"), soft_wrap=True)
             continue
-        prompt = agent.redactor.text(line.strip())
-        if not prompt:
-            continue
-        if prompt.lower() in EXIT_WORDS:
-            return None
-        roots_command = getattr(agent.tools, "roots_command", None)
-        said = await roots_command(prompt) if roots_command is not None else None
-        if said is None:
-            return prompt
-        console.print(literal(said, "dim"), soft_wrap=True)
+        routed = await route_line(line, agent.redactor, roots_command)
+        if routed.route is Route.ROOTS:
+            console.print(literal(routed.said, "dim"), soft_wrap=True)
+        elif routed.route is not Route.NOTHING:
+            return routed
 
 
 async def _expand_command(
-    catalog: ServerHub | None, console: Console, reader: LineReader | None, prompt: str, *, one_shot: bool
+    catalog: ServerHub | None, console: Console, reader: LineReader | None, routed: Routed, *, one_shot: bool
 ) -> tuple[str, list[Attachment]] | None:
-    """The turn to run for ``prompt``: a ``/command`` made into a server prompt's turn, any other text
+    """The turn to run for ``routed``: a ``/command`` made into a server prompt's turn, any other text
     as it is; None when the command failed (said here; with ``-p`` it is raised)."""
-    if catalog is None or not is_command(prompt):
-        return prompt, []
+    if catalog is None or routed.route is not Route.COMMAND:
+        return routed.text, []
     try:
-        return await command_turn(catalog, console, None if one_shot else reader, prompt)
+        return await command_turn(catalog, console, None if one_shot else reader, routed.text)
     except UserFacingError as exc:
         if one_shot:
             raise
@@ -305,10 +257,10 @@ async def _expand_command(
         return None
 
 
-def _one_shot_exit(report: OneShotReport, recorder: TranscriptRecorder | None) -> int:
+def _one_shot_exit(report: OneShotReport, conversation: Conversation) -> int:
     """After the one turn of ``-p``: where the transcript went, whether it was saved, and the exit code."""
-    saver = recorder.saver if recorder is not None else None
-    report.transcript = str(saver.path) if saver else None
-    if saver is not None and not saver.flush():
-        report.save_error = saver.unsaved
+    report.transcript = str(conversation.path) if conversation.saving else None
+    problem = conversation.flush()
+    if problem is not None:
+        report.save_error = problem
     return int(report.exit_code)

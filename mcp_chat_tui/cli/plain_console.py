@@ -46,9 +46,9 @@ from mcp_chat_tui.agent.events import (
 from mcp_chat_tui.agent.figures import TurnFigures
 from mcp_chat_tui.agent.turn import not_sent_line, repeat_reason, run_unsaved_line
 from mcp_chat_tui.cli.typed_lines import LineReader, Question
+from mcp_chat_tui.core.media_info import media_line
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.core.tools import ToolSpec
-from mcp_chat_tui.ui.media_info import media_line
 
 RESULT_LINES_SHOWN = 20
 APPROVAL_KEYS = {

@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.text import Text
 
 from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.core.media_info import media_line
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.servers.commands import PromptCommand, run_command
-from mcp_chat_tui.ui.media_info import media_line
 
 if TYPE_CHECKING:
     from mcp_chat_tui.servers.hub import ServerHub

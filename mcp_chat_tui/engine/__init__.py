@@ -21,6 +21,8 @@ from mcp_chat_tui.engine.events import (
     ToolCallMalformed,
     ToolCallProposed,
 )
+from mcp_chat_tui.engine.generation import DEFAULT as DEFAULT_SOURCE
+from mcp_chat_tui.engine.generation import GenerationSettings
 from mcp_chat_tui.engine.toolcalls import ParsedReply, ToolCallStream, parse_tool_calls
 
 if TYPE_CHECKING:
@@ -28,10 +30,12 @@ if TYPE_CHECKING:
     from mcp_chat_tui.engine.remote import OpenAIEngine
 
 __all__ = [
+    "DEFAULT_SOURCE",
     "Done",
     "Engine",
     "EngineError",
     "EngineEvent",
+    "GenerationSettings",
     "LoadProgress",
     "MlxEngine",
     "OpenAIEngine",

@@ -1,6 +1,36 @@
-"""The server hub: runs MCP servers through the official SDK. No UI imports here."""
+"""The server hub: runs MCP servers through the official SDK. No UI imports here.
 
+The names below are what the front ends (``ui/``, ``cli/``) show and steer; ``ui/`` imports nothing
+else from here (an import-linter contract in pyproject.toml).
+"""
+
+from mcp_chat_tui.servers.catalog import CatalogError, PromptInfo, ResourceInfo
+from mcp_chat_tui.servers.commands import PromptCommand, command_text, parse_command
+from mcp_chat_tui.servers.elicit_form import FormField
 from mcp_chat_tui.servers.hub import ServerHub
+from mcp_chat_tui.servers.notifications import LogEntry, level_rank, next_level
+from mcp_chat_tui.servers.oauth import SignInRequest
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage, protocol_notes, tool_list_notes
+from mcp_chat_tui.servers.user_calls import call_attachment, schema_problem
 
-__all__ = ["ServerHub", "ServerState", "ServerStatus", "ToolUsage", "protocol_notes", "tool_list_notes"]
+__all__ = [
+    "CatalogError",
+    "FormField",
+    "LogEntry",
+    "PromptCommand",
+    "PromptInfo",
+    "ResourceInfo",
+    "ServerHub",
+    "ServerState",
+    "ServerStatus",
+    "SignInRequest",
+    "ToolUsage",
+    "call_attachment",
+    "command_text",
+    "level_rank",
+    "next_level",
+    "parse_command",
+    "protocol_notes",
+    "schema_problem",
+    "tool_list_notes",
+]

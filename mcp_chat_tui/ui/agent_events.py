@@ -30,7 +30,7 @@ from mcp_chat_tui.agent.events import (
 from mcp_chat_tui.agent.figures import TurnFigures
 from mcp_chat_tui.agent.turn import not_sent_line, run_unsaved_line
 from mcp_chat_tui.core.text import visible_controls
-from mcp_chat_tui.engine.events import Stats
+from mcp_chat_tui.engine import Stats
 from mcp_chat_tui.ui import agent_messages as am
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
@@ -85,7 +85,7 @@ class AgentEventView(MessagePump):
     _turn_figures: TurnFigures | None = None  # the turn's replies so far (the rate shown is the turn's)
 
     def _sink(self, event: AgentEvent) -> None:
-        self._recording(event)
+        self.conversation.record(event)  # the transcript first, as the agent reported it
         if isinstance(event, AssistantText):
             if self._agent_messages == 0 and not self._shut_down:
                 # Nothing from the agent waits to be shown before it: text that only extends the

@@ -20,15 +20,14 @@ from textual.css.query import NoMatches
 from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Input, Static
 
-from mcp_chat_tui.agent import Agent, ApprovalPolicy
+from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
-from mcp_chat_tui.agent.summaries import is_compact_command
 from mcp_chat_tui.config import Settings
+from mcp_chat_tui.conversation import Conversation, Route, chat_agent, route_line
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.text import visible_controls
-from mcp_chat_tui.engine.base import Engine
+from mcp_chat_tui.engine import Engine
 from mcp_chat_tui.servers import ServerHub
-from mcp_chat_tui.servers.commands import is_command
 from mcp_chat_tui.transcript import Transcript, TranscriptRecorder
 from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.agent_messages import ReplyText
@@ -43,7 +42,6 @@ from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
 from mcp_chat_tui.ui.messages import EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.palette import PaletteCommands
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
-from mcp_chat_tui.ui.recording import RecordingSink
 from mcp_chat_tui.ui.reply import ReplyController
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, TextScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
@@ -58,13 +56,6 @@ from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
 from mcp_chat_tui.ui.workspace import Workspace
-
-EXIT_WORDS = {"bye", "quit"}
-
-
-def chat_agent(engine: Engine, hub: ServerHub, policy: ApprovalPolicy, settings: Settings) -> Agent:
-    """The agent of a chat, with the settings' system prompt, window and tool-round limit and the hub's redactor."""
-    return Agent(engine, hub, policy, redactor=hub.redactor, **settings.agent_options())
 
 
 class ChatApp(
@@ -123,22 +114,28 @@ class ChatApp(
         self._agent_messages = 0  # agent events posted and not yet handled to the end
         self.call_store = CallStore(self.clock, lambda: self.calls_table)
         self._shut_down = False
-        self.autosave = autosave
-        self.transcript_file = transcript_file
         self.open_resume = open_resume
-        self._start_recording(transcript or Transcript())
+        self.conversation = Conversation(self.agent, self.model_label, transcript=transcript, path=transcript_file)
+        self.conversation.save, self.conversation.on_save_change = autosave, self._post_save_change
+        self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
         self.built = False
         self._typed_early = ""  # printable keys that came before the prompt
         self._theme_problems: list[str] = []
         self._register_themes()
         self._answer_server_requests()
 
-    def _start_recording(self, transcript: Transcript) -> None:
-        """Record the conversation (``transcript``, a resumed one or a new one) as it goes."""
-        self.recorder = TranscriptRecorder(transcript)
-        self._recording = RecordingSink(self.recorder, self.model_label, self.engine)
-        self._recording.guard_starts(self.agent)  # a call's start is on disk before it goes out
-        self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
+    def _post_save_change(self, path: Path, problem: str | None) -> None:
+        """On the saver's thread: saving ``path`` failed (``problem``) or works again (None)."""
+        self.post_message(SaveChanged(path, problem))
+
+    @property
+    def recorder(self) -> TranscriptRecorder:
+        return self.conversation.recorder
+
+    @property
+    def transcript_file(self) -> Path | None:
+        """The conversation's file (None until the first prompt names a new one)."""
+        return self.conversation.path
 
     def _answer_server_requests(self) -> None:
         """Servers' samples and forms are asked in dialogs (``--yes`` allows them); a call's sign-in for more access too."""
@@ -222,9 +219,9 @@ class ChatApp(
         prompt = self.query_one(PromptInput)
         prompt.focus()
         self.set_interval(0.5, self.calls_table.tick_running)
-        if self.recorder.transcript.exchanges:
+        if self.conversation.transcript.exchanges:
             try:
-                await self._show_transcript(self.recorder.transcript)
+                await self._show_transcript(self.conversation.transcript)
             except (MountError, NoMatches):
                 if not self._shut_down:
                     raise
@@ -352,33 +349,29 @@ class ChatApp(
 
     async def _send(self, text: str) -> None:
         """Send a prompt (or leave, for ``bye`` and ``quit``); it waits for the turn before it."""
-        prompt = self.agent.redactor.text(text.strip())  # as the conversation will keep it
-        if not prompt:
+        routed = await route_line(text, self.agent.redactor, self.hub.roots_command)  # as the conversation keeps it
+        if routed.route is Route.NOTHING:
             return
-        if prompt.lower() in EXIT_WORDS:
+        if routed.route is Route.LEAVE:
             await self.action_quit()
             return
-        said = await self.hub.roots_command(prompt)
-        if said is not None:  # /roots: the folders servers may work in, changed here
-            self.query_one(PromptInput).remember(prompt)
-            self.notify(visible_controls(said), title="roots", markup=False, timeout=8)
-            return
-        prompt_box = self.query_one(PromptInput)
+        prompt, prompt_box = routed.text, self.query_one(PromptInput)
         prompt_box.remember(prompt)
-        if is_compact_command(prompt):
+        if routed.route is Route.ROOTS:  # /roots: the folders servers may work in, changed here
+            self.notify(visible_controls(routed.said), title="roots", markup=False, timeout=8)
+        elif routed.route is Route.COMPACT:
             self.compact()
-            return
-        if is_command(prompt):
+        elif routed.route is Route.COMMAND:
             self.run_prompt_command(prompt)  # the turn is queued once the server gave the prompt
-            return
-        await self._queue_prompt(prompt_box.take_queued(prompt))
+        else:
+            await self._queue_prompt(prompt_box.take_queued(prompt))
 
     async def _queue_turn(self, prompt: str, attachments: Sequence[Attachment] = ()) -> None:
         """Show the prompt and queue its turn; it runs after the turns before it."""
         await self._queue_prompt(QueuedPrompt(prompt, [("", attachment) for attachment in attachments]))
 
     async def _queue_prompt(self, queued: QueuedPrompt) -> None:
-        if self.recorder.saver is None:
+        if not self.conversation.saving:
             self._attach_saver(first_prompt=queued.prompt)
         queued.shown = reading_message(queued) if queued.reading else user_message(queued.prompt, queued.attachments)
         await self.chat.add_prompt(queued.shown)
@@ -467,14 +460,14 @@ class ChatApp(
 
     async def action_clear_chat(self) -> None:
         dropped = self._drop_waiting()
-        await self.agent.stop_and_wait()  # a call it stops is recorded as stopped before the file is let go
-        self.agent.clear()
+        left_unsaved = (
+            await self.conversation.clear()
+        )  # a call it stops is recorded as stopped before the file is let go
         self.status_bar.summarised = 0
         self.reply.drop()  # first: the stopped turn's last text must not go to a reply being removed
         await self.chat.clear()
         self.status_bar.context_tokens = 0
-        self._detach_saver()
-        self.transcript_file = None
+        self._left_conversation(left_unsaved)
         self.notify(f"chat cleared{dropped}: the next prompt starts a new conversation")
 
     async def action_quit(self, return_code: int = 0) -> None:
@@ -491,11 +484,9 @@ class ChatApp(
             self._engine_state("shutting down", "the servers…")
         except Exception:  # noqa: BLE001 - the screen is already gone when the app unmounts
             pass
-        saver = self.recorder.saver
-        self.recorder.close()
-        problem = saver.unsaved if saver is not None else None
+        problem = self.conversation.close()
         if problem is not None:
-            self.unsaved = f"{problem}: the last changes of this conversation are not saved"
+            self.unsaved = problem
         await self.hub.shutdown()
         await self.engine.close()
 

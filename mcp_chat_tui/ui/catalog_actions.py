@@ -15,8 +15,7 @@ from textual import work
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.local_files import LocalFile, completions, read_attachment
-from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
-from mcp_chat_tui.servers.commands import PromptCommand, command_text, parse_command
+from mcp_chat_tui.servers import PromptCommand, PromptInfo, ResourceInfo, command_text, parse_command
 from mcp_chat_tui.ui.completion import AppCommand, Candidate, candidates
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field

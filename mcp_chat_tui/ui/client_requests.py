@@ -11,7 +11,7 @@ from textual.app import App
 from textual.screen import Screen
 
 from mcp_chat_tui.agent.sampling import ToolUse
-from mcp_chat_tui.servers.elicit_form import FormField
+from mcp_chat_tui.servers import FormField
 from mcp_chat_tui.ui.screens.requests import (
     ElicitFormScreen,
     ElicitUrlScreen,

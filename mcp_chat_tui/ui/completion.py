@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from mcp_chat_tui.agent.summaries import COMPACT_COMMAND
 from mcp_chat_tui.core.attachments import size_text
 from mcp_chat_tui.core.local_files import LocalFile
-from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
+from mcp_chat_tui.servers import PromptInfo, ResourceInfo
 
 MAX_CANDIDATES = 50
 _AT_TOKEN = re.compile(r"(?:^|(?<=\s))@(\S*)$")

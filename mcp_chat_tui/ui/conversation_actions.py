@@ -5,61 +5,29 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from mcp_chat_tui.engine.cache_file import keep_cache_beside
-from mcp_chat_tui.transcript import (
-    AutoSaver,
-    Transcript,
-    TranscriptError,
-    TranscriptInUse,
-    TranscriptLock,
-    new_transcript_path,
-    recent_conversations,
-    save_problem,
-    to_openai_messages,
-    write_export,
-)
-from mcp_chat_tui.transcript.media import read_conversation, self_contained
+from mcp_chat_tui.conversation import NOTHING_TO_COMPACT, CannotOpen, OpenedFile
+from mcp_chat_tui.transcript import Transcript, TranscriptInUse, recent_conversations, write_export
+from mcp_chat_tui.transcript.media import self_contained
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
-from mcp_chat_tui.transcript.unsaved_runs import recall_unsaved_runs
-from mcp_chat_tui.ui.messages import SaveChanged
-from mcp_chat_tui.ui.recording import pending_calls
 from mcp_chat_tui.ui.screens.conversations import ExportScreen, ExportTarget, ResumeScreen
 from mcp_chat_tui.ui.transcript_view import show_transcript
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
 
 class ConversationActions:
-    """Transcript behaviour of ``ChatApp``: uses its ``recorder``, ``agent``, ``chat`` and tables."""
+    """What ``ChatApp`` shows and asks of its ``conversation`` (``conversation/``): uses its ``chat`` and tables."""
 
     def _attach_saver(self, first_prompt: str = "") -> None:
         """Save the conversation from now on; a failure to save is shown as it happens (``SaveChanged``)."""
-        if not self.autosave:
-            keep_cache_beside(self.engine, self.transcript_file, save=False)  # a resumed file's cache is still read
-            return
-        if self.transcript_file is None:
-            self.transcript_file = new_transcript_path(first_prompt)
-        path = self.transcript_file
+        problem = self.conversation.start_saving(first_prompt)
+        if problem is not None:  # another mcp-chat-tui has the file: no call is sent without asking
+            self.unsaved = problem
+            self._show_save_problem(problem)
 
-        def changed(error: Exception | None) -> None:  # on the saver's thread
-            self.post_message(SaveChanged(path, None if error is None else save_problem(path, error)))
-
-        try:
-            self.recorder.saver = AutoSaver(path, on_change=changed)
-            keep_cache_beside(self.engine, path)
-        except TranscriptInUse as exc:
-            self.unsaved = self.recorder.cannot_save = str(exc)  # and no call is sent without asking
-            self._show_save_problem(str(exc))
-
-    def _detach_saver(self) -> None:
-        """Stop saving this conversation (what is left is saved first; a failure is said)."""
-        saver = self.recorder.saver
-        keep_cache_beside(self.engine, None)
-        self.recorder.close()
-        self.recorder.saver = None
-        self.recorder.reset(Transcript())
-        problem = saver.unsaved if saver is not None else None
-        if problem is not None:
-            self.unsaved = f"{problem}: its last changes are not saved"
+    def _left_conversation(self, left_unsaved: str | None) -> None:
+        """After the conversation's file was let go: say when its last changes are not saved."""
+        if left_unsaved is not None:
+            self.unsaved = left_unsaved
             self.notify(self.unsaved, title="not saved", severity="error", timeout=15, markup=False)
         self.status_bar.save_problem = ""  # about that conversation, which is no longer saved here
 
@@ -87,11 +55,9 @@ class ConversationActions:
             calls=self.call_store,
             leaving=lambda: self._shut_down,
         )
-        self.agent.load_messages(to_openai_messages(transcript), transcript.summaries(), transcript.cuts_for_model())
-        if self.ready.is_set():  # else once the model is loaded (its context length is known then)
-            self.agent.fit_loaded_results(self._sink)
+        # Results are fitted to the model once it is loaded (its context length is known then).
+        self._resume_pending = self.conversation.give_to_agent(self._sink, fit=self.ready.is_set())
         self.status_bar.summarised = self.agent.summaries_in_use
-        self._resume_pending = transcript.turn_goes_on()
         # The last reply goes on when the file left calls open, or results the model did not answer yet.
         self.reply.continue_with(last_reply if self._resume_pending else None)
 
@@ -99,14 +65,8 @@ class ConversationActions:
         """Finish the calls the file left open, then let the model answer. Nothing runs on the file's
         word alone ("always" choices in it grant nothing either): the agent asks again, or says
         interrupted; a call with a result is never run again."""
-        transcript = self.recorder.transcript
-        pending = pending_calls(transcript.pending_proposals(), self.hub.find_tool)
-        feedback = transcript.pending_feedback()
         self._resume_pending = False
-        for call, _ in pending:
-            self.call_store.resumed(call)
-        self.recorder.reply_goes_on()
-        await self.agent.continue_turn(pending, self._sink, feedback)
+        await self.conversation.continue_open_turn(self._sink, self.call_store.resumed)
 
     def _drop_waiting(self) -> str:
         """Before the chat is cleared or replaced: the prompts waiting (shown in the chat being cleared) and a
@@ -122,8 +82,8 @@ class ConversationActions:
     def compact(self) -> None:
         """``/compact``: every exchange but the last gets its summary now and leaves the window
         (after the reply under way, if one is)."""
-        if len(self.agent.turns) < 2:
-            self.notify("nothing to compact: /compact summarises every exchange but the last", markup=False)
+        if not self.conversation.can_compact:
+            self.notify(NOTHING_TO_COMPACT, markup=False)
             return
         self._compact_asked = True
         if self._turn_running:
@@ -138,11 +98,11 @@ class ConversationActions:
         compact, self._compact_asked = self._compact_asked, False
         if compact or self.agent.summaries_due:
             await self.ready.wait()
-            await self.agent.write_summaries(self._sink, compact=compact)
+            await self.conversation.write_summaries(self._sink, compact=compact)
 
     def action_export(self) -> None:
         suggestion = Path.cwd() / (self.transcript_file.name if self.transcript_file else "conversation.md")
-        own_file = self.transcript_file if self.recorder.saver is not None else None
+        own_file = self.transcript_file if self.conversation.saving else None
 
         def export(target: ExportTarget | None) -> None:
             if (
@@ -180,47 +140,27 @@ class ConversationActions:
         """Replace the current conversation with a saved one; a bad file, or one another
         mcp-chat-tui has open, changes nothing."""
         try:
-            lock = TranscriptLock.acquire(path) if self.autosave else None  # --no-save writes nothing beside it
-        except (OSError, TranscriptInUse) as exc:
-            problem = f"cannot open {path}: {exc.strerror}" if isinstance(exc, OSError) else str(exc)
-            self.notify(problem, title="cannot open the conversation", severity="error", timeout=10, markup=False)
+            opened = await self.conversation.open(path)  # files read off the screen's thread
+        except CannotOpen as exc:
+            self.notify(str(exc), title="cannot open the conversation", severity="error", timeout=10, markup=False)
             return False
-        try:
-            transcript = await asyncio.to_thread(_read_for_resume, path)  # files read off the screen's thread
-        except TranscriptError as exc:
-            if lock is not None:
-                lock.release()
-            self.notify(str(exc), title="cannot open the conversation", severity="error", timeout=10)
-            return False
-        try:
-            return await self._replace_conversation(path, transcript)
-        finally:
-            if lock is not None:
-                lock.release()  # the new saver holds it now
+        return await self._replace_conversation(opened)
 
-    async def _replace_conversation(self, path: Path, transcript: Transcript) -> bool:
+    async def _replace_conversation(self, opened: OpenedFile) -> bool:
         dropped = self._drop_waiting()  # typed for the conversation being left, never run in the one opened
-        await self.agent.stop_and_wait()  # a call it stops is recorded as stopped before the file is let go
-        self._detach_saver()
+        switched = await self.conversation.switch_to(opened)  # the turn under way stopped and recorded first
+        self._left_conversation(switched.left_unsaved)
         await self.chat.clear()
         self.status_bar.context_tokens = 0  # the left conversation's count; the opened one's comes with its first reply
         self.calls_table.clear()
         self.calls_table.records.clear()
         self.call_store.open.clear()
-        self.recorder.reset(transcript)
-        self.transcript_file = path
-        self._attach_saver()
-        await self._show_transcript(transcript)
+        if switched.cannot_save is not None:
+            self.unsaved = switched.cannot_save
+            self._show_save_problem(switched.cannot_save)
+        await self._show_transcript(opened.transcript)
         if (self._resume_pending or self.agent.summaries_due) and self.ready.is_set() and not self._turn_running:
             self._turn_running = True
             self.run_turns()
-        self.notify(f"resumed {path.name}{dropped}", markup=False)
+        self.notify(f"resumed {opened.path.name}{dropped}", markup=False)
         return True
-
-
-def _read_for_resume(path: Path) -> Transcript:
-    """The conversation in ``path`` with its media, and the calls run while it could not be saved
-    marked as started (``recall_unsaved_runs``)."""
-    transcript = read_conversation(path)
-    recall_unsaved_runs(transcript, path)
-    return transcript

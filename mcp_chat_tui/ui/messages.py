@@ -8,8 +8,8 @@ from pathlib import Path
 
 from textual.message import Message
 
-from mcp_chat_tui.engine.events import LoadProgress
-from mcp_chat_tui.servers.state import ServerStatus
+from mcp_chat_tui.engine import LoadProgress
+from mcp_chat_tui.servers import ServerStatus
 
 
 class ServerChanged(Message):

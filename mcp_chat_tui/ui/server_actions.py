@@ -9,9 +9,14 @@ from textual.widgets import Static
 
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.core.tools import ToolSpec
-from mcp_chat_tui.servers.oauth import SignInRequest
-from mcp_chat_tui.servers.state import ServerState, ServerStatus, protocol_notes, tool_list_notes
-from mcp_chat_tui.servers.user_calls import call_attachment
+from mcp_chat_tui.servers import (
+    ServerState,
+    ServerStatus,
+    SignInRequest,
+    call_attachment,
+    protocol_notes,
+    tool_list_notes,
+)
 from mcp_chat_tui.ui.format import counted, literal, palette_text
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.detail import ServerDetailScreen, TextScreen

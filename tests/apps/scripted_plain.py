@@ -18,9 +18,9 @@ from rich.console import Console  # noqa: E402
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy  # noqa: E402
 from mcp_chat_tui.cli.plain import run_plain  # noqa: E402
+from mcp_chat_tui.conversation import Conversation  # noqa: E402
 from mcp_chat_tui.engine.events import TextDelta  # noqa: E402
 from mcp_chat_tui.servers import ServerHub  # noqa: E402
-from mcp_chat_tui.transcript import TranscriptRecorder  # noqa: E402
 from tests.fakes import ScriptedEngine, call  # noqa: E402
 from tests.helpers import demo_config  # noqa: E402
 
@@ -41,12 +41,7 @@ async def main(transcript: Path, prompt: str, slow_reply: bool = False) -> int:
         await hub.start_all()
         agent = Agent(engine, hub, ApprovalPolicy("auto"))
         return await run_plain(
-            agent,
-            Console(),
-            one_prompt=prompt,
-            recorder=TranscriptRecorder(),
-            transcript_file=transcript,
-            model_label="scripted",
+            Conversation(agent, "scripted", path=transcript), Console(), one_prompt=prompt, model_label="scripted"
         )
 
 

@@ -16,8 +16,9 @@ from rich.console import Console  # noqa: E402
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy  # noqa: E402
 from mcp_chat_tui.cli.plain import run_plain  # noqa: E402
+from mcp_chat_tui.conversation import Conversation  # noqa: E402
 from mcp_chat_tui.servers import ServerHub  # noqa: E402
-from mcp_chat_tui.transcript import TranscriptRecorder, parse, read_transcript_text  # noqa: E402
+from mcp_chat_tui.transcript import parse, read_transcript_text  # noqa: E402
 from tests.fakes import ScriptedEngine  # noqa: E402
 
 
@@ -25,13 +26,9 @@ async def main(transcript: Path, replies: list[str]) -> int:
     hub = ServerHub([])
     async with hub:
         agent = Agent(ScriptedEngine(replies), hub, ApprovalPolicy("auto"))
-        return await run_plain(
-            agent,
-            Console(width=200),
-            recorder=TranscriptRecorder(parse(read_transcript_text(transcript), transcript)),
-            transcript_file=transcript,
-            model_label="scripted",
-        )
+        loaded = parse(read_transcript_text(transcript), transcript)
+        conversation = Conversation(agent, "scripted", transcript=loaded, path=transcript)
+        return await run_plain(conversation, Console(width=200), model_label="scripted")
 
 
 if __name__ == "__main__":

@@ -15,15 +15,14 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from mcp_chat_tui.core.content import ContentPart
+from mcp_chat_tui.core.media_info import media_line, save_all_media
 from mcp_chat_tui.core.progress import progress_bar
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.core.tool_filter import NOT_OFFERED
 from mcp_chat_tui.core.tools import ToolSpec
-from mcp_chat_tui.servers.notifications import LogEntry, level_rank, next_level
-from mcp_chat_tui.servers.state import ServerStatus, protocol_notes, tool_list_notes
+from mcp_chat_tui.servers import LogEntry, ServerStatus, level_rank, next_level, protocol_notes, tool_list_notes
 from mcp_chat_tui.transcript.media import worth_keeping
 from mcp_chat_tui.ui.format import DisplayClock, literal
-from mcp_chat_tui.ui.media_info import media_line, save_all_media
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.widgets.media import MediaView
 from mcp_chat_tui.ui.widgets.sidebar import ListTable

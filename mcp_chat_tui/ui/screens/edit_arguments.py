@@ -18,7 +18,7 @@ from textual.widgets import Static, TextArea
 
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.core.tools import ToolSpec
-from mcp_chat_tui.servers.user_calls import schema_problem
+from mcp_chat_tui.servers import schema_problem
 from mcp_chat_tui.ui.format import literal
 
 CSS = Path(__file__).with_name("approval.tcss")

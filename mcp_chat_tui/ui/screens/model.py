@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from mcp_chat_tui.engine.generation import DEFAULT, GenerationSettings
+from mcp_chat_tui.engine import DEFAULT_SOURCE, GenerationSettings
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.widgets.sidebar import ListTable
 
@@ -61,7 +61,7 @@ class ModelDetailScreen(ModalScreen[None]):
             table.add_row(
                 Text(key, style="bold"),
                 Text(value),
-                Text(source, style="dim" if source == DEFAULT else ""),
+                Text(source, style="dim" if source == DEFAULT_SOURCE else ""),
                 key=key,
             )
         table.focus()

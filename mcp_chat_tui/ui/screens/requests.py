@@ -23,7 +23,7 @@ from textual.widgets.selection_list import Selection
 from mcp_chat_tui.agent.sampling import ToolUse, asked_settings, editable, message_text, with_edits
 from mcp_chat_tui.core.page_address import check_page_address
 from mcp_chat_tui.core.text import pretty_json
-from mcp_chat_tui.servers.elicit_form import FormField
+from mcp_chat_tui.servers import FormField
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 

@@ -24,9 +24,9 @@ from textual.widgets import DataTable, Static
 
 from mcp_chat_tui.core.attachments import size_text
 from mcp_chat_tui.core.content import ContentPart
-from mcp_chat_tui.servers.catalog import CatalogError, ResourceInfo
+from mcp_chat_tui.core.media_info import save_all_media
+from mcp_chat_tui.servers import CatalogError, ResourceInfo
 from mcp_chat_tui.ui.format import literal
-from mcp_chat_tui.ui.media_info import save_all_media
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
 from mcp_chat_tui.ui.widgets.attachments import preview
 from mcp_chat_tui.ui.widgets.sidebar import ListTable

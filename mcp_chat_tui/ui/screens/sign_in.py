@@ -17,7 +17,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from mcp_chat_tui.core.page_address import check_page_address
-from mcp_chat_tui.servers.oauth import SignInRequest
+from mcp_chat_tui.servers import SignInRequest
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 

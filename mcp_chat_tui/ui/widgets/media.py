@@ -21,9 +21,9 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from mcp_chat_tui.core.content import ContentPart
+from mcp_chat_tui.core.media_info import ImageProblem, media_line, prepare_image
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.ui.format import literal
-from mcp_chat_tui.ui.media_info import ImageProblem, media_line, prepare_image
 
 
 def _image_widget() -> tuple[type[Widget] | None, str]:

@@ -17,7 +17,7 @@ from textual.widgets import DataTable
 
 from mcp_chat_tui.core.progress import progress_bar
 from mcp_chat_tui.core.text import arguments_summary, one_line
-from mcp_chat_tui.servers.state import ServerState, ServerStatus
+from mcp_chat_tui.servers import ServerState, ServerStatus
 from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import STATE_GLYPH, CallRecord, CallState
 

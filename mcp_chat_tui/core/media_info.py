@@ -14,6 +14,7 @@ import wave
 from pathlib import Path
 
 from PIL import Image as PILImage
+from PIL import UnidentifiedImageError
 
 from mcp_chat_tui.core.content import ContentPart, size_text
 
@@ -45,7 +46,7 @@ def prepare_image(data: bytes) -> PILImage.Image:
             return image.convert("RGB")
     except ImageProblem:
         raise
-    except PILImage.UnidentifiedImageError:
+    except UnidentifiedImageError:
         raise ImageProblem("the bytes are not an image this app can read") from None
     except (PILImage.DecompressionBombError, PILImage.DecompressionBombWarning):
         raise ImageProblem("the image has too many pixels to draw") from None

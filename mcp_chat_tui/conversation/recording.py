@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mcp_chat_tui.agent import Agent
 from mcp_chat_tui.agent.events import (
@@ -154,13 +155,13 @@ def pending_calls(
     ]
 
 
-def recorded_settings(engine: object) -> dict:
+def recorded_settings(engine: object) -> dict[str, Any]:
     """The generation settings a reply of ``engine`` is recorded with (none for an engine that has none)."""
     generation = getattr(engine, "generation", None)
     return generation.recorded() if generation is not None else {}
 
 
-def tee(*sinks):
+def tee(*sinks: Callable[[AgentEvent], None]) -> Callable[[AgentEvent], None]:
     """One sink that hands each event to several, in order."""
 
     def both(event: AgentEvent) -> None:

@@ -3,12 +3,13 @@
 ``--progress S`` prints a progress line to stderr every 0.2 s for S seconds (as ``npx -y`` does while it
 downloads), then serves; ``--busy S`` uses the CPU for S seconds without a word, then serves;
 ``--silent`` never says anything (a hung server); ``--exit N`` says why on stderr and exits with code N
-(``--exit-quietly N``: without a word); ``--noise`` prints text that is not MCP on stdout, then waits.
+(``--exit-quietly N``: without a word; ``--exit-unless PATH``: code 3 while PATH does not exist); ``--noise`` prints text that is not MCP on stdout, then waits.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -33,8 +34,11 @@ def main() -> None:
     parser.add_argument("--silent", action="store_true")
     parser.add_argument("--exit", type=int, default=None)
     parser.add_argument("--exit-quietly", type=int, default=None)
+    parser.add_argument("--exit-unless", default=None)
     parser.add_argument("--noise", action="store_true")
     args = parser.parse_args()
+    if args.exit_unless is not None and not os.path.exists(args.exit_unless):
+        args.exit = 3
     if args.exit is not None:
         print("starting: cannot read settings.json", file=sys.stderr, flush=True)
         sys.exit(args.exit)

@@ -6,6 +6,7 @@ with an init timeout of 1 s, through the real hub."""
 from __future__ import annotations
 
 import copy
+import json
 import sys
 import time
 from pathlib import Path
@@ -69,3 +70,20 @@ async def test_a_server_that_prints_what_is_not_mcp_fails_naming_it():
     assert status.state == ServerState.FAILED
     assert "Welcome to the starting server" in status.reason and "not JSON-RPC" in status.reason
     assert took < 10
+
+
+def test_a_one_shot_run_still_exits_1_when_a_server_failed_to_start(tmp_path, isolated_user_dirs):
+    """-p (a script) needs every server it was given: a failed start is exit 1 naming it (on_server_failure's
+    default), where the full-screen app goes on (tests/test_server_starting_ui.py)."""
+    from tests.scripted_endpoint import ScriptedEndpoint
+    from tests.test_oneshot import run_cli
+
+    servers = tmp_path / "servers.json"
+    servers.write_text(
+        json.dumps({"servers": {"flaky": {"command": sys.executable, "args": [STARTING_SERVER, "--exit", "3"]}}})
+    )
+    with ScriptedEndpoint(["Hello."]) as endpoint:
+        args = ("--endpoint", endpoint.url, "scripted", "--mcp-config", str(servers), "-p", "hi")
+        result = run_cli(*args, cwd=tmp_path, dirs=isolated_user_dirs)
+    assert result.returncode == 1, result.stderr
+    assert "MCP server(s) failed to start: flaky" in result.stderr and result.stdout == ""

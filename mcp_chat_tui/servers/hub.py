@@ -39,6 +39,7 @@ from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, noise_excerpt, noise_line, unreadable_message
 from mcp_chat_tui.servers.oauth import OAuthSession, PersonClock, SignInPrompt
 from mcp_chat_tui.servers.output import ServerOutput
+from mcp_chat_tui.servers.request_ties import CallsInFlight, gone_reason
 from mcp_chat_tui.servers.roots import Roots
 from mcp_chat_tui.servers.sign_in import SignIn
 from mcp_chat_tui.servers.starting import StartLife, silent_reason
@@ -102,6 +103,7 @@ class _Runtime:
     log_shown_soon: asyncio.TimerHandle | None = None
     # A person's time on the server's requests (a form, a sampled reply), which no call's clock counts.
     life: ServerLife = field(default_factory=ServerLife)
+    calls: CallsInFlight = field(default_factory=CallsInFlight)  # what its requests are for (request_ties.py)
 
 
 class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, ServerOutput, SignIn):
@@ -315,6 +317,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
             await self._client_failed(rt, generation, exc)
         finally:
             rt.client = None
+            rt.calls.server_gone(gone_reason(rt))
             await self._close_oauth(rt)
             for task in (rt.refresh_task, rt.catalog_task, rt.catalog_refresh):
                 if task is not None and not task.done():

@@ -119,3 +119,44 @@ async def test_a_form_the_server_takes_back_closes_at_once_saying_so():
         await wait_turn_done(pilot, app)
         assert "gave up waiting for the form" in the_record(app).content_for_model
         assert TYPED not in json.dumps(engine.prompts) and TYPED not in app.recorder.rendered()
+
+
+# ----- --plain: a question waiting when what it answers ends ---------------------------------------
+
+
+async def test_a_plain_form_question_withdrawn_says_why_and_what_was_typed_for_it_is_not_a_prompt(monkeypatch):
+    """--plain's form (cli/client_requests.py) on a terminal (tests/test_plain_typed_ahead.FedReader):
+    the call it came during ends while the name is being asked; the notice says why, and the name
+    typed as the notice appeared is dropped, not taken as the next prompt."""
+    import asyncio
+    import io
+
+    from rich.console import Console
+
+    from mcp_chat_tui.cli import typed_lines
+    from mcp_chat_tui.cli.client_requests import ConsoleAsker
+    from mcp_chat_tui.servers.elicit_form import form_fields
+    from mcp_chat_tui.servers.request_ties import WITHDRAWN
+    from tests.test_plain_typed_ahead import FedReader
+
+    monkeypatch.setattr(typed_lines, "ARMING_DELAY", 0.3)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=200)
+    reader = FedReader(asyncio.get_running_loop())
+    asker = ConsoleAsker(console, reader)
+    fields = form_fields({"type": "object", "properties": {"name": {"type": "string", "title": "Your name"}}})
+    form = asyncio.ensure_future(asker.fill_form("forms", "Who should be registered?", fields))
+    while "f fill in" not in out.getvalue():
+        await asyncio.sleep(0.02)
+    reader.type("f")
+    while "Your name" not in out.getvalue():
+        await asyncio.sleep(0.02)
+    form.cancel(WITHDRAWN + "the call of register was stopped")
+    await asyncio.wait({form})
+    assert form.cancelled()
+    assert "forms's form closed: the call of register was stopped. Nothing typed in it was sent." in out.getvalue()
+    reader.type(TYPED)  # the name, typed as the notice appeared
+    await asyncio.sleep(0.4)
+    reader.type("the next prompt")
+    assert await reader.read() == "the next prompt"
+    assert f"typed for the question that closed, not sent: {TYPED}" in out.getvalue()

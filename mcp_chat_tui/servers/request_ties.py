@@ -84,7 +84,8 @@ async def while_wanted(
     answering: asyncio.Future[Answer] = asyncio.ensure_future(work)
     try:
         while calls and not answering.done():
-            await asyncio.wait({answering, *calls}, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {answering, *calls}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             if not answering.done() and all(end.done() for end in calls):
                 answering.cancel(WITHDRAWN + next(end.result() for end in calls))
                 await asyncio.wait({answering})

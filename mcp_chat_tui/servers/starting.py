@@ -97,7 +97,8 @@ async def wait_for_start(settled: asyncio.Event, limit: float, life: StartLife, 
             life.heard()
             continue
         try:
-            await asyncio.wait_for(asyncio.shield(settled.wait()), min(quiet_left, max(cap_left, 0.05)))
+            wait = quiet_left if person.waiting else min(quiet_left, max(cap_left, 0.05))
+            await asyncio.wait_for(asyncio.shield(settled.wait()), wait)
             return
         except TimeoutError:
             continue

@@ -160,3 +160,21 @@ async def test_a_plain_form_question_withdrawn_says_why_and_what_was_typed_for_i
     reader.type("the next prompt")
     assert await reader.read() == "the next prompt"
     assert f"typed for the question that closed, not sent: {TYPED}" in out.getvalue()
+
+
+async def test_an_approval_closes_saying_so_when_its_turn_is_stopped():
+    from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+    from tests.helpers import demo_config
+
+    engine = ScriptedEngine([[call("calculator", {"expression": "2+2"})], "Final."])
+    app = make_app(engine, [demo_config()])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "what is 2+2?")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval")
+        app.action_stop()  # what Esc does in the chat
+        await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalScreen), 5, "the approval to close")
+        await wait_for(pilot, lambda: "the approval of calculator closed" in notices(app), what="the notice")
+        assert "the turn it was for was stopped" in notices(app)
+        await wait_turn_done(pilot, app)
+        assert the_record(app).state != CallState.DONE

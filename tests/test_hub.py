@@ -108,7 +108,7 @@ async def test_server_exiting_during_initialize_is_reported_with_its_stderr():
         await hub.start_all()
         quitter = hub.status("quitter")
         assert quitter.state == ServerState.FAILED
-        assert "exited or closed the connection during initialize" in quitter.reason
+        assert "exited with code 3 while starting" in quitter.reason
         assert "giving up during initialize" in quitter.reason
         await _assert_others_still_work(hub)
 

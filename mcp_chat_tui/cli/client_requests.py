@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import webbrowser
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from mcp_types import CreateMessageRequestParams
@@ -27,6 +27,7 @@ from mcp_chat_tui.cli.typed_lines import LineReader, Question
 from mcp_chat_tui.core.page_address import check_page_address
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.servers.elicit_form import FormField
+from mcp_chat_tui.servers.request_ties import withdrawal
 
 
 def literal(value: object, style: str = "") -> Text:
@@ -45,10 +46,21 @@ class ConsoleAsker:
         """No terminal to ask (``-p`` in a pipe): a request is refused, not rejected by a person."""
         return self.reader is None
 
-    def _question(self) -> contextlib.AbstractAsyncContextManager[Question]:
-        """One request's questions: the first takes only a line typed after its keys were shown."""
-        assert self.reader is not None, "nobody to ask: said and answered before any question"
-        return self.reader.question(self.console)
+    @contextlib.asynccontextmanager
+    async def _question(self, what: str) -> AsyncIterator[Question]:
+        """One request's questions: the first takes only a line typed after its keys were shown. When
+        what it answers ends first (``servers/request_ties.py``), it says so (``what``: the request, as
+        the notice names it) and nothing typed for it is sent, nor taken as a prompt."""
+        reader = self.reader
+        assert reader is not None, "nobody to ask: said and answered before any question"
+        try:
+            async with reader.question(self.console) as asking:
+                yield asking
+        except asyncio.CancelledError as exc:
+            why = withdrawal(exc) or "what it answered has ended"
+            self.console.print(Text(f"\n{what} closed: {why}. Nothing typed in it was sent.", style="yellow"))
+            reader.withdrawn(self.console)
+            raise
 
     async def _line(self, asking: Question, question: str, is_answer: Callable[[str], bool] = bool) -> str | None:
         return await asking.ask(lambda: self.console.print(Text(question, style="bold"), end=""), is_answer)
@@ -87,7 +99,7 @@ class ConsoleAsker:
         if params.tools:
             parts.append(literal("may call: " + ", ".join(tool.name for tool in params.tools), "dim"))
         self.console.print(Panel(Group(*parts), border_style="yellow", expand=False))
-        async with self._question() as asking:
+        async with self._question(f"{server}'s sampling request") as asking:
             choice = await self._choice(asking, "a approve · e edit · r reject: ", "aer")
             if choice == "a":
                 return params
@@ -105,7 +117,7 @@ class ConsoleAsker:
 
     async def approve_tool_use(self, server: str, use: ToolUse) -> bool:
         self.console.print(literal(f"the model calls {use.name} for {server}: {pretty_json(use.arguments)}"))
-        async with self._question() as asking:
+        async with self._question(f"the tool use {use.name} for {server}") as asking:
             return await self._choice(asking, "y allow (the server runs it) · n deny: ", "yn") == "y"
 
     async def review_sample(self, server: str, text: str, tool_uses: list[ToolUse]) -> str | None:
@@ -113,7 +125,7 @@ class ConsoleAsker:
             literal(f"tool use: {use.name} {pretty_json(use.arguments)}", "dim") for use in tool_uses
         ]
         self.console.print(Panel(Group(*body), title=literal(f"answer for {server}"), expand=False))
-        async with self._question() as asking:
+        async with self._question(f"the sampled answer for {server}") as asking:
             choice = await self._choice(asking, "s send · e edit · r reject: ", "ser")
             if choice == "s":
                 return text
@@ -128,7 +140,7 @@ class ConsoleAsker:
             self._nobody(f"{server} asked for a form ({message}); declined")
             return "decline", {}
         self.console.print(Panel(literal(message), title=literal(f"{server} asks you"), expand=False))
-        async with self._question() as asking:
+        async with self._question(f"{server}'s form") as asking:
             choice = await self._choice(asking, "f fill in · d decline · c cancel: ", "fdc")
             if choice != "f":
                 return ("decline" if choice == "d" else "cancel"), {}
@@ -182,7 +194,7 @@ class ConsoleAsker:
         if address.refusal:
             body.append(literal(address.refusal, "bold red"))
         self.console.print(Panel(Group(*body), title=literal(f"{server} asks you to open a page"), expand=False))
-        async with self._question() as asking:
+        async with self._question(f"{server}'s page to open") as asking:
             if not address.openable:
                 return "decline" if await self._choice(asking, "d decline · c cancel: ", "dc") == "d" else "cancel"
             choice = await self._choice(asking, "o open in the browser · d decline · c cancel: ", "odc")
@@ -197,7 +209,7 @@ class ConsoleAsker:
         if self.reader is None:
             return False
         if not completed.is_set():
-            async with self._question() as asking:
+            async with self._question(f"{server}'s page for {tool}") as asking:
                 choice = await self._choice(asking, f"d done on the page: send {tool} again · c give up: ", "dc")
             return choice == "d"
         self.console.print(literal(f"{server} says the page is done: {tool} is sent again"))

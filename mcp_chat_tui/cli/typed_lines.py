@@ -65,6 +65,8 @@ class LineReader:
         self._reading = False
         self._thread: threading.Thread | None = None
         self._count = 0
+        self._held_until = -math.inf  # lines read before this were typed for a withdrawn question
+        self._held_console: Console | None = None
 
     @property
     def at_end(self) -> bool:
@@ -75,17 +77,33 @@ class LineReader:
         return (await self.read_typed()).text
 
     async def read_typed(self) -> TypedLine:
-        """The next line for the prompt, with when it was read; none is taken while a question is open."""
+        """The next line for the prompt, with when it was read; none is taken while a question is open,
+        nor one typed for a question that was withdrawn (``withdrawn``)."""
         line = await self._wait(self._for_prompt)
         if line.text is not None:
             self._lines.popleft()
         return line
+
+    def withdrawn(self, console: Console) -> None:
+        """A question was taken away before it was answered: what it held is dropped, and so is each
+        line typed before the notice saying so had been up ``ARMING_DELAY`` (it was typed for the
+        question, and must not become a prompt)."""
+        self._held_until, self._held_console = time.monotonic() + ARMING_DELAY, console
+        self._drop_held()
+
+    def _drop_held(self) -> None:
+        for line in [line for line in self._lines if line.text is not None and line.at < self._held_until]:
+            self._lines.remove(line)
+            if line.text and line.text.strip() and self._held_console is not None:
+                said = f"  (typed for the question that closed, not sent: {visible_controls(line.text.strip())})"
+                self._held_console.print(Text(said, style="dim"), soft_wrap=True)
 
     def question(self, console: Console) -> contextlib.AbstractAsyncContextManager[Question]:
         """One question and its follow-ups (a form's fields, an edit), said on ``console``."""
         return _open_question(self, console)
 
     def _for_prompt(self) -> TypedLine | None:
+        self._drop_held()
         return self._lines[0] if self._lines and not self._questions else None
 
     async def _wait(self, pick: Callable[[], TypedLine | None]) -> TypedLine:

@@ -161,7 +161,7 @@ class Settings(BaseModel):
     approvals: dict[str, dict[str, SavedApproval]] = Field(default_factory=dict)
     trusted_servers: list[ServerName] = Field(default_factory=list)
     theme: str = "mcp-dark"
-    on_server_failure: Literal["exit", "continue"] = "exit"
+    on_server_failure: Literal["exit", "continue"] = "exit"  # -p and --plain; the full-screen app goes on
     sampling_per_minute: int = Field(10, ge=0)  # sampling requests one server may make a minute (0: none)
     roots: list[RootFolder] = Field(default_factory=list)
     server_roots: dict[ServerName, list[RootFolder]] = Field(default_factory=dict)

@@ -10,6 +10,7 @@ from mcp_chat_tui.servers.elicit_form import FormField
 from mcp_chat_tui.servers.hub import ServerHub
 from mcp_chat_tui.servers.notifications import LogEntry, level_rank, next_level
 from mcp_chat_tui.servers.oauth import SignInRequest
+from mcp_chat_tui.servers.request_ties import withdrawal
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage, protocol_notes, tool_list_notes
 from mcp_chat_tui.servers.user_calls import call_attachment, schema_problem
 
@@ -33,4 +34,5 @@ __all__ = [
     "protocol_notes",
     "schema_problem",
     "tool_list_notes",
+    "withdrawal",
 ]

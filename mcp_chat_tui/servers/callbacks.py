@@ -7,7 +7,7 @@ The client is a ``TaskClient`` (``task_session.py``): the SDK's client with 2025
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -16,7 +16,10 @@ from mcp_types import Implementation
 
 from mcp_chat_tui import __version__
 from mcp_chat_tui.servers.client_requests import RequestDesk
+from mcp_chat_tui.servers.request_ties import while_wanted
 from mcp_chat_tui.servers.task_session import TaskClient
+
+MOOT = "the call this request came during has ended: nothing to answer"
 
 
 class ClientCallbacks:
@@ -47,9 +50,27 @@ class ClientCallbacks:
         )
 
     async def _on_sampling(self, rt: Any, context: Any, params: mcp_types.CreateMessageRequestParams) -> Any:
-        with rt.life.asking():
-            return await self.requests.sample(rt.status, params, partial(self._changed, rt))
+        work = self.requests.sample(rt.status, params, partial(self._changed, rt))
+        return await self._while_wanted(rt, work, mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=MOOT))
 
     async def _on_elicitation(self, rt: Any, context: Any, params: Any) -> Any:
+        return await self._while_wanted(
+            rt, self.requests.elicit(rt.status, params), mcp_types.ElicitResult(action="cancel")
+        )
+
+    async def _while_wanted(self, rt: Any, work: Awaitable[Any], moot: Any) -> Any:
+        """A person's answer to the server's request, for as long as the calls it came during go on
+        (``request_ties.py``); their time answering is no call's (``call_clock.py``)."""
         with rt.life.asking():
-            return await self.requests.elicit(rt.status, params)
+            return await while_wanted(work, rt.calls.now(), partial(self._withdrawn, rt), moot)
+
+    @staticmethod
+    def _withdrawn(rt: Any) -> str:
+        """Why the server's request ended before it was answered, when the server ended it."""
+        name = rt.config.name
+        if rt.stopping:
+            return f"server {name} was stopped or restarted"
+        process = rt.start_life.process
+        if rt.stderr_closed.is_set() or getattr(process, "returncode", None) is not None:
+            return f"server {name} exited"
+        return f"server {name} took the request back, or its connection ended"

@@ -26,6 +26,7 @@ from mcp_chat_tui.servers.call_clock import CallClock, ProgressListener, Progres
 from mcp_chat_tui.servers.client_context import log_level_meta
 from mcp_chat_tui.servers.client_requests import RequestDesk
 from mcp_chat_tui.servers.oauth import needs_sign_in, sign_in_failure
+from mcp_chat_tui.servers.request_ties import how_it_ended
 from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol, unreadable_answer
 from mcp_chat_tui.servers.state import ServerState, ToolUsage
 from mcp_chat_tui.servers.task_calls import TaskCalls, TaskListener, TaskLost
@@ -213,6 +214,7 @@ class ToolCalls(TaskCalls):
         progress = ProgressRelay(on_progress, self.redactor, clock)
         lost: asyncio.Future[str] = asyncio.get_running_loop().create_future()  # the hub read its answer and failed
         rt.answers_awaited.add(lost)
+        under_way = rt.calls.begin()  # the server's requests meanwhile are for it (request_ties.py)
         meta = log_level_meta(client, rt.status.log_level)
         if call.as_task:
             sending = asyncio.ensure_future(self._run_task(rt, client, call, progress, meta))
@@ -230,6 +232,7 @@ class ToolCalls(TaskCalls):
         finally:
             progress.close()  # the last progress is heard before the result
             rt.answers_awaited.discard(lost)
+            rt.calls.end(under_way, how_it_ended(call.tool, result))
             if not sending.done():
                 sending.cancel()  # stopped, given up, or its answer is lost: the SDK tells the server
                 await asyncio.wait({sending})

@@ -41,8 +41,10 @@ from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, noise_excerpt, noise_line, unreadable_message
 from mcp_chat_tui.servers.oauth import OAuthSession, PersonClock, SignInPrompt
 from mcp_chat_tui.servers.output import ServerOutput
+from mcp_chat_tui.servers.request_ties import CallsInFlight, gone_reason
 from mcp_chat_tui.servers.roots import Roots
 from mcp_chat_tui.servers.sign_in import SignIn
+from mcp_chat_tui.servers.starting import StartLife, silent_reason
 from mcp_chat_tui.servers.state import ServerState, ServerStatus
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
 from mcp_chat_tui.servers.tasks import server_runs_tasks, set_apart_task_tools, task_support
@@ -92,6 +94,7 @@ class _Runtime:
     oauth: OAuthSession | None = None
     sign_in_prompt: SignInPrompt | None = None  # a person to ask, while signing in
     person: PersonClock = field(default_factory=PersonClock)  # their time is not the init timeout's
+    start_life: StartLife = field(default_factory=StartLife)  # signs of life while starting (starting.py)
     catalog_task: asyncio.Task[None] | None = None  # the prompt and resource change stream (2026-07-28)
     catalog_refresh: asyncio.Task[None] | None = None  # reading prompts and resources again
     catalog_wanted: bool = False
@@ -102,6 +105,7 @@ class _Runtime:
     log_shown_soon: asyncio.TimerHandle | None = None
     # A person's time on the server's requests (a form, a sampled reply), which no call's clock counts.
     life: ServerLife = field(default_factory=ServerLife)
+    calls: CallsInFlight = field(default_factory=CallsInFlight)  # what its requests are for (request_ties.py)
 
 
 class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, ServerOutput, SignIn):
@@ -257,6 +261,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         rt.start_refused = ""
         rt.refused_state = ServerState.FAILED
         rt.person = PersonClock()
+        rt.start_life = StartLife()
         rt.status.stderr_tail.clear()
         rt.status.started_at = datetime.now()
         rt.status.start_seconds = None
@@ -282,9 +287,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
                     f"{noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC: {STDOUT_RULE}"
                 )
             else:
-                reason = (
-                    f"no answer to initialize within {timeout:g} s (the server hung; raise `initTimeout` if it is slow)"
-                )
+                reason = silent_reason(timeout, rt.start_life, list(rt.status.stderr_tail))
             self._set_state(rt, ServerState.FAILED, reason)
         if rt.start_refused and rt.status.state == ServerState.STARTING:
             self._set_state(rt, rt.refused_state, rt.start_refused)
@@ -319,6 +322,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
             await self._client_failed(rt, generation, exc)
         finally:
             rt.client = None
+            rt.calls.server_gone(gone_reason(rt))
             await self._close_oauth(rt)
             for task in (rt.refresh_task, rt.catalog_task, rt.catalog_refresh):
                 if task is not None and not task.done():
@@ -346,7 +350,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
                 self._set_state(rt, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
             else:
                 reason = self._oauth_refusal(rt) or describe_start_failure(
-                    config, exc, list(rt.status.stderr_tail), rt.http_error
+                    config, exc, list(rt.status.stderr_tail), rt.http_error, await rt.start_life.exited()
                 )
                 if rt.stdout_noise:
                     reason += (
@@ -368,7 +372,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
                 on_closed=partial(self._on_stderr_closed, rt, generation),
                 redact=self.redactor.text,
             )
-            return stdio_transport(config, rt.capture.errlog)
+            return stdio_transport(config, rt.capture.errlog, rt.start_life.spawned)
         rt.capture = None
         rt.http_error = None
         auth = self._oauth(rt, generation)

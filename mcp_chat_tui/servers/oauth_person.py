@@ -87,22 +87,6 @@ class PersonClock:
     def _came_back(self, _: object) -> None:
         self.waiting, self.done_at = False, time.monotonic()
 
-    async def wait(self, settled: asyncio.Event, timeout: float) -> None:
-        """Wait for ``settled``; raises ``TimeoutError`` after ``timeout`` seconds not spent in the browser."""
-        wait = timeout
-        while True:
-            try:
-                await asyncio.wait_for(asyncio.shield(settled.wait()), wait)
-                return
-            except TimeoutError:
-                since = time.monotonic() - self.done_at if self.done_at is not None else None
-                if self.waiting:
-                    wait = timeout
-                elif since is not None and since < timeout:
-                    wait = timeout - since
-                else:
-                    raise
-
 
 class LoopbackListener:
     """The redirect target: a tiny HTTP listener on 127.0.0.1 that takes one ``/callback``."""

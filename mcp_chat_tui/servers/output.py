@@ -55,6 +55,7 @@ class ServerOutput:
     def _on_stderr(self, rt: Any, generation: int, lines: list[str]) -> None:
         if generation != rt.generation:
             return
+        rt.start_life.heard()  # a sign of life, while starting (servers/starting.py)
         rt.status.stderr_tail.extend(lines)
         self._changed(rt)
 

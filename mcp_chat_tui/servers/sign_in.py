@@ -19,6 +19,7 @@ from typing import Any
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.servers.oauth import SignInPrompt, SignInRequest, oauth_failure, open_oauth_session
 from mcp_chat_tui.servers.oauth_storage import forget_tokens_short_of_more_access
+from mcp_chat_tui.servers.starting import wait_for_start
 from mcp_chat_tui.servers.state import ServerState, ServerStatus
 from mcp_chat_tui.servers.token_vault import TokenVault
 
@@ -50,9 +51,10 @@ class SignIn:
         return self.token_vault.forget(self._runtimes[name].config.url or "")
 
     async def _wait_for_start(self, rt: Any, timeout: float) -> None:
-        """Wait until the start settles; the time a person takes to sign in does not count
-        against ``timeout`` (raises TimeoutError past it)."""
-        await rt.person.wait(rt.settled, timeout)
+        """Wait until the start settles; ``timeout`` counts from the server's last sign of life
+        (``starting.py``), and the time a person takes to sign in is not counted (raises
+        TimeoutError past it)."""
+        await wait_for_start(rt.settled, timeout, rt.start_life, rt.person)
 
     def _oauth(self, rt: Any, generation: int) -> Any:
         """The OAuth sign-in for an http or sse server (None where it is off); see servers/oauth.py."""

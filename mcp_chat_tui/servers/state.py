@@ -94,6 +94,14 @@ class ServerStatus:
         refused = f", {self.samples_refused} over the limit" if self.samples_refused else ""
         return f"sampled {self.samples_asked}× (limit {self.sampling_per_minute}/min{refused})"
 
+    def starting_for(self) -> float:
+        """Seconds since its start began (0 before any start)."""
+        return (datetime.now() - self.started_at).total_seconds() if self.started_at is not None else 0.0
+
+    def last_stderr_line(self) -> str:
+        """What it last printed on stderr ("" for nothing): npm's progress, an import, an error."""
+        return next((line for line in reversed(self.stderr_tail) if line.strip()), "")
+
     log: ServerLog = field(default_factory=ServerLog)  # its notifications/message, bounded
     log_level: str = DEFAULT_LOG_LEVEL  # the least level it is asked to send
 

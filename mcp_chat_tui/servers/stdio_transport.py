@@ -108,10 +108,10 @@ def _progress_token(item: Item) -> object:
 async def stdio_streams(
     server: StdioServerParameters,
     errlog: TextIO,
-    on_spawn: Callable[[int], None],
+    on_spawn: Callable[[Any], None],
     max_line_bytes: int | None = None,
 ) -> AsyncIterator[TransportStreams]:
-    """Start the server as the SDK does (``on_spawn`` hears its pid at once) and exchange
+    """Start the server as the SDK does (``on_spawn`` hears of its process at once) and exchange
     messages with it; on leaving, stop it as the SDK does (stdin closed, then SIGTERM, SIGKILL)."""
     command = await sdk_stdio._get_executable_command(server.command)
     process = await sdk_stdio._create_platform_compatible_process(
@@ -121,7 +121,7 @@ async def stdio_streams(
         errlog=errlog,
         cwd=server.cwd,
     )
-    on_spawn(process.pid)
+    on_spawn(process)
     # No await from the spawn until the task group holds the process: a cancellation in the gap
     # would leave it running.
     pipes = _Pipes(process, server.encoding_error_handler, max_line_bytes)

@@ -37,11 +37,14 @@ SERVER_KILL_GRACE = 0.3  # seconds after SIGTERM before SIGKILL
 
 
 @asynccontextmanager
-async def stdio_transport(config: Any, errlog: TextIO) -> AsyncIterator[Any]:
+async def stdio_transport(
+    config: Any, errlog: TextIO, on_spawn: Callable[[Any], None] | None = None
+) -> AsyncIterator[Any]:
     """The stdio transport (``stdio_transport.py``: the SDK's start and stop, the app's reader of
     stdout) with the server's stderr sent to ``errlog``, the shorter shutdown grace above (the SDK
     reads these module settings when it stops a server), and the server's process group watched
-    from spawn to stop, so neither it nor its children outlive the app."""
+    from spawn to stop, so neither it nor its children outlive the app. ``on_spawn`` hears of the
+    process as soon as it exists."""
     sdk_stdio.PROCESS_TERMINATION_TIMEOUT = SERVER_EXIT_GRACE
     sdk_stdio.FORCE_KILL_TIMEOUT = SERVER_KILL_GRACE
     params = StdioServerParameters(
@@ -55,9 +58,11 @@ async def stdio_transport(config: Any, errlog: TextIO) -> AsyncIterator[Any]:
     )
     groups: list[int] = []  # the server's pid is its process group's id (it starts a session of its own)
 
-    def watch(pid: int) -> None:
-        groups.append(pid)
-        server_watchdog().watch(pid)
+    def watch(process: Any) -> None:
+        groups.append(process.pid)
+        server_watchdog().watch(process.pid)
+        if on_spawn is not None:
+            on_spawn(process)
 
     try:
         async with complete_by_default(stdio_streams(params, errlog, watch)) as streams:
@@ -125,9 +130,14 @@ def root_cause(exc: BaseException) -> BaseException:
 
 
 def describe_start_failure(
-    config: Any, exc: BaseException, stderr_tail: list[str], http_error: tuple[int, str] | None = None
+    config: Any,
+    exc: BaseException,
+    stderr_tail: list[str],
+    http_error: tuple[int, str] | None = None,
+    exit_code: int | None = None,
 ) -> str:
-    """Why a server did not start, with what to check (never showing values from password inputs)."""
+    """Why a server did not start, with what to check (never showing values from password inputs);
+    ``exit_code``: what its process exited with, when it did."""
     exc = root_cause(exc)
     url = config.display_url() if hasattr(config, "display_url") else config.url
     if http_error is not None:
@@ -145,6 +155,10 @@ def describe_start_failure(
     if isinstance(exc, NotADirectoryError) or (isinstance(exc, OSError) and config.type == "stdio"):
         return f"cannot start {config.command!r}: {exc}"
     if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
+        if exit_code is not None and exit_code > 0:
+            return f"the server exited with code {exit_code} while starting{stderr_hint or ' (no output on stderr)'}"
+        if exit_code is not None and exit_code < 0:
+            return f"the server was ended by signal {-exit_code} while starting{stderr_hint}"
         return f"the server exited or closed the connection during initialize{stderr_hint}"
     if isinstance(exc, MCPError) and exc.code == PARSE_ERROR:  # what it said while starting could not be read
         return exc.message  # (the stderr tail would say it again)

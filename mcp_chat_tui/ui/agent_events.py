@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, TypeVar
 
 from textual import on, work
 from textual.message_pump import MessagePump
+from textual.screen import Screen
 
 from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import (
@@ -34,6 +36,7 @@ from mcp_chat_tui.engine import Stats
 from mcp_chat_tui.ui import agent_messages as am
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from mcp_chat_tui.ui.screens.deciding import withdraw_dialog
 from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
 from mcp_chat_tui.ui.streaming import drawing_cost
 from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE, end_note_line
@@ -305,6 +308,14 @@ class AgentEventView(MessagePump):
     async def _add_record(self, record: CallRecord) -> None:
         await self.reply.add_widget(self.call_store.add(record))
 
+    def _decided_elsewhere(self, screen: Screen, what: str, decision: asyncio.Future[Any]) -> None:
+        """A dialog's decision was settled without it: the turn it was for was stopped (the call
+        stopped, the conversation cleared or another opened), or it was answered some other way."""
+        if decision.cancelled():
+            withdraw_dialog(self, screen, what, "the turn it was for was stopped")
+        elif screen.is_current:
+            screen.dismiss(None)
+
     @work(group="approvals")
     async def ask_unsaved(self, event: StartNotSaved) -> None:
         """Not sent: what now (``UnsavedStartScreen``); leaving the dialog any other way does not run it."""
@@ -313,7 +324,9 @@ class AgentEventView(MessagePump):
         said = visible_controls(not_sent_line(event))
         self.notify(said, title="call not sent", severity="error", timeout=15, markup=False)
         screen = UnsavedStartScreen(event.call, event.problem)
-        event.decision.add_done_callback(lambda _: screen.dismiss(None) if screen.is_current else None)
+        event.decision.add_done_callback(
+            partial(self._decided_elsewhere, screen, f"the question about {event.call.model_name}")
+        )
         choice = await self.push_screen_wait(screen)
         if not event.decision.done():
             event.decision.set_result(choice or UnsavedChoice.DONT_RUN)
@@ -323,7 +336,9 @@ class AgentEventView(MessagePump):
         if event.decision.done():
             return
         screen = ApprovalScreen(event.call, event.waiting, event.recorded, event.why)
-        event.decision.add_done_callback(lambda _: screen.dismiss(None) if screen.is_current else None)
+        event.decision.add_done_callback(
+            partial(self._decided_elsewhere, screen, f"the approval of {event.call.model_name}")
+        )
         decision = await self.push_screen_wait(screen)
         if not event.decision.done():
             event.decision.set_result(decision or ApprovalDecision(ApprovalChoice.DENY_ALL))

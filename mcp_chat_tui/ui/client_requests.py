@@ -11,7 +11,8 @@ from textual.app import App
 from textual.screen import Screen
 
 from mcp_chat_tui.agent.sampling import ToolUse
-from mcp_chat_tui.servers import FormField
+from mcp_chat_tui.servers import FormField, withdrawal
+from mcp_chat_tui.ui.screens.deciding import withdraw_dialog
 from mcp_chat_tui.ui.screens.requests import (
     ElicitFormScreen,
     ElicitUrlScreen,
@@ -28,37 +29,44 @@ class DialogAsker:
     def __init__(self, app: App) -> None:
         self.app = app
 
-    async def _ask(self, screen: Screen) -> Any:
+    async def _ask(self, screen: Screen, what: str) -> Any:
+        """The dialog's answer. When what it answers ends first (the server took the request back or
+        went away, the call it came during ended), it is taken away with a notice saying why
+        (``what``: the dialog, as the notice names it), and nothing typed in it is sent."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
         def answered(result: Any) -> None:
             if not future.done():
                 future.set_result(result)
 
-        self.app.call_later(self.app.push_screen, screen, answered)
+        def show() -> None:
+            if not future.done():  # not when it ended before it could be shown
+                self.app.push_screen(screen, answered)
+
+        self.app.call_later(show)
         try:
             return await future
-        except asyncio.CancelledError:  # the server gave up (or is gone): take its dialog away
-            if screen.is_current:
-                screen.dismiss(None)
+        except asyncio.CancelledError as exc:
+            future.cancel()
+            withdraw_dialog(self.app, screen, what, withdrawal(exc) or "what it answered has ended")
             raise
 
     async def approve_sampling(
         self, server: str, params: CreateMessageRequestParams
     ) -> CreateMessageRequestParams | None:
-        return await self._ask(SamplingScreen(server, params))
+        return await self._ask(SamplingScreen(server, params), f"{server}'s sampling request")
 
     async def approve_tool_use(self, server: str, use: ToolUse) -> bool:
-        return bool(await self._ask(ToolUseScreen(server, use)))
+        return bool(await self._ask(ToolUseScreen(server, use), f"the tool use {use.name} for {server}"))
 
     async def review_sample(self, server: str, text: str, tool_uses: list[ToolUse]) -> str | None:
-        return await self._ask(SampleReviewScreen(server, text, tool_uses))
+        return await self._ask(SampleReviewScreen(server, text, tool_uses), f"the sampled answer for {server}")
 
     async def fill_form(self, server: str, message: str, fields: list[FormField]) -> tuple[str, dict[str, Any]]:
-        return await self._ask(ElicitFormScreen(server, message, fields)) or ("cancel", {})
+        return await self._ask(ElicitFormScreen(server, message, fields), f"{server}'s form") or ("cancel", {})
 
     async def visit_url(self, server: str, message: str, url: str) -> str:
-        return await self._ask(ElicitUrlScreen(server, message, url)) or "cancel"
+        return await self._ask(ElicitUrlScreen(server, message, url), f"{server}'s page to open") or "cancel"
 
     async def page_done(self, server: str, tool: str, url: str, completed: asyncio.Event) -> bool:
-        return bool(await self._ask(PageDoneScreen(server, tool, url, completed)))
+        return bool(await self._ask(PageDoneScreen(server, tool, url, completed), f"{server}'s page for {tool}"))

@@ -1,4 +1,5 @@
-"""Start-up, a part of ``ChatApp``: the model and the servers start together; a failure shows the fatal screen."""
+"""Start-up, a part of ``ChatApp``: the model and the servers start together; a model that cannot load
+shows the fatal screen, a server that cannot start is shown failed and the app goes on without it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from textual import work
 
 from mcp_chat_tui.config.folder_trust import FolderFile
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.text import one_line
 from mcp_chat_tui.core.tools import BUILTIN_SERVER
 from mcp_chat_tui.servers import ServerState
 from mcp_chat_tui.ui.folder_trust import settle_folder_trust
@@ -15,6 +17,8 @@ from mcp_chat_tui.ui.format import counted
 from mcp_chat_tui.ui.messages import EngineProgress
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
 from mcp_chat_tui.ui.widgets.chat import Notice, UserMessage
+
+SETTLED_POLL_SECONDS = 0.25  # how often start-up looks whether only slow servers are left starting
 
 
 class StartUp:
@@ -27,6 +31,7 @@ class StartUp:
         """Load the model and start the servers together, showing progress; a failure is fatal."""
         self._model_loading = True
         self._show_start_up()
+        self.set_interval(1.0, self._tick_starting)
         load = asyncio.ensure_future(self.engine.load(lambda p: self.post_message(EngineProgress(p))))
         servers = asyncio.ensure_future(self._start_servers())
         try:
@@ -42,20 +47,15 @@ class StartUp:
         self._model_loading = False
         self.status_bar.compute = getattr(self.engine, "compute_label", "")
         self._show_start_up()
-        await servers
+        await self._servers_settled(servers)
         if self._shut_down or self.fatal_error is not None:  # leaving: the servers were stopped, not started
             return
-        failed = [s for s in self.hub.statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
-        if failed and self.settings.on_server_failure == "exit":
-            reasons = "\n".join(f"• {s.name}: {s.reason}" for s in failed)
-            self._fatal(
-                f"MCP server(s) failed to start:\n{reasons}\n\nFix mcp.json, or set "
-                'on_server_failure = "continue" in config.toml to chat without them.',
-                state=(f"{counted(len(failed), 'server')} failed to start", ""),
-            )
-            return
-        if failed:
-            await self.chat.mount(Notice(f"continuing without: {', '.join(s.name for s in failed)}", error=True))
+        await self._say_failed([s for s in self.hub.statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)])
+        starting = [s for s in self.hub.statuses if s.state is ServerState.STARTING]
+        if starting:
+            names = ", ".join(s.name for s in starting)
+            await self.chat.mount(Notice(f"still starting: {names}; its tools are offered once it is ready (F4)"))
+            servers.add_done_callback(lambda _: self.call_later(self._late_servers, [s.name for s in starting]))
         signing = [s.name for s in self.hub.statuses if s.state is ServerState.NEEDS_SIGN_IN]
         if signing:
             how = "press s on it in the server panel (F4), or use the palette (Ctrl+P)"
@@ -69,6 +69,39 @@ class StartUp:
         if (self._resume_pending or self.agent.summaries_due) and not self._turn_running:
             self._turn_running = True
             self.run_turns()
+
+    async def _servers_settled(self, servers: asyncio.Future[None]) -> None:
+        """Wait for the servers' start; a resumed conversation waits for all of them (its calls need
+        them), else those still starting past the longest init timeout go on behind a working chat."""
+        if self._resume_pending:
+            await servers
+            return
+        while not servers.done():  # (a folder's mcp.json being asked about starts nothing yet)
+            starting = [s for s in self.hub.statuses if s.state is ServerState.STARTING]
+            if starting and all(s.starting_for() >= self._init_timeout(s.name) for s in starting):
+                return
+            await asyncio.wait({servers}, timeout=SETTLED_POLL_SECONDS)
+
+    def _init_timeout(self, name: str) -> float:
+        return getattr(self.hub.config(name), "init_timeout", None) or self.hub.init_timeout
+
+    async def _say_failed(self, failed: list) -> None:
+        """Servers that failed: named in the chat with why and how to retry; the app goes on without
+        them (a server is never worth the whole app; ``on_server_failure`` is for ``-p`` and ``--plain``)."""
+        if failed:
+            why = "; ".join(f"{s.name}: {s.reason}" for s in failed)
+            retry = "r on it in the server panel (F4) starts it again"
+            await self.chat.mount(Notice(f"continuing without {why} ({retry})", error=True))
+
+    async def _late_servers(self, names: list[str]) -> None:
+        """Servers that were still starting when the chat opened have settled: those that failed are said."""
+        if self._shut_down:
+            return
+        statuses = [self.hub.status(name) for name in names]
+        await self._say_failed([s for s in statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)])
+        ready = [s.name for s in statuses if s.state.usable]
+        if ready:
+            await self.chat.mount(Notice(f"ready now: {', '.join(ready)}", muted=True))
 
     async def _start_servers(self) -> None:
         """Start every server; a folder's mcp.json not trusted yet is asked about first, its servers
@@ -86,12 +119,24 @@ class StartUp:
         "loading the model; starting 2 servers…", then "starting 1 server…"."""
         if self.ready.is_set() or self.fatal_error is not None or self.status_bar.download is not None:
             return
-        starting = sum(1 for s in self.hub.statuses if s.state is ServerState.STARTING)
-        servers = f"{counted(starting, 'server')}…"
+        starting = [s for s in self.hub.statuses if s.state is ServerState.STARTING]
+        servers = f"{counted(len(starting), 'server')}…"
+        if len(starting) == 1:  # which, for how long, and what it said last (npx's download)
+            said = one_line(starting[0].last_stderr_line(), 50)
+            servers = f"{starting[0].name}, {self.clock.duration(starting[0].starting_for())}" + (
+                f": {said}" if said else "…"
+            )
         if self._model_loading:
             self._engine_state("loading", f"the model; starting {servers}" if starting else "the model…")
         elif starting:
             self._engine_state("starting", servers)
+
+    def _tick_starting(self) -> None:
+        """Once a second while a server starts: its time and last stderr line, in its row and the status bar."""
+        for status in self.hub.statuses:
+            if status.state is ServerState.STARTING:
+                self._show_server(status)
+        self._show_start_up()
 
     def _welcome_text(self) -> str:
         """The first line of an empty chat: what is ready, and how tool calls will be handled."""

@@ -25,6 +25,7 @@ from typing import TypeVar
 
 from textual import events
 from textual._time import get_time  # the clock of ``Message.time``
+from textual.app import App
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, TextArea
 
@@ -48,6 +49,7 @@ class DecidingScreen(ModalScreen[ResultType]):
         self._times_shown = 0  # each time it comes on top; a timer from an earlier time does nothing
         self._drawn_at: float | None = None  # when its frame was drawn, this time on top
         self._last_held = 0.0  # the time of the last key it did not take
+        self.withdrawn = False  # what it answers ended while it was covered: it goes when uncovered
 
     @property
     def armed(self) -> bool:
@@ -63,6 +65,9 @@ class DecidingScreen(ModalScreen[ResultType]):
         return True if self.armed else None
 
     def on_screen_resume(self) -> None:
+        if self.withdrawn:
+            self.dismiss(None)
+            return
         self._disarm()
         self.call_after_refresh(self._drawn, self._times_shown)
 
@@ -111,6 +116,16 @@ class DecidingScreen(ModalScreen[ResultType]):
             field._forward_event(event)  # into its queue, behind the keys it already has
         elif event.key == "backspace":
             field.call_later(field.action_delete_left)
+
+
+def withdraw_dialog(app: App, screen: Screen, what: str, why: str) -> None:
+    """What ``screen`` answers has ended (``why``): it goes now (or as soon as it is uncovered, or is
+    never shown), answering None, and a notice says so; nothing typed in it is sent."""
+    if screen.is_current:
+        screen.dismiss(None)
+    elif isinstance(screen, DecidingScreen):
+        screen.withdrawn = True
+    app.notify(f"{what} closed: {why}. Nothing typed in it was sent.", severity="warning", timeout=10, markup=False)
 
 
 def _focus_below(screen: Screen) -> object:

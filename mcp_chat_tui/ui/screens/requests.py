@@ -16,7 +16,9 @@ from mcp_types import CreateMessageRequestParams
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
+from textual.events import DescendantFocus
+from textual.widget import Widget
 from textual.widgets import Input, Select, SelectionList, Static, Switch, TextArea
 from textual.widgets.selection_list import Selection
 
@@ -183,21 +185,30 @@ class ElicitFormScreen(DecidingScreen[tuple[str, dict[str, Any]]]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="request-dialog"):
-            yield Static(_title(self.server, "asks you"), classes="request-title")
+            with Vertical(classes="form-head"):  # docked: the fields scroll under the server's message
+                yield Static(_title(self.server, "asks you"), classes="form-title")
+                yield Static(literal(self.message), classes="request-info form-message")
             yield Static(
                 "[b]Ctrl+S[/] send  [b]Ctrl+D[/] decline  [b]Esc[/] cancel", classes="request-keys dialog-keys"
             )
-            yield Static(literal(self.message), classes="request-info")
             for index, field in enumerate(self.fields):
                 label = literal(field.label, "bold")
                 if field.required:
                     label.append(" *", style="bold")
                 label.append_text(literal(f"  {field.hint()}", "dim"))
-                yield Static(label, classes="request-label")
-                if field.description:
-                    yield Static(literal(field.description), classes="field-description")
-                yield self._input(index, field)
-                yield Static("", id=f"field-error-{index}", classes="field-error")
+                with Vertical(classes="form-field"):
+                    yield Static(label, classes="request-label")
+                    if field.description:
+                        yield Static(literal(field.description), classes="field-description")
+                    yield self._input(index, field)
+                    yield Static("", id=f"field-error-{index}", classes="field-error")
+
+    def on_descendant_focus(self, event: DescendantFocus) -> None:
+        """The focused field is shown whole, its label and description with it (Textual scrolls only
+        the field into view), once Textual's own scrolling is done."""
+        group = next((node for node in event.widget.ancestors if node.has_class("form-field")), None)
+        if isinstance(group, Widget):
+            self.call_after_refresh(self.query_one(".request-dialog").scroll_to_widget, group, animate=False)
 
     def _input(self, index: int, field: FormField) -> Any:
         """The widget a field is answered in: a switch for a yes or no with a default (a choice

@@ -1,0 +1,180 @@
+"""A dialog never outlives what it answers, and a person's time in it is no call's (issue 33).
+
+The real app under Pilot with a scripted model; the form server (tests/servers/form_server.py,
+the SDK's MCPServer) in process where the test is not about processes, a real process where the
+server itself must give up on its request (the 2025-11-25 request path)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from textual.widgets import Input
+
+from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.config import ServerConfig
+from mcp_chat_tui.ui.records import CallState
+from mcp_chat_tui.ui.screens.requests import ElicitFormScreen
+from tests.fakes import ScriptedEngine, call
+from tests.helpers import in_process_config, server_module
+from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+FORM_SERVER = str(Path(__file__).parent / "servers" / "form_server.py")
+TYPED = "Zebulon-typed-in-the-form"
+
+
+def form_config(*flags: str, timeout: float = 1.0, in_process: bool = True) -> ServerConfig:
+    config = ServerConfig(
+        name="forms", type="stdio", command=sys.executable, args=[FORM_SERVER, *flags], timeout=timeout
+    )
+    if not in_process:
+        return config
+    return in_process_config(config, lambda: server_module(FORM_SERVER).build())
+
+
+def form_app(config: ServerConfig):
+    engine = ScriptedEngine([[call("register", {})], "Final."])
+    return make_app(engine, [config], policy=ApprovalPolicy("auto")), engine
+
+
+def the_record(app):
+    return next(iter(app.calls_table.records.values()))
+
+
+async def open_form_and_type(pilot) -> ElicitFormScreen:
+    await send(pilot, "register me")
+    await wait_for(pilot, lambda: dialog_armed(pilot.app, ElicitFormScreen), what="the form")
+    form = pilot.app.screen
+    await pilot.press(*TYPED)
+    assert form.query_one("#field-0", Input).value == TYPED
+    return form
+
+
+def notices(app) -> str:
+    return "\n".join(str(notification.message) for notification in app._notifications)
+
+
+async def test_time_in_a_form_is_not_the_calls_and_its_timeout_resumes_after():
+    app, engine = form_app(form_config(timeout=1.0))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await open_form_and_type(pilot)
+        opened = time.monotonic()
+        await wait_for(pilot, lambda: time.monotonic() - opened > 3, what="three times the call's timeout")
+        assert isinstance(app.screen, ElicitFormScreen)  # still open, and still what the call waits for
+        await pilot.press("ctrl+s")
+        await wait_turn_done(pilot, app)
+        record = the_record(app)
+        assert record.state == CallState.DONE, record.content_for_model
+        assert json.loads(record.content_for_model)["content"] == {"name": TYPED}
+
+
+async def test_a_form_closes_at_once_when_its_call_is_stopped_and_nothing_typed_is_sent():
+    app, engine = form_app(form_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await open_form_and_type(pilot)
+        app.action_stop()  # what Esc does in the chat
+        await wait_for(pilot, lambda: not isinstance(app.screen, ElicitFormScreen), 5, "the form to close")
+        await wait_for(pilot, lambda: "forms's form closed" in notices(app), what="the notice")
+        assert "the call of register was stopped" in notices(app) and "Nothing typed in it was sent" in notices(app)
+        await wait_turn_done(pilot, app)
+        assert the_record(app).state == CallState.CANCELLED
+        assert TYPED not in app.recorder.rendered() and TYPED not in json.dumps(engine.prompts)
+
+
+async def test_a_form_closes_when_the_conversation_is_cleared():
+    app, engine = form_app(form_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await open_form_and_type(pilot)
+        app.run_worker(app.action_clear_chat())
+        await wait_for(pilot, lambda: not isinstance(app.screen, ElicitFormScreen), 5, "the form to close")
+        await wait_for(pilot, lambda: "forms's form closed" in notices(app), what="the notice")
+        assert TYPED not in json.dumps(engine.prompts)
+
+
+async def test_a_form_closes_when_its_server_restarts():
+    app, engine = form_app(form_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await open_form_and_type(pilot)
+        app.run_worker(app.hub.restart("forms"))
+        await wait_for(pilot, lambda: not isinstance(app.screen, ElicitFormScreen), 10, "the form to close")
+        await wait_for(pilot, lambda: "forms's form closed" in notices(app), what="the notice")
+        await wait_turn_done(pilot, app)
+        assert TYPED not in json.dumps(engine.prompts) and TYPED not in app.recorder.rendered()
+
+
+async def test_a_form_the_server_takes_back_closes_at_once_saying_so():
+    config = form_config("--legacy", "--impatient", "6", timeout=60, in_process=False)
+    app, engine = form_app(config)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await open_form_and_type(pilot)
+        await wait_for(pilot, lambda: not isinstance(app.screen, ElicitFormScreen), 20, "the form to close")
+        await wait_for(pilot, lambda: "forms's form closed" in notices(app), what="the notice")
+        await wait_turn_done(pilot, app)
+        assert "gave up waiting for the form" in the_record(app).content_for_model
+        assert TYPED not in json.dumps(engine.prompts) and TYPED not in app.recorder.rendered()
+
+
+# ----- --plain: a question waiting when what it answers ends ---------------------------------------
+
+
+async def test_a_plain_form_question_withdrawn_says_why_and_what_was_typed_for_it_is_not_a_prompt(monkeypatch):
+    """--plain's form (cli/client_requests.py) on a terminal (tests/test_plain_typed_ahead.FedReader):
+    the call it came during ends while the name is being asked; the notice says why, and the name
+    typed as the notice appeared is dropped, not taken as the next prompt."""
+    import asyncio
+    import io
+
+    from rich.console import Console
+
+    from mcp_chat_tui.cli import typed_lines
+    from mcp_chat_tui.cli.client_requests import ConsoleAsker
+    from mcp_chat_tui.servers.elicit_form import form_fields
+    from mcp_chat_tui.servers.request_ties import WITHDRAWN
+    from tests.test_plain_typed_ahead import FedReader
+
+    monkeypatch.setattr(typed_lines, "ARMING_DELAY", 0.3)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=False, width=200)
+    reader = FedReader(asyncio.get_running_loop())
+    asker = ConsoleAsker(console, reader)
+    fields = form_fields({"type": "object", "properties": {"name": {"type": "string", "title": "Your name"}}})
+    form = asyncio.ensure_future(asker.fill_form("forms", "Who should be registered?", fields))
+    while "f fill in" not in out.getvalue():
+        await asyncio.sleep(0.02)
+    reader.type("f")
+    while "Your name" not in out.getvalue():
+        await asyncio.sleep(0.02)
+    form.cancel(WITHDRAWN + "the call of register was stopped")
+    await asyncio.wait({form})
+    assert form.cancelled()
+    assert "forms's form closed: the call of register was stopped. Nothing typed in it was sent." in out.getvalue()
+    reader.type(TYPED)  # the name, typed as the notice appeared
+    await asyncio.sleep(0.4)
+    reader.type("the next prompt")
+    assert await reader.read() == "the next prompt"
+    assert f"typed for the question that closed, not sent: {TYPED}" in out.getvalue()
+
+
+async def test_an_approval_closes_saying_so_when_its_turn_is_stopped():
+    from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+    from tests.helpers import demo_config
+
+    engine = ScriptedEngine([[call("calculator", {"expression": "2+2"})], "Final."])
+    app = make_app(engine, [demo_config()])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "what is 2+2?")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval")
+        app.action_stop()  # what Esc does in the chat
+        await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalScreen), 5, "the approval to close")
+        await wait_for(pilot, lambda: "the approval of calculator closed" in notices(app), what="the notice")
+        assert "the turn it was for was stopped" in notices(app)
+        await wait_turn_done(pilot, app)
+        assert the_record(app).state != CallState.DONE

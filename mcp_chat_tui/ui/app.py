@@ -30,6 +30,7 @@ from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.commands import is_command
 from mcp_chat_tui.transcript import Transcript, TranscriptRecorder
+from mcp_chat_tui.ui import heap
 from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.agent_messages import ReplyText
 from mcp_chat_tui.ui.call_store import CallStore
@@ -503,6 +504,7 @@ class ChatApp(
             self.unsaved = f"{problem}: the last changes of this conversation are not saved"
         await self.hub.shutdown()
         await self.engine.close()
+        heap.release()  # set aside when it was ready (ui/heap.py)
 
     async def on_unmount(self) -> None:
         await self.shutdown()

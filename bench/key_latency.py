@@ -78,7 +78,10 @@ def loaded_conversation(exchanges: int = EXCHANGES) -> Transcript:
             Exchange(
                 user=f"question {index}: what is {index} times 0 and 1, plus one?",
                 model="scripted",
-                steps=[Step(text="Let me work it out.", proposals=proposals), Step(text=f"They are 1 and {index + 1}.")],
+                steps=[
+                    Step(text="Let me work it out.", proposals=proposals),
+                    Step(text=f"They are 1 and {index + 1}."),
+                ],
             )
         )
     return Transcript(made)
@@ -241,7 +244,9 @@ async def one_app(label: str, transcript: Transcript | None, rounds: int) -> dic
     print(f"   {label} ({calls} calls in the sidebar at the end), ms: median / p95 / max")
     for name, samples in times.items():
         if samples:
-            print(f"     {name:<24} {statistics.median(samples):7.1f} {percentile(samples, 95):7.1f} {max(samples):7.1f}")
+            print(
+                f"     {name:<24} {statistics.median(samples):7.1f} {percentile(samples, 95):7.1f} {max(samples):7.1f}"
+            )
     return times
 
 

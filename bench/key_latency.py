@@ -54,7 +54,7 @@ from tests.helpers import demo_config  # noqa: E402
 SIZE = (140, 40)
 EXCHANGES = 500
 CALLS_PER_EXCHANGE = 2
-TIMEOUT = 20.0
+TIMEOUT = 120.0  # seconds for anything awaited (a loaded app starts in several on a busy machine)
 
 
 def loaded_conversation(exchanges: int = EXCHANGES) -> Transcript:

@@ -100,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_chat(args, parser)
         finally:
-            if probe is not None:
-                probe.join()  # never left while it holds the terminal in its own mode
+            if probe is not None:  # not left while it holds the terminal in its own mode (0.1 s a question),
+                probe.join(0.5)  # nor held past the second SIGTERM and Ctrl+C have to end the app
     except UserFacingError as exc:
         err.print(f"[bold red]mcp-chat-tui:[/] {escape(str(exc))}", highlight=False)
         if args.json and args.prompt is not None:

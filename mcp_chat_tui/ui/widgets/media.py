@@ -69,6 +69,8 @@ def probe_terminal_for_images() -> threading.Thread:
     the terminal's answers (or the wait for them, 0.1 s a question where it sends none) and
     textual-image's imports overlap that work. ``image_support()`` waits for it; call it before
     anything else reads the terminal (a question on it, the app)."""
+    import textual.app  # noqa: F401 - here first: the thread then imports only what no other code imports yet
+
     thread = threading.Thread(target=image_support, name="image-probe", daemon=True)
     thread.start()
     return thread

@@ -1,6 +1,7 @@
 """What the full-screen app costs while a reply streams in, and at start-up.
 
-Run: ``.venv/bin/python bench/ui_stream.py [--runs 61] [--tokens 600] [--appends 20000] [--append-runs 5] [--starts 15]``
+Run: ``.venv/bin/python bench/ui_stream.py [--runs 61] [--tokens 600] [--appends 20000] [--append-runs 5] [--starts 15]
+[--command-starts 5] [--key-rounds 10] [--only stream|append|start|command|keys]``
 
 1. ui_vs_engine_tps_ratio: tokens per second of a reply streamed into the chat pane of a
    headless ``ChatApp`` (the prompt sent with Enter as a terminal sends it, timed from the
@@ -32,11 +33,20 @@ Run: ``.venv/bin/python bench/ui_stream.py [--runs 61] [--tokens 600] [--appends
    name, "starting"); it mounts the panes straight after, and the time until they are all
    mounted is printed too (not part of the ratio).
 
+4. first_frame_s and ready_s: seconds from the command ``mcp-chat-tui --demo`` (a real process
+   in a pseudo-terminal) to its first frame and to ready, medians (``bench/start_time.py`` defines
+   both). Unlike 3, they count what the process does before the app exists: Python, imports,
+   configuration. Targets on this machine when idle: <= 1 s and <= 2.5 s.
+5. key_to_screen_ms_p95: the 95th percentile of the milliseconds from a key to the first frame that
+   shows what it did, for F2-F5, Enter on a sidebar row, Ctrl+P, a theme chosen in the palette and
+   the approval dialog opening, in the app empty and with 1,000 calls and 500 exchanges loaded
+   (``bench/key_latency.py`` says how). Target <= 100 ms on this machine when idle.
+
 The model for 1 is the demo model when ``mcp_chat_tui/demo/model`` exists and its greedy
 reply to the prompt runs to the token limit; otherwise a random qwen2 model of the demo
 model's shape (``tests/models.py``), which never stops early. User directories point into a
 temporary folder, so no transcript or log is written elsewhere. The last line printed is one
-JSON object with the three figures.
+JSON object with the figures.
 """
 
 from __future__ import annotations
@@ -59,6 +69,8 @@ from textual import events, on  # noqa: E402
 from textual.app import App, ComposeResult  # noqa: E402
 from textual.widgets import Markdown, Static  # noqa: E402
 
+from bench.key_latency import key_to_screen  # noqa: E402
+from bench.start_time import start_times  # noqa: E402
 from mcp_chat_tui.agent import ApprovalPolicy  # noqa: E402
 from mcp_chat_tui.agent.events import AssistantText, GenerationStats, TurnEnd, TurnFinished, TurnStarted  # noqa: E402
 from mcp_chat_tui.config import Settings  # noqa: E402
@@ -450,7 +462,9 @@ async def main() -> None:
     parser.add_argument("--appends", type=int, default=20_000, help="tokens of the long reply")
     parser.add_argument("--append-runs", type=int, default=5, help="long replies, each in a new app")
     parser.add_argument("--starts", type=int, default=15, help="app starts of each kind")
-    parser.add_argument("--only", choices=("stream", "append", "start"), help="run one part")
+    parser.add_argument("--command-starts", type=int, default=5, help="starts of mcp-chat-tui --demo (4)")
+    parser.add_argument("--key-rounds", type=int, default=10, help="times each key is pressed per app (5)")
+    parser.add_argument("--only", choices=("stream", "append", "start", "command", "keys"), help="run one part")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mct-ui-bench-") as scratch:
         for kind in ("CONFIG", "DATA", "LOG"):
@@ -459,6 +473,9 @@ async def main() -> None:
             "ui_vs_engine_tps_ratio": None,
             "append_last_vs_first_ratio": None,
             "first_frame_vs_minimal_ratio": None,
+            "first_frame_s": None,
+            "ready_s": None,
+            "key_to_screen_ms_p95": None,
         }
         if args.only in (None, "stream"):
             figures["ui_vs_engine_tps_ratio"] = round(await streaming_ratio(args.runs, args.tokens, Path(scratch)), 3)
@@ -466,6 +483,11 @@ async def main() -> None:
             figures["append_last_vs_first_ratio"] = round(await append_ratio(args.appends, args.append_runs), 3)
         if args.only in (None, "start"):
             figures["first_frame_vs_minimal_ratio"] = round(await first_frame_ratio(args.starts), 3)
+        if args.only in (None, "command"):
+            frame, ready = start_times(args.command_starts)
+            figures["first_frame_s"], figures["ready_s"] = round(frame, 3), round(ready, 3)
+        if args.only in (None, "keys"):
+            figures["key_to_screen_ms_p95"] = round(await key_to_screen(args.key_rounds), 1)
     print(json.dumps(figures))
 
 

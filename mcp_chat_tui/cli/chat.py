@@ -249,7 +249,9 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
     """The full-screen app; SIGTERM and SIGINT (``kill -INT``: Ctrl+C itself is a key here) leave it the
     same way Ctrl+C does (servers shut down first), with 143 and 130."""
     from mcp_chat_tui.ui.app import ChatApp
+    from mcp_chat_tui.ui.widgets.media import image_support
 
+    image_support()  # the terminal asked how it draws images (cli/main.py's probe) before anything else reads it
     plan = plan_configuration(args)  # a folder's mcp.json not trusted yet: the app asks before it starts anything
     settings, mcp_config = plan.settings, load_planned(plan, trusted=plan.question is None, ask_input=ask_on_terminal)
     hub = make_hub(settings, mcp_config)

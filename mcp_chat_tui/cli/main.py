@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import atexit
 import io
 import logging
 import os
 import sys
+import threading
 from pathlib import Path
 
 from rich.console import Console
@@ -62,6 +64,16 @@ def tolerant_output() -> None:
             reconfigure(errors="backslashreplace")
 
 
+def _probe_terminal_for_images(args: argparse.Namespace) -> threading.Thread | None:
+    """For the full-screen app, ask the terminal how it draws images while the app's modules are
+    imported (ui/widgets/media.py); ``--plain`` and ``-p`` draw none."""
+    if args.plain or args.prompt is not None:
+        return None
+    from mcp_chat_tui.ui.widgets.media import probe_terminal_for_images
+
+    return probe_terminal_for_images()
+
+
 def main(argv: list[str] | None = None) -> int:
     exit_on_sigterm()
     tolerant_output()
@@ -86,9 +98,14 @@ def main(argv: list[str] | None = None) -> int:
 
             command = sign_out_command if args.sign_out else sign_in_command
             return asyncio.run(run_until_signal(lambda: command(args, Console(highlight=False))))
-        from mcp_chat_tui.cli.chat import run_chat
+        probe = _probe_terminal_for_images(args)
+        try:
+            from mcp_chat_tui.cli.chat import run_chat
 
-        return run_chat(args, parser)
+            return run_chat(args, parser)
+        finally:
+            if probe is not None:  # not left while it holds the terminal in its own mode (0.1 s a question),
+                probe.join(0.5)  # nor held past the second SIGTERM and Ctrl+C have to end the app
     except UserFacingError as exc:
         err.print(f"[bold red]mcp-chat-tui:[/] {escape(str(exc))}", highlight=False)
         if args.json and args.prompt is not None:

@@ -12,11 +12,12 @@ import struct
 import warnings
 import wave
 from pathlib import Path
-
-from PIL import Image as PILImage
-from PIL import UnidentifiedImageError
+from typing import TYPE_CHECKING
 
 from mcp_chat_tui.core.content import ContentPart, size_text
+
+if TYPE_CHECKING:
+    from PIL.Image import Image as PillowImage
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+|^\.+")
 MAX_IMAGE_PIXELS = 40_000_000  # more than this is not decoded (a 60000×60000 PNG can be a few bytes)
@@ -27,12 +28,15 @@ class ImageProblem(Exception):
     """Bytes that cannot be shown as an image; the message says why, in a line."""
 
 
-def prepare_image(data: bytes) -> PILImage.Image:
+def prepare_image(data: bytes) -> PillowImage:
     """The image in ``data``, decoded and scaled down for drawing.
 
     Raises:
         ImageProblem: not an image Pillow reads, too many pixels, or cut short.
     """
+    from PIL import Image as PILImage  # here, not at start-up: Pillow is for the first image shown
+    from PIL import UnidentifiedImageError
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", PILImage.DecompressionBombWarning)
@@ -56,6 +60,8 @@ def prepare_image(data: bytes) -> PILImage.Image:
 
 def image_size(data: bytes) -> str:
     """``640×480 px`` from the image's header, without decoding it ("" when it is not one)."""
+    from PIL import Image as PILImage
+
     try:
         with PILImage.open(io.BytesIO(data)) as image:
             return f"{image.width}×{image.height} px"

@@ -12,15 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from huggingface_hub import snapshot_download
-from huggingface_hub.errors import (
-    GatedRepoError,
-    HFValidationError,
-    LocalEntryNotFoundError,
-    RepositoryNotFoundError,
-    RevisionNotFoundError,
-)
-
 from mcp_chat_tui.engine.events import EngineError, LoadProgress
 from mcp_chat_tui.engine.gguf import gguf_folder, is_gguf, is_gguf_file
 from mcp_chat_tui.engine.ollama import is_ollama, ollama_gguf
@@ -65,8 +56,25 @@ def resolve_model(name: str, report: Report, *, weights: bool = True) -> Path:
     return download(name, report)
 
 
+def snapshot_download(repo_id: str, **options: Any) -> str:
+    """The Hugging Face hub client's ``snapshot_download``, imported when a repo id is first asked for:
+    the client (with its HTTP, YAML and progress-bar libraries) is not what a local model needs,
+    and costs start-up a tenth of a second or more."""
+    from huggingface_hub import snapshot_download as hub_snapshot_download
+
+    return str(hub_snapshot_download(repo_id, **options))
+
+
 def download(repo_id: str, report: Report) -> Path:
     """Download (or find in the Hugging Face cache) what mlx-lm needs of ``repo_id``."""
+    from huggingface_hub.errors import (
+        GatedRepoError,
+        HFValidationError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
     progress = _DownloadProgress(report)
     report(LoadProgress("download", 0, None, f"fetching {repo_id} from the Hugging Face hub"))
     try:  # GatedRepoError is a RepositoryNotFoundError: keep it first

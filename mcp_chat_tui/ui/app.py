@@ -29,6 +29,7 @@ from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine import Engine
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import Transcript, TranscriptRecorder
+from mcp_chat_tui.ui import heap
 from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.agent_messages import ReplyText
 from mcp_chat_tui.ui.call_store import CallStore
@@ -489,6 +490,7 @@ class ChatApp(
             self.unsaved = problem
         await self.hub.shutdown()
         await self.engine.close()
+        heap.release()  # set aside when it was ready (ui/heap.py)
 
     async def on_unmount(self) -> None:
         await self.shutdown()

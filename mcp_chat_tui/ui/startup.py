@@ -12,6 +12,7 @@ from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.text import one_line
 from mcp_chat_tui.core.tools import BUILTIN_SERVER
 from mcp_chat_tui.servers import ServerState
+from mcp_chat_tui.ui import heap
 from mcp_chat_tui.ui.folder_trust import settle_folder_trust
 from mcp_chat_tui.ui.format import counted
 from mcp_chat_tui.ui.messages import EngineProgress
@@ -65,6 +66,7 @@ class StartUp:
         self._engine_state("ready")
         self.status_bar.hide_download()
         self.ready.set()
+        heap.settle()  # what start-up built (a loaded conversation too) is not walked again
         self.agent.fit_loaded_results(self._sink)  # a resumed conversation's results, now the context is known
         if (self._resume_pending or self.agent.summaries_due) and not self._turn_running:
             self._turn_running = True

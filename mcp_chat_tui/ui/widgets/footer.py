@@ -3,12 +3,19 @@
 Textual's footer lays out every key in a row and cuts it at the edge, mid-word and under the
 palette's hint. This one hides what does not fit, in the order of ``footer_rank``, and keeps the
 rest in the order Textual gives them.
+
+Textual's footer builds all its keys again (20-odd widgets, each styled and laid out) whenever
+the screen says its bindings changed, which a focus change says several times: this one builds
+them once a frame at most, and only when the keys it would show differ from those it shows.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import events
 from textual.geometry import Size
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
@@ -34,9 +41,36 @@ def footer_rank(key: Widget) -> int:
 class KeyFooter(Footer):
     """Textual's ``Footer`` that shows only whole keys: those that do not fit are hidden."""
 
+    _shown: tuple[Any, ...] | None = None  # what the keys were built from (``_keys_to_show``)
+    _rebuild_asked = False
+
+    def bindings_changed(self, screen: Screen) -> None:
+        """The screen's keys may have changed: look again after this frame (once, however often asked)."""
+        self._bindings_ready = True
+        if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
+            return
+        if not self._rebuild_asked:
+            self._rebuild_asked = True
+            self.call_after_refresh(self.recompose)
+
     async def recompose(self) -> None:
+        self._rebuild_asked = False
+        keys = self._keys_to_show()
+        if keys == self._shown and self.children:
+            self.fit_keys()  # the same keys: nothing to build, but fitted again (as a build would)
+            return
+        self._shown = keys
         await super().recompose()  # the keys change with the focus and the screen
         self.fit_keys()
+
+    def _keys_to_show(self) -> tuple[Any, ...]:
+        """What ``compose`` builds the keys from: the screen's shown bindings, enabled or not, and the footer's options."""
+        if not self._bindings_ready:
+            return ()
+        active = self.screen.active_bindings
+        shown = tuple((binding, enabled, tooltip) for _, binding, enabled, tooltip in active.values() if binding.show)
+        palette = active.get(self.app.COMMAND_PALETTE_BINDING)
+        return (shown, palette and palette[1:], self.compact, self.show_command_palette)
 
     def on_resize(self, event: events.Resize) -> None:
         self.fit_keys()

@@ -5,16 +5,19 @@ Images are drawn with ``textual-image``: Sixel or the Kitty graphics protocol wh
 terminal has one, else coloured half blocks (also when there is no terminal, as in tests).
 Bad bytes (not an image, cut short, too many pixels) show one line saying so; decoding runs
 on a thread, so a large image never holds up the screen. textual-image asks the terminal what
-it can draw when imported, so this module is imported before the app starts (never by the console);
-where that fails, images are described and not drawn.
+it can draw when imported, which must happen before the app takes the terminal: the full-screen
+command asks on a thread while it starts (``probe_terminal_for_images``, waited for with
+``image_support`` before the app runs), so neither the wait for the terminal's answers nor
+textual-image's imports (numpy, Pillow) hold up the first frame. Where asking fails, images are
+described and not drawn.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+import threading
+from typing import TYPE_CHECKING, Any
 
-from PIL import Image as PILImage
 from textual import work
 from textual.containers import Vertical
 from textual.widget import Widget
@@ -24,6 +27,9 @@ from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.media_info import ImageProblem, media_line, prepare_image
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.ui.format import literal
+
+if TYPE_CHECKING:
+    from PIL.Image import Image as PillowImage
 
 
 def _image_widget() -> tuple[type[Widget] | None, str]:
@@ -44,7 +50,39 @@ def _image_widget() -> tuple[type[Widget] | None, str]:
     return (HalfcellImage if AutoRenderable is UnicodeRenderable else AutoImage), ""
 
 
-IMAGE_WIDGET, NO_IMAGES = _image_widget()
+_asked: tuple[type[Widget] | None, str] | None = None  # what _image_widget said, once asked
+_asking = threading.Lock()
+
+
+def image_support() -> tuple[type[Widget] | None, str]:
+    """The widget images are drawn with here, or None and why they are not: asked once, on the first
+    call (which waits for a probe already running)."""
+    global _asked
+    with _asking:
+        if _asked is None:
+            _asked = _image_widget()
+    return _asked
+
+
+def probe_terminal_for_images() -> threading.Thread:
+    """Ask the terminal how to draw images on a thread, while the app's other modules are imported:
+    the terminal's answers (or the wait for them, 0.1 s a question where it sends none) and
+    textual-image's imports overlap that work. ``image_support()`` waits for it; call it before
+    anything else reads the terminal (a question on it, the app)."""
+    import textual.app  # noqa: F401 - here first: the thread then imports only what no other code imports yet
+
+    thread = threading.Thread(target=image_support, name="image-probe", daemon=True)
+    thread.start()
+    return thread
+
+
+def __getattr__(name: str) -> Any:
+    """``IMAGE_WIDGET`` and ``NO_IMAGES``: ``image_support()``'s answer, asked for on first use."""
+    if name == "IMAGE_WIDGET":
+        return image_support()[0]
+    if name == "NO_IMAGES":
+        return image_support()[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class MediaView(Vertical):
@@ -68,8 +106,9 @@ class MediaView(Vertical):
 
     def on_mount(self) -> None:
         if self.part.kind == "image" and not self.part.media_problem():
-            if IMAGE_WIDGET is None:
-                self.mount(Static(literal(f"not drawn: {NO_IMAGES}"), classes="media-problem"))
+            drawn_with, not_drawn = image_support()
+            if drawn_with is None:
+                self.mount(Static(literal(f"not drawn: {not_drawn}"), classes="media-problem"))
             else:
                 self.load_image()
 
@@ -83,9 +122,10 @@ class MediaView(Vertical):
             return
         self.app.call_from_thread(self._show_image, image)
 
-    async def _show_image(self, image: PILImage.Image) -> None:
-        if self.is_attached and IMAGE_WIDGET is not None:
-            await self.mount(IMAGE_WIDGET(image, classes="media-image"))
+    async def _show_image(self, image: PillowImage) -> None:
+        drawn_with = image_support()[0]
+        if self.is_attached and drawn_with is not None:
+            await self.mount(drawn_with(image, classes="media-image"))
 
     async def _show_problem(self, problem: str) -> None:
         if self.is_attached:

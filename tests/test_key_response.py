@@ -1,0 +1,62 @@
+"""What a key costs the screen (issue 33): a focus change builds the footer's keys once, and a
+sign that the keys may have changed builds nothing when they did not; once the app is ready,
+Python's cycle collector leaves what start-up built alone (a full collection over a loaded
+conversation paused the screen for a tenth of a second and more), until the app ends.
+
+Counted, not timed: bench/key_latency.py times the keys."""
+
+from __future__ import annotations
+
+import gc
+
+from textual.widgets import Footer
+
+from mcp_chat_tui.ui import heap
+from tests.fakes import ScriptedEngine
+from tests.ui_helpers import make_app, wait_for, wait_ready
+
+
+async def test_a_focus_change_builds_the_footer_once_and_a_change_of_nothing_not_at_all(monkeypatch):
+    builds = []
+    recompose = Footer.recompose
+
+    async def counted(footer):
+        builds.append(footer)
+        await recompose(footer)
+
+    monkeypatch.setattr(Footer, "recompose", counted)
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.press("f5")
+        await pilot.pause()
+        builds.clear()
+        await pilot.press("f3")
+        await wait_for(pilot, lambda: "Auto-run tool" in footer_words(app), what="the calls pane's keys")
+        await pilot.pause()
+        assert len(builds) == 1
+        builds.clear()
+        for _ in range(5):
+            app.refresh_bindings()  # the keys may have changed; they did not
+        await pilot.pause()
+        await pilot.pause()
+        assert builds == []
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: "Auto-run tool" not in footer_words(app), what="the prompt's keys")
+        assert len(builds) == 1
+
+
+def footer_words(app) -> str:
+    return " ".join(str(key.description) for key in app.screen.query_one(Footer).children)
+
+
+async def test_once_ready_the_collector_leaves_start_up_objects_alone_until_the_app_ends():
+    thresholds = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_ready(pilot, app)
+        assert gc.get_freeze_count() > 10_000  # the app's modules and widgets, set aside
+        assert gc.get_threshold()[0] == max(heap.YOUNG_OBJECTS, thresholds[0])
+    assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == thresholds

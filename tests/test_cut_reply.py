@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
-from mcp_chat_tui.agent.events import CallFinished, CallStatus, GenerationStats, TurnEnd
+from mcp_chat_tui.agent.events import CallFinished, GenerationStats, TurnEnd
 from mcp_chat_tui.agent.figures import TurnFigures
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.engine.events import Done, EngineEvent, Stats, TextDelta, ToolCallProposed
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.servers import ServerHub
@@ -106,7 +107,7 @@ async def test_a_reply_cut_at_its_repeats_counts_in_the_turns_figures():
         sink = Recorder()
         assert await agent.run_turn("x", sink) == TurnEnd.ANSWERED
     assert engine.cuts == 1
-    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE] + [CallStatus.REPEATED] * 2
+    assert [event.status for event in sink.of(CallFinished)] == [CallState.DONE] + [CallState.REPEATED] * 2
     figures = TurnFigures([event.stats for event in sink.of(GenerationStats)])
     assert len(figures.generations) == 3, "the cut reply's figures were lost"
     assert figures.generated == 10 + 20 + 10

@@ -16,6 +16,7 @@ import pytest
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import (
     Exchange,
     Proposal,
@@ -27,7 +28,6 @@ from mcp_chat_tui.transcript import (
     render,
 )
 from mcp_chat_tui.transcript.store import AutoSaver, describe, save_problem
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
 from mcp_chat_tui.ui.transcript_view import CUT_SHORT_NOTE

@@ -18,11 +18,11 @@ from mcp_chat_tui.agent.events import (
     CallFinished,
     CallProgress,
     CallStarted,
-    CallStatus,
     CallTask,
     PlannedCall,
 )
 from mcp_chat_tui.agent.turn import CANCELLED_MESSAGE, TurnState, seconds, task_lost_message
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult
 
 
@@ -70,7 +70,7 @@ class CallRunning:
         result = await self._await_call(state, call, work)
         elapsed = seconds(time.perf_counter() - started)
         if result is None:
-            self._finish(state, sink, CallFinished(call, CallStatus.CANCELLED, CANCELLED_MESSAGE, None, elapsed))
+            self._finish(state, sink, CallFinished(call, CallState.CANCELLED, CANCELLED_MESSAGE, None, elapsed))
             return
         self._finish(state, sink, self._outcome(call, result, elapsed))
 
@@ -78,11 +78,11 @@ class CallRunning:
     def _outcome(call: PlannedCall, result: ToolCallResult, elapsed: float) -> CallFinished:
         failure = result.failure
         if failure is not None and failure.kind == FailureKind.TASK_LOST:  # a resumed call's task is gone
-            return CallFinished(call, CallStatus.INTERRUPTED, task_lost_message(failure.message), result)
+            return CallFinished(call, CallState.INTERRUPTED, task_lost_message(failure.message), result)
         if failure is not None and failure.kind == FailureKind.TIMEOUT:
-            status = CallStatus.TIMEOUT
+            status = CallState.TIMEOUT
         else:
-            status = CallStatus.ERROR if not result.ok else CallStatus.DONE
+            status = CallState.ERROR if not result.ok else CallState.DONE
         return CallFinished(call, status, result.for_model(), result, seconds(result.duration or elapsed))
 
     @staticmethod

@@ -23,7 +23,6 @@ from mcp_chat_tui.agent.events import (
     AssistantThinking,
     CallFinished,
     CallProposed,
-    CallStatus,
     GenerationRate,
     MalformedCall,
     Notice,
@@ -57,6 +56,7 @@ from mcp_chat_tui.agent.turn import (
     wire_call,
 )
 from mcp_chat_tui.core.attachments import Attachment, user_content
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.feedback import MALFORMED_NAME, feedback_message, is_app_message, written_reply
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import CutForModel, ToolSpec
@@ -335,7 +335,7 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
         state.feedback = malformed_parts(reasons, raws, state.offered, tail)
         state.told += told_sentences(state.feedback)
         for call, told in zip(malformed, state.feedback, strict=True):
-            state.outcomes[call.id] = finished = CallFinished(call, CallStatus.MALFORMED, told)
+            state.outcomes[call.id] = finished = CallFinished(call, CallState.MALFORMED, told)
             sink(finished)
         self._append_tool_messages(state, sink)
         return calls + malformed
@@ -344,7 +344,7 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
         """The calls of a reply after the turn's last round: not run, and the model is told to answer."""
         for call in list(state.calls):
             self._finish(
-                state, sink, CallFinished(call, CallStatus.CANCELLED, limit_message(self.max_tool_rounds or 0))
+                state, sink, CallFinished(call, CallState.CANCELLED, limit_message(self.max_tool_rounds or 0))
             )
         state.clear_calls()
 
@@ -490,10 +490,10 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
                 continue
             began = state.started.get(call.id)
             if began is None:
-                finished = CallFinished(call, CallStatus.CANCELLED, NOT_RUN_MESSAGE)
+                finished = CallFinished(call, CallState.CANCELLED, NOT_RUN_MESSAGE)
             else:
                 finished = CallFinished(
-                    call, CallStatus.CANCELLED, STOPPED_MESSAGE, None, seconds(time.perf_counter() - began)
+                    call, CallState.CANCELLED, STOPPED_MESSAGE, None, seconds(time.perf_counter() - began)
                 )
             state.outcomes[call.id] = finished
             sink(finished)

@@ -27,7 +27,6 @@ from mcp_chat_tui.agent.events import (
     CallProgress,
     CallRunUnsaved,
     CallStarted,
-    CallStatus,
     CallTask,
     GenerationStats,
     MalformedCall,
@@ -45,6 +44,7 @@ from mcp_chat_tui.agent.events import (
 from mcp_chat_tui.agent.figures import TurnFigures
 from mcp_chat_tui.agent.turn import not_sent_line, repeat_reason, run_unsaved_line
 from mcp_chat_tui.cli.typed_lines import LineReader
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.ui.media_info import media_line
 
@@ -56,16 +56,6 @@ APPROVAL_KEYS = {
     "T": ApprovalDecision(ApprovalChoice.ALWAYS_TOOL, save=True),
     "n": ApprovalDecision(ApprovalChoice.DENY),
     "s": ApprovalDecision(ApprovalChoice.DENY_ALL),
-}
-STATUS_STYLE = {
-    CallStatus.DONE: ("✓", "green"),
-    CallStatus.ERROR: ("✗", "red"),
-    CallStatus.TIMEOUT: ("⏱", "red"),
-    CallStatus.DENIED: ("⊘", "yellow"),
-    CallStatus.MALFORMED: ("?", "red"),
-    CallStatus.CANCELLED: ("■", "yellow"),
-    CallStatus.INTERRUPTED: ("↯", "red"),
-    CallStatus.REPEATED: ("↻", "yellow"),
 }
 
 
@@ -229,7 +219,7 @@ class PlainConsole:
             self.console.print(line)
 
     def _finished_panel(self, event: CallFinished) -> Panel:
-        glyph, colour = STATUS_STYLE[event.status]
+        glyph, colour = event.status.glyph, event.status.style
         text = event.result.for_model() if event.result is not None else event.content_for_model
         if event.repeat_of:  # what the model was given is the earlier call's result, shown above
             text = repeat_reason(event.repeat_of)
@@ -240,9 +230,9 @@ class PlainConsole:
         media = [part for part in event.result.parts if part.is_media] if event.result is not None else []
         if media:  # each image and audio in a line of its own (the full-screen app draws images)
             shown += "\n" + "\n".join(media_line(part) for part in media)
-        malformed = event.status is CallStatus.MALFORMED  # titled for what it shows: no tool, no status word
+        malformed = event.status is CallState.MALFORMED  # titled for what it shows: no tool, no status word
         name = "malformed call" if malformed else event.call.shown_tool
-        said = ": what the model was told" if malformed else f" {event.status.value}"
+        said = ": what the model was told" if malformed else f" {event.status.label}"
         title = Text.assemble((f"{glyph} ", colour), (visible_controls(name), "bold"), (said, colour))
         took = f"{event.duration:.2f} s" if event.duration is not None else None
         return Panel(

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcp_chat_tui.core.attachments import user_content
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.feedback import answer_prompt, feedback_message, written_reply
 from mcp_chat_tui.transcript.model import Step, Transcript
 
@@ -51,7 +52,7 @@ def step_messages(step: Step, question: Mapping[str, Any] | None = None) -> list
                 }
             )
     told = [proposal.result.content for proposal in malformed if proposal.result is not None]
-    repeated = any(proposal.result is not None and proposal.result.status == "repeated" for proposal in calls)
+    repeated = any(proposal.result is not None and proposal.result.status == CallState.REPEATED for proposal in calls)
     if repeated and question is not None:  # None: these repeats ended the turn, the model was not asked again
         told.append(answer_prompt(question))
     if told and all(proposal.result is not None for proposal in calls):

@@ -16,7 +16,6 @@ from mcp_chat_tui.agent.events import (
     CallFinished,
     CallProposed,
     CallStarted,
-    CallStatus,
     CallTask,
     MalformedCall,
     PlannedCall,
@@ -29,6 +28,7 @@ from mcp_chat_tui.agent.events import (
     TurnStarted,
 )
 from mcp_chat_tui.agent.turn import wire_call
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.feedback import MALFORMED_NAME
 from mcp_chat_tui.core.tools import CutForModel, ToolSpec
 from mcp_chat_tui.transcript import Proposal, ServerRequest, ToolResult, TranscriptRecorder
@@ -96,7 +96,7 @@ class RecordingSink:
     @record.register
     def _finished(self, event: CallFinished) -> None:
         saver = self.recorder.saver
-        never_sent = event.status is CallStatus.CANCELLED and event.duration is None  # stopped, or not saved
+        never_sent = event.status is CallState.CANCELLED and event.duration is None  # stopped, or not saved
         self.recorder.finished(tool_result(event, saver.path if saver is not None else None), sent=not never_sent)
 
     @record.register

@@ -14,6 +14,7 @@ from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.events import CallFinished, GenerationStats, TurnEnd
 from mcp_chat_tui.agent.figures import TurnFigures
 from mcp_chat_tui.core.call_state import CallState
+from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import Done, EngineEvent, Stats, TextDelta, ToolCallProposed
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.servers import ServerHub
@@ -47,24 +48,17 @@ async def test_a_cut_stream_stops_and_still_ends_with_the_replys_figures(tiny_mo
         await engine.close()
 
 
-class CuttableEngine:
+class CuttableEngine(Engine):
     """Plays scripted replies as the MLX engine's stream does: ``cut()`` ends a reply at once with
     its figures (ten tokens for each event given) and ``Done("cancelled")``."""
 
     model_name = "cuttable"
     supports_tools = True
-    context_length = None
 
     def __init__(self, replies: list[list[EngineEvent]], *, late: bool = False) -> None:
         self.replies = replies
         self.cuts = 0
         self.late = late  # a cut takes effect after the events already decoded (the MLX thread's batch)
-
-    async def load(self, on_progress=None) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
 
     def stream(self, messages, tools=None, *, known_tools=None, aside=False, overrides=None) -> CutStream:
         return CutStream(self, self.replies.pop(0))

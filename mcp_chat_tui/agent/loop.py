@@ -343,15 +343,13 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
     def _refuse_calls(self, state: TurnState, sink: AgentSink) -> None:
         """The calls of a reply after the turn's last round: not run, and the model is told to answer."""
         for call in list(state.calls):
-            self._finish(
-                state, sink, CallFinished(call, CallState.CANCELLED, limit_message(self.max_tool_rounds or 0))
-            )
+            self._finish(state, sink, CallFinished(call, CallState.CANCELLED, limit_message(self.max_tool_rounds or 0)))
         state.clear_calls()
 
     def _offered_tools(self, sink: AgentSink) -> list[ToolSpec]:
         """The tools for this generation; the first time, a line when they go in text or not at all."""
         name = self.engine.model_name
-        in_text = getattr(self.engine, "tools_in_text", False)
+        in_text = self.engine.tools_in_text
         if not self._told_tool_prompt and (in_text or not self.engine.supports_tools):
             self._told_tool_prompt = True
             if in_text:

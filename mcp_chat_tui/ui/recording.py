@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp_chat_tui.agent import Agent
 from mcp_chat_tui.agent.events import (
@@ -33,6 +34,9 @@ from mcp_chat_tui.core.feedback import MALFORMED_NAME
 from mcp_chat_tui.core.tools import CutForModel, ToolSpec
 from mcp_chat_tui.transcript import Proposal, ServerRequest, ToolResult, TranscriptRecorder
 from mcp_chat_tui.transcript.media import keep_attached_media, keep_media, worth_keeping
+
+if TYPE_CHECKING:
+    from mcp_chat_tui.engine.base import Engine
 
 
 class RecordingSink:
@@ -154,9 +158,9 @@ def pending_calls(
     ]
 
 
-def recorded_settings(engine: object) -> dict:
+def recorded_settings(engine: Engine) -> dict:
     """The generation settings a reply of ``engine`` is recorded with (none for an engine that has none)."""
-    generation = getattr(engine, "generation", None)
+    generation = engine.generation
     return generation.recorded() if generation is not None else {}
 
 

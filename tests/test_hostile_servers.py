@@ -10,7 +10,7 @@ from pathlib import Path
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
 from mcp_chat_tui.servers import ServerHub, ServerState
-from tests.helpers import eventually
+from tests.helpers import call_by_model_name, eventually
 
 HOSTILE_SERVER = str(Path(__file__).parent / "servers" / "hostile_server.py")
 VALID_TOOLS = {"echo", "whoami", "flood_changes", "grow", "listings_served"}
@@ -89,7 +89,7 @@ async def test_a_tool_list_change_reads_the_list_the_same_way():
         status = hub.status("grower")
         assert status.state == ServerState.READY
         assert_bad_tools_refused(status.refused_tools)
-        assert (await hub.call_model_tool("sprout")).text == "I am sprout"
+        assert (await call_by_model_name(hub, "sprout")).text == "I am sprout"
 
 
 def test_check_servers_lists_each_refused_tool_with_why(tmp_path, isolated_user_dirs):

@@ -153,11 +153,6 @@ class Settings(BaseModel):
             "max_tool_rounds": self.max_tool_rounds,
         }
 
-    def tool_approval(self, server: str, tool: str) -> ToolApproval | None:
-        """The remembered choice for one tool, if any (for whichever server it was saved)."""
-        saved = self.approvals.get(server, {}).get(tool)
-        return saved.choice if saved is not None else None
-
     def approval_rules(self) -> dict[str, dict[str, SavedRule]]:
         """Every saved choice with the server it was saved for, by server name and tool."""
         return {

@@ -48,10 +48,6 @@ class PromptInput(Input):
         self.attached: list[tuple[str, Attachment]] = []  # (the @word in the text, the resource's contents)
         self.reading: dict[str, Read] = {}  # @word: its read (contents or error)
 
-    def take_attachments(self, text: str) -> list[Attachment]:
-        """The resources chosen with ``@`` whose word is still in ``text``; none wait after this."""
-        return list(self.take_queued(text).attachments)
-
     def take_queued(self, text: str) -> QueuedPrompt:
         """``text`` as sent, with the resources chosen with ``@`` whose word is in it, read or still
         being read (those then belong to the prompt sent); no read resource waits after this."""

@@ -120,7 +120,6 @@ class FittedTable(DataTable):
         return all(node.display for node in self.ancestors_with_self if isinstance(node, Widget))
 
 
-
 SERVER_GLYPH = {
     ServerState.STARTING: ("◌", "yellow"),
     ServerState.READY: ("●", "green"),

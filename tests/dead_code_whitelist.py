@@ -87,3 +87,11 @@ ServerStatus.restarts
 MessageLines.bytes_searched  # tests check every byte is looked at once
 MlxEngine.cached_tokens  # tests check what the KV cache holds
 FrozenClock  # snapshot tests and scripts/make_screenshots.py show a fixed time
+
+# Read by the canary tests (tests/test_sdk_private.py, tests/test_textual_private.py).
+from mcp_chat_tui.servers import sdk_private  # noqa: E402
+from mcp_chat_tui.ui import textual_private  # noqa: E402
+
+sdk_private.PRIVATE_NAMES
+sdk_private.SESSION_NAMES
+textual_private.PRIVATE_NAMES

@@ -49,7 +49,9 @@ def test_always_for_a_tool_adds_its_line_and_leaves_the_rest(tmp_path: Path) -> 
     save_setting(path, ("approvals", "demo", "echo"), approval_value(SavedRule("always")))
     assert path.read_text() == HAND_WRITTEN.replace('echo = "ask"', 'echo = "always"')
     save_setting(path, ("approvals", "files", "write"), "ask")
-    assert path.read_text() == HAND_WRITTEN.replace('echo = "ask"', 'echo = "always"') + '  write = "ask"\n'  # indented as the table's other keys
+    assert (
+        path.read_text() == HAND_WRITTEN.replace('echo = "ask"', 'echo = "always"') + '  write = "ask"\n'
+    )  # indented as the table's other keys
 
 
 def test_always_for_a_tool_of_one_server_keeps_the_comments_above_and_below(tmp_path: Path) -> None:
@@ -58,7 +60,7 @@ def test_always_for_a_tool_of_one_server_keeps_the_comments_above_and_below(tmp_
     save_setting(path, ("approvals", "demo", "shell"), approval_value(rule))
     text = path.read_text()
     assert text.startswith(HAND_WRITTEN.split("  [approvals.files]")[0])  # all before, as it was
-    assert "  [approvals.files]\n  read = \"always\"\n" in text
+    assert '  [approvals.files]\n  read = "always"\n' in text
     assert load_settings(path).approvals["demo"]["shell"].command == ["python", "server.py"]
 
 

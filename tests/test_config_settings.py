@@ -147,7 +147,7 @@ def test_save_setting_keeps_everything_else(tmp_path):
 
 
 def test_save_setting_of_the_value_already_there_writes_nothing(tmp_path):
-    text = "# a comment tomli-w would drop\n" + FULL
+    text = "# a comment of the user's\n" + FULL
     path = write(tmp_path, text)
     before = path.stat()
     settings = save_setting(path, ("approvals", "demo", "calculator"), "always")

@@ -49,6 +49,18 @@ async def test_invalid_tools_are_refused_with_why_and_the_server_keeps_its_valid
         assert (await hub.call_tool("liar", "echo", {"text": "still here"})).text == "still here"
 
 
+async def test_a_page_read_tool_by_tool_takes_its_cache_hint_as_the_sdk_does():
+    """A negative ttlMs is floored to 0, as the SDK's own request path does (the page read again
+    after the SDK refused it for its bad tools went round that path, and so lost every tool)."""
+    hub = ServerHub([hostile_config("liar", "--bad-tools", "--ttl-ms", "-5")])
+    async with hub:
+        await hub.start_all()
+        status = hub.status("liar")
+        assert status.state == ServerState.READY, status.summary()
+        assert {spec.name for spec in status.tools} == VALID_TOOLS
+        assert_bad_tools_refused(status.refused_tools)
+
+
 async def test_invalid_tools_are_refused_over_streamable_http_too():
     from tests.helpers import free_port, start_http_server
 

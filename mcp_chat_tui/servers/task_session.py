@@ -23,7 +23,6 @@ from typing import Any, cast
 
 import mcp_types
 from mcp import Client
-from mcp.client.client import _evicting_message_handler
 from mcp.client.session import ClientRequestContext, ClientResponse, ClientSession
 from mcp.shared.dispatcher import CallOptions, DispatchContext
 from mcp.shared.exceptions import MCPError
@@ -32,6 +31,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcp_chat_tui.servers.client_tasks import TASK_METHODS, ClientTasks
+from mcp_chat_tui.servers.sdk_private import evicting_message_handler
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +145,7 @@ class TaskClient(Client):
         dispatcher = await self._connect(exit_stack, self.mode, self.raise_exceptions)
         message_handler = self.message_handler
         if self._response_cache is not None:
-            message_handler = _evicting_message_handler(self._response_cache, self.message_handler)
+            message_handler = evicting_message_handler(self._response_cache, self.message_handler)
         return TaskSession(
             dispatcher=dispatcher,
             read_timeout_seconds=self.read_timeout_seconds,

@@ -94,4 +94,6 @@ from mcp_chat_tui.ui import textual_private  # noqa: E402
 
 sdk_private.PRIVATE_NAMES
 sdk_private.SESSION_NAMES
+sdk_private.CLIENT_NAMES
 textual_private.PRIVATE_NAMES
+textual_private.INSTANCE_NAMES

@@ -8,7 +8,7 @@ from importlib.metadata import version
 import pytest
 from mcp import Client
 
-from mcp_chat_tui.servers.sdk_private import PRIVATE_NAMES, SESSION_NAMES, InMemoryTransport
+from mcp_chat_tui.servers.sdk_private import CLIENT_NAMES, PRIVATE_NAMES, SESSION_NAMES, InMemoryTransport
 from tests.helpers import demo_server
 
 
@@ -30,6 +30,7 @@ def test_the_sdk_still_has(owner: object, name: str) -> None:
 async def test_a_connected_session_still_has_its_private_members() -> None:
     async with Client(InMemoryTransport(demo_server())) as client:
         gone = [missing(client.session, name) for name in SESSION_NAMES if missing(client.session, name)]
+        gone += [missing(client, name) for name in CLIENT_NAMES if missing(client, name)]
     assert gone == []
 
 

@@ -7,7 +7,7 @@ from importlib.metadata import version
 
 import pytest
 
-from mcp_chat_tui.ui.textual_private import PRIVATE_NAMES
+from mcp_chat_tui.ui.textual_private import INSTANCE_NAMES, PRIVATE_NAMES
 
 
 def missing(owner: object, name: str) -> str | None:
@@ -22,6 +22,19 @@ def missing(owner: object, name: str) -> str | None:
 )
 def test_textual_still_has(owner: object, name: str) -> None:
     assert missing(owner, name) is None, missing(owner, name)
+
+
+@pytest.mark.parametrize(("make", "name"), INSTANCE_NAMES, ids=[name for _, name in INSTANCE_NAMES])
+async def test_textual_objects_still_have_their_own(make, name: str) -> None:
+    """Members each object sets for itself (a node's, a table's, a Markdown stream's), on a real one."""
+    from textual.app import App
+
+    class Holder(App[None]):
+        pass
+
+    async with Holder().run_test():
+        made = make() if not isinstance(make, type) else make()
+        assert missing(made, name) is None, missing(made, name)
 
 
 def test_a_name_textual_lost_is_reported_with_the_module_to_adapt() -> None:

@@ -55,13 +55,14 @@ PRIVATE_NAMES: tuple[tuple[Any, str], ...] = (
     (ClientSession, "_build_capabilities"),  # overridden by task_session.TaskSession
     (ClientSession, "_on_request"),
     (ClientSession, "_on_notify"),
-    (Client, "_build_session"),  # overridden by task_session.TaskClient
+    (Client, "_build_session"),  # overridden by task_session.TaskClient, which builds as the SDK does
     (OAuthClientProvider, "_initialize"),  # overridden by oauth.AppOAuthProvider
     (OAuthClientProvider, "_perform_authorization"),
     (OAuthClientProvider, "_exchange_token_authorization_code"),
     (OAuthClientProvider, "_refresh_token"),
 )
 SESSION_NAMES = ("_dispatcher", "_stamp", "_session_read_timeout_seconds", "_negotiated_version")  # a session's own
+CLIENT_NAMES = ("_connect", "_response_cache", "_folded_extensions")  # a client's own, read by TaskClient._build_session
 
 
 async def executable_command(command: str) -> str:
@@ -115,20 +116,30 @@ def noting_absorbed_pages(session: ClientSession, note: Callable[[mcp_types.List
             del session._absorb_tool_listing
 
 
-async def raw_result(session: ClientSession, request: mcp_types.ListToolsRequest) -> object:
-    """The result of ``request`` as the server sent it, through the session's own request path: its
-    per-version stamp and read timeout, a negative ``ttlMs`` floored to 0 and a later revision's fields
-    dropped, as the SDK's ``send_request`` does, up to (not including) the whole-result check."""
+def negotiated_version(session: ClientSession) -> str | None:
+    return session._negotiated_version
+
+
+async def send_raw(session: ClientSession, request: mcp_types.Request[Any, Any]) -> Any:
+    """Send ``request`` through the session's own request path (its per-version stamp and read
+    timeout) and return the result as the server sent it, unchecked."""
     data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
     options: CallOptions = {}
     session._stamp(data, options)
     timeout = session._session_read_timeout_seconds
     if timeout is not None:
         options["timeout"] = timeout
-    raw = await session._dispatcher.send_raw_request(data["method"], data.get("params"), options)
+    return await session._dispatcher.send_raw_request(data["method"], data.get("params"), options)
+
+
+async def raw_result(session: ClientSession, request: mcp_types.ListToolsRequest) -> object:
+    """The result of ``request`` as the server sent it, through the session's own request path: its
+    per-version stamp and read timeout, a negative ``ttlMs`` floored to 0 and a later revision's fields
+    dropped, as the SDK's ``send_request`` does, up to (not including) the whole-result check."""
+    raw = await send_raw(session, request)
     if not isinstance(raw, Mapping):
         return raw
     result = dict(raw)
     sdk_session._clamp_inbound_ttl(result)
-    foreign = sdk_session._later_revision_fields(data["method"], session._negotiated_version or LEGACY_VERSION)
+    foreign = sdk_session._later_revision_fields(request.method, session._negotiated_version or LEGACY_VERSION)
     return {key: value for key, value in result.items() if key not in foreign}

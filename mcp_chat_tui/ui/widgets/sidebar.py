@@ -21,6 +21,7 @@ from mcp_chat_tui.core.text import arguments_summary, one_line
 from mcp_chat_tui.servers.state import ServerState, ServerStatus
 from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import CallRecord
+from mcp_chat_tui.ui.textual_private import row_label_width
 
 LIST_KEYS = [
     Binding("j", "cursor_down", "Down", show=False, id="list.down"),
@@ -221,7 +222,7 @@ class ToolCallTable(FittedTable):
         # Every row here is one line high (``add_record``), so the row's place is its index.
         if not self.is_valid_row_index(row_index):
             return Region(0, 0, 0, 0)
-        width = sum(column.get_render_width(self) for column in self.columns.values()) + self._row_label_column_width
+        width = sum(column.get_render_width(self) for column in self.columns.values()) + row_label_width(self)
         y = row_index + (self.header_height if self.show_header else 0)
         return Region(0, y, max(self.size.width, width), 1)
 

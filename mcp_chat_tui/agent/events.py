@@ -44,6 +44,7 @@ class ApprovalDecision:
 
     choice: ApprovalChoice
     save: bool = False
+    arguments: dict[str, Any] | None = None  # the arguments as the user edited them (None: as the model wrote them)
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,7 @@ class CallDecided:
     call: PlannedCall
     choice: ApprovalChoice
     allowed_by: str = ""
+    ran_with: dict[str, Any] | None = None  # the user's edit of the arguments, which the call runs with
 
 
 @dataclass(frozen=True)

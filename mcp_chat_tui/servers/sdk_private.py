@@ -62,7 +62,11 @@ PRIVATE_NAMES: tuple[tuple[Any, str], ...] = (
     (OAuthClientProvider, "_refresh_token"),
 )
 SESSION_NAMES = ("_dispatcher", "_stamp", "_session_read_timeout_seconds", "_negotiated_version")  # a session's own
-CLIENT_NAMES = ("_connect", "_response_cache", "_folded_extensions")  # a client's own, read by TaskClient._build_session
+CLIENT_NAMES = (
+    "_connect",
+    "_response_cache",
+    "_folded_extensions",
+)  # a client's own, read by TaskClient._build_session
 
 
 async def executable_command(command: str) -> str:

@@ -150,6 +150,7 @@ COLUMNS = ("tool", "state", "took", "by", "time", "args")  # the order the calls
 COLUMN_LABELS = {"args": "arguments"}
 ALLOWED_BY_SHORT = (  # the start of a record's ``allowed_by`` and its short form in the "by" column, first match wins
     ("you (once)", "you"),
+    ("you (edited", "you·edited"),
     ("you (all waiting)", "you·all"),
     ("you (always, saved", "you·saved"),
     ("you (always", "you·always"),
@@ -159,6 +160,9 @@ ALLOWED_BY_SHORT = (  # the start of a record's ``allowed_by`` and its short for
     ("auto-readonly", "trusted"),
     ("--yes", "--yes"),
     ("a rule", "rule"),
+    ("config.toml: always", "rule"),
+    ("config.toml: never", "rule·no"),
+    ('config.toml says "never"', "never"),
 )
 
 

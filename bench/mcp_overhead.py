@@ -32,6 +32,7 @@ from pathlib import Path
 from mcp import Client, StdioServerParameters
 
 from mcp_chat_tui.config import ServerConfig
+from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers import ServerHub, ServerState
 
 TINY = str(Path(__file__).with_name("tiny_server.py"))
@@ -100,7 +101,7 @@ async def time_to_ready(count: int, delay: float) -> float:
     return elapsed
 
 
-class OneCallEngine:
+class OneCallEngine(Engine):
     """A scripted model for the app: the first reply calls ``tick``, the next one answers."""
 
     model_name = "bench"
@@ -109,12 +110,6 @@ class OneCallEngine:
     def __init__(self, count: int) -> None:
         self.count = count
         self.replies = 0
-
-    async def load(self, on_progress=None) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
 
     async def stream(self, messages, tools=None, *, known_tools=None):
         from mcp_chat_tui.engine.events import Done, TextDelta, ToolCallProposed

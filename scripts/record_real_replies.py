@@ -107,8 +107,12 @@ async def _one_question(engine: MlxEngine, hub: ServerHub, question: str, args: 
             }
         )
         for call in proposed:
-            result = await hub.call_model_tool(call.name, call.arguments)
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": result.for_model()})
+            spec = hub.find_tool(call.name)
+            if spec is None:
+                content = f"Error: no server offers a tool named {call.name!r}"
+            else:
+                content = (await hub.call_tool(spec.server, spec.name, call.arguments)).for_model()
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
     return records
 
 

@@ -39,7 +39,7 @@ SLOW_FILES = {
     "test_exit_signals.py", "test_server_processes.py", "test_tui_exit.py", "test_quick_exit.py",
     "test_catalog_cli.py", "test_oauth_cli.py", "test_notifications_cli.py", "test_input_bytes.py",
     "test_transcript_save.py", "test_transcript_files.py", "test_url_credentials.py", "test_unsaved_start.py",
-    "test_call_lifecycle.py", "test_qa_findings.py", "test_any_text_saved.py", "test_floods_apps.py",
+    "test_call_lifecycle.py", "test_app_edge_cases.py", "test_any_text_saved.py", "test_floods_apps.py",
     "test_context_budget_resume.py",
 }  # fmt: skip
 

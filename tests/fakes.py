@@ -1,6 +1,6 @@
 """A scripted engine for agent and UI tests: replies are given up front, prompts are recorded.
 
-It implements the real ``Engine`` interface; only the model is scripted.
+It extends the real ``Engine`` base; only the model is scripted.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import Done, Stats, TextDelta, ToolCallMalformed, ToolCallProposed
 
 
@@ -18,7 +19,7 @@ def call(name: str, arguments: dict, call_id: str = "call_1") -> ToolCallPropose
     return ToolCallProposed(call_id, name, arguments)
 
 
-class ScriptedEngine:
+class ScriptedEngine(Engine):
     """Each ``stream`` plays the next scripted reply: a list of events or a plain string."""
 
     def __init__(
@@ -40,12 +41,6 @@ class ScriptedEngine:
         self.tools_sent: list[list[dict] | None] = []
         self.overrides_sent: list = []  # each stream's ReplyOverrides (None: the engine's own settings)
         self.closed_streams = 0
-
-    async def load(self, on_progress=None) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
 
     async def stream(self, messages, tools=None, *, known_tools=None, aside=False, overrides=None) -> AsyncIterator:
         self.prompts.append(copy.deepcopy(messages))

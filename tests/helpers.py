@@ -290,3 +290,10 @@ def mentions(text: str, value: str) -> bool:
     import re
 
     return re.search(rf"(?<![\w.,]){re.escape(value)}(?![\w,]|\.\d)", text) is not None
+
+
+async def call_by_model_name(hub, model_name: str, arguments: dict | None = None):
+    """Call a tool by the name the model knows it by, as the agent does: the hub's tool behind that name."""
+    spec = hub.find_tool(model_name)
+    assert spec is not None, f"no server offers a tool named {model_name!r}"
+    return await hub.call_tool(spec.server, spec.name, arguments)

@@ -15,13 +15,13 @@ from mcp_chat_tui.agent.events import (
     CallDecided,
     CallFinished,
     CallStarted,
-    CallStatus,
     MalformedCall,
     Notice,
     TurnEnd,
     TurnFinished,
 )
 from mcp_chat_tui.agent.turn import DENIED_MESSAGE, STOPPED_MESSAGE
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.engine.events import ToolCallMalformed
 from mcp_chat_tui.servers import ServerHub
 from tests.fakes import ScriptedEngine, call
@@ -65,7 +65,7 @@ async def test_a_whole_turn_asks_runs_the_tool_and_feeds_the_result_back(hub):
     [asked] = sink.of(ApprovalNeeded)
     assert asked.call.server == "demo" and asked.call.tool == "calculator" and asked.waiting == 1
     [finished] = sink.of(CallFinished)
-    assert finished.status == CallStatus.DONE and finished.result.text == "12 * 7 = 84"
+    assert finished.status == CallState.DONE and finished.result.text == "12 * 7 = 84"
     second_prompt = engine.prompts[1]
     assert second_prompt[0] == {"role": "system", "content": hub.instructions_prompt()}  # the demo's instructions
     assert second_prompt[2]["tool_calls"][0]["function"] == {
@@ -102,10 +102,10 @@ async def test_denied_failed_timed_out_and_malformed_calls_all_reach_the_model(h
     assert told["role"] == "user" and "cut-off JSON" in told["content"]
     statuses = {e.call.id: e.status for e in sink.of(CallFinished)}
     assert statuses == {
-        "call_1": CallStatus.DENIED,
-        "call_2": CallStatus.ERROR,
-        "call_3": CallStatus.TIMEOUT,
-        "call_4": CallStatus.MALFORMED,
+        "call_1": CallState.DENIED,
+        "call_2": CallState.ERROR,
+        "call_3": CallState.TIMEOUT,
+        "call_4": CallState.MALFORMED,
     }
     assert sink.of(MalformedCall)[0].raw.startswith("<tool_call>")
     # Tool messages follow the order of the proposals.
@@ -270,7 +270,7 @@ async def test_a_turn_stopped_by_replacing_the_conversation_closes_itself_not_th
     agent.load_messages(loaded)  # as resuming another file does, before the stopped turn has closed
     assert await asyncio.wait_for(task, 5) == TurnEnd.STOPPED
     [finished] = sink.of(CallFinished)
-    assert finished.status == CallStatus.CANCELLED
+    assert finished.status == CallState.CANCELLED
     assert agent.messages == loaded, "the stopped turn wrote into the conversation that replaced it"
     task = asyncio.create_task(agent.run_turn("nap again", sink))  # (the script has no reply left: any text)
     await asyncio.wait_for(task, 5)

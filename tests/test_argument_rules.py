@@ -177,7 +177,7 @@ def test_the_cli_runs_a_matching_read_denies_a_never_one_under_yes_and_asks_for_
 
 async def test_the_app_runs_what_a_pattern_allows_denies_what_never_matches_and_asks_nothing(tmp_path):
     from mcp_chat_tui.agent.turn import NOT_ALLOWED_MESSAGE
-    from mcp_chat_tui.ui.records import CallState
+    from mcp_chat_tui.core.call_state import CallState
     from mcp_chat_tui.ui.screens.approval import ApprovalScreen
     from tests.fakes import ScriptedEngine, call
     from tests.helpers import demo_config

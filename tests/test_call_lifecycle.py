@@ -18,8 +18,8 @@ from pathlib import Path
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.agent.turn import INTERRUPTED_MESSAGE, STOPPED_MESSAGE
 from mcp_chat_tui.config import ServerConfig
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import Exchange, Proposal, Step, Transcript, parse, read_transcript_text, render
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import call_report
 from tests.fakes import ScriptedEngine, call

@@ -11,7 +11,7 @@ from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.catalog import CatalogError
 from mcp_chat_tui.servers.commands import CommandError, parse_command
-from tests.helpers import catalog_config, eventually
+from tests.helpers import call_by_model_name, catalog_config, eventually
 
 ERAS = pytest.mark.parametrize("flags", [(), ("--legacy",)], ids=["2026-07-28", "2025-11-25"])
 
@@ -102,7 +102,7 @@ async def test_list_resources_right_after_a_change_sees_the_new_list(flags):
         await hub.start_all()
         added = await hub.call_tool("docs", "add_note", {"uri": "notes://later", "text": "call home"})
         assert added.ok, added.failure
-        listing = await hub.call_model_tool("list_resources", {})
+        listing = await call_by_model_name(hub, "list_resources", {})
         assert listing.ok and "notes://later" in [entry.get("uri") for entry in json.loads(listing.text)]
 
 
@@ -157,9 +157,9 @@ async def test_built_in_resource_tools_come_with_resources_only():
         names = [spec.model_name for spec in hub.tools()]
         assert names.count("list_resources") == 1 and names.count("read_resource") == 1
         assert hub.find_tool("read_resource").server == "(app)"
-        result = await hub.call_model_tool("read_resource", {"server": "docs", "uri": "docs://readme"})
+        result = await call_by_model_name(hub, "read_resource", {"server": "docs", "uri": "docs://readme"})
         assert result.ok and result.text.startswith("# Catalog")
-        wrong = await hub.call_model_tool("read_resource", {"server": "docs"})
+        wrong = await call_by_model_name(hub, "read_resource", {"server": "docs"})
         assert wrong.is_error and 'needs "server" and "uri"' in wrong.text
         await hub.stop("docs")
         assert "read_resource" not in [spec.model_name for spec in hub.tools()]

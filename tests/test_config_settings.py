@@ -83,8 +83,8 @@ def test_every_setting_is_read(tmp_path):
     assert settings.tool_timeout == 30.0 and settings.init_timeout == 2.5
     assert settings.approval == "auto-readonly" and settings.trusted_servers == ["demo", "files"]
     assert choices(settings) == {"demo": {"calculator": "always", "shell": "ask"}}
-    assert settings.tool_approval("demo", "calculator") == "always"
-    assert settings.tool_approval("demo", "other") is None
+    assert settings.approvals["demo"]["calculator"].choice == "always"
+    assert "other" not in settings.approvals["demo"]
     assert settings.theme == "mcp-light" and settings.on_server_failure == "continue"
 
 
@@ -147,11 +147,11 @@ def test_save_setting_keeps_everything_else(tmp_path):
 
 
 def test_save_setting_of_the_value_already_there_writes_nothing(tmp_path):
-    text = "# a comment tomli-w would drop\n" + FULL
+    text = "# a comment of the user's\n" + FULL
     path = write(tmp_path, text)
     before = path.stat()
     settings = save_setting(path, ("approvals", "demo", "calculator"), "always")
-    assert settings.tool_approval("demo", "calculator") == "always"
+    assert settings.approvals["demo"]["calculator"].choice == "always"
     assert path.read_text(encoding="utf-8") == text
     assert path.stat().st_ino == before.st_ino, "the file was replaced"
 
@@ -161,7 +161,7 @@ def test_save_setting_replaces_a_top_level_value(tmp_path):
     save_setting(path, ("max_turns",), 7)
     reread = load_settings(path)
     assert reread.max_turns == 7
-    assert reread.system_prompt == "You are terse." and reread.tool_approval("demo", "shell") == "ask"
+    assert reread.system_prompt == "You are terse." and reread.approvals["demo"]["shell"].choice == "ask"
 
 
 def test_save_setting_creates_folder_and_file(tmp_path):

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
-from mcp_chat_tui.agent.events import ApprovalChoice, ApprovalNeeded, CallFinished, CallStatus, TurnEnd
+from mcp_chat_tui.agent.events import ApprovalChoice, ApprovalNeeded, CallFinished, TurnEnd
 from mcp_chat_tui.conversation import CannotOpen, Conversation, Route, read_if_present, route_line
 from mcp_chat_tui.conversation.recording import tee
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import parse, read_transcript_text, render
@@ -182,7 +183,7 @@ async def test_a_call_the_file_left_started_is_interrupted_and_never_run_again(h
     conversation.close()
     assert resumed == ["call_1"] and len(events.of(ApprovalNeeded)) == 1, "it ran again on the file's word"
     [finished] = events.of(CallFinished)
-    assert finished.status is CallStatus.INTERRUPTED
+    assert finished.status is CallState.INTERRUPTED
     [proposal] = saved(path).exchanges[-1].steps[0].proposals
     assert proposal.result.status == "interrupted" and "It was interrupted." in render(saved(path))
 

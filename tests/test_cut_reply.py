@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
-from mcp_chat_tui.agent.events import CallFinished, CallStatus, GenerationStats, TurnEnd
+from mcp_chat_tui.agent.events import CallFinished, GenerationStats, TurnEnd
 from mcp_chat_tui.agent.figures import TurnFigures
+from mcp_chat_tui.core.call_state import CallState
+from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import Done, EngineEvent, Stats, TextDelta, ToolCallProposed
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.servers import ServerHub
@@ -46,24 +48,17 @@ async def test_a_cut_stream_stops_and_still_ends_with_the_replys_figures(tiny_mo
         await engine.close()
 
 
-class CuttableEngine:
+class CuttableEngine(Engine):
     """Plays scripted replies as the MLX engine's stream does: ``cut()`` ends a reply at once with
     its figures (ten tokens for each event given) and ``Done("cancelled")``."""
 
     model_name = "cuttable"
     supports_tools = True
-    context_length = None
 
     def __init__(self, replies: list[list[EngineEvent]], *, late: bool = False) -> None:
         self.replies = replies
         self.cuts = 0
         self.late = late  # a cut takes effect after the events already decoded (the MLX thread's batch)
-
-    async def load(self, on_progress=None) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
 
     def stream(self, messages, tools=None, *, known_tools=None, aside=False, overrides=None) -> CutStream:
         return CutStream(self, self.replies.pop(0))
@@ -106,7 +101,7 @@ async def test_a_reply_cut_at_its_repeats_counts_in_the_turns_figures():
         sink = Recorder()
         assert await agent.run_turn("x", sink) == TurnEnd.ANSWERED
     assert engine.cuts == 1
-    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE] + [CallStatus.REPEATED] * 2
+    assert [event.status for event in sink.of(CallFinished)] == [CallState.DONE] + [CallState.REPEATED] * 2
     figures = TurnFigures([event.stats for event in sink.of(GenerationStats)])
     assert len(figures.generations) == 3, "the cut reply's figures were lost"
     assert figures.generated == 10 + 20 + 10

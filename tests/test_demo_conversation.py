@@ -21,9 +21,9 @@ import pytest
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.cli.chat import demo_model_path
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.transcript import parse, read_transcript_text, to_openai_messages
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.helpers import demo_config, mentions
 from tests.test_plain import environment

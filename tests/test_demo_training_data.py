@@ -22,6 +22,7 @@ import pytest
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.summaries import SUMMARY_INSTRUCTION
 from mcp_chat_tui.cli.chat import demo_model_path
+from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import Done, TextDelta, ToolCallProposed
 from mcp_chat_tui.engine.messages import for_template
 from mcp_chat_tui.servers import ServerHub
@@ -49,20 +50,16 @@ QUESTIONS = [
 ]
 
 
-class TrainedReplies:
+class TrainedReplies(Engine):
     """An engine that replies what the training data teaches: the turn's call, its answer, a turn's
     summary line; it keeps every request (messages and tools) it is sent."""
 
     model_name = "trained replies"
     supports_tools = True
-    context_length = None
 
     def __init__(self, turns: list[list[dict]]):
         self.turns = turns
         self.requests: list[tuple[list[dict], list[dict] | None]] = []
-
-    async def load(self, on_progress=None) -> None:
-        return None
 
     async def stream(self, messages, tools=None, *, known_tools=None, aside=False, overrides=None):
         self.requests.append(([dict(m) for m in messages], tools))

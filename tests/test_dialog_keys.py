@@ -17,8 +17,8 @@ from textual import events
 from textual.widgets import Input, TextArea
 
 from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.servers.oauth import SignInRequest
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens import deciding
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen

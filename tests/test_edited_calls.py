@@ -8,7 +8,8 @@ import json
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.approval import EDITED_LABEL
-from mcp_chat_tui.agent.events import ApprovalChoice, ApprovalDecision, CallDecided, CallFinished, CallStatus
+from mcp_chat_tui.agent.events import ApprovalChoice, ApprovalDecision, CallDecided, CallFinished
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import parse
 from mcp_chat_tui.transcript.recorder import TranscriptRecorder
@@ -29,7 +30,7 @@ async def test_an_edited_call_runs_with_the_users_arguments_and_the_model_is_tol
     assert decided.allowed_by == EDITED_LABEL and decided.ran_with == {"expression": "12 * 8"}
     assert decided.call.arguments == {"expression": "12 * 7"}  # the model's own, kept
     [finished] = sink.of(CallFinished)
-    assert finished.status == CallStatus.DONE and finished.result.text == "12 * 8 = 96"
+    assert finished.status == CallState.DONE and finished.result.text == "12 * 8 = 96"
     told = [m["content"] for m in engine.prompts[1] if m["role"] == "tool"]
     assert told == [
         'The user edited this call\'s arguments before it ran; it ran with: {"expression": "12 * 8"}\n\n12 * 8 = 96'

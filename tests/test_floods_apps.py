@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.ui.call_store import CallStore
-from mcp_chat_tui.ui.records import CallState
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import pids_running_in, wait_until
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply

@@ -10,7 +10,7 @@ from pathlib import Path
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
 from mcp_chat_tui.servers import ServerHub, ServerState
-from tests.helpers import eventually
+from tests.helpers import call_by_model_name, eventually
 
 HOSTILE_SERVER = str(Path(__file__).parent / "servers" / "hostile_server.py")
 VALID_TOOLS = {"echo", "whoami", "flood_changes", "grow", "listings_served"}
@@ -47,6 +47,18 @@ async def test_invalid_tools_are_refused_with_why_and_the_server_keeps_its_valid
         assert_bad_tools_refused(status.refused_tools)
         assert {spec.name for spec in hub.tools()} == VALID_TOOLS
         assert (await hub.call_tool("liar", "echo", {"text": "still here"})).text == "still here"
+
+
+async def test_a_page_read_tool_by_tool_takes_its_cache_hint_as_the_sdk_does():
+    """A negative ttlMs is floored to 0, as the SDK's own request path does (the page read again
+    after the SDK refused it for its bad tools went round that path, and so lost every tool)."""
+    hub = ServerHub([hostile_config("liar", "--bad-tools", "--ttl-ms", "-5")])
+    async with hub:
+        await hub.start_all()
+        status = hub.status("liar")
+        assert status.state == ServerState.READY, status.summary()
+        assert {spec.name for spec in status.tools} == VALID_TOOLS
+        assert_bad_tools_refused(status.refused_tools)
 
 
 async def test_invalid_tools_are_refused_over_streamable_http_too():
@@ -89,7 +101,7 @@ async def test_a_tool_list_change_reads_the_list_the_same_way():
         status = hub.status("grower")
         assert status.state == ServerState.READY
         assert_bad_tools_refused(status.refused_tools)
-        assert (await hub.call_model_tool("sprout")).text == "I am sprout"
+        assert (await call_by_model_name(hub, "sprout")).text == "I am sprout"
 
 
 def test_check_servers_lists_each_refused_tool_with_why(tmp_path, isolated_user_dirs):

@@ -13,8 +13,9 @@ from __future__ import annotations
 import pytest
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
-from mcp_chat_tui.agent.events import CallFinished, CallStatus, TurnEnd, TurnFinished
+from mcp_chat_tui.agent.events import CallFinished, TurnEnd, TurnFinished
 from mcp_chat_tui.agent.turn import echoes, told_sentences
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.engine.callcheck import NAME_QUOTED, CallChecker
 from mcp_chat_tui.engine.events import ToolCallMalformed
 from mcp_chat_tui.engine.toolcalls import ToolCallStream
@@ -63,7 +64,7 @@ async def test_a_model_writing_back_what_it_was_told_ends_the_turn(hub):
         TurnEnd.REPEATED_CALLS
     )
     assert len(engine.prompts) == 3, "the model was given more rounds to write back what it was told"
-    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.MALFORMED] * 3
+    assert [event.status for event in sink.of(CallFinished)] == [CallState.MALFORMED] * 3
     [done] = sink.of(TurnFinished)
     assert done.note.startswith("stopped: the model wrote again a tool call it was told it could not use")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from textual.widgets import DataTable, Static
 
 from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import parse
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.detail import ServerDetailScreen, call_report
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
 from tests.fakes import ScriptedEngine, call

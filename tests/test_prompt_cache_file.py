@@ -326,10 +326,10 @@ async def test_the_file_is_only_read_when_not_saving(tiny_model, tmp_path):
 def test_the_cache_file_is_named_after_the_conversation_and_engines_without_one_are_left_alone(tmp_path):
     assert prompt_cache_path(tmp_path / "2026-01-02-chat.md") == tmp_path / "2026-01-02-chat.cache.safetensors"
 
-    class Remote:
-        pass
+    from mcp_chat_tui.engine.remote import OpenAIEngine
 
-    keep_cache_beside(Remote(), tmp_path / "chat.md")  # nothing to keep, nothing raised
+    keep_cache_beside(OpenAIEngine("http://127.0.0.1:9/v1", "remote"), tmp_path / "chat.md")  # nothing to keep
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_listing_conversations_removes_the_caches_of_those_deleted_or_renamed(tmp_path):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import parse, read_transcript_text
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.agent.turn import STOPPED_MESSAGE
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import Exchange, Step, Transcript, parse, read_transcript_text, render
-from mcp_chat_tui.ui.records import CallState
 from tests.fakes import ScriptedEngine, call
 from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready
 

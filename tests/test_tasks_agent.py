@@ -11,9 +11,10 @@ import asyncio
 import pytest
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
-from mcp_chat_tui.agent.events import ApprovalNeeded, CallFinished, CallStatus, CallTask
+from mcp_chat_tui.agent.events import ApprovalNeeded, CallFinished, CallTask
 from mcp_chat_tui.agent.turn import CANCELLED_MESSAGE
 from mcp_chat_tui.conversation.recording import RecordingSink, pending_calls, tee
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import (
     AutoSaver,
@@ -79,7 +80,7 @@ async def test_the_tasks_id_is_on_disk_while_it_runs_and_its_result_is_recorded(
     await turn
     recorder.close()
     [finished] = events.of(CallFinished)
-    assert finished.status is CallStatus.DONE and finished.content_for_model == "rendered 4 frames"
+    assert finished.status is CallState.DONE and finished.content_for_model == "rendered 4 frames"
     proposal = on_disk()
     assert proposal.task_id == task_id and proposal.result.status == "done"
     assert proposal.result.task.task_id == task_id and proposal.result.task.status == "completed"
@@ -93,7 +94,7 @@ async def test_a_task_cancelled_alone_ends_cancelled_and_the_turn_goes_on(films)
     events = Events(on_task=lambda event: agent.cancel_call(event.call.id))
     await agent.run_turn("render forever", events)
     [finished] = events.of(CallFinished)
-    assert finished.status is CallStatus.CANCELLED and finished.content_for_model == CANCELLED_MESSAGE
+    assert finished.status is CallState.CANCELLED and finished.content_for_model == CANCELLED_MESSAGE
     assert finished.duration is not None
     task_id = events.of(CallTask)[0].task.task_id
     assert f"cancelled {task_id}" in logged(log)
@@ -134,7 +135,7 @@ async def test_a_conversation_left_while_its_task_ran_fetches_the_result_and_cal
     await agent.continue_turn(pending_calls(saved.pending_proposals(), hub.find_tool), tee(sink, events))
     recorder.close()
     [finished] = events.of(CallFinished)
-    assert finished.status is CallStatus.DONE and finished.content_for_model == "rendered 2 frames"
+    assert finished.status is CallState.DONE and finished.content_for_model == "rendered 2 frames"
     assert finished.result.task.finished_while_closed
     told = {"role": "tool", "tool_call_id": "call_1", "name": "render", "content": "rendered 2 frames"}
     assert told in engine.prompts[0]

@@ -11,8 +11,8 @@ import asyncio
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.agent.turn import CANCELLED_MESSAGE
 from mcp_chat_tui.config import ServerConfig
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import parse, read_transcript_text
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.detail import call_report
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import free_port, start_http_server, wait_until

@@ -10,6 +10,7 @@ import mcp_types
 
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.results import blob_text
+from tests.helpers import call_by_model_name
 from tests.test_result_type import lenient_config
 
 NOTES = "Buy milk.\nCall Ada about the engine.\n"
@@ -20,7 +21,7 @@ async def test_a_text_blob_is_given_to_the_model_as_text():
         await hub.start_all()
         (notes,) = await hub.read_resource("lenient", "files://notes.txt")
         assert (notes.text, notes.binary, notes.mime_type) == (NOTES, False, "text/plain")
-        read = await hub.call_model_tool("read_resource", {"server": "lenient", "uri": "files://notes.txt"})
+        read = await call_by_model_name(hub, "read_resource", {"server": "lenient", "uri": "files://notes.txt"})
         assert read.ok and read.for_model() == NOTES
         inline = await hub.call_tool("lenient", "notes_inline")
         assert inline.ok and inline.for_model() == NOTES

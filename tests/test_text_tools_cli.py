@@ -4,10 +4,10 @@ prompt describes them; a ``<tool_call>`` in the reply's text goes through approv
 
 from __future__ import annotations
 
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.engine.remote import OpenAIEngine
 from mcp_chat_tui.engine.text_tools import CALL_SHAPE
 from mcp_chat_tui.transcript import parse, read_transcript_text
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.scripted_endpoint import ScriptedEndpoint
 from tests.test_oneshot import ANSWER, QUESTION, one_shot, saved_conversations

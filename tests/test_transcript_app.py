@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.demo.server import server as demo_server
 from mcp_chat_tui.servers.notifications import instructions_prompt
 from mcp_chat_tui.transcript import (
@@ -21,7 +22,6 @@ from mcp_chat_tui.transcript import (
     recent_conversations,
     render,
 )
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import wait_until

@@ -1,8 +1,7 @@
-"""Transcripts: exact round trips, bad files, and the OpenAI and Anthropic message shapes."""
+"""Transcripts: exact round trips, bad files, and the OpenAI message shapes."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 import pytest
@@ -23,7 +22,6 @@ from mcp_chat_tui.transcript import (
     TranscriptRecorder,
     parse,
     render,
-    to_anthropic_messages,
     to_openai_messages,
 )
 from mcp_chat_tui.transcript.model import CHOICES, STATUSES
@@ -341,74 +339,6 @@ def test_openai_shape_matches_the_chat_completions_documentation():
             "content": '{"matches":[{"file":"auth.ts","line":42}]}',
         },
     ]
-
-
-def test_anthropic_shape_matches_the_messages_documentation():
-    # The documented tool-use round trip: assistant text + tool_use blocks; the results
-    # go back in a user message of tool_result blocks with the matching tool_use_id.
-    openai = [
-        {"role": "system", "content": "Be brief."},
-        {"role": "user", "content": "What's the weather like in San Francisco?"},
-        {
-            "role": "assistant",
-            "content": "I'll check the current weather in San Francisco for you.",
-            "tool_calls": [
-                {
-                    "id": "toolu_01A09q90qw90lq917835lq9",
-                    "type": "function",
-                    "function": {"name": "get_weather", "arguments": json.dumps({"location": "San Francisco, CA"})},
-                }
-            ],
-        },
-        {
-            "role": "tool",
-            "tool_call_id": "toolu_01A09q90qw90lq917835lq9",
-            "name": "get_weather",
-            "content": "15 degrees",
-        },
-        {"role": "assistant", "content": "It is 15 degrees."},
-        {"role": "user", "content": "thanks"},
-    ]
-    system, messages = to_anthropic_messages(openai)
-    assert system == "Be brief."
-    assert messages == [
-        {"role": "user", "content": [{"type": "text", "text": "What's the weather like in San Francisco?"}]},
-        {
-            "role": "assistant",
-            "content": [
-                {"type": "text", "text": "I'll check the current weather in San Francisco for you."},
-                {
-                    "type": "tool_use",
-                    "id": "toolu_01A09q90qw90lq917835lq9",
-                    "name": "get_weather",
-                    "input": {"location": "San Francisco, CA"},
-                },
-            ],
-        },
-        {
-            "role": "user",
-            "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_01A09q90qw90lq917835lq9", "content": "15 degrees"}
-            ],
-        },
-        {"role": "assistant", "content": [{"type": "text", "text": "It is 15 degrees."}]},
-        {"role": "user", "content": [{"type": "text", "text": "thanks"}]},
-    ]
-
-
-def test_failed_results_are_marked_as_errors_for_anthropic():
-    _, messages = to_anthropic_messages(
-        [
-            {"role": "user", "content": "x"},
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [{"id": "a", "type": "function", "function": {"name": "t", "arguments": "{}"}}],
-            },
-            {"role": "tool", "tool_call_id": "a", "name": "t", "content": "Error (timeout): too slow"},
-        ]
-    )
-    assert messages[2]["content"][0]["is_error"] is True
 
 
 BAD_FILES = {

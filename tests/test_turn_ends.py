@@ -18,13 +18,13 @@ from mcp_chat_tui.agent.events import (
     CallFinished,
     CallProposed,
     CallStarted,
-    CallStatus,
     MalformedCall,
     PlannedCall,
     TurnEnd,
     TurnFinished,
 )
 from mcp_chat_tui.agent.turn import call_key, tools_line
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.feedback import APP_SENDER, MALFORMED_NAME
 from mcp_chat_tui.engine.events import TextDelta, ToolCallMalformed
 from mcp_chat_tui.servers import ServerHub
@@ -68,7 +68,7 @@ async def test_a_malformed_call_is_told_in_a_plain_user_message_the_model_cannot
     assert told["content"].startswith("[mcp-chat-tui] Your tool call could not be used: " + UNKNOWN + ".")
     assert "The tools you can call are: " in told["content"] and "calculator" in told["content"]
     assert "or answer in text." in told["content"]
-    assert finished(sink)["call_1"].status is CallStatus.MALFORMED
+    assert finished(sink)["call_1"].status is CallState.MALFORMED
     assert finished(sink)["call_1"].content_for_model == told["content"].removeprefix("[mcp-chat-tui] ")
     assert len(agent.turns) == 1, "the app's message must not start a turn of the user's"
 
@@ -121,7 +121,7 @@ async def test_a_call_repeated_in_one_turn_is_not_run_again_and_the_model_gets_t
     assert len(sink.of(ApprovalNeeded)) == 1 and len(sink.of(CallStarted)) == 1
     assert hub.status("fx").call_count == 1
     repeat = finished(sink)["call_2"]
-    assert repeat.status is CallStatus.REPEATED and repeat.repeat_of == "call_1" and repeat.result is None
+    assert repeat.status is CallState.REPEATED and repeat.repeat_of == "call_1" and repeat.result is None
     assert [event.call.id for event in sink.of(CallDecided)] == ["call_1"]
     *_, told, asked = engine.prompts[2]
     assert told["role"] == "tool" and told["tool_call_id"] == "call_2"
@@ -160,7 +160,7 @@ async def test_other_arguments_are_another_call(hub):
     agent = Agent(engine, hub, ApprovalPolicy("auto"))
     sink = Recorder()
     await agent.run_turn("x", sink)
-    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE, CallStatus.DONE, CallStatus.REPEATED]
+    assert [event.status for event in sink.of(CallFinished)] == [CallState.DONE, CallState.DONE, CallState.REPEATED]
 
 
 async def test_the_same_call_again_in_one_reply_runs_once_and_both_get_its_result(hub):
@@ -169,7 +169,7 @@ async def test_the_same_call_again_in_one_reply_runs_once_and_both_get_its_resul
     agent = Agent(engine, hub, ApprovalPolicy("ask"))
     sink = Recorder(ApprovalChoice.ALLOW_ONCE)  # one question: the repeat is not asked about
     assert await agent.run_turn("x", sink) == TurnEnd.ANSWERED
-    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE, CallStatus.REPEATED]
+    assert [event.status for event in sink.of(CallFinished)] == [CallState.DONE, CallState.REPEATED]
     assert hub.status("fx").call_count == 1 and len(sink.of(ApprovalNeeded)) == 1
     assert [m["content"] for m in engine.prompts[1] if m["role"] == "tool"] == ["a", "(the same result as above)"]
 
@@ -184,7 +184,7 @@ async def test_a_reply_that_writes_one_call_over_and_over_is_cut_and_the_model_t
     assert await agent.run_turn("x", sink) == TurnEnd.ANSWERED
     assert len(sink.of(CallProposed)) == 3 and engine.closed_streams == 2, "the model wrote on after the repeats"
     assert hub.status("fx").call_count == 1
-    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE] + [CallStatus.REPEATED] * 2
+    assert [event.status for event in sink.of(CallFinished)] == [CallState.DONE] + [CallState.REPEATED] * 2
     told = [m["content"] for m in engine.prompts[1] if m["role"] == "tool"]
     assert told[1] == "(the same result as above)"
 
@@ -205,7 +205,7 @@ async def test_a_call_that_timed_out_is_not_run_again_with_the_same_arguments(hu
     agent = Agent(engine, hub, ApprovalPolicy("auto"))
     sink = Recorder()
     assert await agent.run_turn("x", sink) == TurnEnd.ANSWERED
-    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.TIMEOUT, CallStatus.REPEATED]
+    assert [event.status for event in sink.of(CallFinished)] == [CallState.TIMEOUT, CallState.REPEATED]
     assert len(sink.of(CallStarted)) == 1
 
 
@@ -216,7 +216,7 @@ async def test_two_repeats_end_the_turn_with_a_line_saying_why(hub):
     sink = Recorder()
     assert await agent.run_turn("say hi", sink) == TurnEnd.REPEATED_CALLS
     assert len(engine.prompts) == 3, "the model was asked again after its second repeat"
-    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE] + [CallStatus.REPEATED] * 2
+    assert [event.status for event in sink.of(CallFinished)] == [CallState.DONE] + [CallState.REPEATED] * 2
     [done] = sink.of(TurnFinished)
     assert done.end is TurnEnd.REPEATED_CALLS
     assert (
@@ -239,7 +239,7 @@ async def test_the_same_malformed_call_written_again_and_again_ends_the_turn(hub
     sink = Recorder()
     assert await agent.run_turn("list the files", sink) == TurnEnd.REPEATED_CALLS
     assert len(engine.prompts) == 3
-    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.MALFORMED] * 3
+    assert [event.status for event in sink.of(CallFinished)] == [CallState.MALFORMED] * 3
     [done] = sink.of(TurnFinished)
     assert done.note == (
         "stopped: the model wrote again a tool call it was told it could not use (2 repeated calls in this turn)"
@@ -274,7 +274,7 @@ async def test_the_cap_stops_the_calls_tells_the_model_and_lets_it_answer_once(h
     sink = Recorder()
     assert await agent.run_turn("count", sink) == TurnEnd.TOOL_ROUND_LIMIT
     statuses = [event.status for event in sink.of(CallFinished)]
-    assert statuses == [CallStatus.DONE, CallStatus.DONE, CallStatus.CANCELLED]
+    assert statuses == [CallState.DONE, CallState.DONE, CallState.CANCELLED]
     assert hub.status("fx").call_count == 2
     refused = sink.of(CallFinished)[-1].content_for_model
     assert refused.startswith("Not run: this turn has reached its limit of 2 tool rounds")
@@ -291,7 +291,7 @@ async def test_a_model_that_still_calls_after_the_cap_is_stopped_there(hub):
     sink = Recorder()
     assert await agent.run_turn("count", sink) == TurnEnd.TOOL_ROUND_LIMIT
     assert len(engine.prompts) == 3 and hub.status("fx").call_count == 1
-    assert [event.status for event in sink.of(CallFinished)] == [CallStatus.DONE] + [CallStatus.CANCELLED] * 2
+    assert [event.status for event in sink.of(CallFinished)] == [CallState.DONE] + [CallState.CANCELLED] * 2
 
 
 async def test_a_turn_within_the_cap_is_answered(hub):

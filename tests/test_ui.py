@@ -11,10 +11,10 @@ from textual.widgets.markdown import MarkdownBlock
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig, Settings, load_settings
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.engine.events import Done, Stats, TextDelta, Throughput
 from mcp_chat_tui.servers import ServerState
 from mcp_chat_tui.ui.app import ChatApp
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.streaming import (

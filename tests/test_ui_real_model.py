@@ -8,9 +8,9 @@ import re
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.cli.chat import demo_model_path
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.engine import loading
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.fakes import FakeHubDownload
 from tests.helpers import mentions

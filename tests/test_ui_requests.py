@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import Input, Select, SelectionList, Switch, TextArea
 
 from mcp_chat_tui.agent import ApprovalPolicy
-from mcp_chat_tui.ui.records import CallState
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.ui.screens.requests import (
     ElicitFormScreen,
     ElicitUrlScreen,

@@ -17,9 +17,9 @@ from textual.widgets import Input
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import Settings
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.engine.events import LoadProgress, TextDelta, Throughput
 from mcp_chat_tui.servers import ServerState
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from tests.fakes import ScriptedEngine, call

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub, ServerState, protocol_notes
-from mcp_chat_tui.ui.records import CallState
 from tests.fakes import ScriptedEngine, call
 from tests.ui_helpers import SIZE, make_app, send, wait_ready, wait_turn_done
 

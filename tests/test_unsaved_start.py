@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from mcp_chat_tui.agent.turn import not_saved_message
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import parse, read_transcript_text
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
 from tests.fakes import ScriptedEngine, call

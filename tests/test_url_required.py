@@ -11,10 +11,10 @@ import pytest
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.agent.client_requests import AskingClientRequests
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.url_required import MAX_ROUNDS
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.requests import ElicitUrlScreen, PageDoneScreen
 from tests.fakes import ScriptedEngine, call
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply

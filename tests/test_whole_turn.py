@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
-from mcp_chat_tui.agent.events import CallFinished, CallProposed, CallStatus, TurnEnd
+from mcp_chat_tui.agent.events import CallFinished, CallProposed, TurnEnd
 from mcp_chat_tui.cli.chat import demo_model_path
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.engine.remote import OpenAIEngine
 from mcp_chat_tui.servers import ServerHub
@@ -70,7 +71,7 @@ async def test_the_demo_model_calls_the_right_tool_and_answers_from_its_result(
     assert (proposed.call.server, proposed.call.tool) == ("demo", tool)
     assert proposed.call.arguments == arguments
     [finished] = [e for e in events if isinstance(e, CallFinished)]
-    assert finished.status == CallStatus.DONE and in_answer in finished.result.text
+    assert finished.status == CallState.DONE and in_answer in finished.result.text
     assert hub.status("demo").call_count == 1
     tool_message = agent.messages[2]
     assert tool_message["role"] == "tool" and in_answer in tool_message["content"]

@@ -158,9 +158,6 @@ class ApprovalPolicy:
     def runs_without_asking(self, spec: ToolSpec) -> bool:
         return self.verdict(spec).runs
 
-    def needs_approval(self, spec: ToolSpec) -> bool:
-        return not self.runs_without_asking(spec)
-
     def saved_choice(self, spec: ToolSpec) -> str | None:
         """config.toml's choice for this tool of the server running now, as loaded or saved since
         ("always", "ask", "never"; None: none, or one saved for another server of that name)."""

@@ -26,7 +26,6 @@ from typing import Any
 from mcp_chat_tui.agent.events import AgentSink, GenerationStats, PlannedCall, ResultCut
 from mcp_chat_tui.core.tools import CutForModel
 from mcp_chat_tui.engine.base import Engine
-from mcp_chat_tui.engine.context import estimate_tokens
 from mcp_chat_tui.engine.events import Stats
 
 RESULT_FLOOR = 256  # tokens a result may always take, however full the context is
@@ -150,10 +149,10 @@ class ContextBudget:
     def fit_loaded_results(self, sink: AgentSink) -> None:
         """Fit the loaded results the prompt sends to their share of the context (see the module's
         docstring), once the context length is known; each one cut now is reported as ``ResultCut``."""
-        context_length = getattr(self.engine, "context_length", None)
+        context_length = self.engine.context_length
         if not self._loaded_results or context_length is None:
             return
-        count = getattr(self.engine, "count_tokens", estimate_tokens)
+        count = self.engine.count_tokens
         loaded, self._loaded_results = self._loaded_results, {}
         used = 0
         for message in self.prompt_messages():
@@ -178,17 +177,17 @@ class ContextBudget:
 
     def _report_stats(self, stats: Stats, sink: AgentSink) -> None:
         """A reply's figures, with the context length; they tell the budget how full the context is."""
-        report = GenerationStats(stats, getattr(self.engine, "context_length", None))
+        report = GenerationStats(stats, self.engine.context_length)
         self._context_used = report.context_used
         sink(report)
 
     def _within_budget(self, call: PlannedCall, content: str, sink: AgentSink) -> str:
         """``content`` as the model gets it: cut to its share of the context (``agent/budget.py``) when
         longer, with a note, reported as ``ResultCut``; whole when the context length is not known."""
-        context_length = getattr(self.engine, "context_length", None)
+        context_length = self.engine.context_length
         if context_length is None:
             return content
-        count = getattr(self.engine, "count_tokens", estimate_tokens)
+        count = self.engine.count_tokens
         if self._context_used is None:  # no reply yet in this run (a resumed turn): count the prompt
             self._context_used = sum(count(str(message.get("content") or "")) for message in self.prompt_messages())
         cut = cut_to_share(content, result_share(context_length, self._context_used), count)

@@ -20,11 +20,11 @@ from mcp_chat_tui.agent.events import (
     CallFinished,
     CallProgress,
     CallStarted,
-    CallStatus,
     CallTask,
     PlannedCall,
 )
 from mcp_chat_tui.agent.turn import CANCELLED_MESSAGE, EDITED_NOTE, TurnState, seconds, task_lost_message
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult
 
 
@@ -73,7 +73,7 @@ class CallRunning:
         result = await self._await_call(state, call, work)
         elapsed = seconds(time.perf_counter() - started)
         if result is None:
-            self._finish(state, sink, CallFinished(call, CallStatus.CANCELLED, CANCELLED_MESSAGE, None, elapsed))
+            self._finish(state, sink, CallFinished(call, CallState.CANCELLED, CANCELLED_MESSAGE, None, elapsed))
             return
         outcome = self._outcome(call, result, elapsed)
         if call.id in state.edited:  # the model is told the call ran with other arguments than its own
@@ -85,11 +85,11 @@ class CallRunning:
     def _outcome(call: PlannedCall, result: ToolCallResult, elapsed: float) -> CallFinished:
         failure = result.failure
         if failure is not None and failure.kind == FailureKind.TASK_LOST:  # a resumed call's task is gone
-            return CallFinished(call, CallStatus.INTERRUPTED, task_lost_message(failure.message), result)
+            return CallFinished(call, CallState.INTERRUPTED, task_lost_message(failure.message), result)
         if failure is not None and failure.kind == FailureKind.TIMEOUT:
-            status = CallStatus.TIMEOUT
+            status = CallState.TIMEOUT
         else:
-            status = CallStatus.ERROR if not result.ok else CallStatus.DONE
+            status = CallState.ERROR if not result.ok else CallState.DONE
         return CallFinished(call, status, result.for_model(), result, seconds(result.duration or elapsed))
 
     @staticmethod

@@ -21,7 +21,6 @@ from mcp_chat_tui.agent.events import (
     CallDecided,
     CallFinished,
     CallRunUnsaved,
-    CallStatus,
     Notice,
     PlannedCall,
     Recorded,
@@ -39,6 +38,7 @@ from mcp_chat_tui.agent.turn import (
     call_key,
     not_saved_message,
 )
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.feedback import answer_prompt, question_of
 from mcp_chat_tui.core.tools import FailureKind, ToolSpec
 
@@ -81,7 +81,7 @@ class CallDecisions:
                 choice = ApprovalChoice.DENY_ALL
             elif call.spec is None:
                 message = f"Error ({FailureKind.NOT_READY.value}): no server offers {call.model_name!r} now"
-                self._finish(state, sink, CallFinished(call, CallStatus.ERROR, message))
+                self._finish(state, sink, CallFinished(call, CallState.ERROR, message))
                 continue
             elif recorded is not None and recorded.choice in (ApprovalChoice.DENY.value, ApprovalChoice.DENY_ALL.value):
                 choice = ApprovalChoice(recorded.choice)  # a recorded no stands: it runs nothing
@@ -104,7 +104,7 @@ class CallDecisions:
             if choice.allows:
                 approved.append(call)
             else:
-                self._finish(state, sink, CallFinished(call, CallStatus.DENIED, DENIED_MESSAGE))
+                self._finish(state, sink, CallFinished(call, CallState.DENIED, DENIED_MESSAGE))
         if approved:
             await asyncio.gather(*(self._run_call(state, call, sink) for call in approved))
         self._answer_repeats(state, sink)
@@ -113,7 +113,7 @@ class CallDecisions:
     def _deny_by_rule(self, state: TurnState, call: PlannedCall, why: str, sink: AgentSink) -> None:
         """config.toml says "never" for this call: it is not run, nobody is asked, the model is told."""
         sink(CallDecided(call, ApprovalChoice.DENY, why))
-        self._finish(state, sink, CallFinished(call, CallStatus.DENIED, NOT_ALLOWED_MESSAGE))
+        self._finish(state, sink, CallFinished(call, CallState.DENIED, NOT_ALLOWED_MESSAGE))
 
     @staticmethod
     def _set_repeats_apart(state: TurnState) -> list[PlannedCall]:
@@ -140,7 +140,7 @@ class CallDecisions:
             state.feedback.append(answer_prompt(question_of(state.turn)))
         for call, earlier in state.repeated:
             state.repeats, state.last_repeat = state.repeats + 1, call.model_name
-            self._finish(state, sink, CallFinished(call, CallStatus.REPEATED, SAME_RESULT, repeat_of=earlier.id))
+            self._finish(state, sink, CallFinished(call, CallState.REPEATED, SAME_RESULT, repeat_of=earlier.id))
         state.repeated = []
 
     async def _ask_user(
@@ -188,7 +188,7 @@ class CallDecisions:
                 sink(CallDecided(call, decision.choice, decision_label(decision.choice, save=saved)))
                 return False
             deny_rest = decision.choice == ApprovalChoice.DENY_ALL
-        self._finish(state, sink, CallFinished(call, CallStatus.INTERRUPTED, INTERRUPTED_MESSAGE))
+        self._finish(state, sink, CallFinished(call, CallState.INTERRUPTED, INTERRUPTED_MESSAGE))
         return deny_rest
 
     def _always_allow(self, spec: ToolSpec, save: bool, sink: AgentSink) -> bool:
@@ -230,7 +230,7 @@ class CallDecisions:
         if problem is None:
             return True
         message = not_saved_message(problem)
-        self._finish(state, sink, CallFinished(call, CallStatus.CANCELLED, message, not_sent=problem))
+        self._finish(state, sink, CallFinished(call, CallState.CANCELLED, message, not_sent=problem))
         return False
 
     async def _ask_unsaved(self, call: PlannedCall, problem: str, sink: AgentSink) -> UnsavedChoice:

@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any
 
 from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.tools import ToolCallResult, ToolSpec
@@ -104,17 +105,6 @@ class Recorded:
             f"the conversation file records [{self.choice}] for this call, from an earlier run; "
             "it never started. Allow it in this run?"
         )
-
-
-class CallStatus(str, Enum):
-    DONE = "done"
-    ERROR = "error"
-    TIMEOUT = "timeout"
-    DENIED = "denied"
-    MALFORMED = "malformed"
-    CANCELLED = "cancelled"  # stopped by the user, or not run because the turn reached max_tool_rounds
-    INTERRUPTED = "interrupted"  # started in an earlier run that ended before its result
-    REPEATED = "repeated"  # not run: the same call (tool and arguments) already ran in this turn
 
 
 class TurnEnd(str, Enum):
@@ -248,7 +238,7 @@ class CallFinished:
     is, for a repeated call, the id of the earlier call whose result the model was given."""
 
     call: PlannedCall
-    status: CallStatus
+    status: CallState  # an outcome (``CallState.finished``)
     content_for_model: str
     result: ToolCallResult | None = None
     duration: float | None = None

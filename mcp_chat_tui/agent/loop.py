@@ -23,7 +23,6 @@ from mcp_chat_tui.agent.events import (
     AssistantThinking,
     CallFinished,
     CallProposed,
-    CallStatus,
     GenerationRate,
     MalformedCall,
     Notice,
@@ -57,6 +56,7 @@ from mcp_chat_tui.agent.turn import (
     wire_call,
 )
 from mcp_chat_tui.core.attachments import Attachment, user_content
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.feedback import MALFORMED_NAME, feedback_message, is_app_message, written_reply
 from mcp_chat_tui.core.memory import give_back_memory
 from mcp_chat_tui.core.redact import Redactor
@@ -337,7 +337,7 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
         state.feedback = malformed_parts(reasons, raws, state.offered, tail)
         state.told += told_sentences(state.feedback)
         for call, told in zip(malformed, state.feedback, strict=True):
-            state.outcomes[call.id] = finished = CallFinished(call, CallStatus.MALFORMED, told)
+            state.outcomes[call.id] = finished = CallFinished(call, CallState.MALFORMED, told)
             sink(finished)
         self._append_tool_messages(state, sink)
         return calls + malformed
@@ -345,15 +345,13 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
     def _refuse_calls(self, state: TurnState, sink: AgentSink) -> None:
         """The calls of a reply after the turn's last round: not run, and the model is told to answer."""
         for call in list(state.calls):
-            self._finish(
-                state, sink, CallFinished(call, CallStatus.CANCELLED, limit_message(self.max_tool_rounds or 0))
-            )
+            self._finish(state, sink, CallFinished(call, CallState.CANCELLED, limit_message(self.max_tool_rounds or 0)))
         state.clear_calls()
 
     def _offered_tools(self, sink: AgentSink) -> list[ToolSpec]:
         """The tools for this generation; the first time, a line when they go in text or not at all."""
         name = self.engine.model_name
-        in_text = getattr(self.engine, "tools_in_text", False)
+        in_text = self.engine.tools_in_text
         if not self._told_tool_prompt and (in_text or not self.engine.supports_tools):
             self._told_tool_prompt = True
             if in_text:
@@ -492,10 +490,10 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
                 continue
             began = state.started.get(call.id)
             if began is None:
-                finished = CallFinished(call, CallStatus.CANCELLED, NOT_RUN_MESSAGE)
+                finished = CallFinished(call, CallState.CANCELLED, NOT_RUN_MESSAGE)
             else:
                 finished = CallFinished(
-                    call, CallStatus.CANCELLED, STOPPED_MESSAGE, None, seconds(time.perf_counter() - began)
+                    call, CallState.CANCELLED, STOPPED_MESSAGE, None, seconds(time.perf_counter() - began)
                 )
             state.outcomes[call.id] = finished
             sink(finished)

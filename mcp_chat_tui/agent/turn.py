@@ -13,11 +13,11 @@ from mcp_chat_tui.agent.events import (
     ApprovalChoice,
     CallFinished,
     CallRunUnsaved,
-    CallStatus,
     PlannedCall,
     Recorded,
     StartNotSaved,
 )
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.feedback import MALFORMED_NAME
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind
@@ -156,7 +156,7 @@ def ran_with_result(finished: CallFinished) -> bool:
     new (a real 0.5B model wrote a 90-second call again after it timed out, and it ran 90 s more).
     A failure to reach the tool (a crashed server, one not ready) may be tried again."""
     result = finished.result
-    if result is None or finished.status not in (CallStatus.DONE, CallStatus.ERROR, CallStatus.TIMEOUT):
+    if result is None or finished.status not in (CallState.DONE, CallState.ERROR, CallState.TIMEOUT):
         return False
     return result.failure is None or result.failure.kind is FailureKind.TIMEOUT
 

@@ -14,8 +14,6 @@ from mcp_chat_tui.config.model_options import KV_BITS, KV_GROUP_SIZES, ToolPromp
 from mcp_chat_tui.engine.blas import BLAS_ENV, blas_in_use
 from mcp_chat_tui.engine.compute import FLOAT32_ON_CPU
 
-DEMO_MODEL = "demo"
-
 EPILOG = """\
 examples:
   mcp-chat-tui --demo                        the bundled toy model and demo server

@@ -28,6 +28,7 @@ from mcp_chat_tui.core.paths import bundled_path, package_path
 from mcp_chat_tui.core.server_identity import SavedRule
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
+from mcp_chat_tui.engine.generation import CONFIG, FLAG
 from mcp_chat_tui.servers import ServerHub, ServerState, tool_list_notes
 from mcp_chat_tui.transcript import Transcript
 
@@ -56,12 +57,8 @@ def make_engine(args: argparse.Namespace, model: str, options: ModelOptions | No
         from mcp_chat_tui.engine.llama_engine import LlamaCppEngine
 
         return LlamaCppEngine(model, settings)
-    from mcp_chat_tui.engine.blas import load_blas
     from mcp_chat_tui.engine.mlx_engine import MlxEngine
 
-    hint = load_blas().hint
-    if hint:
-        print(hint, file=sys.stderr)
     return MlxEngine(model, settings)
 
 
@@ -94,7 +91,7 @@ def engine_settings(options: ModelOptions, flags: ModelOptions | None = None) ->
     flags = flags or ModelOptions()
     given = flags.over(options).model_dump(exclude_none=True)
     flagged = flags.model_dump(exclude_none=True)
-    sources = {key: "flag" if key in flagged else "config.toml" for key in given}
+    sources = {key: FLAG if key in flagged else CONFIG for key in given}
     return EngineSettings(**given, sources=sources)
 
 
@@ -209,7 +206,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
 
 def _print_generation(engine: Engine, console: Console) -> None:
     """The generation settings not at their default, with where each came from (none: nothing printed)."""
-    generation = getattr(engine, "generation", None)
+    generation = engine.generation
     if generation is not None and generation.summary():
         console.print(Text(f"generation: {generation.summary()}", style="dim"), soft_wrap=True)
 
@@ -226,6 +223,8 @@ async def _load_and_start(engine: Engine, hub: ServerHub, model: str, server_cou
                 status.update(progress.message)
 
         await asyncio.gather(engine.load(on_progress), hub.start_all())
+    if engine.speed_hint:  # a real model on a CPU without a fast BLAS: how to get one, once
+        print(engine.speed_hint, file=sys.stderr)
 
 
 def _print_ready(hub: ServerHub, model: str, mcp_config: McpConfig, console: Console, *, one_shot: bool) -> None:

@@ -98,7 +98,7 @@ def argument_problem(arguments: dict[str, Any], schema: dict[str, Any]) -> str:
 
 def offers_tools(engine: Engine) -> bool:
     """Whether the model is given the tools at all (its template takes them, or they go in text)."""
-    return bool(getattr(engine, "tools_in_text", False) or engine.supports_tools)
+    return bool(engine.tools_in_text or engine.supports_tools)
 
 
 async def ask(engine: Engine, spec: ToolSpec, tools: list[ToolSpec], system_prompt: str) -> ToolCheck:
@@ -210,7 +210,7 @@ def suggestion(checks: list[ToolCheck], engine: Engine) -> str:
     if correct == len(checks):
         return ""
     low = correct < 0.8 * len(checks)
-    if getattr(engine, "tools_in_text", False):
+    if engine.tools_in_text:
         other = " (or --tool-prompt template: its chat template takes tools)" if engine.supports_tools else ""
         return (
             f"Try a larger model{other}: with the tools described in text this one misses some."
@@ -285,7 +285,7 @@ def _report(model: str, checks: list[ToolCheck], engine: Engine, as_json: bool, 
     if as_json:
         report = {
             "model": model,
-            "tool_prompt": "text" if getattr(engine, "tools_in_text", False) else "template",
+            "tool_prompt": "text" if engine.tools_in_text else "template",
             "tools": [check.to_json() for check in checks],
             "correct": sum(check.verdict == CORRECT for check in checks),
             "total": len(checks),

@@ -28,7 +28,6 @@ from mcp_chat_tui.agent.events import (
     CallProgress,
     CallRunUnsaved,
     CallStarted,
-    CallStatus,
     CallTask,
     GenerationStats,
     MalformedCall,
@@ -46,6 +45,7 @@ from mcp_chat_tui.agent.events import (
 from mcp_chat_tui.agent.figures import TurnFigures
 from mcp_chat_tui.agent.turn import not_sent_line, repeat_reason, run_unsaved_line
 from mcp_chat_tui.cli.typed_lines import LineReader, Question
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.media_info import media_line
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.core.tools import ToolSpec
@@ -58,16 +58,6 @@ APPROVAL_KEYS = {
     "T": ApprovalDecision(ApprovalChoice.ALWAYS_TOOL, save=True),
     "n": ApprovalDecision(ApprovalChoice.DENY),
     "s": ApprovalDecision(ApprovalChoice.DENY_ALL),
-}
-STATUS_STYLE = {
-    CallStatus.DONE: ("✓", "green"),
-    CallStatus.ERROR: ("✗", "red"),
-    CallStatus.TIMEOUT: ("⏱", "red"),
-    CallStatus.DENIED: ("⊘", "yellow"),
-    CallStatus.MALFORMED: ("?", "red"),
-    CallStatus.CANCELLED: ("■", "yellow"),
-    CallStatus.INTERRUPTED: ("↯", "red"),
-    CallStatus.REPEATED: ("↻", "yellow"),
 }
 
 
@@ -237,7 +227,7 @@ class PlainConsole:
             self.console.print(line)
 
     def _finished_panel(self, event: CallFinished) -> Panel:
-        glyph, colour = STATUS_STYLE[event.status]
+        glyph, colour = event.status.glyph, event.status.style
         text = event.result.for_model() if event.result is not None else event.content_for_model
         if event.repeat_of:  # what the model was given is the earlier call's result, shown above
             text = repeat_reason(event.repeat_of)
@@ -249,11 +239,11 @@ class PlainConsole:
         if media:  # each image and audio in a line of its own (the full-screen app draws images)
             shown += "\n" + "\n".join(media_line(part) for part in media)
         decided_by = self._allowed_by.pop(event.call.id, "")
-        if event.status is CallStatus.DENIED and decided_by.startswith("config.toml"):
+        if event.status is CallState.DENIED and decided_by.startswith("config.toml"):
             shown = f"not run: {decided_by}\n{shown}"  # a rule said no, nobody was asked
-        malformed = event.status is CallStatus.MALFORMED  # titled for what it shows: no tool, no status word
+        malformed = event.status is CallState.MALFORMED  # titled for what it shows: no tool, no status word
         name = "malformed call" if malformed else event.call.shown_tool
-        said = ": what the model was told" if malformed else f" {event.status.value}"
+        said = ": what the model was told" if malformed else f" {event.status.label}"
         title = Text.assemble((f"{glyph} ", colour), (visible_controls(name), "bold"), (said, colour))
         took = f"{event.duration:.2f} s" if event.duration is not None else None
         return Panel(

@@ -33,7 +33,6 @@ from mcp_chat_tui.agent.events import (
     CallDecided,
     CallFinished,
     CallProposed,
-    CallStatus,
     CallTask,
     GenerationStats,
     MalformedCall,
@@ -43,6 +42,7 @@ from mcp_chat_tui.agent.events import (
     TurnStarted,
 )
 from mcp_chat_tui.agent.figures import TurnFigures, generation_rate
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.text import json_for_terminal, visible_controls
 from mcp_chat_tui.core.tools import FailureKind
@@ -59,7 +59,7 @@ class ExitCode(IntEnum):
     TERMINATED = 128 + signal.SIGTERM
 
 
-INCOMPLETE_STATUSES = {CallStatus.DENIED, CallStatus.CANCELLED, CallStatus.TIMEOUT, CallStatus.INTERRUPTED}
+INCOMPLETE_STATUSES = {CallState.DENIED, CallState.CANCELLED, CallState.TIMEOUT, CallState.INTERRUPTED}
 SERVER_FAILURES = {FailureKind.CRASHED, FailureKind.NOT_READY, FailureKind.PROTOCOL_ERROR}
 REFUSED_ANSWERS = {"rejected", "refused", "decline", "cancel"}  # a server's request the run did not grant
 
@@ -108,7 +108,7 @@ class CallReport:
         entry["choice"] = self.choice
         entry["allowed_by"] = self.allowed_by
         entry["outcome"] = finished.status.value if finished is not None else "not run"
-        ok = finished is not None and finished.status is CallStatus.DONE
+        ok = finished is not None and finished.status is CallState.DONE
         entry["result"] = finished.content_for_model if ok else None
         entry["error"] = finished.content_for_model if finished is not None and not ok else None
         has_duration = finished is not None and finished.duration is not None

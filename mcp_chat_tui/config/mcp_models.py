@@ -100,19 +100,6 @@ class ServerConfig(BaseModel):
         return merged
 
     @property
-    def has_secrets(self) -> bool:
-        """True when some value came from a password input."""
-        return any(self._shown(name) != getattr(self, name) for name in self._display)
-
-    def display_env(self) -> dict[str, str]:
-        """``env`` with password answers shown as ``${input:ID}``."""
-        return dict(self._shown("env"))
-
-    def display_headers(self) -> dict[str, str]:
-        """``headers`` with password answers shown as ``${input:ID}``."""
-        return dict(self._shown("headers"))
-
-    @property
     def oauth_settings(self) -> OAuthSettings | None:
         """How to sign in to this http or sse server; None when sign-in is off (``"oauth": false``,
         a stdio server, or an ``Authorization`` header that the file gives itself)."""

@@ -1,4 +1,5 @@
-"""``config.toml``: the user's settings, read with tomllib and written back with tomli-w.
+"""``config.toml``: the user's settings, read with tomllib and changed one key at a time with tomlkit, which
+keeps the rest of the file as the user wrote it (comments, order, spacing).
 
 Unknown keys are an error, so a typo such as ``max_turn`` does not pass silently.
 """
@@ -11,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-import tomli_w
+import tomlkit
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -182,11 +183,6 @@ class Settings(BaseModel):
             "max_tool_rounds": self.max_tool_rounds,
         }
 
-    def tool_approval(self, server: str, tool: str) -> ToolApproval | None:
-        """The remembered choice for one tool, if any (for whichever server it was saved)."""
-        saved = self.approvals.get(server, {}).get(tool)
-        return saved.choice if saved is not None else None
-
     def approval_rules(self) -> dict[str, dict[str, SavedRule]]:
         """Every saved choice with the server it was saved for, by server name and tool."""
         return {
@@ -216,7 +212,7 @@ def save_setting(path: Path, keys: tuple[str, ...], value: Any) -> Settings:
     """Set one key and save the file, keeping every other key as it is on disk now.
 
     A key that already holds ``value`` writes nothing; the file is checked, then replaced
-    atomically; comments are lost (tomli-w does not keep them).
+    atomically, with its comments and layout kept: only that key's line changes (or is added).
 
     Args:
         key: The key's path, e.g. ``("approvals", "demo", "calculator")``; tables on the way are created.
@@ -225,13 +221,13 @@ def save_setting(path: Path, keys: tuple[str, ...], value: Any) -> Settings:
         The settings now in the file.
     """
     path = Path(path)
-    document = _read_document(path) if path.exists() else {}
+    document = _editable_document(path) if path.exists() else tomlkit.document()
     table = _table_for(path, document, keys, create=True)
     assert table is not None
     if path.exists() and keys[-1] in table and table[keys[-1]] == value:
-        return _validate(path, document)
+        return _validate(path, document.unwrap())
     table[keys[-1]] = value
-    settings = _validate(path, document)
+    settings = _validate(path, document.unwrap())
     _write_atomically(path, document)
     return settings
 
@@ -245,26 +241,38 @@ def remove_setting(path: Path, keys: tuple[str, ...]) -> Settings:
     if not path.exists():
         _check_keys(keys)
         return Settings()
-    document = _read_document(path)
+    document = _editable_document(path)
     table = _table_for(path, document, keys, create=False)
     if table is None or keys[-1] not in table:
-        return _validate(path, document)
+        return _validate(path, document.unwrap())
     del table[keys[-1]]
     for depth in range(len(keys) - 1, 0, -1):
         parent = _table_for(path, document, keys[:depth], create=False)
         if parent is None or parent.get(keys[depth - 1]) != {}:
             break
         del parent[keys[depth - 1]]
-    settings = _validate(path, document)
+    settings = _validate(path, document.unwrap())
     _write_atomically(path, document)
     return settings
 
 
 def _read_document(path: Path) -> dict[str, Any]:
+    return _parsed(path, read_text(path, "a config.toml file"))
+
+
+def _parsed(path: Path, text: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(read_text(path, "a config.toml file"))
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise from_toml_error(path, exc) from None
+
+
+def _editable_document(path: Path) -> tomlkit.TOMLDocument:
+    """The file as tomlkit reads it, to change a key and write the rest back as it was; a file that
+    is not TOML is reported as when it is loaded (tomllib's line and column)."""
+    text = read_text(path, "a config.toml file")
+    _parsed(path, text)
+    return tomlkit.parse(text)
 
 
 def _validate(path: Path, document: dict[str, Any]) -> Settings:
@@ -303,13 +311,13 @@ def _table_for(path: Path, document: dict[str, Any], keys: tuple[str, ...], *, c
     return table
 
 
-def _write_atomically(path: Path, document: dict[str, Any]) -> None:
+def _write_atomically(path: Path, document: tomlkit.TOMLDocument) -> None:
     """Write through a new temporary file and a rename (``core.files.replace_file``), keeping the
     file's permissions. A symlinked ``config.toml`` (kept in a dotfiles folder) is the user's own
     choice of file, so it is written where it points."""
     target = path.resolve() if path.is_symlink() else path
     try:
-        data = tomli_w.dumps(document).encode("utf-8")
+        data = tomlkit.dumps(document).encode("utf-8")
     except UnicodeEncodeError as exc:  # a lone surrogate in a server's or a tool's name: TOML cannot hold it
         raise ConfigError(
             path, None, f"cannot be written: TOML cannot hold {exc.object[exc.start : exc.end]!r}"

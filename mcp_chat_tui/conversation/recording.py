@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_chat_tui.agent import Agent
 from mcp_chat_tui.agent.events import (
@@ -17,7 +17,6 @@ from mcp_chat_tui.agent.events import (
     CallFinished,
     CallProposed,
     CallStarted,
-    CallStatus,
     CallTask,
     MalformedCall,
     PlannedCall,
@@ -30,16 +29,20 @@ from mcp_chat_tui.agent.events import (
     TurnStarted,
 )
 from mcp_chat_tui.agent.turn import wire_call
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.feedback import MALFORMED_NAME
 from mcp_chat_tui.core.tools import CutForModel, ToolSpec
 from mcp_chat_tui.transcript import Proposal, ServerRequest, ToolResult, TranscriptRecorder
 from mcp_chat_tui.transcript.media import keep_attached_media, keep_media, worth_keeping
 
+if TYPE_CHECKING:
+    from mcp_chat_tui.engine.base import Engine
+
 
 class RecordingSink:
     """Called with every agent event, in order; writes what matters into the transcript."""
 
-    def __init__(self, recorder: TranscriptRecorder, model_label: str, engine: object = None) -> None:
+    def __init__(self, recorder: TranscriptRecorder, model_label: str, engine: Engine | None = None) -> None:
         """``engine``: the one replying, whose generation settings each reply records (when it has them)."""
         self.recorder = recorder
         self.model_label = model_label
@@ -97,7 +100,7 @@ class RecordingSink:
     @record.register
     def _finished(self, event: CallFinished) -> None:
         saver = self.recorder.saver
-        never_sent = event.status is CallStatus.CANCELLED and event.duration is None  # stopped, or not saved
+        never_sent = event.status is CallState.CANCELLED and event.duration is None  # stopped, or not saved
         self.recorder.finished(tool_result(event, saver.path if saver is not None else None), sent=not never_sent)
 
     @record.register
@@ -155,9 +158,9 @@ def pending_calls(
     ]
 
 
-def recorded_settings(engine: object) -> dict[str, Any]:
+def recorded_settings(engine: Engine | None) -> dict[str, Any]:
     """The generation settings a reply of ``engine`` is recorded with (none for an engine that has none)."""
-    generation = getattr(engine, "generation", None)
+    generation = engine.generation if engine is not None else None
     return generation.recorded() if generation is not None else {}
 
 

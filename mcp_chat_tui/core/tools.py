@@ -102,10 +102,6 @@ class ToolSpec:
             },
         }
 
-    def to_anthropic(self) -> dict[str, Any]:
-        """The Anthropic Messages tool format."""
-        return {"name": self.model_name, "description": self.description, "input_schema": self.input_schema}
-
 
 def unique_model_names(specs: list[ToolSpec]) -> list[ToolSpec]:
     """Give every tool a name model APIs accept (``^[a-zA-Z0-9_-]{1,64}$``) that no other tool has.

@@ -16,13 +16,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from mcp_chat_tui.core.paths import package_path
+
 BLAS_ENV = "MCP_CHAT_TUI_BLAS"  # "none" (or "off"): MLX's own BLAS; a path: that library; else the fastest found
 OFF = ("none", "off", "0", "no", "false")
 BUNDLED = "MLX's reference BLAS"
 INSTALL_HINT = (
     "mcp-chat-tui: no optimized BLAS found, so the model runs several times slower on this CPU: "
     "install one with `sudo apt install libopenblas0-pthread` (Fedora: `dnf install openblas`, "
-    "Arch: `pacman -S openblas`) or `pip install mkl`; set MCP_CHAT_TUI_BLAS=none to hide this line"
+    "Arch: `pacman -S openblas`) or `pip install mkl` (the `[mkl]` extra); set MCP_CHAT_TUI_BLAS=none to hide this line"
 )
 
 log = logging.getLogger(__name__)
@@ -35,10 +37,6 @@ class BlasChoice:
     name: str  # "OpenBLAS", "MKL", or BUNDLED
     path: str | None = None  # the library loaded; None for MLX's own
     reason: str = ""  # why MLX's own is used ("" when an optimized one is)
-
-    @property
-    def optimized(self) -> bool:
-        return self.path is not None
 
     @property
     def hint(self) -> str | None:
@@ -72,6 +70,17 @@ def load_blas(setting: str | None = None) -> BlasChoice:
 def blas_in_use() -> BlasChoice | None:
     """What ``load_blas`` chose, or None before it ran."""
     return _loaded
+
+
+def fast_path_hint(model: Path) -> str:
+    """``INSTALL_HINT`` when the model at ``model`` is a real one (not the bundled demo, which needs no
+    fast BLAS) and MLX computes on the CPU with its reference BLAS because none was found; else ""."""
+    choice = blas_in_use()
+    if choice is None or choice.hint is None or model.resolve() == package_path("demo", "model").resolve():
+        return ""
+    import mlx.core as mx  # loaded by now: the model is
+
+    return choice.hint if mx.default_device().type == mx.DeviceType.cpu else ""
 
 
 def _choose(setting: str) -> BlasChoice:

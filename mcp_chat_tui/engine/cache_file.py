@@ -31,6 +31,7 @@ from mcp_chat_tui.core.files import (
     regular_file,
 )
 from mcp_chat_tui.core.paths import PARTIAL_SUFFIX, is_partial_cache, prompt_cache_path, remove_partial
+from mcp_chat_tui.engine.base import Engine
 
 FORMAT = "mcp-chat-tui prompt cache 1"
 SAMPLE_BYTES = 1 << 20  # of a weight file, the first and last MiB go into the fingerprint (with its size and time)
@@ -259,9 +260,7 @@ class CacheKeeper:
         self._written = (file.path, list(tokens))
 
 
-def keep_cache_beside(engine: Any, conversation: Path | None, *, save: bool = True) -> None:
+def keep_cache_beside(engine: Engine, conversation: Path | None, *, save: bool = True) -> None:
     """Have ``engine`` keep its KV cache beside the file ``conversation`` (None: stop); engines
     without a KV cache of their own (a remote server's) have nothing to keep."""
-    keep = getattr(engine, "keep_cache_in", None)
-    if keep is not None:
-        keep(conversation, save=save)
+    engine.keep_cache_in(conversation, save=save)

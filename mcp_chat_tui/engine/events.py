@@ -12,8 +12,6 @@ from typing import Any
 
 from mcp_chat_tui.core.errors import UserFacingError
 
-FINISH_REASONS = ("stop", "length", "tool_calls", "cancelled", "stop_sequence")
-LOAD_STAGES = ("download", "convert", "load", "ready")
 STAGE_WORDS = {"download": "downloading", "convert": "converting GGUF", "load": "loading", "ready": "ready"}
 
 

@@ -38,7 +38,6 @@ from mcp_chat_tui.engine.prefix_cache import PrefixStore
 
 LLAMA_CPP = "llama.cpp"
 MLX = "mlx"
-ENGINES = ("auto", MLX, LLAMA_CPP)
 DEFAULT_CONTEXT_CAP = 16384  # llama.cpp allocates the whole KV cache at start: a model's 128k would take gigabytes
 _BATCH = 512  # prompt tokens per llama.cpp decode: prefill stops between batches
 _PENALTY_WINDOW = 20  # tokens the repetition penalty looks back over (as mlx-lm's default)
@@ -162,8 +161,6 @@ class Token:
 
 class LlamaCppEngine(MlxEngine):
     """A GGUF model through llama.cpp; ``await load()``, then ``async for event in stream(...)``."""
-
-    engine_name = LLAMA_CPP
 
     @property
     def compute_label(self) -> str:

@@ -14,7 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from mcp_chat_tui.engine.blas import blas_in_use, load_blas
+from mcp_chat_tui.engine.base import Engine
+from mcp_chat_tui.engine.blas import blas_in_use, fast_path_hint, load_blas
 from mcp_chat_tui.engine.cache_file import CacheFile, CacheKeeper, common_prefix, model_key
 from mcp_chat_tui.engine.compute import ComputeChoice
 from mcp_chat_tui.engine.compute import prepare as prepare_compute
@@ -51,7 +52,7 @@ from mcp_chat_tui.engine.thread_load import ThreadLoad
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 
 
-class MlxEngine:
+class MlxEngine(Engine):
     """The local engine: ``await load()``, then ``async for event in stream(messages, tools)``."""
 
     def __init__(self, model: str, settings: EngineSettings | None = None, **overrides: Any) -> None:
@@ -231,6 +232,7 @@ class MlxEngine:
         report(LoadProgress("load", 0, size, f"loading {name}"))
         model, tokenizer = load_model_and_tokenizer(name, path)
         self.compute = prepare_compute(model, self.settings.compute_dtype)
+        self.speed_hint = fast_path_hint(path)
         self._model_defaults = read_model_defaults(path)
         self.generation = self._generation()
         self._model, self._tokenizer = model, tokenizer

@@ -20,6 +20,7 @@ from typing import Any
 import httpx2
 
 from mcp_chat_tui.core.redact import shown_url, without_url_secrets
+from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import (
     Done,
     EngineError,
@@ -39,7 +40,7 @@ from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 _CHAT_PATH = "/chat/completions"
 
 
-class OpenAIEngine:
+class OpenAIEngine(Engine):
     """Chat completions over HTTP: ``OpenAIEngine("http://127.0.0.1:8080/v1", "my-model")``."""
 
     def __init__(

@@ -156,21 +156,6 @@ class ToolCalls(TaskCalls):
         """A resumed task that cannot be reached is lost to this run, whatever kept it from being reached."""
         return FailureKind.TASK_LOST if call.resume_task else kind
 
-    async def call_model_tool(self, model_name: str, arguments: dict[str, Any] | None = None) -> ToolCallResult:
-        """Call a tool by the name the model used for it."""
-        spec = self.find_tool(model_name)
-        if spec is None:
-            return ToolCallResult(
-                server="",
-                tool=model_name,
-                arguments=dict(arguments or {}),
-                started_at=datetime.now(),
-                duration=0.0,
-                failure=ToolFailure(FailureKind.UNKNOWN_TOOL, f"no server offers a tool named {model_name!r}"),
-                is_error=True,
-            )
-        return await self.call_tool(spec.server, spec.name, arguments)
-
     def _refusal(self, call: _Call, rt: Any) -> tuple[FailureKind, str] | None:
         """Why ``call`` cannot go to its server now (not ready, no such tool), or None."""
         server, tool = call.server, call.tool

@@ -19,7 +19,6 @@ from mcp_types import (
     CreateMessageRequestParams,
     CreateMessageResult,
     CreateMessageResultWithTools,
-    ElicitRequestFormParams,
     ElicitRequestParams,
     ElicitRequestURLParams,
     ElicitResult,
@@ -90,21 +89,6 @@ class SamplingLimit:
             )
         self._asked.setdefault(server, deque()).append(self._clock())
         return None
-
-
-def describe_request(params: CreateMessageRequestParams | ElicitRequestParams) -> str:
-    """One line naming what a server asks, for notices and stderr."""
-    if isinstance(params, CreateMessageRequestParams):
-        tools = f", {len(params.tools)} tool(s)" if params.tools else ""
-        return f"a sample of the model ({len(params.messages)} message(s), up to {params.max_tokens} tokens{tools})"
-    if isinstance(params, ElicitRequestFormParams):
-        return "an answer to a form"
-    return "a visit to a URL"
-
-
-def error_text(answer: Any) -> str:
-    """The message of an ``ErrorData`` answer ("" for any other)."""
-    return answer.message if isinstance(answer, ErrorData) else ""
 
 
 class RequestDesk:

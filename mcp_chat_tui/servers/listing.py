@@ -18,7 +18,6 @@ from typing import Any
 
 import mcp_types
 from mcp import Client
-from mcp.shared.dispatcher import CallOptions
 from mcp.shared.inbound import find_invalid_x_mcp_header
 from mcp_types.methods import validate_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -27,9 +26,9 @@ from pydantic import ValidationError
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.text import one_line
 from mcp_chat_tui.core.tools import ToolSpec
+from mcp_chat_tui.servers.sdk_private import LEGACY_VERSION, absorb_tool_listing, noting_absorbed_pages, raw_result
 
 MAX_TITLE_CHARS = 60  # of a tool's title, which is shown in one line where its name would be
-LEGACY_VERSION = "2025-11-25"  # what the SDK validates against before a version is negotiated
 BAD_HEADER_PROBLEM = (
     "has an invalid x-mcp-header ({reason}), and a 2026-07-28 client must not call such a tool: "
     "not offered to the model"
@@ -87,24 +86,17 @@ def _noting_dropped_tools(client: Client, listing: ToolListing) -> Iterator[None
     """On 2026-07-28 the SDK takes every tool with an invalid ``x-mcp-header`` out of a page it absorbs
     (the spec: a client must not call one), saying so only in its log: note each in
     ``listing.unsupported`` with why, as it absorbs the page."""
-    session = client.session
     if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         yield
         return
-    absorb = session._absorb_tool_listing  # noqa: SLF001
 
-    def noting(result: mcp_types.ListToolsResult, *, complete: bool) -> mcp_types.ListToolsResult:
+    def note(result: mcp_types.ListToolsResult) -> None:
         for tool in result.tools:
             if (reason := find_invalid_x_mcp_header(tool.input_schema)) is not None:
                 listing.unsupported.append(RefusedTool(tool.name, BAD_HEADER_PROBLEM.format(reason=reason)))
-        return absorb(result, complete=complete)
 
-    session._absorb_tool_listing = noting  # type: ignore[method-assign]  # noqa: SLF001
-    try:
+    with noting_absorbed_pages(client.session, note):
         yield
-    finally:
-        if vars(session).get("_absorb_tool_listing") is noting:  # the class's own again
-            del session._absorb_tool_listing  # noqa: SLF001
 
 
 async def _list_page_tool_by_tool(client: Client, cursor: str | None, listing: ToolListing) -> str | None:
@@ -127,25 +119,16 @@ async def _list_page_tool_by_tool(client: Client, cursor: str | None, listing: T
     except ValidationError as exc:
         raise ToolListError(f"the tools/list result is malformed: {_problem(exc)}") from None
     page.tools = kept
-    # What the SDK's own list_tools does with a page it accepted (output schemas, header maps).
-    complete = cursor is None and page.next_cursor is None
-    client.session._absorb_tool_listing(page, complete=complete)  # noqa: SLF001
+    absorb_tool_listing(client.session, page, complete=cursor is None and page.next_cursor is None)
     listing.tools.extend(page.tools)
     return page.next_cursor
 
 
 async def _raw_tools_page(client: Client, cursor: str | None) -> dict[str, Any]:
-    """One ``tools/list`` page as the server sent it: the SDK session's own request path
-    (its per-version stamp and read timeout) up to, not including, the whole-result check."""
-    session = client.session
+    """One ``tools/list`` page as the server sent it (``sdk_private.raw_result``: the SDK has no
+    public way to a page its whole-result check refuses)."""
     request = mcp_types.ListToolsRequest(params=mcp_types.PaginatedRequestParams(cursor=cursor))
-    data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-    options: CallOptions = {}
-    session._stamp(data, options)  # noqa: SLF001
-    timeout = session._session_read_timeout_seconds  # noqa: SLF001
-    if timeout is not None:
-        options["timeout"] = timeout
-    raw = await session._dispatcher.send_raw_request("tools/list", data.get("params"), options)  # noqa: SLF001
+    raw = await raw_result(client.session, request)
     if not isinstance(raw, Mapping):
         raise ToolListError(f"the tools/list result is not an object: {_excerpt(raw)}")
     return dict(raw)

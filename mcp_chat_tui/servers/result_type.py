@@ -20,9 +20,10 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
-from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCResponse
+
+from mcp_chat_tui.servers.sdk_private import TransportStreams
 
 RESULT_TYPE = "resultType"
 COMPLETE = "complete"

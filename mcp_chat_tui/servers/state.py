@@ -105,10 +105,6 @@ class ServerStatus:
     log: ServerLog = field(default_factory=ServerLog)  # its notifications/message, bounded
     log_level: str = DEFAULT_LOG_LEVEL  # the least level it is asked to send
 
-    @property
-    def mean_latency(self) -> float | None:
-        return self.total_latency / self.call_count if self.call_count else None
-
     def summary(self) -> str:
         """One line for logs and plain output: state and, when it failed, why."""
         text = f"{self.name}: {self.state.value}"

@@ -28,13 +28,19 @@ import mcp_types
 import pydantic_core
 from mcp import StdioServerParameters
 from mcp.client import stdio as sdk_stdio
-from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 from mcp_types import PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCNotification
 from pydantic import ValidationError
 from pydantic_core import InitErrorDetails
 
 from mcp_chat_tui.servers.noise import MessageTooLong, noise_line, outline, unreadable_message
+from mcp_chat_tui.servers.sdk_private import (
+    TransportStreams,
+    drain_stdout,
+    executable_command,
+    spawn_server,
+    stop_server,
+)
 from mcp_chat_tui.servers.stdout_lines import MessageLines, OverlongLine
 
 log = logging.getLogger(__name__)
@@ -113,8 +119,8 @@ async def stdio_streams(
 ) -> AsyncIterator[TransportStreams]:
     """Start the server as the SDK does (``on_spawn`` hears of its process at once) and exchange
     messages with it; on leaving, stop it as the SDK does (stdin closed, then SIGTERM, SIGKILL)."""
-    command = await sdk_stdio._get_executable_command(server.command)
-    process = await sdk_stdio._create_platform_compatible_process(
+    command = await executable_command(server.command)
+    process = await spawn_server(
         command=command,
         args=server.args,
         env=sdk_stdio.get_default_environment() | (server.env or {}),
@@ -156,7 +162,7 @@ class _Pipes:
                 try:
                     await self._deliver()
                 finally:
-                    await sdk_stdio._drain_stdout(self.process)
+                    await drain_stdout(self.process)
         except anyio.ClosedResourceError:
             pass  # the shutdown closed stdout under the read
         except (anyio.BrokenResourceError, ConnectionError):
@@ -199,7 +205,7 @@ class _Pipes:
         self.write_stream.close()
         with anyio.move_on_after(WRITER_FLUSH_SECONDS):
             await self.writer_done.wait()
-        await sdk_stdio._stop_server_process(self.process)
+        await stop_server(self.process)
         for stream in (self.read_stream, self.write_stream, self.read_writer, self.write_reader):
             await stream.aclose()
         await anyio.lowlevel.checkpoint()

@@ -23,15 +23,15 @@ from typing import Any, cast
 
 import mcp_types
 from mcp import Client
-from mcp.client.client import _evicting_message_handler
 from mcp.client.session import ClientRequestContext, ClientResponse, ClientSession
-from mcp.shared.dispatcher import CallOptions, DispatchContext
+from mcp.shared.dispatcher import DispatchContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import methods as sdk_methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcp_chat_tui.servers.client_tasks import TASK_METHODS, ClientTasks
+from mcp_chat_tui.servers.sdk_private import LEGACY_VERSION, evicting_message_handler, negotiated_version, send_raw
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class TaskSession(ClientSession):
         self.client_tasks = ClientTasks()
 
     def _modern(self) -> bool:
-        return self._negotiated_version in MODERN_PROTOCOL_VERSIONS
+        return negotiated_version(self) in MODERN_PROTOCOL_VERSIONS
 
     async def call_tool_as_task(
         self, name: str, arguments: dict[str, Any], *, ttl_ms: int, meta: dict[str, Any] | None = None
@@ -72,12 +72,8 @@ class TaskSession(ClientSession):
 
     async def _send_unchecked(self, request: mcp_types.Request[Any, Any]) -> dict[str, Any]:
         """``send_request`` without its check of the answer against the method's usual result."""
-        data = request.model_dump(by_alias=True, mode="json", exclude_none=True)
-        options: CallOptions = {}
-        self._stamp(data, options)
-        if self._session_read_timeout_seconds is not None:
-            options["timeout"] = self._session_read_timeout_seconds
-        return dict(await self._dispatcher.send_raw_request(data["method"], data.get("params"), options))
+        raw: dict[str, Any] = dict(await send_raw(self, request))
+        return raw
 
     def _build_capabilities(self, version: str) -> mcp_types.ClientCapabilities:
         capabilities = super()._build_capabilities(version)
@@ -96,7 +92,7 @@ class TaskSession(ClientSession):
 
     def _start_client_task(self, dctx: DispatchContext[Any], method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """A sampling or elicitation request asking for a task: the task now, the answer as its result."""
-        version = self._negotiated_version or "2025-11-25"
+        version = negotiated_version(self) or LEGACY_VERSION
         try:
             request = cast(Any, sdk_methods.parse_server_request(method, version, params))
         except (KeyError, ValidationError) as exc:
@@ -145,7 +141,7 @@ class TaskClient(Client):
         dispatcher = await self._connect(exit_stack, self.mode, self.raise_exceptions)
         message_handler = self.message_handler
         if self._response_cache is not None:
-            message_handler = _evicting_message_handler(self._response_cache, self.message_handler)
+            message_handler = evicting_message_handler(self._response_cache, self.message_handler)
         return TaskSession(
             dispatcher=dispatcher,
             read_timeout_seconds=self.read_timeout_seconds,

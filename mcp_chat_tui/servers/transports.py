@@ -11,10 +11,7 @@ from typing import Any, TextIO
 import httpx2
 from mcp import StdioServerParameters
 from mcp.client import sse as sdk_sse
-from mcp.client import stdio as sdk_stdio
-from mcp.client._memory import InMemoryTransport
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client, sse_within_origin
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, PARSE_ERROR
 from pydantic import ValidationError
@@ -22,6 +19,13 @@ from pydantic import ValidationError
 from mcp_chat_tui.core.redact import without_url_secrets
 from mcp_chat_tui.servers.result_type import complete_by_default
 from mcp_chat_tui.servers.results import validation_problems
+from mcp_chat_tui.servers.sdk_private import (
+    InMemoryTransport,
+    create_mcp_http_client,
+    read_sse_events_with,
+    set_stdio_graces,
+    sse_within_origin,
+)
 from mcp_chat_tui.servers.stdio_transport import stdio_streams
 from mcp_chat_tui.servers.stdout_lines import line_limit
 from mcp_chat_tui.servers.watchdog import server_watchdog
@@ -45,8 +49,7 @@ async def stdio_transport(
     reads these module settings when it stops a server), and the server's process group watched
     from spawn to stop, so neither it nor its children outlive the app. ``on_spawn`` hears of the
     process as soon as it exists."""
-    sdk_stdio.PROCESS_TERMINATION_TIMEOUT = SERVER_EXIT_GRACE
-    sdk_stdio.FORCE_KILL_TIMEOUT = SERVER_KILL_GRACE
+    set_stdio_graces(SERVER_EXIT_GRACE, SERVER_KILL_GRACE)
     params = StdioServerParameters(
         command=config.command,
         args=list(config.args),
@@ -111,7 +114,7 @@ async def http_transport(
 
 def sse_transport(url: str, headers: dict[str, str], auth: httpx2.Auth | None = None) -> Any:
     """The SDK's SSE transport, with stdio's limit on one message (``_sse_events``)."""
-    sdk_sse.sse_within_origin = _sse_events  # type: ignore[attr-defined]
+    read_sse_events_with(_sse_events)
     return complete_by_default(sdk_sse.sse_client(url, headers=headers or None, auth=auth))
 
 

@@ -2,7 +2,7 @@
 
 from mcp_chat_tui.transcript.format import TranscriptError, parse, render
 from mcp_chat_tui.transcript.lock import TranscriptInUse, TranscriptLock
-from mcp_chat_tui.transcript.messages import to_anthropic_messages, to_openai_messages
+from mcp_chat_tui.transcript.messages import to_openai_messages
 from mcp_chat_tui.transcript.model import Exchange, Proposal, ServerRequest, Step, ToolResult, Transcript
 from mcp_chat_tui.transcript.recorder import TranscriptRecorder
 from mcp_chat_tui.transcript.store import (
@@ -35,7 +35,6 @@ __all__ = [
     "recent_conversations",
     "render",
     "save_problem",
-    "to_anthropic_messages",
     "to_openai_messages",
     "write_atomically",
     "write_export",

@@ -1,12 +1,12 @@
-"""Rebuild what the model is sent from a transcript alone: OpenAI chat messages, and Anthropic's shape."""
+"""Rebuild what the model is sent from a transcript alone, as OpenAI chat messages."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from mcp_chat_tui.core.attachments import user_content
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.feedback import answer_prompt, feedback_message, written_reply
 from mcp_chat_tui.transcript.model import Step, Transcript
 
@@ -51,58 +51,9 @@ def step_messages(step: Step, question: Mapping[str, Any] | None = None) -> list
                 }
             )
     told = [proposal.result.content for proposal in malformed if proposal.result is not None]
-    repeated = any(proposal.result is not None and proposal.result.status == "repeated" for proposal in calls)
+    repeated = any(proposal.result is not None and proposal.result.status == CallState.REPEATED for proposal in calls)
     if repeated and question is not None:  # None: these repeats ended the turn, the model was not asked again
         told.append(answer_prompt(question))
     if told and all(proposal.result is not None for proposal in calls):
         messages.append(feedback_message(told))
     return messages
-
-
-def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
-    """OpenAI-shaped messages as Anthropic Messages: (system, messages).
-
-    Assistant ``tool_calls`` become ``tool_use`` blocks; consecutive ``tool``
-    messages become one user message of ``tool_result`` blocks (a user prompt
-    right after them joins that message, after the results, as the API requires).
-    """
-    system: str | None = None
-    converted: list[dict[str, Any]] = []
-
-    def user_blocks() -> list[dict[str, Any]]:
-        if converted and converted[-1]["role"] == "user":
-            return converted[-1]["content"]
-        converted.append({"role": "user", "content": []})
-        return converted[-1]["content"]
-
-    for message in messages:
-        role = message.get("role")
-        if role == "system":
-            system = message.get("content") or None
-        elif role == "user":
-            user_blocks().append({"type": "text", "text": message.get("content", "")})
-        elif role == "tool":
-            content = message.get("content", "")
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message["tool_call_id"], "content": content}
-            if content.startswith("Error"):
-                block["is_error"] = True
-            user_blocks().append(block)
-        elif role == "assistant":
-            blocks: list[dict[str, Any]] = []
-            if message.get("content"):
-                blocks.append({"type": "text", "text": message["content"]})
-            for call in message.get("tool_calls") or []:
-                function = call.get("function", {})
-                arguments = function.get("arguments", "{}")
-                if isinstance(arguments, str):
-                    try:
-                        arguments = json.loads(arguments)
-                    except ValueError:
-                        arguments = {"raw": arguments}
-                if not isinstance(arguments, dict):
-                    arguments = {"value": arguments}
-                blocks.append(
-                    {"type": "tool_use", "id": call["id"], "name": function.get("name", ""), "input": arguments}
-                )
-            converted.append({"role": "assistant", "content": blocks})
-    return system, converted

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from mcp_chat_tui.core.attachments import Attachment
+from mcp_chat_tui.core.call_state import OUTCOME_WORDS, CallState
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.feedback import MALFORMED_NAME
 from mcp_chat_tui.core.progress import ToolProgress
@@ -21,7 +22,7 @@ from mcp_chat_tui.core.tools import CutForModel
 
 CHOICES = ("yo", "ya", "yO", "yA", "n", "nA", "auto")
 ALLOWING = ("yo", "ya", "yO", "yA", "auto")
-STATUSES = ("done", "error", "timeout", "denied", "malformed", "cancelled", "interrupted", "repeated")
+STATUSES = OUTCOME_WORDS  # a result's status: how its call ended
 UNFINISHED = "unfinished"  # ``Exchange.end`` while the reply is under way; read back, the app ended during it
 
 
@@ -31,7 +32,7 @@ class ToolResult:
 
     name: str
     call_id: str
-    status: str = "done"
+    status: str = CallState.DONE.value  # an outcome word (OUTCOME_WORDS)
     content: str = ""
     server: str = ""
     duration: float | None = None

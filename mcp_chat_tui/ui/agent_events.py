@@ -295,7 +295,7 @@ class AgentEventView(MessagePump):
     def _thread_load(self) -> Any:
         """How busy generating keeps this process (``Engine``'s optional ``thread_load``): None
         for a model that does not run in it."""
-        return getattr(self.engine, "thread_load", None)
+        return self.engine.thread_load
 
     def _model_cost(self) -> float:
         """What each second of this thread's CPU costs the model while it generates, from how busy

@@ -15,29 +15,18 @@ from mcp_chat_tui.agent.events import (
     CallFinished,
     CallProgress,
     CallStarted,
-    CallStatus,
     CallTask,
     MalformedCall,
     PlannedCall,
     ResultCut,
 )
 from mcp_chat_tui.agent.turn import repeat_reason
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.ui.format import DisplayClock
-from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord, CallState
+from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
 from mcp_chat_tui.ui.widgets.media import MediaView, StructuredPreview
 from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
-
-FINISHED_STATE = {
-    CallStatus.DONE: CallState.DONE,
-    CallStatus.ERROR: CallState.ERROR,
-    CallStatus.TIMEOUT: CallState.TIMEOUT,
-    CallStatus.DENIED: CallState.DENIED,
-    CallStatus.MALFORMED: CallState.MALFORMED,
-    CallStatus.CANCELLED: CallState.CANCELLED,
-    CallStatus.INTERRUPTED: CallState.INTERRUPTED,
-    CallStatus.REPEATED: CallState.REPEATED,
-}
 
 
 class CallStore:
@@ -158,7 +147,7 @@ class CallStore:
 
     def finished(self, event: CallFinished) -> CallRecord | None:
         """The call's outcome into its record; returns the record (None for a malformed call)."""
-        if event.status is CallStatus.MALFORMED:
+        if event.status is CallState.MALFORMED:
             record = self.malformed.pop(event.call.id, None)
             if record is not None:
                 record.content_for_model = event.content_for_model
@@ -167,7 +156,7 @@ class CallStore:
         if record is None:
             return None
         record.duration = event.duration
-        if event.status is CallStatus.CANCELLED and event.duration is None:  # never sent after all
+        if event.status is CallState.CANCELLED and event.duration is None:  # never sent after all
             record.started_at = record.started_clock = None
         record.result = event.result
         if event.result is not None and event.result.progress is not None:
@@ -178,7 +167,7 @@ class CallStore:
         record.repeat_of = event.repeat_of
         if event.result is None:
             record.reason = repeat_reason(event.repeat_of) if event.repeat_of else event.content_for_model
-        self.update(record, state=FINISHED_STATE[event.status])
+        self.update(record, state=event.status)
         return record
 
     def cut_for_model(self, event: ResultCut) -> None:

@@ -16,6 +16,7 @@ from textual import events
 from textual.app import App
 
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
+from mcp_chat_tui.ui.textual_private import key_bindings
 
 
 class DialogKeyGuard:
@@ -35,7 +36,7 @@ class DialogKeyGuard:
         if not isinstance(dialog, DecidingScreen) or dialog.takes(event):
             return True
         if isinstance(event, events.Key) and not event.is_forwarded:
-            if any(binding.priority for binding in self._bindings.key_to_bindings.get(event.key, ())):
+            if any(binding.priority for binding in key_bindings(self, event.key)):
                 return True  # Ctrl+C: the app's own, never the dialog's
         if not event.is_forwarded:
             dialog.hand_back(event)

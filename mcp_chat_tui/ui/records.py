@@ -5,48 +5,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from enum import Enum
 from typing import Any
 
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.tools import ToolCallResult
 
-
-class CallState(str, Enum):
-    PROPOSED = "proposed"
-    AWAITING = "awaiting approval"
-    RUNNING = "running"
-    DONE = "done"
-    ERROR = "error"
-    DENIED = "denied"
-    TIMEOUT = "timed out"
-    MALFORMED = "malformed"
-    CANCELLED = "cancelled"
-    INTERRUPTED = "interrupted"  # started in an earlier run that ended first: it may or may not have run
-    REPEATED = "repeated"  # not run: the same call already ran in this turn, the model was given its result
-
-    @property
-    def finished(self) -> bool:
-        return self not in (CallState.PROPOSED, CallState.AWAITING, CallState.RUNNING)
-
-
 RUN_UNSAVED_NOTE = "; run unsaved (its start could not be saved first)"  # after a record's ``allowed_by``
-
-STATE_GLYPH = {
-    CallState.PROPOSED: "·",
-    CallState.AWAITING: "?",
-    CallState.RUNNING: "▶",
-    CallState.DONE: "✓",
-    CallState.ERROR: "✗",
-    CallState.DENIED: "⊘",
-    CallState.TIMEOUT: "⏱",
-    CallState.MALFORMED: "!",
-    CallState.CANCELLED: "■",
-    CallState.INTERRUPTED: "↯",
-    CallState.REPEATED: "↻",
-}
 
 
 @dataclass

@@ -46,7 +46,9 @@ class StartUp:
             self._fatal(f"cannot load model {self.model_label!r}: {exc}")
             return
         self._model_loading = False
-        self.status_bar.compute = getattr(self.engine, "compute_label", "")
+        self.status_bar.compute = self.engine.compute_label
+        if self.engine.speed_hint:  # a real model on a CPU without a fast BLAS: how to get one, once
+            self.notify(self.engine.speed_hint, title="the model could run faster", severity="warning", timeout=30)
         self._show_start_up()
         await self._servers_settled(servers)
         if self._shut_down or self.fatal_error is not None:  # leaving: the servers were stopped, not started

@@ -9,6 +9,8 @@ from types import ModuleType
 from textual.app import App
 from textual.widget import Widget
 
+from mcp_chat_tui.ui.textual_private import default_css
+
 
 def widget_classes(*modules: ModuleType) -> list[type[Widget]]:
     """The widget classes ``modules`` define (nested ones too, e.g. ``Collapsible.Contents``) or
@@ -32,6 +34,5 @@ def preload_styles(app: App, classes: Iterable[type[Widget]]) -> None:
     mounting a first widget of each would; the sheet is parsed once, when next applied."""
     stylesheet = app.stylesheet
     for cls in classes:
-        # ``_get_default_css`` reads nothing but the class: a bare instance is enough
-        for read_from, css, tie_breaker, scope in cls.__new__(cls)._get_default_css():
+        for read_from, css, tie_breaker, scope in default_css(cls):
             stylesheet.add_source(css, read_from=read_from, is_default_css=True, tie_breaker=tie_breaker, scope=scope)

@@ -13,6 +13,7 @@ from textual.theme import Theme
 from mcp_chat_tui.config import save_setting
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
+from mcp_chat_tui.ui.textual_private import refresh_truecolor_filter
 
 DEFAULT_THEME = "mcp-dark"
 
@@ -93,7 +94,7 @@ class ThemeSettings:
             classes = {name: False for name in self.classes if name.startswith("-theme-")}
             classes.update({f"-theme-{theme.name}": True, "-dark-mode": theme.dark, "-light-mode": not theme.dark})
             self.update_classes(classes, update=False)
-            self._refresh_truecolor_filter(self.ansi_theme)
+            refresh_truecolor_filter(self)
 
     def _report_theme_problems(self) -> None:
         for problem in self._theme_problems:

@@ -9,25 +9,16 @@ from mcp_chat_tui.agent.budget import cut_label
 from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import ApprovalChoice
 from mcp_chat_tui.agent.turn import repeat_reason
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
 from mcp_chat_tui.ui.call_store import CallStore
-from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord, CallState
+from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord
 from mcp_chat_tui.ui.widgets.attachments import user_message
 from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, ChatLog, Notice, UserMessage
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.reply import AssistantReply
 
 MAX_EARLIER_CALLS_LISTED = 1000  # calls of exchanges not shown in the chat that the sidebar lists (the last)
-STATUS_STATE = {
-    "done": CallState.DONE,
-    "error": CallState.ERROR,
-    "timeout": CallState.TIMEOUT,
-    "denied": CallState.DENIED,
-    "malformed": CallState.MALFORMED,
-    "cancelled": CallState.CANCELLED,
-    "interrupted": CallState.INTERRUPTED,
-    "repeated": CallState.REPEATED,
-}
 STOPPED_NOTE = "■ stopped"  # under a reply the user stopped, live and after a resume
 
 
@@ -52,7 +43,7 @@ def allowed_by_for(proposal: Proposal) -> str:
 
 def call_state_for(proposal: Proposal) -> CallState:
     if proposal.result is not None:
-        return STATUS_STATE.get(proposal.result.status, CallState.DONE)
+        return CallState(proposal.result.status)  # the transcript reads only outcome words
     if proposal.interrupted:
         return CallState.INTERRUPTED
     return CallState.PROPOSED if proposal.choice else CallState.AWAITING
@@ -159,7 +150,7 @@ def _add_proposal_record(calls: CallStore, proposal: Proposal) -> CallRecord:
         record.progress = result.progress
         record.content_for_model = result.content
         record.loaded_parts, record.loaded_structured = result.parts, result.structured
-        record.reason = "" if result.status == "done" else result.content
+        record.reason = "" if result.status == CallState.DONE else result.content
         if result.repeat_of:
             record.repeat_of, record.reason = result.repeat_of, repeat_reason(result.repeat_of)
         if result.cut is not None:

@@ -40,9 +40,9 @@ LISTINGS_SERVED = [0]  # tools/list readings from the first page answered so far
 MARKUP_DESCRIPTION = "[red]red[/red] \x1b[31mansi\x1b[0m [link=http://evil]click[/link]"
 
 
-def lying_tools(extra: list[dict[str, Any]], page_size: int):
+def lying_tools(extra: list[dict[str, Any]], page_size: int, envelope: dict[str, Any] | None = None):
     """A middleware that adds ``extra`` raw tools after the real ones in every ``tools/list``
-    result, and serves the list in pages of ``page_size`` (0: one page)."""
+    result, and serves the list in pages of ``page_size`` (0: one page), with ``envelope``'s keys beside them."""
 
     async def middleware(ctx, call_next):
         result = await call_next(ctx)
@@ -51,7 +51,7 @@ def lying_tools(extra: list[dict[str, Any]], page_size: int):
         if not (ctx.params or {}).get("cursor"):
             LISTINGS_SERVED[0] += 1
         tools = [*result.get("tools", []), *extra]
-        result = {key: value for key, value in result.items() if key not in ("tools", "nextCursor")}
+        result = {key: value for key, value in result.items() if key not in ("tools", "nextCursor")} | (envelope or {})
         if not page_size:
             return {**result, "tools": tools}
         start = int((ctx.params or {}).get("cursor") or 0)
@@ -78,7 +78,10 @@ def build(args: argparse.Namespace) -> "MCPServer":
 
     extra: list[dict[str, Any]] = list(BAD_TOOLS) if args.bad_tools else []
     server = MCPServer(
-        name="hostile", version="1.0", log_level="WARNING", middleware=[lying_tools(extra, args.page_size)]
+        name="hostile",
+        version="1.0",
+        log_level="WARNING",
+        middleware=[lying_tools(extra, args.page_size, {"ttlMs": args.ttl_ms} if args.ttl_ms is not None else None)],
     )
 
     @server.tool(structured_output=False)
@@ -124,6 +127,7 @@ def main() -> None:
     parser.add_argument("--markup", action="store_true", help="markup and escape sequences in a description")
     parser.add_argument("--extra-tools", type=int, default=0)
     parser.add_argument("--page-size", type=int, default=0, help="serve tools/list in pages of this many tools")
+    parser.add_argument("--ttl-ms", type=int, default=None, help="a ttlMs in every tools/list result (a cache hint)")
     parser.add_argument("--banner", default="", help="write this to stdout before serving")
     parser.add_argument("--garbage", action="store_true", help="write bytes that are not UTF-8 to stdout first")
     parser.add_argument("--then-hang", action="store_true", help="after the banner or garbage, never answer")

@@ -24,12 +24,12 @@ from functools import partial
 from typing import TypeVar
 
 from textual import events
-from textual._time import get_time  # the clock of ``Message.time``
 from textual.app import App
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, TextArea
 
 from mcp_chat_tui.core.arming import ARMING_DELAY
+from mcp_chat_tui.ui.textual_private import forward_event, get_time
 
 UNARMED_NOTICE = f"keys active in {ARMING_DELAY:g} s"
 
@@ -113,7 +113,7 @@ class DecidingScreen(ModalScreen[ResultType]):
         if not isinstance(field, (Input, TextArea)) or isinstance(field, TextArea) and field.read_only:
             return
         if isinstance(event, events.Paste) or (event.is_printable and event.character):
-            field._forward_event(event)  # into its queue, behind the keys it already has
+            forward_event(field, event)  # into its queue, behind the keys it already has
         elif event.key == "backspace":
             field.call_later(field.action_delete_left)
 

@@ -54,7 +54,7 @@ def call_report(record: CallRecord, clock: DisplayClock) -> str:
         f"tool: {record.tool}",
         f"server: {record.server}",
         f"call id: {record.call_id}" + (f" (the model's id: {record.given_id})" if record.given_id else ""),
-        f"state: {record.state.value}",
+        f"state: {record.state.label}",
         f"allowed by: {record.allowed_by or '-'}",
         f"proposed: {clock.time(record.proposed_at)}",
         f"started: {clock.time(record.started_at) if record.started_at else '-'}",
@@ -125,7 +125,7 @@ class CallDetailScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="detail-box"):
             title = literal(self.record.shown_tool, "bold")
-            title.append_text(literal(f" on {self.record.server}  ·  {self.record.state.value}", "dim"))
+            title.append_text(literal(f" on {self.record.server}  ·  {self.record.state.label}", "dim"))
             yield Static(title, classes="detail-title")
             with VerticalScroll(classes="detail-body"):
                 yield Static(literal(call_report(self.record, self.clock)))

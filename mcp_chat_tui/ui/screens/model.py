@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from mcp_chat_tui.engine import DEFAULT_SOURCE, GenerationSettings
+from mcp_chat_tui.engine import DEFAULT_SOURCE, Engine, GenerationSettings
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.widgets.sidebar import ListTable
 
@@ -19,12 +19,12 @@ CSS = Path(__file__).with_name("detail.tcss")
 PRECEDENCE = "A flag (--temp, --max-tokens, --seed) wins over config.toml ([models.\"<id>\"], then [model]), which wins over the model's generation_config.json, which wins over the app's default."
 
 
-def engine_line(engine: object) -> str:
+def engine_line(engine: Engine) -> str:
     """How the model runs: on this machine with MLX (and what it computes in), or at an endpoint."""
-    endpoint = getattr(engine, "endpoint", None)
+    endpoint = engine.endpoint
     if endpoint:
         return f"served by {endpoint} (settings left at their default are the app's; the server may apply its own)"
-    compute = getattr(engine, "compute_label", "")
+    compute = engine.compute_label
     return "local, MLX" + (f" · {compute}" if compute else "")
 
 
@@ -34,7 +34,7 @@ class ModelDetailScreen(ModalScreen[None]):
     CSS_PATH = CSS
     BINDINGS = [Binding("escape,q", "dismiss", "Close", id="model_detail.close")]
 
-    def __init__(self, model_label: str, engine: object) -> None:
+    def __init__(self, model_label: str, engine: Engine) -> None:
         super().__init__()
         self.model_label = model_label
         self.engine = engine
@@ -46,7 +46,7 @@ class ModelDetailScreen(ModalScreen[None]):
             yield Static(title, classes="detail-title")
             yield ListTable(id="model-settings")
             notes = PRECEDENCE
-            if getattr(self.engine, "loaded", True) is False:
+            if not self.engine.loaded:
                 notes += " The model's generation_config.json is read when the model has loaded."
             yield Static(literal(notes, "dim"), classes="detail-section")
             yield Static("[b]Esc[/] or [b]q[/] close", classes="detail-keys")
@@ -56,7 +56,7 @@ class ModelDetailScreen(ModalScreen[None]):
         table.add_column("setting", key="setting")
         table.add_column("value", key="value")
         table.add_column("from", key="source")
-        generation: GenerationSettings = getattr(self.engine, "generation", None) or GenerationSettings()
+        generation: GenerationSettings = self.engine.generation or GenerationSettings()
         for key, value, source in generation.rows():
             table.add_row(
                 Text(key, style="bold"),

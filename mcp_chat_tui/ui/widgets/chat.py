@@ -11,10 +11,11 @@ from textual.widget import Widget
 from textual.widgets import MarkdownViewer, Static, Tree, _collapsible, _markdown
 from textual.widgets.markdown import MarkdownTableOfContents
 
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.progress import progress_bar
 from mcp_chat_tui.core.text import one_line
 from mcp_chat_tui.ui.format import DisplayClock, literal
-from mcp_chat_tui.ui.records import STATE_GLYPH, CallRecord, CallState
+from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.styles import widget_classes
 from mcp_chat_tui.ui.widgets import reply
 from mcp_chat_tui.ui.widgets.one_pass import OneLayoutPass
@@ -150,10 +151,10 @@ class ToolCallCard(Static):
 
     def refresh_card(self) -> None:
         record = self.record
-        text = literal(f"{STATE_GLYPH[record.state]} ", "bold")
+        text = literal(f"{record.state.glyph} ", "bold")
         text.append_text(literal(record.shown_tool, "bold"))
         text.append_text(literal(f"  {record.server}" + (f" › {record.tool}" if record.title else ""), "dim"))
-        text.append_text(literal(f"  {record.state.value}"))
+        text.append_text(literal(f"  {record.state.label}"))
         if record.state.finished and record.duration is not None:
             text.append_text(literal(f"  {self.clock.duration(record.duration)}", "dim"))
         if record.state is CallState.INTERRUPTED and record.task is None:

@@ -15,6 +15,7 @@ from textual.widgets import Input
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.ui.completion import Candidate
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt, Read
+from mcp_chat_tui.ui.textual_private import key_bindings, pause_blink, restart_blink
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 
 
@@ -48,10 +49,6 @@ class PromptInput(Input):
         self.attached: list[tuple[str, Attachment]] = []  # (the @word in the text, the resource's contents)
         self.reading: dict[str, Read] = {}  # @word: its read (contents or error)
 
-    def take_attachments(self, text: str) -> list[Attachment]:
-        """The resources chosen with ``@`` whose word is still in ``text``; none wait after this."""
-        return list(self.take_queued(text).attachments)
-
     def take_queued(self, text: str) -> QueuedPrompt:
         """``text`` as sent, with the resources chosen with ``@`` whose word is in it, read or still
         being read (those then belong to the prompt sent); no read resource waits after this."""
@@ -79,9 +76,9 @@ class PromptInput(Input):
         it with the prompt, or emptied it away; Backspace deleted that letter."""
         if event.is_printable:
             return  # written by ``Input``
-        for binding in self._bindings.key_to_bindings.get(event.key, ()):
+        for binding in key_bindings(self, event.key):
             if not binding.priority and await self.app.run_action(binding.action, self):
-                self._restart_blink()
+                restart_blink(self)
                 event.stop()
                 event.prevent_default()
                 return
@@ -152,4 +149,4 @@ class PromptInput(Input):
             # Textual's watcher restarts the blink whether or not the input has the focus; out of
             # focus it would redraw the line twice a second for a cursor nobody sees. Focus
             # restarts it.
-            self._pause_blink()
+            pause_blink(self)

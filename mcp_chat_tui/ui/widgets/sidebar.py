@@ -15,11 +15,13 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable
 
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.progress import progress_bar
 from mcp_chat_tui.core.text import arguments_summary, one_line
 from mcp_chat_tui.servers import ServerState, ServerStatus
 from mcp_chat_tui.ui.format import DisplayClock, literal
-from mcp_chat_tui.ui.records import STATE_GLYPH, CallRecord, CallState
+from mcp_chat_tui.ui.records import CallRecord
+from mcp_chat_tui.ui.textual_private import row_label_width
 
 LIST_KEYS = [
     Binding("j", "cursor_down", "Down", show=False, id="list.down"),
@@ -119,20 +121,6 @@ class FittedTable(DataTable):
         return all(node.display for node in self.ancestors_with_self if isinstance(node, Widget))
 
 
-CALL_STATE_STYLE = {
-    CallState.DONE: "green",
-    CallState.ERROR: "red",
-    CallState.TIMEOUT: "red",
-    CallState.MALFORMED: "red",
-    CallState.DENIED: "yellow",
-    CallState.CANCELLED: "yellow",
-    CallState.INTERRUPTED: "bold red",
-    CallState.REPEATED: "yellow",
-    CallState.AWAITING: "bold yellow",
-    CallState.RUNNING: "cyan",
-    CallState.PROPOSED: "dim",
-}
-
 SERVER_GLYPH = {
     ServerState.STARTING: ("◌", "yellow"),
     ServerState.READY: ("●", "green"),
@@ -155,7 +143,7 @@ def never(_: object) -> bool:
 
 
 def call_state_label(state: CallState) -> str:
-    return f"{STATE_GLYPH[state]} {CALL_STATE_LABEL.get(state, state.value)}"
+    return f"{state.glyph} {CALL_STATE_LABEL.get(state, state.label)}"
 
 
 COLUMNS = ("tool", "state", "took", "by", "time", "args")  # the order the calls table shows them in
@@ -238,12 +226,12 @@ class ToolCallTable(FittedTable):
         # Every row here is one line high (``add_record``), so the row's place is its index.
         if not self.is_valid_row_index(row_index):
             return Region(0, 0, 0, 0)
-        width = sum(column.get_render_width(self) for column in self.columns.values()) + self._row_label_column_width
+        width = sum(column.get_render_width(self) for column in self.columns.values()) + row_label_width(self)
         y = row_index + (self.header_height if self.show_header else 0)
         return Region(0, y, max(self.size.width, width), 1)
 
     def _cells(self, record: CallRecord) -> dict[str, Text]:
-        state = Text(call_state_label(record.state), style=CALL_STATE_STYLE[record.state])
+        state = Text(call_state_label(record.state), style=record.state.style)
         mark = " ⚡" if record.server and self.auto_run(record) else ""
         tool = tool_label(record.server, record.shown_tool, self.name_width - Text(mark).cell_len)
         if mark:

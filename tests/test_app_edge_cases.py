@@ -1,6 +1,9 @@
-"""Problems found by using the app as a person would: each test shows one, with real parts, and is
-expected to fail until the problem is fixed (``xfail(strict=True)``: a fix makes it pass, and then
-the mark must go)."""
+"""Edge cases of the whole app met by using it as a person would, each with real parts: a conversation
+file that ends with a call's result (resumed in the app and in --plain), a reply cut by SIGKILL (saved as
+not finished), the resume list's model names, a conversation that cannot be saved (said once, a new
+reason said again), the approval dialog at 60x16, export (never over a file without asking, never the
+conversation's own file or one open elsewhere), clearing the chat while a call runs, a prompt sent
+while its resource is still read, and a prompt on stdin that is not UTF-8."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import pytest
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig
+from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import (
     Exchange,
     Proposal,
@@ -27,7 +31,6 @@ from mcp_chat_tui.transcript import (
     render,
 )
 from mcp_chat_tui.transcript.store import AutoSaver, describe, save_problem
-from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
 from mcp_chat_tui.ui.transcript_view import CUT_SHORT_NOTE

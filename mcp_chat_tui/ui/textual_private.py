@@ -1,0 +1,76 @@
+"""Textual's private names the app relies on, all in this one module.
+
+Each is used where Textual offers no public way: the clock its messages are stamped with (a dialog
+compares a key's time with when it was drawn), handing a key on to a field's own queue, a widget
+class's default CSS before any is mounted (ui/styles.py), and three methods the app's widgets
+override (one layout pass per update, a cursor that does not blink out of focus, a row's place in a
+table of one-line rows). ``PRIVATE_NAMES`` lists every one; tests/test_textual_private.py checks
+each still exists in the installed Textual, so an upgrade that removes one fails there, naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from textual import _time
+from textual.app import App
+from textual.binding import Binding
+from textual.dom import DOMNode
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Markdown
+from textual.widgets.markdown import MarkdownStream
+
+get_time = _time.get_time  # the clock of ``Message.time``
+
+PRIVATE_NAMES: tuple[tuple[Any, str], ...] = (
+    (_time, "get_time"),
+    (Widget, "_forward_event"),
+    (Widget, "_get_default_css"),
+    (Widget, "_size_updated"),  # overridden by widgets/one_pass.py OneLayoutPass
+    (Input, "_watch_cursor_blink"),  # overridden by widgets/prompt.py
+    (Input, "_restart_blink"),
+    (Input, "_pause_blink"),
+    (DataTable, "_get_row_region"),  # overridden by widgets/sidebar.py
+    (App, "_refresh_truecolor_filter"),
+)
+# Members each object has of its own: a node's bindings, a table's row-label width, and the state of
+# a Markdown stream that streaming.py's PacedMarkdownStream runs its own loop on.
+INSTANCE_NAMES: tuple[tuple[Callable[[], Any], str], ...] = (
+    (DOMNode, "_bindings"),
+    (DataTable, "_row_label_column_width"),
+    (lambda: MarkdownStream(Markdown()), "_stopped"),
+    (lambda: MarkdownStream(Markdown()), "_new_markup"),
+)
+
+
+def key_bindings(node: DOMNode, key: str) -> tuple[Binding, ...]:
+    """The bindings ``node`` itself has for ``key`` (not its ancestors')."""
+    return tuple(node._bindings.key_to_bindings.get(key, ()))
+
+
+def row_label_width(table: DataTable[Any]) -> int:
+    return table._row_label_column_width
+
+
+def restart_blink(field: Input) -> None:
+    field._restart_blink()
+
+
+def pause_blink(field: Input) -> None:
+    field._pause_blink()
+
+
+def refresh_truecolor_filter(app: App[Any]) -> None:
+    """Have ``app`` take its ANSI theme's colours again (after a theme change)."""
+    app._refresh_truecolor_filter(app.ansi_theme)
+
+
+def forward_event(widget: Widget, event: Any) -> None:
+    """Put ``event`` in ``widget``'s queue, behind what it already has, as if it had come to it."""
+    widget._forward_event(event)
+
+
+def default_css(cls: type[Widget]) -> Iterable[tuple[str, str, int, str]]:
+    """The default CSS of ``cls`` and its bases, as mounting one would add it (read from the class alone)."""
+    return cls.__new__(cls)._get_default_css()

@@ -27,7 +27,7 @@ BENCH_SMOKE = [
     ["bench/transcript.py", "--smoke"],
     ["bench/mcp_overhead.py", "--smoke"],
     ["bench/ui_stream.py", "--runs", "1", "--tokens", "20", "--appends", "2000", "--append-runs", "1", "--starts", "1"],
-    ["bench/engine_overhead.py", "--smoke"],
+    ["bench/engine_overhead.py", "--runs", "2", "--tokens", "8"],
     ["bench/cpu_speed.py", "--smoke"],
     ["bench/options.py", "--smoke"],
     ["bench/gguf_speed.py", "--smoke"],

@@ -9,6 +9,9 @@ Prints, measured in one run:
   ``--plain`` do before showing it (read, check it is UTF-8 text, parse, and render the text the
   next save writes), and load_10k_vs_1k_ratio, their ratio (linear: about 10; target at most 12,
   and load_s_10k under 2 s);
+- search_ms_1k_conversations: ``--search`` (and the palette's search) through 1,000 saved
+  conversations of 10 exchanges each for a word that 10 of them say (target at most 500 ms), and
+  search_ms_1k_common for a word every one says (the first 200 matches);
 - stall_autosave_ratio: the longest event-loop pause while a reply streams into
   the real app (headless) with autosave on, divided by the same with autosave
   off (target at most 1.2), runs alternated, medians taken.
@@ -119,6 +122,29 @@ def time_open(turns: int, folder: Path, repeats: int = 3) -> float:
     return statistics.median(samples)
 
 
+def time_search(folder: Path, repeats: int = 3) -> tuple[float, float]:
+    """Milliseconds to search 1,000 saved conversations for a rare word and for a common one."""
+    from mcp_chat_tui.transcript.search import search_conversations
+
+    saved = folder / "conversations"
+    saved.mkdir()
+    for index in range(1000):
+        transcript = conversation(10)
+        if index % 100 == 7:
+            transcript.exchanges[5].steps[1].text += " the zebra crossing"
+        write_atomically(saved / f"conversation-{index:04}.md", render(transcript))
+    figures = []
+    for word, expected in (("zebra", 10), ("topic", 200)):
+        samples = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            matches = search_conversations(word, saved)
+            samples.append(time.perf_counter() - started)
+        assert len(matches) == expected, (word, len(matches))
+        figures.append(statistics.median(samples) * 1000)
+    return figures[0], figures[1]
+
+
 async def longest_pause(autosave: bool, folder: Path, run: int, tokens: int = STREAM_TOKENS) -> float:
     """Stream a long reply into the headless app on top of a long history; the loop's worst lateness."""
     path = folder / f"stream-{run}-{autosave}.md"
@@ -201,6 +227,8 @@ def main() -> None:
             f"open: 1,000 exchanges {open_1k:.3f} s, 10,000 exchanges ({size_10k:.1f} MB) {open_10k:.3f} s "
             f"(10,000/1,000 = {open_10k / open_1k:.1f}x for 10x the exchanges)"
         )
+        search_rare, search_common = time_search(folder)
+        print(f"search 1,000 conversations: a word 10 say {search_rare:.0f} ms, a word all say {search_common:.0f} ms")
         on, off = asyncio.run(stall_ratio(folder, 1 if smoke else 3, STREAM_TOKENS // scale))
         print(f"longest event-loop pause while streaming: autosave on {on * 1000:.1f} ms, off {off * 1000:.1f} ms")
     print(
@@ -214,6 +242,8 @@ def main() -> None:
                 "load_s_1k": round(open_1k, 4),
                 "load_s_10k": round(open_10k, 4),
                 "load_10k_vs_1k_ratio": round(open_10k / open_1k, 2),
+                "search_ms_1k_conversations": round(search_rare, 1),
+                "search_ms_1k_common": round(search_common, 1),
             }
         )
     )

@@ -106,7 +106,7 @@ def test_invalid_toml_names_line_and_column(tmp_path):
         ("init_timeout = 0", "init_timeout", "greater than 0"),
         ('on_server_failure = "retry"', "on_server_failure", "'exit' or 'continue'"),
         ("system_prompt = 1", "system_prompt", "valid string"),
-        ('[approvals.demo]\ncalculator = "yes"', "approvals.demo.calculator", "'always' or 'ask'"),
+        ('[approvals.demo]\ncalculator = "yes"', "approvals.demo.calculator", "'always', 'ask' or 'never'"),
         ('approvals = "all"', "approvals", "valid dictionary"),
         ('trusted_servers = "demo"', "trusted_servers", "valid list"),
         ('trusted_servers = ["demo", 1]', "trusted_servers[1]", "valid string"),

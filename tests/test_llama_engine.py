@@ -23,6 +23,7 @@ from mcp_chat_tui.engine.generation import ReplyOverrides  # noqa: E402
 from mcp_chat_tui.engine.llama_engine import LLAMA_CPP, MLX, LlamaCppEngine, choose_engine  # noqa: E402
 from mcp_chat_tui.engine.mlx_engine import MlxEngine  # noqa: E402
 from tests.gguf_files import DEMO_MODEL, write_gguf  # noqa: E402
+from tests.test_llama_spin import busy_process as busy_process  # noqa: E402 (a fixture)
 
 TOOLS = [
     {
@@ -298,9 +299,9 @@ async def test_the_special_tokens_and_the_end_of_turn_are_learnt_as_the_mlx_engi
     ("given", "expected"),
     [({}, "1000 -"), ({"GOMP_SPINCOUNT": "5"}, "5 -"), ({"OMP_WAIT_POLICY": "active"}, "- active")],
 )
-def test_llama_cpps_threads_spin_briefly_while_they_wait_unless_the_user_says(given, expected):
-    """OpenMP reads its variables once, when llama_cpp loads it: the app sets a short spin first,
-    keeping what the user set."""
+def test_llama_cpps_threads_spin_briefly_on_a_busy_machine_unless_the_user_says(given, expected, busy_process):
+    """OpenMP reads its variables once, when llama_cpp loads it: beside a busy process the app sets
+    a short spin first, keeping what the user set."""
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")} | given
     code = (
         "import os\n"

@@ -6,9 +6,9 @@ that server, not for another that takes the same name."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from mcp_chat_tui.agent.events import ApprovalChoice
 from mcp_chat_tui.core.errors import UserFacingError
@@ -27,6 +27,7 @@ class Verdict:
 
     runs: bool
     why: str
+    denied: bool = False  # config.toml says "never": not run, and nobody is asked
 
 
 def decision_label(choice: ApprovalChoice, *, save: bool = False) -> str:
@@ -37,6 +38,18 @@ def decision_label(choice: ApprovalChoice, *, save: bool = False) -> str:
         ApprovalChoice.ALWAYS_TOOL: "you (always, saved in config.toml)" if save else YOU_ALWAYS,
         ApprovalChoice.ALWAYS_ALL: "you (always, all waiting)",
     }.get(choice, "")
+
+
+def _never(spec: ToolSpec, rule: SavedRule, arguments: Mapping[str, Any] | None) -> Verdict | None:
+    """The denial config.toml's rule makes of this call, if it makes one."""
+    where = f"[approvals.{spec.server}]"
+    if rule.choice == "never" and (
+        rule.always_when is None or arguments is None or not rule.always_when.matched_by(arguments)
+    ):
+        return Verdict(False, f'config.toml says "never" for {spec.name} ({where})', denied=True)
+    if rule.never_when is not None and arguments is not None and rule.never_when.matched_by(arguments):
+        return Verdict(False, f"config.toml: never for {rule.never_when.describe()} ({where})", denied=True)
+    return None
 
 
 class ApprovalPolicy:
@@ -81,8 +94,12 @@ class ApprovalPolicy:
 
     # ----- deciding --------------------------------------------------------------------------
 
-    def verdict(self, spec: ToolSpec) -> Verdict:
-        """Whether ``spec`` runs without asking now, and which rule says so."""
+    def verdict(self, spec: ToolSpec, arguments: Mapping[str, Any] | None = None) -> Verdict:
+        """Whether ``spec`` runs without asking now (with ``arguments``: this call of it), and which
+        rule says so. config.toml's "never" comes first: not even ``--yes`` or ``auto`` runs it."""
+        rule = self._rule(spec)
+        if rule is not None and (never := _never(spec, rule, arguments)) is not None:
+            return never
         session = self._tool_session.get((spec.server, spec.name))
         if session is not None:
             return (
@@ -97,12 +114,17 @@ class ApprovalPolicy:
                 if server
                 else Verdict(False, f"you turned auto-run off for server {spec.server} (this session)")
             )
-        return self._standing_verdict(spec)
+        return self._standing_verdict(spec, arguments)
 
-    def _standing_verdict(self, spec: ToolSpec) -> Verdict:
+    def _standing_verdict(self, spec: ToolSpec, arguments: Mapping[str, Any] | None = None) -> Verdict:
         """The verdict without this session's toggles: ``--yes``, config.toml, the mode."""
         if self.yes:
             return Verdict(True, "--yes")
+        rule = self._rule(spec)
+        if rule is not None and rule.always_when is not None:
+            if arguments is not None and rule.always_when.matched_by(arguments):
+                return Verdict(True, f"config.toml: always for {rule.always_when.describe()}")
+            return Verdict(False, f"config.toml asks for {spec.name} unless {rule.always_when.describe()}")
         saved = self.saved_choice(spec)
         if saved == "always":
             return Verdict(True, SAVED_ALWAYS)
@@ -140,9 +162,14 @@ class ApprovalPolicy:
 
     def saved_choice(self, spec: ToolSpec) -> str | None:
         """config.toml's choice for this tool of the server running now, as loaded or saved since
-        ("always", "ask"; None: none, or one saved for another server of that name)."""
+        ("always", "ask", "never"; None: none, or one saved for another server of that name)."""
+        rule = self._rule(spec)
+        return rule.choice if rule is not None else None
+
+    def _rule(self, spec: ToolSpec) -> SavedRule | None:
+        """config.toml's rule for this tool when it speaks for the server running now."""
         rule = self._saved.get(spec.server, {}).get(spec.name)
-        return rule.choice if rule is not None and rule.applies_to(self._identity_of(spec.server)) else None
+        return rule if rule is not None and rule.applies_to(self._identity_of(spec.server)) else None
 
     def unapplied_rule(self, spec: ToolSpec) -> SavedRule | None:
         """config.toml's rule for this tool when it was saved for another server of that name."""

@@ -32,6 +32,7 @@ from mcp_chat_tui.agent.tool_provider import ToolProvider
 from mcp_chat_tui.agent.turn import (
     DENIED_MESSAGE,
     INTERRUPTED_MESSAGE,
+    NOT_ALLOWED_MESSAGE,
     REPEAT_REPLIES,
     SAME_RESULT,
     TurnState,
@@ -62,8 +63,7 @@ class CallDecisions:
         """Ask about each call in order, then run every allowed one concurrently; a call made already in
         this turn is given the earlier one's result instead (``_set_repeats_apart``). True stops the turn."""
         approved: list[PlannedCall] = []
-        allow_rest = False
-        deny_rest = False
+        allow_rest = deny_rest = False
         calls = self._set_repeats_apart(state)
         for index, call in enumerate(calls):
             recorded = state.recorded.get(call.id)
@@ -89,13 +89,14 @@ class CallDecisions:
             elif allow_rest:
                 choice = state.batch_choice
                 allowed_by = decision_label(choice, save=state.batch_save)
-            elif (verdict := self.policy.verdict(call.spec)).runs:
+            elif (verdict := self.policy.verdict(call.spec, call.arguments)).denied:
+                self._deny_by_rule(state, call, verdict.why, sink)
+                continue
+            elif verdict.runs:
                 choice, allowed_by = ApprovalChoice.AUTO, verdict.why
             else:
-                remaining = len(calls) - index
-                choice, allowed_by, allow_rest = await self._ask_user(
-                    state, call, remaining, recorded, verdict.why, sink
-                )
+                left = len(calls) - index
+                choice, allowed_by, allow_rest = await self._ask_user(state, call, left, recorded, verdict.why, sink)
                 deny_rest = choice == ApprovalChoice.DENY_ALL
             if allow_rest and state.batch_choice == ApprovalChoice.ALWAYS_ALL and call.spec is not None:
                 self._always_allow(call.spec, state.batch_save, sink)
@@ -108,6 +109,11 @@ class CallDecisions:
             await asyncio.gather(*(self._run_call(state, call, sink) for call in approved))
         self._answer_repeats(state, sink)
         return deny_rest
+
+    def _deny_by_rule(self, state: TurnState, call: PlannedCall, why: str, sink: AgentSink) -> None:
+        """config.toml says "never" for this call: it is not run, nobody is asked, the model is told."""
+        sink(CallDecided(call, ApprovalChoice.DENY, why))
+        self._finish(state, sink, CallFinished(call, CallStatus.DENIED, NOT_ALLOWED_MESSAGE))
 
     @staticmethod
     def _set_repeats_apart(state: TurnState) -> list[PlannedCall]:

@@ -58,6 +58,7 @@ from mcp_chat_tui.agent.turn import (
 )
 from mcp_chat_tui.core.attachments import Attachment, user_content
 from mcp_chat_tui.core.feedback import MALFORMED_NAME, feedback_message, is_app_message, written_reply
+from mcp_chat_tui.core.memory import give_back_memory
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import CutForModel, ToolSpec
 from mcp_chat_tui.engine.base import Engine
@@ -257,6 +258,7 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
         finally:
             self._running = self._turn_state = None
             closed.set()
+            give_back_memory()
         sink(TurnFinished(end, state.iterations, note=state.note, empty_reply=state.empty_reply))
         return end
 

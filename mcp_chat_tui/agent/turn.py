@@ -23,6 +23,9 @@ from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind
 
 DENIED_MESSAGE = "The user denied this tool call. Do not retry it; answer without it or ask the user."
+NOT_ALLOWED_MESSAGE = (
+    "The user's settings do not allow this tool call (it was not run). Do not retry it; answer without it."
+)
 STOPPED_MESSAGE = "The user stopped this tool call before it finished."
 NOT_RUN_MESSAGE = "The user stopped the turn before this tool call ran."
 INTERRUPTED_MESSAGE = (

@@ -74,6 +74,7 @@ FLAG_OPTIONS = {
     "max_tokens": "max_tokens",
     "seed": "seed",
     "tool_prompt": "tool_prompt",
+    "thinking": "thinking",
     "kv_bits": "kv_bits",
     "kv_group_size": "kv_group_size",
     "draft_model": "draft_model",

@@ -77,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
             from mcp_chat_tui.cli.check_tools import run_check_tools
 
             return run_check_tools(args, parser)
+        if args.search is not None:
+            from mcp_chat_tui.cli.search import run_search
+
+            return run_search(args.search, as_json=args.json)
         if args.sign_in or args.sign_out:
             from mcp_chat_tui.cli.sign_in import sign_in_command, sign_out_command
 

@@ -240,6 +240,9 @@ class PlainConsole:
         media = [part for part in event.result.parts if part.is_media] if event.result is not None else []
         if media:  # each image and audio in a line of its own (the full-screen app draws images)
             shown += "\n" + "\n".join(media_line(part) for part in media)
+        decided_by = self._allowed_by.pop(event.call.id, "")
+        if event.status is CallStatus.DENIED and decided_by.startswith("config.toml"):
+            shown = f"not run: {decided_by}\n{shown}"  # a rule said no, nobody was asked
         malformed = event.status is CallStatus.MALFORMED  # titled for what it shows: no tool, no status word
         name = "malformed call" if malformed else event.call.shown_tool
         said = ": what the model was told" if malformed else f" {event.status.value}"

@@ -123,6 +123,7 @@ def make_hub(settings: Settings, mcp_config: McpConfig) -> ServerHub:
             [Path(path).expanduser() for path in settings.roots],
             {name: [Path(path).expanduser() for path in paths] for name, paths in settings.server_roots.items()},
         ),
+        tool_filters={name: tools.tool_filter() for name, tools in settings.server_tools.items()},
     )
 
 

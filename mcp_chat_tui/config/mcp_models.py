@@ -19,6 +19,7 @@ from mcp_chat_tui.config.envfile import read_env_file
 from mcp_chat_tui.config.variables import InputSpec
 from mcp_chat_tui.core.redact import Redactor, shown_url
 from mcp_chat_tui.core.server_identity import ServerIdentity, url_without_credentials
+from mcp_chat_tui.core.tool_filter import ToolFilter
 
 _Text = Annotated[str, Field(strict=True)]
 _Seconds = Annotated[float, Field(strict=True, gt=0)]
@@ -58,7 +59,8 @@ class ServerConfig(BaseModel):
 
     ``timeout`` (seconds per tool call) and ``init_timeout`` (seconds to start and initialise)
     override the settings when given; ``log_level`` is the least level of log message the server
-    is asked to send (default ``info``). Unknown keys in the file are ignored, as VS Code does.
+    is asked to send (default ``info``); ``includeTools`` / ``excludeTools`` which tools are
+    offered to the model (core/tool_filter.py). Unknown keys in the file are ignored, as VS Code does.
     """
 
     model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
@@ -77,9 +79,15 @@ class ServerConfig(BaseModel):
     init_timeout: _Seconds | None = Field(None, alias="initTimeout")
     oauth: OAuthSettings | Annotated[bool, Field(strict=True)] = True
     log_level: LogLevel | None = Field(None, alias="logLevel")
+    include_tools: list[_Text] | None = Field(None, alias="includeTools")  # core/tool_filter.py
+    exclude_tools: list[_Text] = Field(default_factory=list, alias="excludeTools")
 
     # Field name -> value safe to show (password answers replaced by their placeholder).
     _display: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def tool_filter(self) -> ToolFilter:
+        """Which of its tools this entry offers to the model (``includeTools``, ``excludeTools``)."""
+        return ToolFilter.of(self.include_tools, self.exclude_tools)
 
     def effective_env(self) -> dict[str, str]:
         """The variables a stdio server gets on top of the inherited environment.

@@ -37,6 +37,7 @@ class ModelOptions(BaseModel):
     draft_model: str | None = Field(None, min_length=1)
     num_draft_tokens: int | None = Field(None, ge=1)
     tool_prompt: ToolPrompt | None = None
+    thinking: bool | None = None  # False: the chat template's enable_thinking switch off (where it has one)
 
     def over(self, base: ModelOptions) -> ModelOptions:
         """These options where set, ``base``'s elsewhere."""

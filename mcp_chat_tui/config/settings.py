@@ -24,15 +24,21 @@ from pydantic import (
 
 from mcp_chat_tui.config._errors import from_toml_error, from_validation_error, key_path, kind_of, read_text
 from mcp_chat_tui.config.model_options import ModelOptions
+from mcp_chat_tui.core.arg_patterns import ArgumentRule
 from mcp_chat_tui.core.errors import ConfigError
 from mcp_chat_tui.core.files import replace_file
 from mcp_chat_tui.core.paths import user_config_dir
 from mcp_chat_tui.core.server_identity import SavedRule, ServerIdentity
+from mcp_chat_tui.core.tool_filter import ToolFilter
 
 SETTINGS_ENV_VAR = "MCP_CHAT_TUI_CONFIG"
 
 Approval = Literal["ask", "auto", "auto-readonly"]
-ToolApproval = Literal["always", "ask"]
+ToolApproval = Literal["always", "ask", "never"]
+Patterns = dict[
+    Annotated[str, StringConstraints(min_length=1)],
+    Annotated[str, StringConstraints(min_length=1)] | list[Annotated[str, StringConstraints(min_length=1)]],
+]
 ServerName = Annotated[str, StringConstraints(min_length=1)]
 DEFAULT_MAX_TOOL_ROUNDS = 8  # docs/reference.md says how it was chosen
 
@@ -63,14 +69,18 @@ RootFolder = Annotated[str, StringConstraints(min_length=1), AfterValidator(_exi
 
 
 class SavedApproval(BaseModel):
-    """One tool's entry of ``[approvals.SERVER]``: ``"always"`` or ``"ask"`` written by hand (any
-    server of that name), or the table ``T`` saves, which names the server the choice was given to:
-    ``choice`` with ``command`` (and ``cwd``) of a stdio server, or ``url`` of an http or sse one.
+    """One tool's entry of ``[approvals.SERVER]``: ``"always"``, ``"ask"`` or ``"never"`` written by
+    hand (any server of that name), or the table ``T`` saves, which names the server the choice was
+    given to: ``choice`` with ``command`` (and ``cwd``) of a stdio server, or ``url`` of an http or
+    sse one. ``always`` / ``never`` tables of argument patterns (core/arg_patterns.py) decide the
+    calls they match; the rest take ``choice`` ("ask" unless given).
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    choice: ToolApproval
+    choice: ToolApproval = "ask"
+    always: Patterns | None = Field(None, min_length=1)
+    never: Patterns | None = Field(None, min_length=1)
     command: list[Annotated[str, StringConstraints(min_length=1)]] | None = Field(None, min_length=1)
     cwd: str | None = None
     url: Annotated[str, StringConstraints(min_length=1)] | None = None
@@ -83,7 +93,8 @@ class SavedApproval(BaseModel):
         if isinstance(value, dict | SavedApproval):
             return value
         raise ValueError(
-            f"Input should be 'always' or 'ask', or a table of choice and command or url (found {kind_of(value)})"
+            "Input should be 'always', 'ask' or 'never', or a table of choice and command or url, or of "
+            f"always / never argument patterns (found {kind_of(value)})"
         )
 
     @model_validator(mode="after")
@@ -92,15 +103,20 @@ class SavedApproval(BaseModel):
             raise ValueError('give "command" (a stdio server) or "url" (http, sse), not both')
         if self.cwd is not None and self.command is None:
             raise ValueError('"cwd" goes with "command" (a stdio server)')
+        if (self.always is not None or self.never is not None) and self.choice == "always":
+            raise ValueError('argument patterns need choice "ask" or "never" for the calls they do not match')
         return self
 
     def rule(self) -> SavedRule:
-        """The choice and the server it is for (None: any server of that name)."""
+        """The choice, its argument patterns and the server it is for (None: any server of that name)."""
+        always = ArgumentRule.of(self.always) if self.always is not None else None
+        never = ArgumentRule.of(self.never) if self.never is not None else None
+        server = None
         if self.command is not None:
-            return SavedRule(self.choice, ServerIdentity(command=tuple(self.command), cwd=self.cwd))
-        if self.url is not None:
-            return SavedRule(self.choice, ServerIdentity(url=self.url))
-        return SavedRule(self.choice)
+            server = ServerIdentity(command=tuple(self.command), cwd=self.cwd)
+        elif self.url is not None:
+            server = ServerIdentity(url=self.url)
+        return SavedRule(self.choice, server, always, never)
 
 
 def approval_value(rule: SavedRule) -> str | dict[str, Any]:
@@ -108,6 +124,18 @@ def approval_value(rule: SavedRule) -> str | dict[str, Any]:
     if rule.server is None:
         return rule.choice
     return {"choice": rule.choice, **rule.server.to_toml()}
+
+
+class ServerTools(BaseModel):
+    """``[server_tools.NAME]``: which of a server's tools are offered to the model (core/tool_filter.py)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    include: list[Annotated[str, StringConstraints(min_length=1)]] | None = None
+    exclude: list[Annotated[str, StringConstraints(min_length=1)]] = Field(default_factory=list)
+
+    def tool_filter(self) -> ToolFilter:
+        return ToolFilter.of(self.include, self.exclude)
 
 
 class Settings(BaseModel):
@@ -137,6 +165,7 @@ class Settings(BaseModel):
     sampling_per_minute: int = Field(10, ge=0)  # sampling requests one server may make a minute (0: none)
     roots: list[RootFolder] = Field(default_factory=list)
     server_roots: dict[ServerName, list[RootFolder]] = Field(default_factory=dict)
+    server_tools: dict[ServerName, ServerTools] = Field(default_factory=dict)  # [server_tools.NAME]
     model: ModelOptions = Field(default_factory=ModelOptions)  # [model]: for every model
     models: dict[str, ModelOptions] = Field(default_factory=dict)  # [models."<id>"]: for one model
 

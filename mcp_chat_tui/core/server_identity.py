@@ -13,6 +13,8 @@ import shlex
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+from mcp_chat_tui.core.arg_patterns import ArgumentRule
+
 
 def url_without_credentials(url: str) -> str:
     """``url`` without its ``user:password@`` part and with its query's values left out (keys kept):
@@ -57,12 +59,15 @@ class ServerIdentity:
 
 @dataclass(frozen=True)
 class SavedRule:
-    """A choice ``config.toml`` keeps for one tool ("always" or "ask"), and the server it was saved
-    for. ``server`` None: a rule written without one (by hand, or by a version before server
-    identities), which applies to any server of that name."""
+    """A choice ``config.toml`` keeps for one tool ("always", "ask" or "never"), and the server it
+    was saved for. ``server`` None: a rule written without one (by hand, or by a version before
+    server identities), which applies to any server of that name. ``always_when`` / ``never_when``:
+    argument patterns (core/arg_patterns.py); a call they do not match takes ``choice``."""
 
     choice: str
     server: ServerIdentity | None = None
+    always_when: ArgumentRule | None = None
+    never_when: ArgumentRule | None = None
 
     def applies_to(self, current: ServerIdentity | None) -> bool:
         """Whether this rule speaks for the server running now (``current``; None: not known)."""

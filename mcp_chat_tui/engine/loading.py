@@ -132,24 +132,31 @@ def load_tokenizer(path: Path) -> Any:
 
 def template_supports_tools(tokenizer: Any) -> bool:
     """Whether the chat template can render tools: mlx-lm found tool markers, or the template uses ``tools``."""
-    if getattr(tokenizer, "has_tool_calling", False):
-        return True
+    return bool(getattr(tokenizer, "has_tool_calling", False)) or _template_uses(tokenizer, "tools")
+
+
+def has_thinking_switch(tokenizer: Any) -> bool:
+    """Whether the chat template reads ``enable_thinking`` (it can be asked not to think)."""
+    return _template_uses(tokenizer, "enable_thinking")
+
+
+def _template_uses(tokenizer: Any, name: str) -> bool:
+    """Whether one of the tokenizer's chat templates reads the variable ``name`` (by its text when
+    it does not parse)."""
     template = getattr(tokenizer, "chat_template", None)
-    sources = list(template.values()) if isinstance(template, dict) else [template]
+    sources = [s for s in (template.values() if isinstance(template, dict) else [template]) if isinstance(s, str)]
     try:
         import jinja2
         from jinja2 import meta
     except ImportError:  # pragma: no cover - jinja2 comes with transformers
-        return any(isinstance(s, str) and "tools" in s for s in sources)
+        return any(name in s for s in sources)
     env = jinja2.Environment()
     for source in sources:
-        if not isinstance(source, str):
-            continue
         try:
-            if "tools" in meta.find_undeclared_variables(env.parse(source)):
+            if name in meta.find_undeclared_variables(env.parse(source)):
                 return True
         except jinja2.TemplateError:
-            if "tools" in source:
+            if name in source:
                 return True
     return False
 

@@ -34,6 +34,7 @@ from mcp_chat_tui.engine.generation import (
     resolve,
 )
 from mcp_chat_tui.engine.loading import (
+    has_thinking_switch,
     load_model_and_tokenizer,
     resolve_model,
     template_supports_tools,
@@ -269,6 +270,8 @@ class MlxEngine:
         kwargs: dict[str, Any] = {}
         if request.tools and self.supports_tools and not self.tools_in_text:
             kwargs["tools"] = request.tools
+        if self.settings.thinking is not None and has_thinking_switch(tokenizer):
+            kwargs["enable_thinking"] = self.settings.thinking
         try:
             with self.count_tokens.lock:
                 tokens = tokenizer.apply_chat_template(messages, add_generation_prompt=True, **kwargs)

@@ -146,6 +146,8 @@ class OpenAIEngine:
         }
         if tools and not in_text:
             body["tools"] = tools
+        if self.settings.thinking is not None:  # servers that render templates take their switches here
+            body["chat_template_kwargs"] = {"enable_thinking": self.settings.thinking}
         known = known_tools if known_tools is not None else tool_names(tools)
         stops = StopSequences(overrides.stop if overrides is not None else ())
         return self._stream(body, ToolCallStream(known, tools=tools), stops)

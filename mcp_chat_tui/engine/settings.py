@@ -29,4 +29,5 @@ class EngineSettings:
     draft_model: str | None = None
     num_draft_tokens: int | None = None
     tool_prompt: str | None = None
+    thinking: bool | None = None  # the chat template's ``enable_thinking`` (None: the template's default)
     sources: dict[str, str] = field(default_factory=dict)  # where each set value came from: "config.toml", "flag"

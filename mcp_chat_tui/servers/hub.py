@@ -24,9 +24,11 @@ import mcp_types
 from mcp import Client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from mcp_chat_tui.core.memory import keep_freed_memory
 from mcp_chat_tui.core.paths import user_data_dir
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.server_identity import ServerIdentity
+from mcp_chat_tui.core.tool_filter import ToolFilter, split_offered
 from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
 from mcp_chat_tui.servers.builtin import builtin_specs
 from mcp_chat_tui.servers.call_clock import ServerLife
@@ -117,8 +119,11 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         token_vault: TokenVault | None = None,
         sampling_per_minute: int = DEFAULT_SAMPLING_PER_MINUTE,
         roots: Roots | None = None,
+        tool_filters: dict[str, ToolFilter] | None = None,
     ) -> None:
+        keep_freed_memory()  # large results reuse the heap (core/memory.py)
         self.init_timeout = init_timeout
+        self.tool_filters = tool_filters or {}  # config.toml's [server_tools.NAME], besides mcp.json's own
         self.token_vault = token_vault or TokenVault(user_data_dir() / TOKEN_FILE_NAME)
         self.roots = roots if roots is not None else Roots()
         self._log_listeners: list[LogListener] = []
@@ -382,10 +387,11 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         listing = await list_all_tools(client, refresh=refresh, max_pages=MAX_TOOL_PAGES)
         runs_tasks = server_runs_tasks(client)
         rt.status.unsupported_tools = listing.unsupported + set_apart_task_tools(listing, runs_tasks)
-        rt.status.tools = [
-            tool_spec(rt.config.name, tool, self.redactor, task_support(tool) if runs_tasks else "")
-            for tool in listing.tools
+        specs = [
+            tool_spec(rt.config.name, t, self.redactor, task_support(t) if runs_tasks else "") for t in listing.tools
         ]
+        filters = [rt.config.tool_filter(), self.tool_filters.get(rt.config.name, ToolFilter())]
+        rt.status.tools, rt.status.not_offered_tools = split_offered(specs, lambda spec: spec.name, filters)
         rt.status.refused_tools = listing.refused
         rt.status.tool_pages_read, rt.status.tool_pages_unread = listing.pages_read, listing.pages_unread
 

@@ -60,6 +60,7 @@ class ServerStatus:
     capabilities: list[str] = field(default_factory=list)
     instructions: str = ""
     tools: list[ToolSpec] = field(default_factory=list)
+    not_offered_tools: list[ToolSpec] = field(default_factory=list)  # left out by mcp.json or config.toml
     refused_tools: list[RefusedTool] = field(default_factory=list)
     unsupported_tools: list[RefusedTool] = field(default_factory=list)  # valid, but this client cannot call them
     protocol_problems: deque[str] = field(default_factory=lambda: deque(maxlen=PROTOCOL_PROBLEMS_KEPT))

@@ -12,8 +12,11 @@ from textual.app import SystemCommand
 from textual.screen import Screen
 
 from mcp_chat_tui.core.tools import ToolSpec
+from mcp_chat_tui.transcript.search import Match
 from mcp_chat_tui.ui.format import palette_text
 from mcp_chat_tui.ui.screens.model import ModelDetailScreen
+from mcp_chat_tui.ui.screens.search import SearchScreen
+from mcp_chat_tui.ui.widgets.chat import UserMessage
 
 
 class PaletteCommands:
@@ -23,11 +26,38 @@ class PaletteCommands:
         """The model detail: its generation settings in effect and where each came from (also: a click on the status bar)."""
         self.push_screen(ModelDetailScreen(self.model_label, self.engine))
 
+    def action_search(self) -> None:
+        """Search the saved conversations; the one chosen opens at its match."""
+
+        def chosen(match: Match | None) -> None:
+            if match is not None:
+                self.run_worker(self._open_at(match), group="open")
+
+        self.push_screen(SearchScreen(), callback=chosen)
+
+    async def _open_at(self, match: Match) -> None:
+        if match.path != self.transcript_file and not await self.open_conversation(match.path):
+            return
+        shown = list(self.chat.query(UserMessage))
+        index = match.exchange - (len(self.recorder.transcript.exchanges) - len(shown))
+        if not 0 <= index < len(shown):
+            self.notify(f"the match is in exchange #{match.exchange + 1}, older than the chat shows", markup=False)
+            return
+        self.call_after_refresh(self.chat.scroll_to_widget, shown[index], top=True, animate=False)
+
+    def action_toggle_thinking(self) -> None:
+        """Ctrl+T: the latest reply's thinking opened, or closed again."""
+        if not self.chat.toggle_last_thinking():
+            self.notify("no reply in the chat has any thinking", timeout=3)
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Clear the chat", "Start a new conversation", self.action_clear_chat)
         yield SystemCommand("Export the transcript", "Write this conversation to a file you choose", self.action_export)
         yield SystemCommand("Resume a conversation", "Open a saved conversation", self.action_resume)
+        yield SystemCommand(
+            "Search conversations", "Find a word in every saved conversation, open it there", self.action_search
+        )
         yield SystemCommand("Hide or show the sidebar", "Tool calls and servers", self.action_toggle_sidebar)
         yield SystemCommand("Browse resources", "Every server's resources and templates", self.action_resources)
         yield SystemCommand(

@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Static
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.progress import progress_bar
 from mcp_chat_tui.core.text import pretty_json
+from mcp_chat_tui.core.tool_filter import NOT_OFFERED
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.servers.notifications import LogEntry, level_rank, next_level
 from mcp_chat_tui.servers.state import ServerStatus, protocol_notes, tool_list_notes
@@ -215,6 +216,8 @@ class ServerDetailScreen(ModalScreen[None]):
                 literal((spec.description or "").split("\n")[0][:80], "dim"),
                 key=spec.name,
             )
+        for spec in self.status.not_offered_tools:  # left out by mcp.json or config.toml: never sent to the model
+            table.add_row(literal(spec.name, "dim strike"), Text(""), Text(""), Text(""), literal(NOT_OFFERED, "dim"))
         table.focus()
         self.show_log()
         self.set_interval(0.1, self.show_log)
@@ -241,6 +244,9 @@ class ServerDetailScreen(ModalScreen[None]):
         if table.row_count == 0:
             return
         tool = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if tool is None or all(spec.name != tool for spec in self.status.tools):
+            self.notify(f"{NOT_OFFERED}: the model is not given this tool", severity="warning")
+            return
         self.on_toggle(self.status.name, tool)
         for spec in self.status.tools:
             table.update_cell(spec.name, "auto", Text("⚡" if self.auto_run(spec) else ""))

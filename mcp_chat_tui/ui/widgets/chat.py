@@ -92,6 +92,17 @@ class ChatLog(OneLayoutPass, VerticalScroll):
         self.hidden_exchanges = 0
         await self.remove_children()
 
+    def toggle_last_thinking(self) -> bool:
+        """Open the latest reply's thinking, or close it when open (False: no reply has any)."""
+        from textual.widgets import Collapsible
+
+        found = [widget for widget in self.query(Collapsible) if widget.title == reply.THINKING_TITLE]
+        if not found:
+            return False
+        found[-1].collapsed = not found[-1].collapsed
+        self.call_after_refresh(self.scroll_to_widget, found[-1], animate=False)
+        return True
+
 
 class UserMessage(OneLayoutPass, Static):
     DEFAULT_CSS = """

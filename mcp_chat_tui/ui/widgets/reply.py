@@ -22,6 +22,9 @@ _AFTER_BLANK_LINE = re.compile(r"(?<=\n\n)")
 _LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s")
 
 
+THINKING_TITLE = "thinking"  # the collapsed block under a reply with what the model thought (Ctrl+T opens it)
+
+
 def _one_pass_blocks(blocks: dict[str, type[Widget]]) -> dict[str, type[Widget]]:
     """Markdown's block classes, each with ``OneLayoutPass`` (same names, so the same styles)."""
     made = {
@@ -175,7 +178,7 @@ class AssistantReply(OneLayoutPass, Vertical):
             await self._close_segment()
             await self._drop_spare()
             self._thinking = Static(classes="thinking")
-            await self.mount(Collapsible(self._thinking, title="thinking", collapsed=True))
+            await self.mount(Collapsible(self._thinking, title=THINKING_TITLE, collapsed=True))
         self._thinking_text += fragment
         self._thinking.update(literal(self._thinking_text))
 

@@ -171,6 +171,9 @@ ALLOWED_BY_SHORT = (  # the start of a record's ``allowed_by`` and its short for
     ("auto-readonly", "trusted"),
     ("--yes", "--yes"),
     ("a rule", "rule"),
+    ("config.toml: always", "rule"),
+    ("config.toml: never", "rule·no"),
+    ('config.toml says "never"', "never"),
 )
 
 

@@ -157,7 +157,10 @@ async def longest_pause(autosave: bool, folder: Path, run: int, tokens: int = ST
     path.write_text(render(history), encoding="utf-8")
     words = [TextDelta(f"word{index} ") for index in range(tokens)]
     engine = ScriptedEngine([words], delay=0.001)
-    demo = ServerConfig(name="demo", type="stdio", command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"])
+    # Started as a user's would be, given time on a busy machine (the default 10 s was not enough at a load of 11).
+    demo = ServerConfig(
+        name="demo", type="stdio", command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"], init_timeout=120
+    )
     app = ChatApp(
         engine=engine,
         hub=ServerHub([demo]),
@@ -169,8 +172,8 @@ async def longest_pause(autosave: bool, folder: Path, run: int, tokens: int = ST
     )
     worst = 0.0
     async with app.run_test(size=(120, 40)) as pilot:
-        while not app.ready.is_set():
-            await pilot.pause(0.05)
+        await until(pilot, lambda: app.ready.is_set() or app.fatal_error is not None, "the app to be ready")
+        assert app.fatal_error is None, f"the app did not start: {app.fatal_error}"
         streaming = True
 
         async def monitor() -> None:
@@ -186,15 +189,23 @@ async def longest_pause(autosave: bool, folder: Path, run: int, tokens: int = ST
         prompt.value = "stream please"
         before = len(app.agent.turns)
         await pilot.press("enter")
-        while len(app.agent.turns) == before:  # until the turn began (its prompt joined the conversation), however late
-            await pilot.pause(0.01)
-        while app._turn_running or app.reply.is_open:
-            await pilot.pause(0.05)
+        # until the turn began (its prompt joined the conversation), however late, then ended
+        await until(pilot, lambda: len(app.agent.turns) > before, "the turn to begin")
+        await until(pilot, lambda: not (app._turn_running or app.reply.is_open), "the turn to end")
         streaming = False
         await watcher
     if autosave:
         assert f"word{tokens - 1}" in path.read_text(encoding="utf-8"), "autosave did not save the streamed reply"
     return worst
+
+
+async def until(pilot, condition, what: str, timeout: float = 300) -> None:
+    """Wait for ``condition`` as the app runs; fail naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout:.0f} s for {what}")
+        await pilot.pause(0.02)
 
 
 async def stall_ratio(folder: Path, rounds: int = 3, tokens: int = STREAM_TOKENS) -> tuple[float, float]:

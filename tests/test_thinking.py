@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_chat_tui.engine.events import Done, Stats, ThinkingDelta, TextDelta
+from mcp_chat_tui.engine.events import Done, Stats, TextDelta, ThinkingDelta
 from mcp_chat_tui.engine.loading import has_thinking_switch
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from tests.models import build_tiny_model
@@ -94,7 +94,9 @@ async def test_ctrl_t_opens_and_closes_the_latest_replys_thinking():
     from tests.fakes import ScriptedEngine
     from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
 
-    engine = ScriptedEngine([[ThinkingDelta("first thought"), TextDelta("One.")], [ThinkingDelta("second thought"), TextDelta("Two.")]])
+    engine = ScriptedEngine(
+        [[ThinkingDelta("first thought"), TextDelta("One.")], [ThinkingDelta("second thought"), TextDelta("Two.")]]
+    )
     app = make_app(engine, [])
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)

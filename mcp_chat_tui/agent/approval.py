@@ -18,6 +18,7 @@ from mcp_chat_tui.core.tools import ToolSpec
 PolicyMode = Literal["ask", "auto", "auto-readonly"]
 SAVED_ALWAYS = "saved always (config.toml)"
 YOU_ALWAYS = "you (always, this session)"
+EDITED_LABEL = "you (edited the arguments)"  # a call the user let run with arguments of their own
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ Mixed into ``Agent`` (``agent/loop.py``), whose ``_decide_and_run`` runs the all
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -22,7 +24,7 @@ from mcp_chat_tui.agent.events import (
     CallTask,
     PlannedCall,
 )
-from mcp_chat_tui.agent.turn import CANCELLED_MESSAGE, TurnState, seconds, task_lost_message
+from mcp_chat_tui.agent.turn import CANCELLED_MESSAGE, EDITED_NOTE, TurnState, seconds, task_lost_message
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult
 
 
@@ -59,20 +61,25 @@ class CallRunning:
         def on_task(task: Any) -> None:
             sink(CallTask(call, task))
 
+        arguments = state.edited.get(call.id, call.arguments)  # the user's edit, when they made one
         if task_id is None:
             work = self.tools.call_tool(
-                call.spec.server, call.spec.name, call.arguments, on_progress=on_progress, on_task=on_task
+                call.spec.server, call.spec.name, arguments, on_progress=on_progress, on_task=on_task
             )
         else:
             work = self.tools.resume_task(
-                call.spec.server, call.spec.name, call.arguments, task_id, on_progress=on_progress, on_task=on_task
+                call.spec.server, call.spec.name, arguments, task_id, on_progress=on_progress, on_task=on_task
             )
         result = await self._await_call(state, call, work)
         elapsed = seconds(time.perf_counter() - started)
         if result is None:
             self._finish(state, sink, CallFinished(call, CallStatus.CANCELLED, CANCELLED_MESSAGE, None, elapsed))
             return
-        self._finish(state, sink, self._outcome(call, result, elapsed))
+        outcome = self._outcome(call, result, elapsed)
+        if call.id in state.edited:  # the model is told the call ran with other arguments than its own
+            note = EDITED_NOTE.format(arguments=json.dumps(state.edited[call.id], ensure_ascii=False))
+            outcome = replace(outcome, content_for_model=f"{note}\n\n{outcome.content_for_model}")
+        self._finish(state, sink, outcome)
 
     @staticmethod
     def _outcome(call: PlannedCall, result: ToolCallResult, elapsed: float) -> CallFinished:

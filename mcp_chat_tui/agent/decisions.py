@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from mcp_chat_tui.agent.approval import ApprovalPolicy, decision_label
+from mcp_chat_tui.agent.approval import EDITED_LABEL, ApprovalPolicy, decision_label
 from mcp_chat_tui.agent.events import (
     AgentSink,
     ApprovalChoice,
@@ -100,7 +100,7 @@ class CallDecisions:
                 deny_rest = choice == ApprovalChoice.DENY_ALL
             if allow_rest and state.batch_choice == ApprovalChoice.ALWAYS_ALL and call.spec is not None:
                 self._always_allow(call.spec, state.batch_save, sink)
-            sink(CallDecided(call, choice, allowed_by))
+            sink(CallDecided(call, choice, allowed_by, state.edited.get(call.id)))
             if choice.allows:
                 approved.append(call)
             else:
@@ -167,7 +167,11 @@ class CallDecisions:
         allow_rest = choice in (ApprovalChoice.ALLOW_PENDING, ApprovalChoice.ALWAYS_ALL)
         if allow_rest:
             state.batch_choice, state.batch_save = choice, decision.save
-        return choice, decision_label(choice, save=saved), allow_rest
+        label = decision_label(choice, save=saved)
+        if choice.allows and decision.arguments is not None and decision.arguments != call.arguments:
+            state.edited[call.id] = decision.arguments  # it runs with the user's arguments
+            label = EDITED_LABEL
+        return choice, label, allow_rest
 
     async def _decide_interrupted(
         self, state: TurnState, call: PlannedCall, waiting: int, sink: AgentSink, deny_rest: bool

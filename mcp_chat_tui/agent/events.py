@@ -43,6 +43,7 @@ class ApprovalDecision:
 
     choice: ApprovalChoice
     save: bool = False
+    arguments: dict[str, Any] | None = None  # the arguments as the user edited them (None: as the model wrote them)
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,7 @@ class CallDecided:
     call: PlannedCall
     choice: ApprovalChoice
     allowed_by: str = ""
+    ran_with: dict[str, Any] | None = None  # the user's edit of the arguments, which the call runs with
 
 
 @dataclass(frozen=True)

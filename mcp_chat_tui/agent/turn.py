@@ -22,6 +22,7 @@ from mcp_chat_tui.core.feedback import MALFORMED_NAME
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind
 
+EDITED_NOTE = "The user edited this call's arguments before it ran; it ran with: {arguments}"
 DENIED_MESSAGE = "The user denied this tool call. Do not retry it; answer without it or ask the user."
 NOT_ALLOWED_MESSAGE = (
     "The user's settings do not allow this tool call (it was not run). Do not retry it; answer without it."
@@ -212,6 +213,7 @@ class TurnState:
         self.batch_choice = ApprovalChoice.ALLOW_PENDING
         self.batch_save = False
         self.taken_ids: set[str] | None = None  # every call id of the conversation, once asked for
+        self.edited: dict[str, dict[str, Any]] = {}  # call id: the arguments the user edited it to
         self.reset_reply()
         self.clear_calls()
 

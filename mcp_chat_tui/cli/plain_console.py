@@ -7,6 +7,7 @@ so markup and terminal escape sequences in it cannot style or move the screen.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 
 from rich.console import Console, Group
@@ -44,8 +45,9 @@ from mcp_chat_tui.agent.events import (
 )
 from mcp_chat_tui.agent.figures import TurnFigures
 from mcp_chat_tui.agent.turn import not_sent_line, repeat_reason, run_unsaved_line
-from mcp_chat_tui.cli.typed_lines import LineReader
+from mcp_chat_tui.cli.typed_lines import LineReader, Question
 from mcp_chat_tui.core.text import pretty_json, visible_controls
+from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.ui.media_info import media_line
 
 RESULT_LINES_SHOWN = 20
@@ -72,14 +74,20 @@ STATUS_STYLE = {
 UNSAVED_KEYS = {"r": UnsavedChoice.RETRY, "u": UnsavedChoice.RUN_UNSAVED, "n": UnsavedChoice.DONT_RUN}
 APPROVAL_QUESTION = (
     "[bold]y[/] once · [bold]a[/] all waiting · [bold]t[/] always this tool · "
-    "[bold]T[/] always and save · [bold]n[/] no · [bold]s[/] deny all and stop: "
+    "[bold]T[/] always and save · [bold]n[/] no · [bold]s[/] deny all and stop · [bold]e[/] edit the arguments: "
 )
+EDIT_QUESTION = "the arguments as one line of JSON (Enter alone: back to the question): "
+EDIT_KEY = "e"
 UNSAVED_QUESTION = "[bold]r[/] try saving again · [bold]u[/] run it unsaved · [bold]n[/] don't run: "
 
 
 def approval_key(line: str) -> ApprovalDecision | None:
     """What a line answers the approval question (``T`` saves; other letters in either case)."""
     return APPROVAL_KEYS.get(line.strip()) or APPROVAL_KEYS.get(line.strip().lower())
+
+
+def _approval_answer(line: str) -> bool:
+    return approval_key(line) is not None or line.strip().lower() == EDIT_KEY
 
 
 def literal(value: object, style: str = "") -> Text:
@@ -295,13 +303,37 @@ class PlainConsole:
             return
         async with self.reader.question(self.console) as question:  # a line typed before it is not its answer
             while not event.decision.done():
-                answer = await question.ask(lambda: self.console.print(APPROVAL_QUESTION, end=""), approval_key)
+                answer = await question.ask(lambda: self.console.print(APPROVAL_QUESTION, end=""), _approval_answer)
                 if answer is None:
                     event.decision.set_result(ApprovalDecision(ApprovalChoice.DENY_ALL))
                     return
-                decision = approval_key(answer)
+                if answer.strip().lower() == EDIT_KEY and spec is not None:
+                    decision = await self._edited(question, spec, call.arguments)
+                else:
+                    decision = approval_key(answer)
                 if decision is not None and not event.decision.done():
                     event.decision.set_result(decision)
+
+    async def _edited(self, question: Question, spec: ToolSpec, arguments: dict) -> ApprovalDecision | None:
+        """``e``: new arguments typed as JSON, checked against the tool's schema; the call then runs
+        once with them (None: back to the approval question)."""
+        from mcp_chat_tui.servers.user_calls import schema_problem
+
+        self.console.print(literal(json.dumps(arguments, ensure_ascii=False), "dim"))
+        while True:
+            line = await question.ask(lambda: self.console.print(EDIT_QUESTION, end=""))
+            if line is None or not line.strip():
+                return None
+            try:
+                edited = json.loads(line)
+            except json.JSONDecodeError as exc:
+                self.console.print(literal(f"not JSON: {exc.msg} (column {exc.colno})", "red"))
+                continue
+            problem = "the arguments are a JSON object" if not isinstance(edited, dict) else ""
+            problem = problem or schema_problem(edited, spec.input_schema)
+            if not problem:
+                return ApprovalDecision(ApprovalChoice.ALLOW_ONCE, arguments=edited)
+            self.console.print(literal(f"the tool's schema refuses them: {problem}", "red"))
 
     async def _ask_unsaved(self, event: StartNotSaved) -> None:
         """A call whose start could not be saved: run only on a ``u`` typed for this question at a terminal."""

@@ -16,7 +16,9 @@ from mcp_chat_tui.core.content import ContentPart
 RESOURCE = "resource"
 IMAGE = "image"
 PROMPT = "prompt"
-KINDS = (RESOURCE, IMAGE, PROMPT)
+FILE = "file"  # a text file from the user's disk (core/local_files.py)
+CALL = "call"  # a tool the user called, and its result (servers/user_calls.py)
+KINDS = (RESOURCE, IMAGE, PROMPT, FILE, CALL)
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,11 @@ class Attachment:
         if self.kind == PROMPT:
             given = " ".join(f"{key}={_quoted(value)}" for key, value in self.arguments.items())
             return f"/{self.server}:{self.name}" + (f" {given}" if given else "")
+        if self.kind == FILE:
+            return f"file › {self.name}"
+        if self.kind == CALL:
+            given = ", ".join(f"{key}={_quoted(value)}" for key, value in self.arguments.items())
+            return f"you called {self.server} › {self.name}({given})"
         what = self.uri or self.name or self.kind
         details = ", ".join(part for part in (self.mime_type, size_text(self.size)) if part)
         return f"{self.server} › {what}" + (f" ({details})" if details else "")

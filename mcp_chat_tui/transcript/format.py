@@ -262,6 +262,7 @@ class _Reader:
             started_at=self._time(meta, "started"),
             server=str(meta.get("server", "")),
             allowed_by=str(meta.get("allowed_by", "")),
+            ran_with=meta["ran_with"] if isinstance(meta.get("ran_with"), dict) else None,
             tool=str(meta.get("tool", "")),
             run_unsaved=meta.get("run_unsaved") is True,
             task_id=meta["task"] if isinstance(meta.get("task"), str) else "",

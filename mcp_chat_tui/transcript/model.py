@@ -62,6 +62,7 @@ class Proposal:
     started_at: datetime | None = None
     server: str = ""
     allowed_by: str = ""
+    ran_with: dict[str, Any] | None = None  # the arguments the user edited the call to before it ran
     tool: str = ""  # the tool's own name at ``server``, when the model was given another
     run_unsaved: bool = False  # sent although its start could not be saved (the user chose so)
     task_id: str = ""  # the task it runs as at ``server``, recorded as soon as the server created it

@@ -107,10 +107,11 @@ class TranscriptRecorder:
         self.save()
         return problem
 
-    def chose(self, call_id: str, choice: str, allowed_by: str = "") -> None:
+    def chose(self, call_id: str, choice: str, allowed_by: str = "", ran_with: dict | None = None) -> None:
+        """The choice made for a call, who made it, and the arguments the user edited it to (if any)."""
         proposal = self._find(call_id)
         if proposal is not None:
-            proposal.choice, proposal.allowed_by = choice, allowed_by
+            proposal.choice, proposal.allowed_by, proposal.ran_with = choice, allowed_by, ran_with
             self.save()
 
     def finished(self, result: ToolResult, *, sent: bool = True) -> None:

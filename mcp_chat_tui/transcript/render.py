@@ -91,6 +91,8 @@ def _proposal_meta(proposal: Proposal) -> str:
         meta["server"] = proposal.server
     if proposal.allowed_by:
         meta["allowed_by"] = proposal.allowed_by
+    if proposal.ran_with is not None:
+        meta["ran_with"] = proposal.ran_with
     if proposal.tool:
         meta["tool"] = proposal.tool
     if proposal.run_unsaved:

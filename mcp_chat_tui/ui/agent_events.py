@@ -132,7 +132,7 @@ class AgentEventView(MessagePump):
     @on(am.CallDecided)
     @handles
     async def _show_call_decided(self, message: am.CallDecided) -> None:
-        self.call_store.decided(message.event.call, message.event.allowed_by)
+        self.call_store.decided(message.event.call, message.event.allowed_by, message.event.ran_with)
 
     @on(am.ApprovalNeeded)
     @handles

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from textual.widget import Widget
 
@@ -105,10 +106,10 @@ class CallStore:
         self.malformed[event.id] = record
         return record
 
-    def decided(self, call: PlannedCall, allowed_by: str) -> None:
+    def decided(self, call: PlannedCall, allowed_by: str, ran_with: dict[str, Any] | None = None) -> None:
         record = self.open.get(id(call))
         if record is not None:
-            record.allowed_by = allowed_by
+            record.allowed_by, record.ran_with = allowed_by, ran_with
 
     def awaiting(self, call: PlannedCall) -> None:
         record = self.open.get(id(call))

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 
 from textual import work
 
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.local_files import LocalFile, completions, read_attachment
 from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
 from mcp_chat_tui.servers.commands import PromptCommand, command_text, parse_command
 from mcp_chat_tui.ui.completion import AppCommand, Candidate, candidates
@@ -41,6 +43,7 @@ class CatalogActions:
             prompt.cursor_position,
             self.hub.prompts(),
             self.hub.resources() + self.hub.resource_templates(),
+            lambda typed: completions(typed, Path.cwd(), self.hub.roots.shared),
         )
         if found or prompt.menu is not None:
             self._completion_menu(prompt).offer(found)
@@ -58,7 +61,22 @@ class CatalogActions:
             if item.arguments:
                 await self._run_command(PromptCommand(item), typed=prompt.value.strip())
             return
+        if isinstance(item, LocalFile):
+            if item.folder:
+                self.offer_completions(prompt)  # on into the folder
+            else:
+                await self._attach_file(prompt, item, candidate.name)
+            return
         await self._attach(prompt, item, candidate.name)
+
+    async def _attach_file(self, prompt: PromptInput, item: LocalFile, word: str) -> None:
+        """A text file from the disk attached to the message being written (a binary one refused)."""
+        read = await asyncio.to_thread(read_attachment, item.shown, Path.cwd(), self.hub.roots.shared)
+        if isinstance(read, str):
+            self.notify(read, title=f"{word} not attached", severity="error", markup=False)
+            return
+        prompt.attached.append((word, read))
+        self.notify(f"attached {read.label()}", markup=False)
 
     async def _attach(self, prompt: PromptInput, item: ResourceInfo, word: str) -> None:
         uri = item.uri

@@ -1,5 +1,5 @@
 """What the prompt box offers as you type: server prompts (and the app's own commands) after ``/``,
-resources after ``@``.
+resources and files from the disk after ``@`` (core/local_files.py).
 
 Plain logic over the hub's catalog (no widgets): ``candidates`` says what to list for the
 text and cursor, and ``Candidate.apply`` what the text becomes when one is chosen.
@@ -8,9 +8,12 @@ text and cursor, and ``Candidate.apply`` what the text becomes when one is chose
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mcp_chat_tui.agent.summaries import COMPACT_COMMAND
+from mcp_chat_tui.core.attachments import size_text
+from mcp_chat_tui.core.local_files import LocalFile
 from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
 
 MAX_CANDIDATES = 50
@@ -36,7 +39,7 @@ APP_COMMANDS = (  # every command the app itself answers (ui/app.py ``_send``)
 class Candidate:
     """One entry of the completion list: a prompt or a resource, and the text it replaces."""
 
-    item: PromptInfo | ResourceInfo | AppCommand
+    item: PromptInfo | ResourceInfo | AppCommand | LocalFile
     start: int  # where the replaced text begins in the prompt box (its ``/`` or ``@``)
     end: int
 
@@ -44,7 +47,14 @@ class Candidate:
     def name(self) -> str:
         if isinstance(self.item, (PromptInfo, AppCommand)):
             return self.item.command
+        if isinstance(self.item, LocalFile):
+            return "@" + self.item.shown
         return "@" + self.item.name
+
+    @property
+    def source(self) -> str:
+        """Where it comes from: its server, "app" for the app's commands, "disk" for a file."""
+        return "disk" if isinstance(self.item, LocalFile) else self.item.server
 
     @property
     def detail(self) -> str:
@@ -53,6 +63,8 @@ class Candidate:
             return item.description
         if isinstance(item, PromptInfo):
             return item.description or item.title
+        if isinstance(item, LocalFile):
+            return "folder" if item.folder else f"file · {size_text(item.size)}"
         where = item.template or item.uri
         return " · ".join(part for part in (where, item.mime_type, item.description) if part)
 
@@ -64,15 +76,22 @@ class Candidate:
         return needs_nothing and text[self.start : self.end] == self.name
 
     def apply(self, text: str) -> tuple[str, int]:
-        """The prompt box's text with this candidate chosen, and where the cursor goes."""
-        inserted = self.name + " "
+        """The prompt box's text with this candidate chosen, and where the cursor goes (a folder: on
+        into it, no space after)."""
+        inserted = self.name + ("" if isinstance(self.item, LocalFile) and self.item.folder else " ")
         return text[: self.start] + inserted + text[self.end :], self.start + len(inserted)
 
 
-def candidates(text: str, cursor: int, prompts: list[PromptInfo], resources: list[ResourceInfo]) -> list[Candidate]:
+def candidates(
+    text: str,
+    cursor: int,
+    prompts: list[PromptInfo],
+    resources: list[ResourceInfo],
+    files: Callable[[str], list[LocalFile]] | None = None,
+) -> list[Candidate]:
     """The prompts matching a ``/`` command being typed (the whole box, before its first space), then
     the app's own commands, the one typed whole first; or the resources and templates matching the
-    ``@`` word at the cursor."""
+    ``@`` word at the cursor, then the files and folders (``files(typed)``) it may be a path of."""
     before = text[:cursor]
     if before.startswith("/") and " " not in before:
         typed = before[1:].lower()
@@ -87,8 +106,12 @@ def candidates(text: str, cursor: int, prompts: list[PromptInfo], resources: lis
         return []
     typed = match.group(1).lower()
     start = match.start(0) if not before[match.start(0)].isspace() else match.start(0) + 1
-    found_resources = [r for r in resources if typed in r.name.lower() or typed in (r.uri or r.template).lower()]
-    return [Candidate(r, start, _word_end(text, start)) for r in found_resources[:MAX_CANDIDATES]]
+    found: list[ResourceInfo | LocalFile] = [
+        r for r in resources if typed in r.name.lower() or typed in (r.uri or r.template).lower()
+    ]
+    if files is not None:
+        found += files(match.group(1))
+    return [Candidate(item, start, _word_end(text, start)) for item in found[:MAX_CANDIDATES]]
 
 
 def _word_end(text: str, start: int) -> int:

@@ -83,7 +83,7 @@ class RecordingSink:
 
     @record.register
     def _decided(self, event: CallDecided) -> None:
-        self.recorder.chose(event.call.id, event.choice.value, event.allowed_by)
+        self.recorder.chose(event.call.id, event.choice.value, event.allowed_by, event.ran_with)
 
     @record.register
     def _started(self, event: CallStarted) -> None:

@@ -68,6 +68,7 @@ class CallRecord:
     raw: str = ""
     reason: str = ""
     allowed_by: str = ""  # who or which rule let it run ("you (once)", "auto policy"…), once decided
+    ran_with: dict[str, Any] | None = None  # the arguments the user edited it to before it ran
     given_id: str = ""
     progress: ToolProgress | None = None  # the last progress its server reported
     task: TaskState | None = None  # the task it runs (or ran) as at its server, as last heard

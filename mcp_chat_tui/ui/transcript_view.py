@@ -150,6 +150,7 @@ def _add_proposal_record(calls: CallStore, proposal: Proposal) -> CallRecord:
     record.proposed_at, record.started_at = proposal.proposed_at, proposal.started_at
     record.state = call_state_for(proposal)
     record.allowed_by = allowed_by_for(proposal) + (RUN_UNSAVED_NOTE if proposal.run_unsaved else "")
+    record.ran_with = proposal.ran_with
     if malformed:
         record.tool = "malformed call"
         record.raw = proposal.raw

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,6 +15,7 @@ from mcp_chat_tui.agent.events import ApprovalChoice, ApprovalDecision, PlannedC
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
+from mcp_chat_tui.ui.screens.edit_arguments import EditArgumentsScreen
 
 ANNOTATION_NAMES = {
     "readOnlyHint": "read-only",
@@ -24,7 +26,7 @@ ANNOTATION_NAMES = {
 
 
 KEY_HINT = (
-    "[b]y[/] once  [b]a[/] all waiting  [b]n[/] deny\n"
+    "[b]y[/] once  [b]a[/] all waiting  [b]n[/] deny  [b]e[/] edit\n"
     "[b]t[/] always  [b]T[/] always, saved\n"
     "[b]s[/] or [b]Esc[/] deny all and stop"
 )
@@ -46,6 +48,7 @@ class ApprovalScreen(DecidingScreen[ApprovalDecision]):
         Binding("T", "decide('yO', True)", "Always (saved)", id="approval.always_saved"),
         Binding("n", "decide('n')", "Deny", id="approval.deny"),
         Binding("s,escape", "decide('nA')", "Deny all, stop", id="approval.deny_all"),
+        Binding("e", "edit", "Edit the arguments, then run", id="approval.edit"),
     ]
 
     def __init__(self, call: PlannedCall, waiting: int, recorded: Recorded | None = None, why: str = "") -> None:
@@ -95,3 +98,14 @@ class ApprovalScreen(DecidingScreen[ApprovalDecision]):
 
     def action_decide(self, choice: str, save: bool = False) -> None:
         self.dismiss(ApprovalDecision(ApprovalChoice(choice), save=save))
+
+    def action_edit(self) -> None:
+        """The arguments in an editor; taken, the call runs once with them (Esc there: back here)."""
+        if self.call.spec is None:
+            return
+
+        def edited(arguments: dict[str, Any] | None) -> None:
+            if arguments is not None:
+                self.dismiss(ApprovalDecision(ApprovalChoice.ALLOW_ONCE, arguments=arguments))
+
+        self.app.push_screen(EditArgumentsScreen(self.call.spec, self.call.arguments), callback=edited)

@@ -63,9 +63,14 @@ def call_report(record: CallRecord, clock: DisplayClock) -> str:
         *([f"task at its server: {record.task.task_id} ({record.task.describe()})"] if record.task else []),
         *cut_line(record),
         "",
-        "arguments:",
+        "arguments:" if record.ran_with is None else "arguments, as the model wrote them:",
         pretty_json(record.arguments) if not record.raw else record.raw,
         "",
+        *(
+            ["arguments it ran with (edited by you):", pretty_json(record.ran_with), ""]
+            if record.ran_with is not None
+            else []
+        ),
     ]
     result = record.result
     if result is not None and result.failure is not None:

@@ -69,7 +69,5 @@ class CompletionMenu(OptionList):
         row.add_column(no_wrap=True, max_width=32)
         row.add_column(no_wrap=True, style="dim", max_width=16)
         row.add_column(no_wrap=True, ratio=1, overflow="ellipsis")
-        row.add_row(
-            literal(candidate.name, "bold"), literal(candidate.item.server), literal(candidate.detail, "italic")
-        )
+        row.add_row(literal(candidate.name, "bold"), literal(candidate.source), literal(candidate.detail, "italic"))
         return row

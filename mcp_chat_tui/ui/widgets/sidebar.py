@@ -162,6 +162,7 @@ COLUMNS = ("tool", "state", "took", "by", "time", "args")  # the order the calls
 COLUMN_LABELS = {"args": "arguments"}
 ALLOWED_BY_SHORT = (  # the start of a record's ``allowed_by`` and its short form in the "by" column, first match wins
     ("you (once)", "you"),
+    ("you (edited", "you·edited"),
     ("you (all waiting)", "you·all"),
     ("you (always, saved", "you·saved"),
     ("you (always", "you·always"),

@@ -45,7 +45,7 @@ from mcp_chat_tui.ui.palette import PaletteCommands
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.recording import RecordingSink
 from mcp_chat_tui.ui.reply import ReplyController
-from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
+from mcp_chat_tui.ui.screens.detail import CallDetailScreen, TextScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
 from mcp_chat_tui.ui.startup import StartUp
 from mcp_chat_tui.ui.styles import preload_styles
@@ -330,12 +330,7 @@ class ChatApp(
 
     @on(DataTable.RowSelected, "#servers")
     def _open_server(self, message: DataTable.RowSelected) -> None:
-        status = self.hub.status(message.row_key.value)
-        self.push_screen(
-            ServerDetailScreen(
-                status, self.clock, self.policy.runs_without_asking, self.toggle_tool_auto_run, self.set_log_level
-            )
-        )
+        self.push_screen(self.server_detail(self.hub.status(message.row_key.value)))
 
     # ----- prompts and turns -----------------------------------------------------------------
 

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import SystemCommand
 from textual.widgets import Static
 
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.servers.oauth import SignInRequest
-from mcp_chat_tui.servers.state import ServerState, protocol_notes, tool_list_notes
+from mcp_chat_tui.servers.state import ServerState, ServerStatus, protocol_notes, tool_list_notes
+from mcp_chat_tui.servers.user_calls import call_attachment
 from mcp_chat_tui.ui.format import counted, literal, palette_text
 from mcp_chat_tui.ui.records import CallRecord
-from mcp_chat_tui.ui.screens.detail import TextScreen
+from mcp_chat_tui.ui.screens.detail import ServerDetailScreen, TextScreen
+from mcp_chat_tui.ui.screens.edit_arguments import EditArgumentsScreen
 from mcp_chat_tui.ui.screens.sign_in import SignInScreen
+from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
 
@@ -27,6 +32,46 @@ class ServerActions:
         except KeyError:  # the app's own tools (``(app)``) have no server status
             tools = [spec for spec in self.hub.tools() if spec.server == server]
         return next((spec for spec in tools if spec.name == tool), None)
+
+    def server_detail(self, status: ServerStatus) -> ServerDetailScreen:
+        """A server's detail: its tools (``a`` auto-run, Enter to call one yourself), log and level."""
+        return ServerDetailScreen(
+            status,
+            self.clock,
+            self.policy.runs_without_asking,
+            self.toggle_tool_auto_run,
+            self.set_log_level,
+            self.call_tool_yourself,
+        )
+
+    def call_tool_yourself(self, spec: ToolSpec) -> None:
+        """Enter on a tool in the server panel: its arguments asked (the schema's defaults filled in),
+        then the call runs with no approval (the user is the one calling); the result is shown and
+        attached to the next message."""
+
+        def chosen(arguments: dict[str, Any] | None) -> None:
+            if arguments is not None:
+                self.run_worker(self._run_own_call(spec, arguments), group="own-call")
+
+        properties = spec.input_schema.get("properties") if isinstance(spec.input_schema, dict) else None
+        defaults = {
+            name: prop["default"]
+            for name, prop in (properties if isinstance(properties, dict) else {}).items()
+            if isinstance(prop, dict) and "default" in prop
+        }
+        self.push_screen(EditArgumentsScreen(spec, defaults, calling=True), callback=chosen)
+
+    async def _run_own_call(self, spec: ToolSpec, arguments: dict[str, Any]) -> None:
+        self.notify(f"calling {spec.server} › {spec.name}…", markup=False, timeout=3)
+        result = await self.hub.call_tool(spec.server, spec.name, arguments)
+        attachment = call_attachment(spec, arguments, result.for_model(), result.ok)
+        prompt = self.query_one(PromptInput)
+        word = f"@{spec.server}:{spec.name}"
+        prompt.attached.append((word, attachment))
+        prompt.value = f"{prompt.value.rstrip()} {word} ".lstrip()
+        prompt.cursor_position = len(prompt.value)
+        self.push_screen(TextScreen(attachment.label(), attachment.text))
+        self.notify(f"attached to your next message: delete {word} to leave it out", markup=False, timeout=8)
 
     def _record_auto_run(self, record: CallRecord) -> bool:
         """Whether the tool of a sidebar row runs without asking now (its ⚡ mark)."""

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -170,8 +171,10 @@ class ServerDetailScreen(ModalScreen[None]):
         auto_run: Callable[[ToolSpec], bool],
         on_toggle,
         on_log_level: Callable[[str, str], None] | None = None,
+        on_call: Callable[[ToolSpec], None] | None = None,
     ) -> None:
         super().__init__()
+        self.on_call = on_call  # Enter on a tool: the user calls it themselves
         self.status = status
         self.clock = clock
         self.auto_run = auto_run  # whether a tool runs without asking now (its ⚡)
@@ -201,7 +204,8 @@ class ServerDetailScreen(ModalScreen[None]):
             with VerticalScroll(id="server-log", classes="detail-body"):
                 yield Static(id="server-log-lines")
             yield Static(
-                "[b]a[/] toggle auto-run  [b]+[/]/[b]-[/] log level  [b]Esc[/] or [b]q[/] close", classes="detail-keys"
+                "[b]Enter[/] call it yourself  [b]a[/] auto-run  [b]+[/]/[b]-[/] log level  [b]Esc[/] close",
+                classes="detail-keys",
             )
 
     def on_mount(self) -> None:
@@ -243,6 +247,14 @@ class ServerDetailScreen(ModalScreen[None]):
     def action_log_level(self, step: int) -> None:
         if self.on_log_level is not None:
             self.on_log_level(self.status.name, next_level(self.status.log_level, step))
+
+    @on(DataTable.RowSelected, "#server-tools")
+    def _call_it(self, message: DataTable.RowSelected) -> None:
+        spec = next((spec for spec in self.status.tools if spec.name == message.row_key.value), None)
+        if spec is None:
+            self.notify(f"{NOT_OFFERED}: not offered to anyone", severity="warning")
+        elif self.on_call is not None:
+            self.on_call(spec)
 
     def action_toggle(self) -> None:
         table = self.query_one(DataTable)

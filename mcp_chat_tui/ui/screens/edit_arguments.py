@@ -54,17 +54,24 @@ class EditArgumentsScreen(ModalScreen[dict[str, Any] | None]):
         Binding("escape", "dismiss(None)", "Back, unchanged", id="edit_arguments.back"),
     ]
 
-    def __init__(self, spec: ToolSpec, arguments: dict[str, Any]) -> None:
+    def __init__(self, spec: ToolSpec, arguments: dict[str, Any], *, calling: bool = False) -> None:
+        """``calling``: the user calls the tool themselves (the server panel's Enter), not a model's call."""
         super().__init__()
         self.spec = spec
         self.arguments = arguments
+        self.calling = calling
 
     def compose(self) -> ComposeResult:
         with Vertical(id="approval-dialog"):
-            title = Text("Edit the arguments of ", style="bold")
+            title = Text("Call " if self.calling else "Edit the arguments of ", style="bold")
             title.append_text(literal(f"{self.spec.server} › {self.spec.name}", "bold"))
             yield Static(title, id="approval-title")
-            yield Static("[b]Ctrl+S[/] run with these  [b]Esc[/] back, unchanged", classes="dialog-keys")
+            keys = (
+                "[b]Ctrl+S[/] call it  [b]Esc[/] cancel"
+                if self.calling
+                else "[b]Ctrl+S[/] run with these  [b]Esc[/] back, unchanged"
+            )
+            yield Static(keys, classes="dialog-keys")
             yield Static(schema_guide(self.spec.input_schema), id="edit-arguments-schema")
             yield TextArea(pretty_json(self.arguments), language="json", id="edit-arguments-json")
             yield Static("", id="edit-arguments-problem")

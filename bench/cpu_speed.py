@@ -58,6 +58,10 @@ SMOLLM2_135M = {
     "max_position_embeddings": 8192,
     "torch_dtype": "float16",
 }
+# MCT_BENCH_SMOKE=1 (--smoke, inherited by the workers): a model this small instead, so a smoke run
+# checks in seconds that the bench still runs (its figures mean nothing then).
+SMOKE_SHAPE = {"hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 2, "num_key_value_heads": 1}
+SMOKE_SHAPE |= {"intermediate_size": 256, "vocab_size": 512, "head_dim": 64}  # KV groups of 64 fit a head
 PROMPT_TOKENS = 105  # the length of the prompt measured in the issue
 WORDS = "the quick brown fox jumps over the lazy dog and reads a file then searches the web for the weather ".split()
 CONFIGS = {  # name: (MCP_CHAT_TUI_BLAS, compute dtype, through the engine)
@@ -88,7 +92,8 @@ def build_model(folder: Path) -> Path:
     tokenizer = build_tokenizer(400)
     tokenizer.save(str(folder / "tokenizer.json"))
     vocab = tokenizer.get_vocab()
-    config = dict(SMOLLM2_135M, eos_token_id=vocab["<|im_end|>"], bos_token_id=vocab["<|endoftext|>"])
+    shape = SMOLLM2_135M | (SMOKE_SHAPE if os.environ.get("MCT_BENCH_SMOKE") else {})
+    config = dict(shape, eos_token_id=vocab["<|im_end|>"], bos_token_id=vocab["<|endoftext|>"])
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     tokenizer_config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
@@ -264,7 +269,13 @@ def main() -> None:
         "--dtype", default="stored", help="worker: stored, float32, bfloat16, float16, dequantized (engine: default)"
     )
     parser.add_argument("--engine", action="store_true", help="worker: through MlxEngine")
+    parser.add_argument(
+        "--smoke", action="store_true", help="a tiny model, one run of 8 tokens: only checks that it runs"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        os.environ["MCT_BENCH_SMOKE"] = "1"
+        args.runs, args.tokens = 1, 8
     if args.worker:
         worker(args)
         return

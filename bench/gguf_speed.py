@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
 import statistics
@@ -188,7 +189,16 @@ def main() -> None:
     parser.add_argument("--work-dir", type=Path, help="keep the built files and converted folders here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--config", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--smoke", action="store_true", help="a tiny model, one short run (without llama.cpp: MLX only): checks it runs"
+    )
     args = parser.parse_args()
+    if args.smoke:  # bench/cpu_speed.py's tiny model (MCT_BENCH_SMOKE, inherited by the workers)
+        os.environ["MCT_BENCH_SMOKE"] = "1"
+        args.runs, args.tokens, args.no_real = 1, 4, True
+        if importlib.util.find_spec("llama_cpp") is None:
+            args.configs = "app-mlx,mlx"
+            print("llama-cpp-python is not installed: the smoke run measures the MLX configurations only")
     if args.worker:
         worker(args)
         return

@@ -15,11 +15,13 @@ Prints its ratios and rates (and the figures behind them):
   takes it), beside pipe_mb_per_s, the same answer read raw from the pipe;
 - result_10_vs_80_mb_ratio: the time per MB of an 80 MB result over that of a
   10 MB one (target at most 1.5: linear).
-The last line is one JSON object of the figures.
+The last line is one JSON object of the figures. ``--smoke``: a tenth of the sizes, few calls and
+runs, to check the bench still runs (its figures mean nothing then); .ci/run runs it so.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -41,6 +43,7 @@ PROGRESS_TICKS = 40
 DEMO_ARGS = ["-m", "mcp_chat_tui.demo.server"]
 BATCHES = 10
 CALLS_PER_BATCH = 50
+SMOKE = False  # --smoke: a tenth of the result sizes, one batch of 5 calls, one run of each
 ARGUMENTS = {"expression": "12 * 7"}
 
 
@@ -79,11 +82,11 @@ async def call_overhead() -> tuple[float, float]:
             result = await hub.call_tool("demo", "calculator", ARGUMENTS)
             assert result.ok, result.for_model()
 
-        await timed_calls(raw_call, 20)  # warm both paths
-        await timed_calls(hub_call, 20)
-        for _ in range(BATCHES):
-            raw_samples += await timed_calls(raw_call, CALLS_PER_BATCH)
-            hub_samples += await timed_calls(hub_call, CALLS_PER_BATCH)
+        await timed_calls(raw_call, 2 if SMOKE else 20)  # warm both paths
+        await timed_calls(hub_call, 2 if SMOKE else 20)
+        for _ in range(1 if SMOKE else BATCHES):
+            raw_samples += await timed_calls(raw_call, 5 if SMOKE else CALLS_PER_BATCH)
+            hub_samples += await timed_calls(hub_call, 5 if SMOKE else CALLS_PER_BATCH)
     return statistics.median(hub_samples), statistics.median(raw_samples)
 
 
@@ -166,7 +169,10 @@ async def progress_to_screen(count: int = PROGRESS_TICKS) -> list[float]:
                 await pilot.pause(0.05)
     finally:
         ToolCallTable.update_record = update_record  # type: ignore[method-assign]
-    assert len(latencies) == count, f"saw {len(latencies)} of {count} progress notifications on screen"
+    # Two notifications that arrive before the row is drawn again show as the later one: the screen
+    # shows a call's newest progress, so on a busy machine some are never on screen (and not timed).
+    print(f"progress notifications seen on screen: {len(latencies)} of {count}")
+    assert latencies, f"none of {count} progress notifications was seen on screen"
     return latencies
 
 
@@ -188,12 +194,13 @@ async def result_speed() -> dict[str, float]:
     hub = ServerHub([ServerConfig(name="tiny", type="stdio", command=sys.executable, args=[TINY])])
     async with hub:
         await hub.start_all()
+        scale, runs = (10, 1) if SMOKE else (1, 3)
         figures = {
-            "10": await result_seconds(hub, 10, 5),
-            "80": await result_seconds(hub, 80, 3),
-            "200": await result_seconds(hub, 200, 3),
+            "10": await result_seconds(hub, 10 // scale, 1 if SMOKE else 5) * scale,
+            "80": await result_seconds(hub, 80 // scale, runs) * scale,
+            "200": await result_seconds(hub, 200 // scale, runs) * scale,
         }
-    figures["pipe_200"] = pipe_seconds(200, 3)
+    figures["pipe_200"] = pipe_seconds(200 // scale, runs) * scale
     return figures
 
 
@@ -219,18 +226,25 @@ def pipe_seconds(megabytes: int, runs: int) -> float:
 
 
 async def main() -> None:
+    global SMOKE
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--smoke", action="store_true", help="a tenth of the sizes, few calls: only checks that it runs"
+    )
+    SMOKE = parser.parse_args().smoke
     sizes = await result_speed()
     per_mb_ratio = (sizes["80"] / 80) / (sizes["10"] / 10)
     print(
         f"results: 10 MB {sizes['10']:.2f} s, 80 MB {sizes['80']:.2f} s, 200 MB {sizes['200']:.2f} s "
         f"({200 / sizes['200']:.0f} MB/s; read raw from the pipe {200 / sizes['pipe_200']:.0f} MB/s)"
     )
-    progress_ms = statistics.median(await progress_to_screen())
+    progress_ms = statistics.median(await progress_to_screen(5 if SMOKE else PROGRESS_TICKS))
     print(f"progress notification to screen: median {progress_ms:.1f} ms over {PROGRESS_TICKS}")
     hub_median, raw_median = await call_overhead()
     print(f"tool call median: hub {hub_median * 1000:.3f} ms, raw SDK {raw_median * 1000:.3f} ms")
-    one = statistics.median([await time_to_ready(1, 1.0) for _ in range(3)])
-    eight = statistics.median([await time_to_ready(8, 1.0) for _ in range(3)])
+    samples = 1 if SMOKE else 3
+    one = statistics.median([await time_to_ready(1, 1.0) for _ in range(samples)])
+    eight = statistics.median([await time_to_ready(2 if SMOKE else 8, 1.0) for _ in range(samples)])
     print(f"time to ready: 1 server {one:.3f} s, 8 servers {eight:.3f} s")
     print(
         json.dumps(

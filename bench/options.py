@@ -204,7 +204,11 @@ def main() -> None:
     )
     parser.add_argument("--worker", choices=sorted(CONFIGS), help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true", help="a tiny model, one short run: only checks that it runs")
     args = parser.parse_args()
+    if args.smoke:  # bench/cpu_speed.py's tiny model (MCT_BENCH_SMOKE, inherited by the workers)
+        os.environ["MCT_BENCH_SMOKE"] = "1"
+        args.runs, args.tokens, args.long, args.kv_start = 1, 4, 300, 0
     if args.worker:
         print(json.dumps(worker(args.worker, args.model, args.tokens, args.long, args.kv_start)))
         return

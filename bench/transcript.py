@@ -15,7 +15,8 @@ Prints, measured in one run:
 - stall_autosave_ratio: the longest event-loop pause while a reply streams into
   the real app (headless) with autosave on, divided by the same with autosave
   off (target at most 1.2), runs alternated, medians taken.
-The last line is one JSON object of the figures.
+The last line is one JSON object of the figures. ``--smoke``: small sizes and one round, to check the
+bench still runs (its figures mean nothing then); .ci/run runs it so.
 
 The history streamed over is text only (its tool calls would add nothing to what is measured:
 the time to save while a reply streams).
@@ -23,6 +24,7 @@ the time to save while a reply streams).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import statistics
@@ -143,16 +145,22 @@ def time_search(folder: Path, repeats: int = 3) -> tuple[float, float]:
     return figures[0], figures[1]
 
 
-async def longest_pause(autosave: bool, folder: Path, run: int) -> float:
+async def longest_pause(autosave: bool, folder: Path, run: int, tokens: int = STREAM_TOKENS) -> float:
     """Stream a long reply into the headless app on top of a long history; the loop's worst lateness."""
     path = folder / f"stream-{run}-{autosave}.md"
     history = conversation(HISTORY_TURNS)
     for exchange in history.exchanges:  # text only, see the module docstring
         exchange.steps = [Step(text=exchange.steps[-1].text)]
+        exchange.summary = (
+            f"topic {exchange.user.rsplit(' ', 1)[-1]}"  # none is written at resume: the script is the reply's
+        )
     path.write_text(render(history), encoding="utf-8")
-    words = [TextDelta(f"word{index} ") for index in range(STREAM_TOKENS)]
+    words = [TextDelta(f"word{index} ") for index in range(tokens)]
     engine = ScriptedEngine([words], delay=0.001)
-    demo = ServerConfig(name="demo", type="stdio", command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"])
+    # Started as a user's would be, given time on a busy machine (the default 10 s was not enough at a load of 11).
+    demo = ServerConfig(
+        name="demo", type="stdio", command=sys.executable, args=["-m", "mcp_chat_tui.demo.server"], init_timeout=120
+    )
     app = ChatApp(
         engine=engine,
         hub=ServerHub([demo]),
@@ -164,8 +172,8 @@ async def longest_pause(autosave: bool, folder: Path, run: int) -> float:
     )
     worst = 0.0
     async with app.run_test(size=(120, 40)) as pilot:
-        while not app.ready.is_set():
-            await pilot.pause(0.05)
+        await until(pilot, lambda: app.ready.is_set() or app.fatal_error is not None, "the app to be ready")
+        assert app.fatal_error is None, f"the app did not start: {app.fatal_error}"
         streaming = True
 
         async def monitor() -> None:
@@ -179,46 +187,60 @@ async def longest_pause(autosave: bool, folder: Path, run: int) -> float:
         watcher = asyncio.create_task(monitor())
         prompt = app.query_one("#prompt")
         prompt.value = "stream please"
+        before = len(app.agent.turns)
         await pilot.press("enter")
-        await pilot.pause(0.2)
-        while app._turn_running or app.reply.is_open:
-            await pilot.pause(0.05)
+        # until the turn began (its prompt joined the conversation), however late, then ended
+        await until(pilot, lambda: len(app.agent.turns) > before, "the turn to begin")
+        await until(pilot, lambda: not (app._turn_running or app.reply.is_open), "the turn to end")
         streaming = False
         await watcher
     if autosave:
-        assert f"word{STREAM_TOKENS - 1}" in path.read_text(encoding="utf-8"), (
-            "autosave did not save the streamed reply"
-        )
+        assert f"word{tokens - 1}" in path.read_text(encoding="utf-8"), "autosave did not save the streamed reply"
     return worst
 
 
-async def stall_ratio(folder: Path, rounds: int = 3) -> tuple[float, float]:
+async def until(pilot, condition, what: str, timeout: float = 300) -> None:
+    """Wait for ``condition`` as the app runs; fail naming ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {timeout:.0f} s for {what}")
+        await pilot.pause(0.02)
+
+
+async def stall_ratio(folder: Path, rounds: int = 3, tokens: int = STREAM_TOKENS) -> tuple[float, float]:
     on, off = [], []
     for run in range(rounds):
-        off.append(await longest_pause(False, folder, run))
-        on.append(await longest_pause(True, folder, run))
+        off.append(await longest_pause(False, folder, run, tokens))
+        on.append(await longest_pause(True, folder, run, tokens))
     return statistics.median(on), statistics.median(off)
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="small sizes, one round: only checks that it runs")
+    smoke = parser.parse_args().smoke
+    scale = 10 if smoke else 1  # the sizes below are divided by it
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
         save = {turns: time_save(turns, folder) for turns in (10, 100, 1000)}
-        load_per_turn = time_load(1000, folder)
+        load_per_turn = time_load(1000 // scale, folder)
         print(
             f"save: 10 turns {save[10]:.2f} ms, 100 turns {save[100]:.2f} ms, 1000 turns {save[1000]:.2f} ms "
             f"(1000/100 = {save[1000] / save[100]:.1f}x for 10x the turns)"
         )
+        if smoke:
+            print("smoke run: a tenth of the sizes named below, one round; the figures mean nothing")
         print(f"load: {load_per_turn:.3f} ms per turn")
-        open_1k, open_10k = time_open(1000, folder), time_open(10_000, folder)
-        size_10k = (folder / "open-10000.md").stat().st_size / 1e6
+        open_1k, open_10k = time_open(1000 // scale, folder), time_open(10_000 // scale, folder)
+        size_10k = (folder / f"open-{10_000 // scale}.md").stat().st_size / 1e6
         print(
             f"open: 1,000 exchanges {open_1k:.3f} s, 10,000 exchanges ({size_10k:.1f} MB) {open_10k:.3f} s "
             f"(10,000/1,000 = {open_10k / open_1k:.1f}x for 10x the exchanges)"
         )
         search_rare, search_common = time_search(folder)
         print(f"search 1,000 conversations: a word 10 say {search_rare:.0f} ms, a word all say {search_common:.0f} ms")
-        on, off = asyncio.run(stall_ratio(folder))
+        on, off = asyncio.run(stall_ratio(folder, 1 if smoke else 3, STREAM_TOKENS // scale))
         print(f"longest event-loop pause while streaming: autosave on {on * 1000:.1f} ms, off {off * 1000:.1f} ms")
     print(
         json.dumps(

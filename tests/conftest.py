@@ -44,6 +44,11 @@ SLOW_FILES = {
 }  # fmt: skip
 
 
+# Files whose checks scripts/check.py runs as steps of their own (ruff, mypy) rather than among the
+# tests: marked ``step`` (as are tests/test_packaging.py's builds), so its test step leaves them out.
+STEP_FILES = {"test_lint.py", "test_types.py"}
+
+
 # Files whose tests share a module- or session-scoped fixture of their own (a model built or loaded,
 # a model server started): under `--dist loadgroup` (pyproject.toml) each stays on one worker; the
 # tests of every other file are shared out one by one, so no large file runs alone at the end.
@@ -59,6 +64,8 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.path.name in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
+        if item.path.name in STEP_FILES:
+            item.add_marker(pytest.mark.step)
         if item.path.name in GROUPED_FILES:
             item.add_marker(pytest.mark.xdist_group(item.path.name))
 

@@ -1,5 +1,5 @@
-"""``--check-tools``: the real CLI as a subprocess, real servers, and a model that is either the demo
-model (real MLX on the CPU) or a scripted OpenAI-compatible endpoint that writes exactly the call,
+"""``--check-tools``: the real CLI (in this process, tests/cli_in_process.py; a subprocess for
+Ctrl+C), real servers, and a model that is either the demo model (real MLX on the CPU) or a scripted OpenAI-compatible endpoint that writes exactly the call,
 the wrong tool, the malformed call, the bad arguments or the missing call a test needs."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 
 from mcp_chat_tui.cli.tool_questions import example_arguments, tool_question
 from mcp_chat_tui.core.tools import ToolSpec
+from tests import cli_in_process
 from tests.helpers import new_marker, pids_with, wait_until
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 
@@ -31,9 +32,7 @@ def run_cli(*args: str, cwd: Path, dirs: Path, timeout: float = 300) -> subproce
     env = dict(os.environ, COLUMNS="200")
     for kind in ("CONFIG", "DATA", "LOG"):
         env[f"MCP_CHAT_TUI_{kind}_DIR"] = str(dirs / kind.lower())
-    return subprocess.run(
-        [*CLI, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-    )
+    return cli_in_process.run_cli(args, cwd=cwd, env=env)  # its words and codes: no process needed
 
 
 def servers_file(folder: Path, servers: dict) -> Path:

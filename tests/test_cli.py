@@ -1,4 +1,5 @@
-"""The command line as a user runs it: a real subprocess, real servers, real exit codes."""
+"""The command line as a user runs it: the real CLI (in this process, tests/cli_in_process.py; a
+subprocess where a signal ends it), real servers, real exit codes."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import cli_in_process
 from tests.helpers import FIXTURE_SERVER, new_marker, pids_with, wait_until
 
 CLI = [sys.executable, "-m", "mcp_chat_tui.cli.main"]
@@ -21,7 +23,7 @@ def run_cli(*args: str, cwd: Path, env_dirs: Path, timeout: float = 90) -> subpr
     for kind in ("CONFIG", "DATA", "LOG"):
         env[f"MCP_CHAT_TUI_{kind}_DIR"] = str(env_dirs / kind.lower())
     env["COLUMNS"] = "200"
-    return subprocess.run([*CLI, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return cli_in_process.run_cli(args, cwd=cwd, env=env)  # its words and codes: no process needed
 
 
 def write_mcp_json(path: Path, servers: dict) -> Path:

@@ -1,4 +1,4 @@
-"""``-p`` for scripts and pipes: the real CLI as a subprocess, a scripted OpenAI-compatible endpoint
+"""``-p`` for scripts and pipes: the real CLI (run in this process), a scripted OpenAI-compatible endpoint
 for the model, and the real demo server for the tools."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 from mcp_chat_tui.demo.server import server as demo_server
 from mcp_chat_tui.servers.notifications import instructions_prompt
 from mcp_chat_tui.transcript import parse, read_transcript_text
+from tests import cli_in_process
 from tests.helpers import FIXTURE_SERVER
 from tests.scripted_endpoint import ScriptedEndpoint, failure, tool_reply
 
@@ -24,9 +25,13 @@ CALCULATOR_SCRIPT = [tool_reply("calculator", {"expression": "12 * 7"}, content=
 
 
 def run_cli(*args: str, cwd: Path, dirs: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """The CLI in this process (tests/cli_in_process.py: its words, codes and files are what these
+    tests are about, not the process); from a test with an event loop running, as a process."""
     env = dict(os.environ, COLUMNS="120")
     for kind in ("CONFIG", "DATA", "LOG"):
         env[f"MCP_CHAT_TUI_{kind}_DIR"] = str(dirs / kind.lower())
+    if not cli_in_process.loop_running():
+        return cli_in_process.run_cli(args, cwd=cwd, env=env, stdin=stdin)
     return subprocess.run(
         [*CLI, *args],
         cwd=cwd,

@@ -10,6 +10,8 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+import pytest
+
 TOP = Path(__file__).resolve().parent.parent
 
 
@@ -29,8 +31,11 @@ def readme_test_command() -> str:
 
 
 def test_ci_runs_the_readme_test_command():
+    """One command: install, then scripts/check.py's steps, which run pytest among them."""
     command = readme_test_command()
-    assert "pytest" in command and ".[dev]" in command
+    assert ".[dev]" in command and command.endswith("scripts/check.py"), command
+    steps = (TOP / "scripts" / "check.py").read_text()
+    assert '"-m", "pytest"' in steps and '"ruff"' in steps and '"mypy"' in steps
     ci = (TOP / ".ci" / "run").read_text()
     assert "<!-- test-command -->" in ci, ".ci/run must take its command from the README"
 
@@ -80,6 +85,9 @@ def build(*command: str) -> None:
     assert result.returncode == 0, f"{' '.join(command)} failed:\n{result.stdout}\n{result.stderr}"
 
 
+# The three tests below build the package (a minute of CPU): CI's packaging step (scripts/check_package.py)
+# checks the same with one build, so scripts/check.py's test step leaves them out (marker ``step``).
+@pytest.mark.step
 def test_wheel_carries_the_bundled_files(tmp_path):
     """``pip install .`` builds the wheel from the checkout: it holds the package data and the bundled files."""
     build(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(TOP))
@@ -87,6 +95,7 @@ def test_wheel_carries_the_bundled_files(tmp_path):
     assert_holds(wheel, set(zipfile.ZipFile(wheel).namelist()), bundled_in_wheel() | required_package_data())
 
 
+@pytest.mark.step
 def test_sdist_and_the_wheel_built_from_it_carry_the_bundled_files(tmp_path):
     """The sdist holds the top-level files, so a wheel built from it (as pip does from PyPI) holds them too."""
     build(sys.executable, "-m", "build", "-o", str(tmp_path), str(TOP))
@@ -99,10 +108,16 @@ def test_sdist_and_the_wheel_built_from_it_carry_the_bundled_files(tmp_path):
     assert_holds(wheel, set(zipfile.ZipFile(wheel).namelist()), bundled_in_wheel() | required_package_data())
 
 
+@pytest.mark.step
 def test_an_installed_wheel_finds_its_bundled_files(tmp_path):
     """Not an editable checkout: the installed code looks for its files inside the installed package."""
     build(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path / "wheel"), str(TOP))
     [wheel] = (tmp_path / "wheel").glob("mcp_chat_tui-*.whl")
+    check_installed_wheel(wheel, tmp_path)
+
+
+def check_installed_wheel(wheel: Path, tmp_path: Path) -> None:
+    """Install ``wheel`` into a folder of ``tmp_path`` and check where the installed code finds its files."""
     target = tmp_path / "site"
     build(sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel))
     probe = (

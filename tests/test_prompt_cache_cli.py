@@ -54,12 +54,16 @@ def first_generation(report: dict) -> dict:
 
 
 def without_cache(prompt: str, conversation: Path, dirs: Path) -> dict:
-    """The same question on a copy of the conversation that has no cache beside it."""
+    """The same question on a copy of the conversation that has no cache beside it. The copy must
+    hold a finished turn: one whose last reply goes on is continued first, and that run's own cache
+    then holds all but the question (test_a_copy_whose_reply_goes_on_is_answered_first...)."""
     copy = dirs / "reference" / conversation.name
     copy.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy(conversation, copy)
+    text = read_transcript_text(copy)
+    assert not parse(text, copy).turn_goes_on(), f"the copied conversation's last reply goes on:\n{text}"
     report = ask(prompt, copy, dirs)
-    assert first_generation(report)["prefilled"] == first_generation(report)["prompt"]
+    assert first_generation(report)["prefilled"] == first_generation(report)["prompt"], (report, text)
     return report
 
 
@@ -78,6 +82,30 @@ def test_a_restarted_run_prefills_only_its_question(tmp_path):
     assert first["prefilled"] <= 0.1 * first["prompt"], first
     assert same_answer(report, reference) and "42" in report["answer"]
     assert stat_mode(prompt_cache_path(conversation)) == stat_mode(conversation) == 0o600
+
+
+def test_a_copy_whose_reply_goes_on_is_answered_first_then_only_the_question_is_prefilled(tmp_path):
+    """How a copy with no cache file beside it can prefill only its question (18 of 452 tokens, seen
+    once in CI): its last reply was still going on (the result saved, the answer not, as a run
+    stopped there leaves it), so the run answers it first, and the KV cache that answer leaves in
+    memory holds all of the conversation but the new question. No file stands in: the copy has none
+    beside it and the cache folder is new; the answer computed again is the one the first run gave."""
+    conversation = tmp_path / "chat.md"
+    ask(FIRST, conversation, tmp_path)
+    finished = read_transcript_text(conversation)
+    answer = parse(finished, conversation).exchanges[-1].steps[-1].text.strip()
+    cut = finished[: finished.rindex(answer)].rstrip() + "\n"  # the answer not saved yet
+    cut = cut.replace("🤖:[demo model]", '🤖:[demo model] {"end": "unfinished"}', 1)
+    copy = tmp_path / "copy" / "chat.md"
+    copy.parent.mkdir()
+    copy.write_text(cut, encoding="utf-8")
+    assert parse(cut, copy).turn_goes_on() and not prompt_cache_path(copy).exists()
+    report = ask(SECOND, copy, tmp_path)
+    first = first_generation(report)
+    question_only = first["prompt"] - first["prefilled"]
+    assert 0 < first["prefilled"] < 0.1 * first["prompt"] and question_only > 0.9 * first["prompt"], first
+    exchanges = parse(read_transcript_text(copy), copy).exchanges
+    assert exchanges[0].steps[-1].text.strip() == answer and "42" in report["answer"]
 
 
 def stat_mode(path: Path) -> int:

@@ -25,6 +25,8 @@ def until(screen_class, prompt: str, typed: dict[int, str] | None = None):
     async def run_before(pilot) -> None:
         app = pilot.app
         await wait_ready(pilot, app)
+        for field in app.query(Input):  # the prompt behind the dialog: its cursor is drawn steady too
+            field.cursor_blink = False
         await send(pilot, prompt)
         await wait_for(pilot, lambda: isinstance(app.screen, screen_class), what=screen_class.__name__)
         for widget in app.screen.query("Input, TextArea"):

@@ -51,6 +51,18 @@ def dialog_armed(app: ChatApp, kind: type) -> bool:
     return isinstance(app.screen, kind) and getattr(app.screen, "armed", True)
 
 
+def record_states(app: ChatApp) -> list[str]:
+    """Every state the status bar shows from now on, in order, as each is set: a test asserts on
+    the states a turn went through, not on catching a brief one on screen while polling."""
+    states: list[str] = []
+
+    def shown(state: str) -> None:
+        states.append(state)
+
+    app.status_bar.watch(app.status_bar, "engine_state", shown, init=False)
+    return states
+
+
 async def wait_ready(pilot, app: ChatApp) -> None:
     await wait_for(pilot, lambda: app.ready.is_set() or app.fatal_error is not None, 30, "start-up")
 

@@ -1,0 +1,94 @@
+"""Every check CI runs (.ci/run, through the README's test command), one step at a time.
+
+The steps: ``lint`` (ruff), ``types`` (mypy), ``imports`` (import-linter's contracts, when
+pyproject.toml has them), ``packaging`` (the sdist and the wheel built from it, and the wheel
+installed: scripts/check_package.py), ``tests`` (pytest, without the tests marked ``step``, which
+check by hand what the steps above check) and ``benches`` (each bench in bench/ in its smoke mode:
+it still runs, its figures are not judged). Each step prints the commands it runs and its time; all
+steps run, and the exit status is 1 when any failed. ``--only`` / ``--skip`` take step names;
+arguments after ``--`` go to pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+TOP = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+# The benches' smoke runs: small sizes, one round (bench/README.md says what each measures).
+BENCH_SMOKE = [
+    ["bench/transcript.py", "--smoke"],
+    ["bench/mcp_overhead.py", "--smoke"],
+    ["bench/ui_stream.py", "--runs", "1", "--tokens", "20", "--appends", "2000", "--append-runs", "1", "--starts", "1"],
+    ["bench/engine_overhead.py", "--runs", "2", "--tokens", "8"],
+    ["bench/cpu_speed.py", "--smoke"],
+    ["bench/options.py", "--smoke"],
+    ["bench/gguf_speed.py", "--smoke"],
+    ["bench/tool_use.py", "demo", "--questions", "2", "--timeout", "300"],
+]
+
+
+def import_contracts() -> list[list[str]]:
+    """import-linter's run, when pyproject.toml declares contracts (none: nothing to run)."""
+    pyproject = tomllib.loads((TOP / "pyproject.toml").read_text(encoding="utf-8"))
+    if "importlinter" not in pyproject.get("tool", {}):
+        print("  (pyproject.toml has no [tool.importlinter] contracts; tests/test_imports.py checks for circles)")
+        return []
+    return [[str(Path(PYTHON).with_name("lint-imports"))]]
+
+
+def steps(pytest_args: list[str]) -> dict[str, object]:
+    """Each step's commands (a list, or a function giving it when the step starts)."""
+    return {
+        "lint": [[PYTHON, "-m", "ruff", "check", "."], [PYTHON, "-m", "ruff", "format", "--check", "."]],
+        "types": [[PYTHON, "-m", "mypy", "--config-file", "pyproject.toml"]],
+        "imports": import_contracts,
+        "packaging": [[PYTHON, "scripts/check_package.py"]],
+        "tests": [[PYTHON, "-m", "pytest", "-q", "-m", "not step", *pytest_args]],
+        "benches": [[PYTHON, *command] for command in BENCH_SMOKE],
+    }
+
+
+def run_step(name: str, commands) -> bool:
+    print(f"\n== {name}", flush=True)
+    started = time.monotonic()
+    ok = True
+    for command in commands() if callable(commands) else commands:
+        shown = " ".join(Path(part).name if part == PYTHON else part for part in command)
+        print(f"+ {shown}", flush=True)
+        if subprocess.run(command, cwd=TOP, env=os.environ).returncode != 0:
+            print(f"!! failed: {shown}", flush=True)
+            ok = False
+    print(f"== {name}: {'passed' if ok else 'FAILED'} in {time.monotonic() - started:.0f} s", flush=True)
+    return ok
+
+
+def main() -> int:
+    arguments = sys.argv[1:]
+    pytest_args = arguments[arguments.index("--") + 1 :] if "--" in arguments else []
+    arguments = arguments[: arguments.index("--")] if "--" in arguments else arguments
+    every = steps(pytest_args)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", choices=list(every), help="run only these steps")
+    parser.add_argument("--skip", nargs="+", choices=list(every), default=[], help="leave these steps out")
+    args = parser.parse_args(arguments)
+    chosen = [name for name in (args.only or every) if name not in args.skip]
+    started = time.monotonic()
+    results = {name: run_step(name, every[name]) for name in chosen}
+    failed = [name for name, ok in results.items() if not ok]
+    print(
+        f"\nall steps in {time.monotonic() - started:.0f} s; "
+        + (f"FAILED: {', '.join(failed)}" if failed else "passed")
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,7 +1,7 @@
 """Every check CI runs (.ci/run, through the README's test command), one step at a time.
 
 The steps: ``lint`` (ruff), ``types`` (mypy), ``imports`` (import-linter's contracts, when
-pyproject.toml has them), ``packaging`` (the sdist and the wheel built from it, and the wheel
+pyproject.toml has them), ``dead code`` (vulture, with pyproject.toml's ``[tool.vulture]``), ``packaging`` (the sdist and the wheel built from it, and the wheel
 installed: scripts/check_package.py), ``tests`` (pytest, without the tests marked ``step``, which
 check by hand what the steps above check) and ``benches`` (each bench in bench/ in its smoke mode:
 it still runs, its figures are not judged). Each step prints the commands it runs and its time; all
@@ -50,6 +50,7 @@ def steps(pytest_args: list[str]) -> dict[str, object]:
         "lint": [[PYTHON, "-m", "ruff", "check", "."], [PYTHON, "-m", "ruff", "format", "--check", "."]],
         "types": [[PYTHON, "-m", "mypy", "--config-file", "pyproject.toml"]],
         "imports": import_contracts,
+        "dead code": [[PYTHON, "-m", "vulture"]],
         "packaging": [[PYTHON, "scripts/check_package.py"]],
         "tests": [[PYTHON, "-m", "pytest", "-q", "-m", "not step", *pytest_args]],
         "benches": [[PYTHON, *command] for command in BENCH_SMOKE],

@@ -104,4 +104,8 @@ from mcp_chat_tui.servers import user_calls  # noqa: E402
 
 user_calls.is_call_command
 user_calls.parse_call
-user_calls.call_attachment
+
+# Textual's Footer hook, called by the screen when its keys change (ui/widgets/footer.py overrides it).
+from mcp_chat_tui.ui.widgets.footer import KeyFooter  # noqa: E402
+
+KeyFooter.bindings_changed

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "mcp_chat_tui"
 
 
@@ -101,6 +103,7 @@ def test_the_cycle_finder_sees_a_circle_through_an_import_inside_a_function(tmp_
     assert find_cycle(import_graph(package)) is None
 
 
+@pytest.mark.step  # scripts/check.py's imports step runs lint-imports itself
 def test_the_import_contracts_of_pyproject_hold():
     """The layers, the agent apart from ui/ and transcript/, the engine apart from servers/, no
     Textual below ui/, and ui/ reaching servers/ and engine/ only through their packages' names."""

@@ -98,13 +98,6 @@ sdk_private.CLIENT_NAMES
 textual_private.PRIVATE_NAMES
 textual_private.INSTANCE_NAMES
 
-# Written ahead of their use: issue 35's /call command, "wired into the front ends next" (servers/user_calls.py,
-# used by tests/test_user_calls.py only so far). Delete these lines when the front ends call them.
-from mcp_chat_tui.servers import user_calls  # noqa: E402
-
-user_calls.is_call_command
-user_calls.parse_call
-
 # Textual's Footer hook, called by the screen when its keys change (ui/widgets/footer.py overrides it).
 from mcp_chat_tui.ui.widgets.footer import KeyFooter  # noqa: E402
 

@@ -54,3 +54,44 @@ async def test_the_call_goes_with_the_next_message_as_an_attachment(demo_tools):
     told = user_content("what does it mean?", [attachment])
     assert told == 'what does it mean?\n\n[attached: you called demo › calculator(expression="12 * 7")]\n12 * 7 = 84'
     assert call_attachment(spec, arguments, "division by zero", ok=False).text == "[error] division by zero"
+
+
+def test_plain_call_prints_the_result_and_sends_it_with_the_next_message(tmp_path, isolated_user_dirs):
+    from tests.scripted_endpoint import ScriptedEndpoint
+    from tests.test_oneshot import demo_servers, run_cli
+
+    typed = "/call demo:calculator 'expression=12 * 7'\n/call demo:nope\nwhat does it say?\nbye\n"
+    with ScriptedEndpoint(["It says 84."]) as endpoint:
+        result = run_cli(
+            "--endpoint", endpoint.url, "scripted", "--mcp-config", str(demo_servers(tmp_path)),
+            "--plain", "--no-save", cwd=tmp_path, dirs=isolated_user_dirs, stdin=typed,
+        )  # fmt: skip
+        requests = endpoint.requests
+    said = " ".join(result.stdout.split())
+    assert result.returncode == 0, result.stderr
+    assert "12 * 7 = 84" in said and "(goes with your next message)" in said
+    assert "no tool demo:nope" in " ".join((result.stdout + result.stderr).split())
+    [request] = requests  # the calls went to the server, not to the model
+    assert request["messages"][-1]["content"] == (
+        'what does it say?\n\n[attached: you called demo › calculator(expression="12 * 7")]\n12 * 7 = 84'
+    )
+
+
+async def test_call_typed_in_the_app_runs_and_attaches_and_a_bad_one_is_put_back():
+    from textual.widgets import Input
+
+    from mcp_chat_tui.ui.screens.detail import TextScreen
+    from tests.fakes import ScriptedEngine
+    from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready
+
+    app = make_app(ScriptedEngine([]), [demo_config()])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        prompt = app.query_one("#prompt", Input)
+        await send(pilot, "/call demo:calculater expression=1")
+        await wait_for(pilot, lambda: prompt.value == "/call demo:calculater expression=1", what="the line put back")
+        prompt.value = ""
+        await send(pilot, "/call demo:calculator expression=2*21")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextScreen), what="the result")
+        assert app.screen.body == "2*21 = 42"
+        assert prompt.value == "@demo:calculator " and prompt.attached[0][1].kind == CALL

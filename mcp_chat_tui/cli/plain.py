@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from rich.console import Console
+from rich.panel import Panel
 from rich.text import Text
 
 from mcp_chat_tui.agent.budget import cut_label
@@ -33,6 +34,7 @@ from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.servers.hub import ServerHub
+from mcp_chat_tui.servers.user_calls import call_attachment, call_yourself
 from mcp_chat_tui.transcript import Exchange, Transcript
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
 
@@ -148,6 +150,7 @@ async def _converse(
         _start_saving(conversation)
         await _resume(conversation, console, sink)
     prompts = [one_prompt] if one_prompt is not None else None
+    called: list[Attachment] = []  # the user's own /call results, for the next message
     while True:
         if prompts is not None:
             if not prompts:
@@ -161,10 +164,14 @@ async def _converse(
         if routed.route is Route.COMPACT:
             await _compact(conversation, console, sink)
             continue
+        if routed.route is Route.CALL:
+            called += await _call_yourself(catalog, console, routed.text, one_shot=one_prompt is not None)
+            continue
         turn = await _expand_command(catalog, console, reader, routed, one_shot=one_prompt is not None)
         if turn is None:
             continue
         prompt, attachments = turn
+        attachments, called = [*called, *attachments], []
         if not conversation.saving:
             _start_saving(conversation, prompt)
         await agent.run_turn(prompt, sink, attachments)
@@ -255,6 +262,26 @@ async def _expand_command(
             raise
         console.print(literal(str(exc), "red"))
         return None
+
+
+async def _call_yourself(catalog: ServerHub | None, console: Console, text: str, *, one_shot: bool) -> list[Attachment]:
+    """``/call server:tool key=value``: run it (no approval: the user is the one calling), print the
+    result; it goes with the next message (none with ``-p``, which has no next message)."""
+    if catalog is None:
+        console.print(literal("no servers: nothing to call", "red"))
+        return []
+    try:
+        spec, arguments, result = await call_yourself(catalog, text)
+    except UserFacingError as exc:
+        if one_shot:
+            raise
+        console.print(literal(str(exc), "red"))
+        return []
+    attachment = call_attachment(spec, arguments, result.for_model(), result.ok)
+    console.print(Panel(literal(attachment.text), title=literal(attachment.label()), title_align="left", expand=False))
+    if not one_shot:
+        console.print(literal("(goes with your next message)", "dim"))
+    return [attachment]
 
 
 def _one_shot_exit(report: OneShotReport, conversation: Conversation) -> int:

@@ -1,4 +1,5 @@
-"""What a line typed at the prompt asks for: leave, ``/roots``, ``/compact``, a server's prompt, or a turn.
+"""What a line typed at the prompt asks for: leave, ``/roots``, ``/compact``, ``/call``, a server's prompt,
+or a turn.
 
 Both front ends route a line here, in the same order, and only show the outcome.
 """
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from mcp_chat_tui.agent.summaries import is_compact_command
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.servers.commands import is_command
+from mcp_chat_tui.servers.user_calls import is_call_command
 
 EXIT_WORDS = frozenset({"bye", "quit"})
 
@@ -23,6 +25,7 @@ class Route(enum.Enum):
     LEAVE = "leave"  # ``bye`` or ``quit``
     ROOTS = "roots"  # ``/roots ...``: answered already (``Routed.said``)
     COMPACT = "compact"  # ``/compact``
+    CALL = "call"  # ``/call server:tool key=value``: the user calls a tool (servers/user_calls.py)
     COMMAND = "command"  # ``/server:prompt ...``: a server's prompt makes the turn
     PROMPT = "prompt"  # a turn for the model
 
@@ -56,6 +59,8 @@ async def route_line(
             return Routed(Route.ROOTS, text, said)
     if is_compact_command(text):
         return Routed(Route.COMPACT, text)
+    if is_call_command(text):
+        return Routed(Route.CALL, text)
     if is_command(text):
         return Routed(Route.COMMAND, text)
     return Routed(Route.PROMPT, text)

@@ -12,7 +12,7 @@ from mcp_chat_tui.servers.notifications import LogEntry, level_rank, next_level
 from mcp_chat_tui.servers.oauth import SignInRequest
 from mcp_chat_tui.servers.request_ties import withdrawal
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage, protocol_notes, tool_list_notes
-from mcp_chat_tui.servers.user_calls import call_attachment, schema_problem
+from mcp_chat_tui.servers.user_calls import CallCommandError, call_attachment, call_yourself, parse_call, schema_problem
 
 __all__ = [
     "CatalogError",
@@ -26,10 +26,13 @@ __all__ = [
     "ServerStatus",
     "SignInRequest",
     "ToolUsage",
+    "CallCommandError",
     "call_attachment",
+    "call_yourself",
     "command_text",
     "level_rank",
     "next_level",
+    "parse_call",
     "parse_command",
     "protocol_notes",
     "schema_problem",

@@ -13,11 +13,14 @@ from __future__ import annotations
 import difflib
 import json
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_chat_tui.core.attachments import CALL, Attachment
 from mcp_chat_tui.core.errors import UserFacingError
-from mcp_chat_tui.core.tools import ToolSpec
+from mcp_chat_tui.core.tools import ToolCallResult, ToolSpec
+
+if TYPE_CHECKING:
+    from mcp_chat_tui.servers.hub import ServerHub
 
 CALL_COMMAND = "/call"
 JSON_TYPES = {"number", "integer", "boolean", "array", "object", "null"}
@@ -95,6 +98,13 @@ def schema_problem(arguments: dict[str, Any], schema: dict[str, Any]) -> str:
     except jsonschema.SchemaError:
         return ""
     return ""
+
+
+async def call_yourself(hub: ServerHub, text: str) -> tuple[ToolSpec, dict[str, Any], ToolCallResult]:
+    """Run the ``/call`` in ``text`` on ``hub``'s server (no approval: the user is the one calling);
+    raises ``CallCommandError`` when the command names no tool or bad arguments."""
+    spec, arguments = parse_call(text, hub.tools())
+    return spec, arguments, await hub.call_tool(spec.server, spec.name, arguments)
 
 
 def call_attachment(spec: ToolSpec, arguments: dict[str, Any], text: str, ok: bool) -> Attachment:

@@ -362,6 +362,8 @@ class ChatApp(
             self.notify(visible_controls(routed.said), title="roots", markup=False, timeout=8)
         elif routed.route is Route.COMPACT:
             self.compact()
+        elif routed.route is Route.CALL:
+            self.run_worker(self.call_typed(prompt), group="own-call")
         elif routed.route is Route.COMMAND:
             self.run_prompt_command(prompt)  # the turn is queued once the server gave the prompt
         else:

@@ -31,6 +31,10 @@ class AppCommand:
 
 APP_COMMANDS = (  # every command the app itself answers (ui/app.py ``_send``)
     AppCommand(COMPACT_COMMAND, "summarise every exchange but the last now"),
+    AppCommand(
+        "/call",
+        "call a tool yourself: /call server:tool key=value (no approval; the result goes with your next message)",
+    ),
     AppCommand("/roots", "list the folders servers may work in; /roots add PATH, /roots remove PATH"),
 )
 

@@ -10,10 +10,12 @@ from textual.widgets import Static
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.servers import (
+    CallCommandError,
     ServerState,
     ServerStatus,
     SignInRequest,
     call_attachment,
+    parse_call,
     protocol_notes,
     tool_list_notes,
 )
@@ -65,6 +67,16 @@ class ServerActions:
             if isinstance(prop, dict) and "default" in prop
         }
         self.push_screen(EditArgumentsScreen(spec, defaults, calling=True), callback=chosen)
+
+    async def call_typed(self, text: str) -> None:
+        """``/call server:tool key=value``: run it (no approval), show the result, attach it."""
+        try:
+            spec, arguments = parse_call(text, self.hub.tools())
+        except CallCommandError as exc:
+            self.notify(str(exc), title="not called", severity="error", markup=False, timeout=10)
+            self.query_one(PromptInput).put_back(text)  # nothing typed is lost
+            return
+        await self._run_own_call(spec, arguments)
 
     async def _run_own_call(self, spec: ToolSpec, arguments: dict[str, Any]) -> None:
         self.notify(f"calling {spec.server} › {spec.name}…", markup=False, timeout=3)

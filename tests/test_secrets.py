@@ -132,7 +132,7 @@ def test_check_servers_and_a_start_failure_show_no_secret(tmp_path, isolated_use
     config = secret_config(tmp_path, "--fail-at-start", mistyped={"command": "${input:token}"})
     result = run_cli("--check-servers", "--mcp-config", str(config), cwd=tmp_path, dirs=isolated_user_dirs)
     assert result.returncode == 1
-    out = " ".join((result.stdout + result.stderr).split())  # the table folds long lines
+    out = " ".join((result.stdout + result.stderr).replace("│", " ").split())  # the table folds long lines
     assert "cannot log in with [redacted: token]" in out  # the stderr the failure reason quotes
     assert "command not found: '[redacted: token]'" in out
     assert_hidden("--check-servers output", result.stdout + result.stderr)

@@ -102,7 +102,7 @@ def test_plain_titles_what_the_model_was_told_of_a_malformed_call(tmp_path, isol
     with ScriptedEndpoint([tool_reply("add-17-and-25", {}), "42"]) as endpoint:
         result = one_shot(endpoint, tmp_path, isolated_user_dirs, "--yes")
     assert result.returncode == 0, result.stderr
-    assert "? malformed call: what the model was told ─" in result.stderr, result.stderr
+    assert "! malformed call: what the model was told ─" in result.stderr, result.stderr
     assert "told malformed" not in result.stderr
 
 

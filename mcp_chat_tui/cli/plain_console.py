@@ -64,7 +64,7 @@ APPROVAL_KEYS = {
 UNSAVED_KEYS = {"r": UnsavedChoice.RETRY, "u": UnsavedChoice.RUN_UNSAVED, "n": UnsavedChoice.DONT_RUN}
 APPROVAL_QUESTION = (
     "[bold]y[/] once · [bold]a[/] all waiting · [bold]t[/] always this tool · "
-    "[bold]T[/] always and save · [bold]n[/] no · [bold]s[/] deny all and stop · [bold]e[/] edit the arguments: "
+    "[bold]T[/] always and save · [bold]n[/] no · [bold]e[/] edit the arguments · [bold]s[/] deny all and stop: "
 )
 EDIT_QUESTION = "the arguments as one line of JSON (Enter alone: back to the question): "
 EDIT_KEY = "e"

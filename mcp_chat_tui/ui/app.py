@@ -47,6 +47,7 @@ from mcp_chat_tui.ui.recording import RecordingSink
 from mcp_chat_tui.ui.reply import ReplyController
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
+from mcp_chat_tui.ui.sidebar_actions import SidebarActions
 from mcp_chat_tui.ui.startup import StartUp
 from mcp_chat_tui.ui.styles import preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
@@ -56,6 +57,7 @@ from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.footer import KeyFooter
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
+from mcp_chat_tui.ui.widgets.sidebar_pane import SidebarPane
 from mcp_chat_tui.ui.widgets.status import StatusBar
 from mcp_chat_tui.ui.workspace import Workspace
 
@@ -72,6 +74,7 @@ class ChatApp(
     StartUp,
     ThemeSettings,
     ServerActions,
+    SidebarActions,
     ConversationActions,
     CatalogActions,
     PaletteCommands,
@@ -173,12 +176,13 @@ class ChatApp(
                     ),
                     id="chat-column",
                 ),
-                Vertical(
+                SidebarPane(
                     Static("Tool calls", classes="pane-title"),
                     ToolCallTable(self.clock, self._record_auto_run, id="calls"),
                     Static("Servers", classes="pane-title"),
                     ServerTable(self.clock, self._server_auto_run, id="servers"),
                     Static(id="server-reason"),
+                    percent=self.settings.ui.sidebar_width,
                     id="sidebar",
                 ),
                 id="main",
@@ -455,16 +459,6 @@ class ChatApp(
             prompt.post_message(events.Paste(message.text))  # taken as the prompt takes a paste
         else:
             prompt.insert_text_at_cursor(message.text)
-
-    def action_toggle_sidebar(self) -> None:
-        """Hide or show the sidebar. Hiding it takes the focus out of it to the prompt first, so
-        its keys (``a``, ``r``, ``l``, Enter) never act unseen and typing goes to the prompt
-        (Textual would hand the focus to a sibling table, hidden with it). From the command palette too, whose screen is on top."""
-        sidebar = self.query_one("#sidebar")
-        screen = sidebar.screen  # not the command palette's, when asked from there
-        if sidebar.display and screen.focused is not None and sidebar in screen.focused.ancestors:
-            screen.set_focus(self.query_one(PromptInput))
-        sidebar.display = not sidebar.display
 
     def action_help(self, key: str = "") -> None:
         """The F1 screen (``key`` is ``?`` when that key asked for it)."""

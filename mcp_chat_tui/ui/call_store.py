@@ -23,6 +23,7 @@ from mcp_chat_tui.agent.events import (
 from mcp_chat_tui.agent.turn import repeat_reason
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord, CallState
+from mcp_chat_tui.ui.widgets.call_columns import PROGRESS_COLUMNS
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
 from mcp_chat_tui.ui.widgets.media import MediaView, StructuredPreview
 from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
@@ -134,7 +135,7 @@ class CallStore:
         record = self.open.get(id(event.call))
         if record is not None:
             record.progress = event.progress
-            self.table.update_record(record, ("args",))  # only its bar and message changed
+            self.table.update_record(record, PROGRESS_COLUMNS)  # only its bar and message changed
             card = self.cards.get(record.key)
             if card is not None:
                 card.refresh_card()
@@ -150,7 +151,7 @@ class CallStore:
             record.started_clock = time.perf_counter()
             self.update(record, state=CallState.RUNNING)
             return
-        self.table.update_record(record, ("args",))
+        self.table.update_record(record, PROGRESS_COLUMNS)
         card = self.cards.get(record.key)
         if card is not None:
             card.refresh_card()

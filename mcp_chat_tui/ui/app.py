@@ -468,10 +468,9 @@ class ChatApp(
         dropped = self._drop_waiting()
         await self.agent.stop_and_wait()  # a call it stops is recorded as stopped before the file is let go
         self.agent.clear()
-        self.status_bar.summarised = 0
         self.reply.drop()  # first: the stopped turn's last text must not go to a reply being removed
         await self.chat.clear()
-        self.status_bar.context_tokens = 0
+        self._forget_shown_conversation()
         self._detach_saver()
         self.transcript_file = None
         self.notify(f"chat cleared{dropped}: the next prompt starts a new conversation")

@@ -80,6 +80,14 @@ class CallStore:
         self.table.add_record(record, follow=follow)
         return self.card_for(record)
 
+    def forget(self) -> None:
+        """Drop every record, row and card: the conversation they belong to left the screen."""
+        self.table.forget_all()
+        self.open.clear()
+        self.malformed.clear()
+        self.cards.clear()
+        self.pending_keys.clear()
+
     def card_for(self, record: CallRecord) -> ToolCallCard:
         card = ToolCallCard(record, self.clock)
         self.cards[record.key] = card

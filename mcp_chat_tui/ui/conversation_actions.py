@@ -108,6 +108,11 @@ class ConversationActions:
         self.recorder.reply_goes_on()
         await self.agent.continue_turn(pending, self._sink, feedback)
 
+    def _forget_shown_conversation(self) -> None:
+        """The sidebar's calls and the status bar's figures of the conversation leaving the screen go with it."""
+        self.call_store.forget()
+        self.status_bar.forget_conversation()
+
     def _drop_waiting(self) -> str:
         """Before the chat is cleared or replaced: the prompts waiting (shown in the chat being cleared) and a
         loaded file's open turn are dropped; a prompt waiting for its @resources goes back to the
@@ -203,10 +208,7 @@ class ConversationActions:
         await self.agent.stop_and_wait()  # a call it stops is recorded as stopped before the file is let go
         self._detach_saver()
         await self.chat.clear()
-        self.status_bar.context_tokens = 0  # the left conversation's count; the opened one's comes with its first reply
-        self.calls_table.clear()
-        self.calls_table.records.clear()
-        self.call_store.open.clear()
+        self._forget_shown_conversation()  # the opened one's figures come with its first reply
         self.recorder.reset(transcript)
         self.transcript_file = path
         self._attach_saver()

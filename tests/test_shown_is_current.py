@@ -1,0 +1,63 @@
+"""What is shown is current: clearing the chat or opening another conversation leaves nothing of
+the one before in the sidebar or the status bar."""
+
+from __future__ import annotations
+
+from mcp_chat_tui.agent import ApprovalPolicy
+from mcp_chat_tui.engine.events import Stats
+from mcp_chat_tui.transcript import render
+from tests.fakes import ScriptedEngine, call
+from tests.test_transcript_app import finished_calculation
+from tests.ui_helpers import SIZE, chat_text, make_app, send, wait_for, wait_ready, wait_turn_done
+
+CACHED = Stats(100, 10, 2, 0.01, 100.0, 0.0)  # the turn's first reply: 90 of 100 prompt tokens were cached
+
+
+def status_text(app) -> str:
+    return app.status_bar.render().plain
+
+
+async def a_turn_with_a_call(pilot, app) -> None:
+    await send(pilot, "what is 12 * 7?")
+    await wait_turn_done(pilot, app)
+    assert app.calls_table.row_count == 1
+    assert "90 of 100 prompt tokens were cached" in status_text(app)
+
+
+async def test_clearing_the_chat_empties_the_sidebar_and_the_status_bars_figures():
+    engine = ScriptedEngine(
+        [
+            [call("calculator", {"expression": "12 * 7"}), CACHED],
+            "84.",
+            [call("calculator", {"expression": "1 + 1"})],
+            "2.",
+        ]
+    )
+    app = make_app(engine, policy=ApprovalPolicy("auto"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await a_turn_with_a_call(pilot, app)
+        await app.action_clear_chat()
+        await pilot.pause()
+        assert app.calls_table.row_count == 0 and not app.calls_table.records
+        assert not app.call_store.cards
+        assert "prompt tokens" not in status_text(app) and "tokens" not in status_text(app)
+        await send(pilot, "and 1 + 1?")
+        await wait_turn_done(pilot, app)
+        assert [record.arguments for record in app.calls_table.records.values()] == [{"expression": "1 + 1"}]
+
+
+async def test_opening_another_conversation_leaves_nothing_of_the_one_before(isolated_user_dirs, tmp_path):
+    other = tmp_path / "other.md"
+    other.write_text(render(finished_calculation()))
+    engine = ScriptedEngine([[call("web_search", {"query": "MLX"}), CACHED], "MLX is an array framework."])
+    app = make_app(engine, policy=ApprovalPolicy("auto"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "search MLX")
+        await wait_turn_done(pilot, app)
+        assert "90 of 100 prompt tokens were cached" in status_text(app)
+        assert await app.open_conversation(other)
+        await wait_for(pilot, lambda: "12 * 7 = 84." in chat_text(app), what="the opened conversation")
+        assert "prompt tokens" not in status_text(app)
+        assert [record.tool for record in app.calls_table.records.values()] == ["calculator"]

@@ -24,7 +24,6 @@ OUTCOME_UNDER_FROM = 30  # a two-line row shows the outcome after its arguments 
 PROGRESS_COLUMNS = ("state", "result")  # the cells a running call's progress or task status changes
 CALL_STATE_LABEL = {CallState.AWAITING: "awaiting"}
 TWO_LINES_BELOW = 60  # a table narrower than this shows each call on two lines
-MAX_TOOL_WIDTH = 32  # a tool column wider than this is left to the other columns
 SHORT_CELL = 200  # characters of a value kept before it is cut to its column
 CALL_STATE_STYLE = {
     CallState.DONE: "green",
@@ -68,7 +67,7 @@ class CallLayout:
 
 # (column, columns it may grow by): the tool and the state (its progress bar) first, then the optional
 # columns, each only when it fits whole; what is left goes to the arguments and the outcome.
-GROWTH = (("tool", 8), ("state", 4), ("result", 14), ("by", 11), ("time", 9), ("state", 2), ("tool", MAX_TOOL_WIDTH))
+GROWTH = (("tool", 8), ("state", 4), ("result", 14), ("by", 11), ("time", 9), ("state", 2))
 OPTIONAL = ("result", "by", "time")
 
 
@@ -85,7 +84,7 @@ def call_layout(width: int) -> CallLayout:
             if spare >= extra + 12:  # and the arguments keep a dozen more columns
                 widths[column], spare = extra, spare - extra
             continue
-        step = max(0, min(extra, MAX_TOOL_WIDTH - widths[column] if column == "tool" else extra, spare))
+        step = max(0, min(extra, spare))
         widths[column] += step
         spare -= step
     if widths["result"]:

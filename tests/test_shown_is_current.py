@@ -61,3 +61,26 @@ async def test_opening_another_conversation_leaves_nothing_of_the_one_before(iso
         await wait_for(pilot, lambda: "12 * 7 = 84." in chat_text(app), what="the opened conversation")
         assert "prompt tokens" not in status_text(app)
         assert [record.tool for record in app.calls_table.records.values()] == ["calculator"]
+
+
+async def test_up_after_a_slash_command_recalls_it_and_keeps_walking_the_history():
+    app = make_app(ScriptedEngine(["hello back"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "hello")
+        await wait_turn_done(pilot, app)
+        await send(pilot, "/roots")
+        prompt = app.query_one("#prompt")
+        await wait_for(pilot, lambda: prompt.value == "", what="the command taken")
+        await pilot.press("up")
+        await pilot.pause()
+        assert prompt.value == "/roots"
+        assert prompt.menu is None or not prompt.menu.is_open, "the / list opened over the history"
+        await pilot.press("up")
+        await pilot.pause()
+        assert prompt.value == "hello"
+        await pilot.press("down", "down")
+        await pilot.pause()
+        assert prompt.value == ""
+        await pilot.press("/")
+        await wait_for(pilot, lambda: prompt.menu is not None and prompt.menu.is_open, what="the / list for typing")

@@ -35,7 +35,12 @@ class CatalogActions:
         return prompt.menu
 
     def offer_completions(self, prompt: PromptInput) -> None:
-        """List what the text at the cursor may become (prompts after ``/``, resources after ``@``)."""
+        """List what the text at the cursor may become (prompts after ``/``, resources after ``@``); not
+        for an earlier prompt recalled with Up or Down, until it is edited."""
+        if prompt.value == prompt.recalled:
+            if prompt.menu is not None:
+                prompt.menu.close()
+            return
         found = candidates(
             prompt.value,
             prompt.cursor_position,

@@ -84,3 +84,20 @@ async def test_up_after_a_slash_command_recalls_it_and_keeps_walking_the_history
         assert prompt.value == ""
         await pilot.press("/")
         await wait_for(pilot, lambda: prompt.menu is not None and prompt.menu.is_open, what="the / list for typing")
+
+
+async def test_at_with_no_resources_says_so():
+    app = make_app(ScriptedEngine([]))  # the demo server offers no resources
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        assert not app.hub.resources() and not app.hub.resource_templates()
+        app.query_one("#prompt").focus()
+        await pilot.press("a", "space", "@")
+        await wait_for(
+            pilot,
+            lambda: any("no server offers resources" in str(n.message) for n in app._notifications),
+            what="the notice that there is nothing to attach",
+        )
+        await pilot.press("x")  # typing on after the @ says nothing more
+        await pilot.pause()
+        assert sum("no server offers resources" in str(n.message) for n in app._notifications) == 1

@@ -15,7 +15,7 @@ from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
 from mcp_chat_tui.servers.commands import PromptCommand, command_text, parse_command
-from mcp_chat_tui.ui.completion import AppCommand, Candidate, candidates
+from mcp_chat_tui.ui.completion import AppCommand, Candidate, candidates, starts_at_word
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
 from mcp_chat_tui.ui.screens.resources import ResourcesScreen, variables_form
@@ -41,14 +41,12 @@ class CatalogActions:
             if prompt.menu is not None:
                 prompt.menu.close()
             return
-        found = candidates(
-            prompt.value,
-            prompt.cursor_position,
-            self.hub.prompts(),
-            self.hub.resources() + self.hub.resource_templates(),
-        )
+        resources = self.hub.resources() + self.hub.resource_templates()
+        found = candidates(prompt.value, prompt.cursor_position, self.hub.prompts(), resources)
         if found or prompt.menu is not None:
             self._completion_menu(prompt).offer(found)
+        if not resources and starts_at_word(prompt.value, prompt.cursor_position):
+            self.notify("no server offers resources now: nothing to attach with @", title="@", timeout=5)
 
     @work(group="catalog")
     async def take_completion(self, candidate: Candidate) -> None:

@@ -91,6 +91,12 @@ def candidates(text: str, cursor: int, prompts: list[PromptInfo], resources: lis
     return [Candidate(r, start, _word_end(text, start)) for r in found_resources[:MAX_CANDIDATES]]
 
 
+def starts_at_word(text: str, cursor: int) -> bool:
+    """Whether an ``@`` word was just begun at the cursor (the ``@`` alone, at the start or after a space)."""
+    match = _AT_TOKEN.search(text[:cursor])
+    return match is not None and match.group(1) == ""
+
+
 def _word_end(text: str, start: int) -> int:
     space = text.find(" ", start)
     return len(text) if space < 0 else space

@@ -101,3 +101,22 @@ async def test_at_with_no_resources_says_so():
         await pilot.press("x")  # typing on after the @ says nothing more
         await pilot.pause()
         assert sum("no server offers resources" in str(n.message) for n in app._notifications) == 1
+
+
+async def test_f1_wraps_what_a_key_does_in_its_own_column():
+    from mcp_chat_tui.ui.help import KEY_COLUMN
+    from mcp_chat_tui.ui.screens.detail import TextScreen
+
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=(60, 16)) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, TextScreen), what="the F1 screen")
+        await pilot.pause()
+        body = app.screen.query_one(".detail-body Static")
+        lines = ["".join(segment.text for segment in body.render_line(y)) for y in range(body.size.height)]
+        start = next(i for i, line in enumerate(lines) if "Cancel the" in line)
+        column = lines[start].index("Cancel the")
+        assert column >= KEY_COLUMN
+        follow = lines[start + 1]
+        assert follow[:column].strip() == "" and follow[column:].strip(), (lines[start], follow)

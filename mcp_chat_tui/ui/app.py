@@ -38,7 +38,7 @@ from mcp_chat_tui.ui.client_requests import DialogAsker
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
 from mcp_chat_tui.ui.dialog_keys import DialogKeyGuard
 from mcp_chat_tui.ui.format import DisplayClock
-from mcp_chat_tui.ui.help import help_text
+from mcp_chat_tui.ui.help import help_table, help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
 from mcp_chat_tui.ui.messages import EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.palette import PaletteCommands
@@ -462,7 +462,7 @@ class ChatApp(
 
     def action_help(self, key: str = "") -> None:
         """The F1 screen (``key`` is ``?`` when that key asked for it)."""
-        self.push_screen(TextScreen("Keys", help_text()))
+        self.push_screen(TextScreen("Keys", help_text(), help_table()))
 
     async def action_clear_chat(self) -> None:
         dropped = self._drop_waiting()

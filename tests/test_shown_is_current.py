@@ -120,3 +120,18 @@ async def test_f1_wraps_what_a_key_does_in_its_own_column():
         assert column >= KEY_COLUMN
         follow = lines[start + 1]
         assert follow[:column].strip() == "" and follow[column:].strip(), (lines[start], follow)
+
+
+async def test_the_server_detail_gives_its_tools_the_height_the_log_does_not_need():
+    from mcp_chat_tui.ui.screens.detail import ServerDetailScreen
+
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.press("f4", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ServerDetailScreen), what="the server detail")
+        await pilot.pause()
+        tools = app.screen.query_one("#server-tools")
+        count = len(app.hub.status("demo").tools)
+        assert tools.size.height >= count + 1, (tools.size.height, count)  # every tool, under its header
+        assert not tools.max_scroll_y

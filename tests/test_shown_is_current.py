@@ -135,3 +135,17 @@ async def test_the_server_detail_gives_its_tools_the_height_the_log_does_not_nee
         count = len(app.hub.status("demo").tools)
         assert tools.size.height >= count + 1, (tools.size.height, count)  # every tool, under its header
         assert not tools.max_scroll_y
+
+
+async def test_a_notification_about_a_server_does_not_cover_its_row():
+    from textual.widgets._toast import Toast
+
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.press("f4", "r")
+        await wait_for(pilot, lambda: bool(app.screen.query(Toast)), what="the notification")
+        await pilot.pause()
+        row = app.servers_table.region
+        for toast in app.screen.query(Toast):
+            assert not toast.region.overlaps(row), (toast.region, row)

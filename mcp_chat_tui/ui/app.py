@@ -85,6 +85,8 @@ class ChatApp(
 
     TITLE = "mcp-chat-tui"
     BINDINGS = APP_BINDINGS
+    # Notifications at the chat's top-left, under the status bar: never over the sidebar rows they are about.
+    CSS = "ToastRack { dock: top; align: left top; margin-top: 1; margin-bottom: 0; }"
 
     def __init__(
         self,

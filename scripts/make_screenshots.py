@@ -4,7 +4,8 @@
     python scripts/make_screenshots.py --scripted   # a scripted model (to work on the app itself)
 
 It runs ``ChatApp`` with the real ``MlxEngine`` on ``mcp_chat_tui/demo/model`` and the real
-demo server (the bundled ``mcp.json``'s entry), drives it with Pilot at 140x40 and saves:
+demo server (the bundled ``mcp.json``'s entry), drives it with Pilot (the conversation at 80x24, where
+the sidebar shows each call on two lines with its arguments and duration; the rest at 140x40) and saves:
 
 - ``main.svg``: a conversation with three approved tool calls (calculator, web_search,
   calculator again) in the chat and the sidebar (the toy model loses its way in a longer
@@ -46,6 +47,7 @@ from mcp_chat_tui.ui.screens.detail import CallDetailScreen  # noqa: E402
 
 DEMO_MODEL = REPO_ROOT / "mcp_chat_tui" / "demo" / "model"
 SIZE = (140, 40)
+CONVERSATION_SIZE = (80, 24)  # main.svg, approval.svg and call-detail.svg: a terminal as it opens
 PROMPTS = ["what is 12 * 7?", "search the web for MLX", "what is 9 * 8?"]
 DETAIL_TOOL = "web_search"
 TIMEOUT = 300.0
@@ -133,7 +135,7 @@ def save(app: ChatApp, out: Path, name: str) -> Path:
 async def conversation(engine, out: Path, label: str) -> list[str]:
     """main.svg, approval.svg and call-detail.svg from one conversation; returns the replies."""
     app = make_app(engine, [demo_server()], Settings(), label)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=CONVERSATION_SIZE) as pilot:
         await start(pilot, app)
         for prompt in PROMPTS:
             await send(pilot, app, prompt)

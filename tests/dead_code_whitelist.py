@@ -102,3 +102,8 @@ textual_private.INSTANCE_NAMES
 from mcp_chat_tui.ui.widgets.footer import KeyFooter  # noqa: E402
 
 KeyFooter.bindings_changed
+
+# Rich reads a Text's no_wrap when it lays a table cell out (ui/widgets/call_columns.py sets it).
+from rich.text import Text  # noqa: E402
+
+Text.no_wrap

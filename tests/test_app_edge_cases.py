@@ -409,6 +409,7 @@ async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_go
             lambda: any(r.state is CallState.RUNNING for r in app.calls_table.records.values()),
             what="the call running",
         )
+        [record] = app.calls_table.records.values()
         await app.action_clear_chat()
         await wait_for(
             pilot,
@@ -416,8 +417,8 @@ async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_go
             what="the notice that the waiting prompt was dropped",
         )
         await wait_for(pilot, lambda: not app._turn_running, what="the stopped turn to end")
-        [record] = app.calls_table.records.values()
-        await wait_for(pilot, lambda: record.state is CallState.CANCELLED, what="the call's row to say cancelled")
+        await wait_for(pilot, lambda: record.state is CallState.CANCELLED, what="the call recorded as cancelled")
+        assert app.calls_table.row_count == 0, "the cleared conversation's call is still in the sidebar"
         assert app.hub.status("demo").calls_in_flight == 0, "the call still runs at its server"
         await send(pilot, "hello")
         await wait_turn_done(pilot, app)

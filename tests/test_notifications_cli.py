@@ -113,7 +113,7 @@ def test_plain_prints_progress_without_a_total_and_offers_configured_roots_and_r
     shown = [line.strip() for line in out.splitlines() if "⋯ count_without_total" in line]
     assert shown[-1] == "⋯ count_without_total 2 item 2"
     assert set(shown) <= {"⋯ count_without_total 1 item 1", "⋯ count_without_total 2 item 2"}
-    assert f"added root {added}; 1 server(s) told with roots/list_changed" in out
+    assert f"added root {added}; 1 server was told at once; the others see the new roots" in out
     assert f"roots unchanged: {tmp_path / 'nope'} is not a folder" in out
     assert len(endpoint.requests) == 4  # the /roots lines never reached the model
     roots_result = endpoint.requests[3]["messages"][-1]["content"]

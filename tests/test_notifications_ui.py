@@ -37,7 +37,8 @@ async def test_a_running_call_shows_its_progress_in_its_row_and_card_and_resume_
 
         await wait_for(pilot, running_with_progress, what="the call's first progress")
         record = next(iter(table.records.values()))
-        assert str(table.get_cell(record.key, "args")) == "▰▰▰▱▱▱▱▱ 1/3 waiting for the file"
+        assert str(table.get_cell(record.key, "state")) == "▶ ▰▰▰▱▱▱▱▱ 1/3"
+        assert str(table.get_cell(record.key, "result")) == "waiting for the file"
         card = app.call_store.cards[record.key]
         assert "▰▰▰▱▱▱▱▱ 1/3 waiting for the file" in text_of(card)
         flag.touch()
@@ -45,7 +46,8 @@ async def test_a_running_call_shows_its_progress_in_its_row_and_card_and_resume_
         assert record.state is CallState.DONE
         assert "done" in text_of(card) and "▰" not in text_of(card), "the finished card keeps a progress bar"
         assert "last progress: ▰▰▰▰▰▰▰▰ 3/3 found it" in call_report(record, app.clock)  # the detail keeps it
-        assert str(table.get_cell(record.key, "args")).startswith("path=")  # the arguments again
+        assert str(table.get_cell(record.key, "args")).startswith("path=")
+        assert str(table.get_cell(record.key, "result")) == "the file is there"  # its outcome, in short
     saved = parse(transcript.read_text())
     result = saved.exchanges[0].steps[0].proposals[0].result
     assert result is not None and result.progress is not None and result.progress.describe() == "3/3 found it"

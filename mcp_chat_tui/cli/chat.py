@@ -24,7 +24,8 @@ from mcp_chat_tui.config import McpConfig, ModelOptions, Settings, save_setting,
 from mcp_chat_tui.config.settings import approval_value
 from mcp_chat_tui.conversation import Conversation, chat_agent, held_for_the_run, read_if_present
 from mcp_chat_tui.core.errors import UserFacingError
-from mcp_chat_tui.core.paths import bundled_path, package_path
+from mcp_chat_tui.core.paths import bundled_path, demo_model_path
+from mcp_chat_tui.core.paths import model_display_name as display_name
 from mcp_chat_tui.core.server_identity import SavedRule
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
@@ -34,10 +35,6 @@ from mcp_chat_tui.transcript import Transcript
 
 if TYPE_CHECKING:
     from mcp_chat_tui.engine.settings import EngineSettings
-
-
-def demo_model_path() -> str:
-    return str(package_path("demo", "model"))
 
 
 def make_engine(args: argparse.Namespace, model: str, options: ModelOptions | None = None) -> Engine:
@@ -285,13 +282,6 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
         )
         return ExitCode.FAILURE
     return app.return_code or (ExitCode.FAILURE if app.unsaved else 0)
-
-
-def display_name(model: str) -> str:
-    """How the model is named on screen: the bundled one as "demo model", folders by their name."""
-    if model == demo_model_path():
-        return "demo model"
-    return model.rstrip("/").rsplit("/", 1)[-1] if model.startswith(("/", ".", "~")) else model
 
 
 def read_prompt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:

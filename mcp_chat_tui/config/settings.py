@@ -139,6 +139,19 @@ class ServerTools(BaseModel):
         return ToolFilter.of(self.include, self.exclude)
 
 
+SIDEBAR_WIDTHS = (20, 80)  # the sidebar's width, in percent of the terminal's, is kept within these
+DEFAULT_SIDEBAR_WIDTH = 45
+
+
+class UiSettings(BaseModel):
+    """``[ui]``: how the screen is laid out. ``sidebar_width``: the sidebar's share of the terminal's
+    width, in percent (the app writes it when F7 or F8 or the mouse change it)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    sidebar_width: int = Field(DEFAULT_SIDEBAR_WIDTH, ge=SIDEBAR_WIDTHS[0], le=SIDEBAR_WIDTHS[1])
+
+
 class Settings(BaseModel):
     """Everything ``config.toml`` may set; every field has a default, so no file means defaults.
 
@@ -169,6 +182,7 @@ class Settings(BaseModel):
     server_tools: dict[ServerName, ServerTools] = Field(default_factory=dict)  # [server_tools.NAME]
     model: ModelOptions = Field(default_factory=ModelOptions)  # [model]: for every model
     models: dict[str, ModelOptions] = Field(default_factory=dict)  # [models."<id>"]: for one model
+    ui: UiSettings = Field(default_factory=UiSettings)  # [ui]: the screen's layout
 
     def model_options(self, model: str) -> ModelOptions:
         """The settings for ``model``: its own table over ``[model]``."""

@@ -30,6 +30,18 @@ def package_path(*parts: str) -> Path:
     return _PACKAGE_DIR.joinpath(*parts)
 
 
+def demo_model_path() -> str:
+    return str(package_path("demo", "model"))
+
+
+def model_display_name(model: str) -> str:
+    """How a model is named to a person (status bar, messages): the bundled one as "demo model",
+    folders by their name, a hub id as it is."""
+    if model == demo_model_path():
+        return "demo model"
+    return model.rstrip("/").rsplit("/", 1)[-1] if model.startswith(("/", ".", "~")) else model
+
+
 def _dir(env_var: str, default: str) -> Path:
     override = os.environ.get(env_var)
     return Path(override).expanduser() if override else Path(default)

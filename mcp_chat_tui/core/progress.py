@@ -24,10 +24,13 @@ class ToolProgress:
             return None
         return max(0.0, min(1.0, self.progress / self.total))
 
+    def count(self) -> str:
+        """``2/3`` (``2`` without a total)."""
+        return _number(self.progress) + (f"/{_number(self.total)}" if self.total is not None else "")
+
     def describe(self) -> str:
         """``2/3 message`` (``2 message`` without a total), as the plain console prints it."""
-        count = _number(self.progress) + (f"/{_number(self.total)}" if self.total is not None else "")
-        return f"{count} {self.message}".rstrip()
+        return f"{self.count()} {self.message}".rstrip()
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"progress": self.progress}

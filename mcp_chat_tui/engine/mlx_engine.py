@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from mcp_chat_tui.core.paths import model_display_name
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.blas import blas_in_use, fast_path_hint, load_blas
 from mcp_chat_tui.engine.cache_file import CacheFile, CacheKeeper, common_prefix, model_key
@@ -59,6 +60,7 @@ class MlxEngine(Engine):
         """``overrides`` are ``EngineSettings`` fields (``max_tokens=12``) set over ``settings``."""
         load_blas()  # before anything imports mlx.core; a no-op when the entry point did it
         self.model_name = model
+        self.shown_name = model_display_name(model)  # in messages: as the status bar names it, not a path
         self.supports_tools = False
         self.settings = replace(settings or EngineSettings(), **overrides)
         self.compute: ComputeChoice | None = None  # what the model computes in, once loaded
@@ -151,9 +153,9 @@ class MlxEngine(Engine):
     ) -> GenerationStream:
         """Generate a reply to ``messages``; see ``Engine.stream``."""
         if self._closed:
-            raise EngineError(f"model '{self.model_name}' was closed")
+            raise EngineError(f"model '{self.shown_name}' was closed")
         if not self.loaded:
-            raise EngineError(f"model '{self.model_name}' is not loaded yet")
+            raise EngineError(f"model '{self.shown_name}' is not loaded yet")
         if tools and self.tools_in_text:
             messages = with_tools_in_text(messages, tools)
         elif not self.supports_tools and has_tool_turns(messages):
@@ -207,12 +209,12 @@ class MlxEngine(Engine):
 
     def _submit_call(self, fn: Callable[[], Any]) -> concurrent.futures.Future:
         if self._closed:
-            raise EngineError(f"model '{self.model_name}' was closed")
+            raise EngineError(f"model '{self.shown_name}' was closed")
         return MLX_THREAD.call(self._job(fn))
 
     def _submit_generation(self, request: Request) -> None:
         if self._closed:
-            raise EngineError(f"model '{self.model_name}' was closed")
+            raise EngineError(f"model '{self.shown_name}' was closed")
         request.cache_file = None if request.aside else self._cache_file
         self._live.add(request)
         MLX_THREAD.stop_events.add(request.stop)
@@ -291,7 +293,7 @@ class MlxEngine(Engine):
         return [int(t) for t in tokens]
 
     def _unrenderable(self, exc: Exception) -> EngineError:
-        return EngineError(f"the chat template of model '{self.model_name}' cannot render this conversation: {exc}")
+        return EngineError(f"the chat template of model '{self.shown_name}' cannot render this conversation: {exc}")
 
     def _recogniser(self, request: Request, prompt: list[int]) -> ToolCallStream:
         tokenizer = self._tokenizer
@@ -355,13 +357,13 @@ class MlxEngine(Engine):
             return
         try:
             prompt = self._render(request)
-            check_fits(self.model_name, len(prompt), self.context_length)
+            check_fits(self.shown_name, len(prompt), self.context_length)
             recogniser = self._recogniser(request, prompt)
         except EngineError as exc:
             post([Failure(exc)])
             return
         except Exception as exc:
-            post([Failure(EngineError(f"model '{self.model_name}' cannot prepare the prompt: {exc}"))])
+            post([Failure(EngineError(f"model '{self.shown_name}' cannot prepare the prompt: {exc}"))])
             return
         self._resume_from_file(request, prompt)
         prefix = self._static_prefix(request, prompt)
@@ -375,7 +377,7 @@ class MlxEngine(Engine):
             run.cancelled = True
         except Exception as exc:
             self._cache, self._cache_tokens = None, []
-            post([Failure(EngineError(f"generation with model '{self.model_name}' failed: {exc}"))])
+            post([Failure(EngineError(f"generation with model '{self.shown_name}' failed: {exc}"))])
             return
         self._remember(prompt[: reused + run.prefilled] + run.generated)
         post(self._closing_events(run, len(prompt)))

@@ -80,6 +80,15 @@ def log_entry(params: mcp_types.LoggingMessageNotificationParams, redactor: Reda
     )
 
 
+def roots_change_note(told: int) -> str:
+    """What servers learn of a change of roots, in a person's words (``told``: the servers told now)."""
+    later = "every server sees the new roots the next time it asks for them"
+    if told == 0:
+        return later
+    servers = "1 server was" if told == 1 else f"{told} servers were"
+    return f"{servers} told at once; the others see the new roots the next time they ask"
+
+
 class ServerContext:
     """The hub's part for logging, roots, instructions and tool-list settling (mixed into
     ``ServerHub``; uses its ``_runtimes``, ``redactor``, ``roots``, ``_log_listeners``, ``_changed``)."""
@@ -162,7 +171,7 @@ class ServerContext:
         except ValueError as exc:
             return f"roots unchanged: {exc}"
         told = await self.roots_changed()
-        return f"{said}; {told} server(s) told with roots/list_changed, the others read the roots when they ask"
+        return f"{said}; {roots_change_note(told)}"
 
     def instructions_prompt(self) -> str:
         """The usable servers' instructions for the system prompt, each under its name, each capped."""

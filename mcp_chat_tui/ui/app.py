@@ -38,7 +38,7 @@ from mcp_chat_tui.ui.client_requests import DialogAsker
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
 from mcp_chat_tui.ui.dialog_keys import DialogKeyGuard
 from mcp_chat_tui.ui.format import DisplayClock
-from mcp_chat_tui.ui.help import help_text
+from mcp_chat_tui.ui.help import help_table, help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
 from mcp_chat_tui.ui.messages import EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.palette import PaletteCommands
@@ -46,6 +46,7 @@ from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.reply import ReplyController
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, TextScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
+from mcp_chat_tui.ui.sidebar_actions import SidebarActions
 from mcp_chat_tui.ui.startup import StartUp
 from mcp_chat_tui.ui.styles import preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
@@ -55,6 +56,7 @@ from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.footer import KeyFooter
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
+from mcp_chat_tui.ui.widgets.sidebar_pane import SidebarPane
 from mcp_chat_tui.ui.widgets.status import StatusBar
 from mcp_chat_tui.ui.workspace import Workspace
 
@@ -64,6 +66,7 @@ class ChatApp(
     StartUp,
     ThemeSettings,
     ServerActions,
+    SidebarActions,
     ConversationActions,
     CatalogActions,
     PaletteCommands,
@@ -74,6 +77,8 @@ class ChatApp(
 
     TITLE = "mcp-chat-tui"
     BINDINGS = APP_BINDINGS
+    # Notifications at the chat's top-left, under the status bar: never over the sidebar rows they are about.
+    CSS = "ToastRack { dock: top; align: left top; margin-top: 1; margin-bottom: 0; }"
 
     def __init__(
         self,
@@ -171,12 +176,13 @@ class ChatApp(
                     ),
                     id="chat-column",
                 ),
-                Vertical(
+                SidebarPane(
                     Static("Tool calls", classes="pane-title"),
                     ToolCallTable(self.clock, self._record_auto_run, id="calls"),
                     Static("Servers", classes="pane-title"),
                     ServerTable(self.clock, self._server_auto_run, id="servers"),
                     Static(id="server-reason"),
+                    percent=self.settings.ui.sidebar_width,
                     id="sidebar",
                 ),
                 id="main",
@@ -447,29 +453,16 @@ class ChatApp(
         else:
             prompt.insert_text_at_cursor(message.text)
 
-    def action_toggle_sidebar(self) -> None:
-        """Hide or show the sidebar. Hiding it takes the focus out of it to the prompt first, so
-        its keys (``a``, ``r``, ``l``, Enter) never act unseen and typing goes to the prompt
-        (Textual would hand the focus to a sibling table, hidden with it). From the command palette too, whose screen is on top."""
-        sidebar = self.query_one("#sidebar")
-        screen = sidebar.screen  # not the command palette's, when asked from there
-        if sidebar.display and screen.focused is not None and sidebar in screen.focused.ancestors:
-            screen.set_focus(self.query_one(PromptInput))
-        sidebar.display = not sidebar.display
-
     def action_help(self, key: str = "") -> None:
         """The F1 screen (``key`` is ``?`` when that key asked for it)."""
-        self.push_screen(TextScreen("Keys", help_text()))
+        self.push_screen(TextScreen("Keys", help_text(), help_table()))
 
     async def action_clear_chat(self) -> None:
         dropped = self._drop_waiting()
-        left_unsaved = (
-            await self.conversation.clear()
-        )  # a call it stops is recorded as stopped before the file is let go
-        self.status_bar.summarised = 0
+        left_unsaved = await self.conversation.clear()  # a stopped call is recorded before the file is let go
         self.reply.drop()  # first: the stopped turn's last text must not go to a reply being removed
         await self.chat.clear()
-        self.status_bar.context_tokens = 0
+        self._forget_shown_conversation()
         self._left_conversation(left_unsaved)
         self.notify(f"chat cleared{dropped}: the next prompt starts a new conversation")
 

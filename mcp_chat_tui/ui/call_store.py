@@ -24,6 +24,7 @@ from mcp_chat_tui.agent.turn import repeat_reason
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord
+from mcp_chat_tui.ui.widgets.call_columns import PROGRESS_COLUMNS
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
 from mcp_chat_tui.ui.widgets.media import MediaView, StructuredPreview
 from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
@@ -68,6 +69,14 @@ class CallStore:
         """List ``record`` in the sidebar (``follow``: its cursor moves to it) and make its card."""
         self.table.add_record(record, follow=follow)
         return self.card_for(record)
+
+    def forget(self) -> None:
+        """Drop every record, row and card: the conversation they belong to left the screen."""
+        self.table.forget_all()
+        self.open.clear()
+        self.malformed.clear()
+        self.cards.clear()
+        self.pending_keys.clear()
 
     def card_for(self, record: CallRecord) -> ToolCallCard:
         card = ToolCallCard(record, self.clock)
@@ -124,7 +133,7 @@ class CallStore:
         record = self.open.get(id(event.call))
         if record is not None:
             record.progress = event.progress
-            self.table.update_record(record, ("args",))  # only its bar and message changed
+            self.table.update_record(record, PROGRESS_COLUMNS)  # only its bar and message changed
             card = self.cards.get(record.key)
             if card is not None:
                 card.refresh_card()
@@ -140,7 +149,7 @@ class CallStore:
             record.started_clock = time.perf_counter()
             self.update(record, state=CallState.RUNNING)
             return
-        self.table.update_record(record, ("args",))
+        self.table.update_record(record, PROGRESS_COLUMNS)
         card = self.cards.get(record.key)
         if card is not None:
             card.refresh_card()

@@ -16,7 +16,7 @@ from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.local_files import LocalFile, completions, read_attachment
 from mcp_chat_tui.servers import PromptCommand, PromptInfo, ResourceInfo, command_text, parse_command
-from mcp_chat_tui.ui.completion import AppCommand, Candidate, candidates
+from mcp_chat_tui.ui.completion import AppCommand, Candidate, candidates, starts_at_word
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
 from mcp_chat_tui.ui.screens.resources import ResourcesScreen, variables_form
@@ -36,16 +36,28 @@ class CatalogActions:
         return prompt.menu
 
     def offer_completions(self, prompt: PromptInput) -> None:
-        """List what the text at the cursor may become (prompts after ``/``, resources after ``@``)."""
+        """List what the text at the cursor may become (prompts after ``/``, resources and files after
+        ``@``); not for an earlier prompt recalled with Up or Down, until it is edited."""
+        if prompt.value == prompt.recalled:
+            if prompt.menu is not None:
+                prompt.menu.close()
+            return
+        resources = self.hub.resources() + self.hub.resource_templates()
         found = candidates(
             prompt.value,
             prompt.cursor_position,
             self.hub.prompts(),
-            self.hub.resources() + self.hub.resource_templates(),
+            resources,
             lambda typed: completions(typed, Path.cwd(), self.hub.roots.shared),
         )
         if found or prompt.menu is not None:
             self._completion_menu(prompt).offer(found)
+        if not found and starts_at_word(prompt.value, prompt.cursor_position):
+            self.notify(
+                "no server offers resources now and no file here to attach: nothing to attach with @",
+                title="@",
+                timeout=5,
+            )
 
     @work(group="catalog")
     async def take_completion(self, candidate: Candidate) -> None:

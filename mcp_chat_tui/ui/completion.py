@@ -118,6 +118,12 @@ def candidates(
     return [Candidate(item, start, _word_end(text, start)) for item in found[:MAX_CANDIDATES]]
 
 
+def starts_at_word(text: str, cursor: int) -> bool:
+    """Whether an ``@`` word was just begun at the cursor (the ``@`` alone, at the start or after a space)."""
+    match = _AT_TOKEN.search(text[:cursor])
+    return match is not None and match.group(1) == ""
+
+
 def _word_end(text: str, start: int) -> int:
     space = text.find(" ", start)
     return len(text) if space < 0 else space

@@ -68,6 +68,11 @@ class ConversationActions:
         self._resume_pending = False
         await self.conversation.continue_open_turn(self._sink, self.call_store.resumed)
 
+    def _forget_shown_conversation(self) -> None:
+        """The sidebar's calls and the status bar's figures of the conversation leaving the screen go with it."""
+        self.call_store.forget()
+        self.status_bar.forget_conversation()
+
     def _drop_waiting(self) -> str:
         """Before the chat is cleared or replaced: the prompts waiting (shown in the chat being cleared) and a
         loaded file's open turn are dropped; a prompt waiting for its @resources goes back to the
@@ -151,10 +156,7 @@ class ConversationActions:
         switched = await self.conversation.switch_to(opened)  # the turn under way stopped and recorded first
         self._left_conversation(switched.left_unsaved)
         await self.chat.clear()
-        self.status_bar.context_tokens = 0  # the left conversation's count; the opened one's comes with its first reply
-        self.calls_table.clear()
-        self.calls_table.records.clear()
-        self.call_store.open.clear()
+        self._forget_shown_conversation()  # the opened one's figures come with its first reply
         if switched.cannot_save is not None:
             self.unsaved = switched.cannot_save
             self._show_save_problem(switched.cannot_save)

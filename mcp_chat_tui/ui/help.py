@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
 
@@ -18,7 +20,33 @@ def _section(title: str, bindings: list[Binding]) -> Text:
     return text
 
 
+KEY_COLUMN = 20  # the keys' column of the F1 screen; what each does wraps in the column after it
+
+
 def help_text() -> Text:
+    """Every key and what it does, as plain text (one line each)."""
+    text = Text()
+    for title, bindings in help_sections():
+        text.append_text(_section(title, bindings))
+        text.append("\n")
+    return text
+
+
+def help_table() -> Group:
+    """The F1 screen: each section's keys in one column, what they do in the next, wrapped there."""
+    parts: list[Table | Text] = []
+    for title, bindings in help_sections():
+        parts.append(Text(title, style="bold"))
+        table = Table.grid(padding=(0, 1), expand=True)
+        table.add_column(width=KEY_COLUMN, no_wrap=True, style="bold cyan")
+        table.add_column(ratio=1)
+        for binding in bindings:
+            table.add_row(Text("  " + binding_keys(binding)), Text(binding.tooltip or binding.description))
+        parts += [table, Text()]
+    return Group(*parts)
+
+
+def help_sections() -> list[tuple[str, list[Binding]]]:
     from mcp_chat_tui.ui.screens.approval import ApprovalScreen
     from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen
     from mcp_chat_tui.ui.screens.folder_trust import FolderTrustScreen
@@ -40,8 +68,7 @@ def help_text() -> Text:
         Binding("ctrl+p", "", "Command palette: restart a server, auto-run, theme, export, resume, clear, sidebar"),
         Binding("enter", "", "Send the prompt / open the selected row"),
     ]
-    text = Text()
-    for title, bindings in (
+    sections = (
         ("Everywhere", [*APP_BINDINGS, *extra]),
         ("Prompt", PromptInput.BINDINGS),
         ("Chat", [Binding("a", "", "Go to the prompt (typing writes the next prompt)", key_display="letters, paste")]),
@@ -58,7 +85,5 @@ def help_text() -> Text:
             [*SamplingScreen.BINDINGS, *ToolUseScreen.BINDINGS, *SampleReviewScreen.BINDINGS],
         ),
         ("A server asks you (form, URL)", [*ElicitFormScreen.BINDINGS, *ElicitUrlScreen.BINDINGS]),
-    ):
-        text.append_text(_section(title, [b for b in bindings if isinstance(b, Binding)]))
-        text.append("\n")
-    return text
+    )
+    return [(title, [b for b in bindings if isinstance(b, Binding)]) for title, bindings in sections]

@@ -25,6 +25,8 @@ APP_BINDINGS = [  # the app's own keys, everywhere (``ChatApp.BINDINGS``; the F1
     Binding("f5", "focus_pane('prompt')", "Prompt", id="app.focus_prompt"),
     Binding("ctrl+b", "toggle_sidebar", "Sidebar", id="app.sidebar"),
     Binding("ctrl+t", "toggle_thinking", "Thinking", show=False, id="app.thinking"),
+    Binding("f7", "sidebar_width(-1)", "Narrower sidebar", show=False, id="app.sidebar_narrower"),
+    Binding("f8", "sidebar_width(1)", "Wider sidebar", show=False, id="app.sidebar_wider"),
 ]
 FOOTER_FIRST = ("app.help", "app.stop", "app.quit")  # the footer keeps these whatever else it must hide
 NAMED_KEYS = {

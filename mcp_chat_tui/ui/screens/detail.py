@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 from pathlib import Path
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -274,14 +275,19 @@ class TextScreen(ModalScreen[None]):
     CSS_PATH = CSS
     BINDINGS = [Binding("escape,q", "dismiss", "Close", id="text.close")]
 
-    def __init__(self, title: str, body: str | Text) -> None:
+    def __init__(self, title: str, body: str | Text, shown: RenderableType | None = None) -> None:
+        """``body`` as plain text; ``shown``, when given, is what the page shows of it (laid out for its width)."""
         super().__init__()
         self.title_text = title
         self.body = body
+        self.shown = shown
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="detail-box"):
             yield Static(literal(self.title_text, "bold"), classes="detail-title")
             with VerticalScroll(classes="detail-body"):
-                yield Static(self.body if isinstance(self.body, Text) else literal(self.body))
+                if self.shown is not None:
+                    yield Static(self.shown)
+                else:
+                    yield Static(self.body if isinstance(self.body, Text) else literal(self.body))
             yield Static("[b]Esc[/] or [b]q[/] close", classes="detail-keys")

@@ -59,8 +59,11 @@ class ChatLog(OneLayoutPass, VerticalScroll):
             self.post_message(self.Typed(event.text, pasted=True))
 
     async def add_prompt(self, message: UserMessage) -> None:
+        """Show a prompt sent; the chat goes to its end and follows the reply again, wherever the
+        user had scrolled (scrolling up releases the anchor until the end is reached again)."""
         await self.mount(message)
         await self.trim()
+        self.anchor()
 
     async def trim(self, keep: int = MAX_EXCHANGES_SHOWN) -> None:
         prompts = [child for child in self.children if isinstance(child, UserMessage)]

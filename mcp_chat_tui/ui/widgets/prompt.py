@@ -44,6 +44,7 @@ class PromptInput(Input):
         self.history: list[str] = []
         self._position = 0
         self._draft = ""
+        self.recalled: str | None = None  # the earlier prompt Up or Down put in the box, while it is unchanged
         self._blink_before_hold: bool | None = None
         self.menu: CompletionMenu | None = None
         self.attached: list[tuple[str, Attachment]] = []  # (the @word in the text, the resource's contents)
@@ -117,7 +118,9 @@ class PromptInput(Input):
         self._draft = ""
 
     def action_history(self, step: int) -> None:
-        if self.menu is not None and self.menu.is_open:
+        """Up, Down: the earlier prompts; in an open list, its entries (not in one a recalled command
+        opened: history keys keep working as history until the text is edited)."""
+        if self.menu is not None and self.menu.is_open and self.value != self.recalled:
             self.menu.move(step)
             return
         if not self.history:
@@ -126,6 +129,7 @@ class PromptInput(Input):
             self._draft = self.value
         self._position = max(0, min(len(self.history), self._position + step))
         self.value = self.history[self._position] if self._position < len(self.history) else self._draft
+        self.recalled = self.value
         self.cursor_position = len(self.value)
 
     def put_back(self, text: str) -> None:

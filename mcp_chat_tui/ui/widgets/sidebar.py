@@ -16,12 +16,20 @@ from textual.widget import Widget
 from textual.widgets import DataTable
 
 from mcp_chat_tui.core.call_state import CallState
-from mcp_chat_tui.core.progress import progress_bar
-from mcp_chat_tui.core.text import arguments_summary, one_line
+from mcp_chat_tui.core.text import one_line
 from mcp_chat_tui.servers import ServerState, ServerStatus
 from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.textual_private import row_label_width
+from mcp_chat_tui.ui.widgets.call_columns import (
+    COLUMN_LABELS,
+    COLUMNS,
+    TWO_LINE_LABELS,
+    TWO_LINES_BELOW,
+    call_layout,
+    cut,
+    row_cells,
+)
 
 LIST_KEYS = [
     Binding("j", "cursor_down", "Down", show=False, id="list.down"),
@@ -39,34 +47,7 @@ class ListTable(DataTable):
 
 
 MIN_CUT_WIDTH = 6  # a cut name keeps at least this many columns (a few letters and the ellipsis)
-MAX_NAME_WIDTH = 28  # a tool or server name takes at most this many columns, on a wide sidebar too
-CALL_STATE_LABEL = {CallState.AWAITING: "awaiting"}  # the dialog says the rest; the row must fit
-
-
-def cut(text: Text, width: int) -> Text:
-    """``text`` in at most ``width`` columns, ending with an ellipsis when cut."""
-    if text.cell_len <= width:
-        return text
-    text = text.copy()
-    text.truncate(width, overflow="ellipsis")
-    return text
-
-
-def tool_label(server: str, tool: str, width: int) -> Text:
-    """``server›tool`` in ``width`` columns: a long server name is cut first, then left out (the
-    card in the chat and the detail screen name it), so the tool's own name shows."""
-    tool_text = literal(tool)
-    if not server:
-        return cut(tool_text, width)
-    whole = literal(f"{server}›{tool}")
-    if whole.cell_len <= width:
-        return whole
-    server_room = width - tool_text.cell_len - 1
-    if server_room >= 4:
-        label = cut(literal(server), server_room)
-        label.append_text(literal(f"›{tool}"))
-        return label
-    return cut(tool_text, width)
+MAX_NAME_WIDTH = 28  # a server name takes at most this many columns, on a wide sidebar too
 
 
 def measured(console, cell: object) -> int:
@@ -142,47 +123,13 @@ def never(_: object) -> bool:
     return False
 
 
-def call_state_label(state: CallState) -> str:
-    return f"{state.glyph} {CALL_STATE_LABEL.get(state, state.label)}"
-
-
-COLUMNS = ("tool", "state", "took", "by", "time", "args")  # the order the calls table shows them in
-COLUMN_LABELS = {"args": "arguments"}
-ALLOWED_BY_SHORT = (  # the start of a record's ``allowed_by`` and its short form in the "by" column, first match wins
-    ("you (once)", "you"),
-    ("you (edited", "you·edited"),
-    ("you (all waiting)", "you·all"),
-    ("you (always, saved", "you·saved"),
-    ("you (always", "you·always"),
-    ("you (auto-run for server", "you·server"),
-    ("saved always", "saved"),
-    ("auto policy", "auto"),
-    ("auto-readonly", "trusted"),
-    ("--yes", "--yes"),
-    ("a rule", "rule"),
-    ("config.toml: always", "rule"),
-    ("config.toml: never", "rule·no"),
-    ('config.toml says "never"', "never"),
-)
-
-
-def allowed_by_short(allowed_by: str) -> str:
-    """Who let a call run, in a few columns (the detail screen says it in full); empty when nothing did."""
-    for start, short in ALLOWED_BY_SHORT:
-        if allowed_by.startswith(start):
-            return short
-    return one_line(allowed_by, 10)
-
-
 class ToolCallTable(FittedTable):
-    """One row per call, newest last: tool, state, who let it run; Enter opens it, ``a`` toggles auto-run,
-    ``x`` cancels a running one.
+    """One row per call, newest last (``call_columns`` says what each column shows at which width);
+    Enter opens it, ``a`` toggles auto-run, ``x`` cancels a running one.
 
     Args:
         auto_run: Whether a record's tool runs without asking now (its ⚡ mark, redrawn by ``refresh_marks``).
     """
-
-    whole_width = max(len(call_state_label(state)) for state in CallState) + 2  # the state column
 
     BINDINGS = [
         *LIST_KEYS,
@@ -210,53 +157,53 @@ class ToolCallTable(FittedTable):
             self.tool = tool
 
     def __init__(self, clock: DisplayClock, auto_run: Callable[[CallRecord], bool] = never, **kwargs) -> None:
-        super().__init__(zebra_stripes=False, **kwargs)
+        super().__init__(zebra_stripes=False, cell_padding=0, **kwargs)
         self.clock = clock
         self.auto_run = auto_run
         self.records: dict[str, CallRecord] = {}
+        self.call_layout = call_layout(TWO_LINES_BELOW)
         self._cancel_offered = False  # whether the footer offers x now (``_offer_cancel``)
 
     def on_mount(self) -> None:
         for key in COLUMNS:
-            self.add_column(COLUMN_LABELS.get(key, key), key=key)
+            self.add_column(COLUMN_LABELS.get(key, key), key=key, width=self.call_layout.widths[key])
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The columns (and whether a call takes two lines) follow the table's width."""
+        layout = call_layout(event.size.width - self.styles.scrollbar_size_vertical)
+        if layout != self.call_layout:
+            self.call_layout = layout
+            self.redraw_rows()
+
+    def redraw_rows(self) -> None:
+        """Every row again, in the columns of ``layout``; the cursor stays on its call."""
+        selected = self.selected_record()
+        labels = TWO_LINE_LABELS if self.call_layout.two_lines else {}
+        for key, column in self.columns.items():
+            name = str(key.value)
+            column.width = self.call_layout.widths[name]
+            column.label = cut(Text(labels.get(name, COLUMN_LABELS.get(name, name))), max(column.width - 1, 0))
+        self.clear()
+        for record in self.records.values():
+            cells = self._cells(record)
+            self.add_row(*(cells[key] for key in COLUMNS), key=record.key, height=self.call_layout.row_height)
+        if selected is not None:
+            self.move_cursor(row=self.get_row_index(selected.key), animate=False)
 
     def _get_row_region(self, row_index: int) -> Region:
         # Textual's adds up the heights of every row above: a walk over all rows each time the
         # cursor moves or a row is redrawn, which made each new call cost 26 ms at 10,000 rows.
-        # Every row here is one line high (``add_record``), so the row's place is its index.
+        # Every row here is as high as the layout says (``add_record``), so its place follows from its index.
         if not self.is_valid_row_index(row_index):
             return Region(0, 0, 0, 0)
         width = sum(column.get_render_width(self) for column in self.columns.values()) + row_label_width(self)
-        y = row_index + (self.header_height if self.show_header else 0)
-        return Region(0, y, max(self.size.width, width), 1)
+        height = self.call_layout.row_height
+        y = row_index * height + (self.header_height if self.show_header else 0)
+        return Region(0, y, max(self.size.width, width), height)
 
     def _cells(self, record: CallRecord) -> dict[str, Text]:
-        state = Text(call_state_label(record.state), style=record.state.style)
-        mark = " ⚡" if record.server and self.auto_run(record) else ""
-        tool = tool_label(record.server, record.shown_tool, self.name_width - Text(mark).cell_len)
-        if mark:
-            tool.append(mark, style="yellow")
-        return {
-            "time": Text(self.clock.time(record.started_at or record.proposed_at), style="dim"),
-            "tool": tool,
-            "state": state,
-            "took": Text(self.clock.duration(record.elapsed()), style="dim"),
-            "by": literal(allowed_by_short(record.allowed_by), "dim"),
-            "args": self._args_cell(record),
-        }
-
-    @staticmethod
-    def _args_cell(record: CallRecord) -> Text:
-        """The call's arguments in short; while it runs as a task, the task's status and message; while
-        it runs with progress, its bar and latest message."""
-        if record.state is CallState.RUNNING and record.task is not None:
-            bar = f" {progress_bar(record.progress)}" if record.progress is not None else ""
-            return literal(one_line(f"⧗{bar} {record.task.describe()}", 48), "cyan")
-        if record.state is CallState.RUNNING and record.progress is not None:
-            return literal(one_line(f"{progress_bar(record.progress)} {record.progress.describe()}", 48), "cyan")
-        if record.state is CallState.MALFORMED:
-            return literal(one_line(record.raw, 48))
-        return literal(arguments_summary(record.arguments, 48))
+        mark = Text(" ⚡", style="yellow") if record.server and self.auto_run(record) else None
+        return row_cells(record, self.call_layout, self.clock, mark)
 
     def add_record(self, record: CallRecord, *, follow: bool = True) -> None:
         """A row for ``record``; the cursor follows to it when it was on the last row (unless not
@@ -264,26 +211,29 @@ class ToolCallTable(FittedTable):
         self.records[record.key] = record
         cells = self._cells(record)
         at_end = self.cursor_row >= self.row_count - 1
-        self.add_row(*(cells[key] for key in COLUMNS), key=record.key)
+        self.add_row(*(cells[key] for key in COLUMNS), key=record.key, height=self.call_layout.row_height)
         if at_end and follow:
             self.move_cursor(row=self.row_count - 1, animate=False)
 
-    def update_record(
-        self, record: CallRecord, columns: tuple[str, ...] = ("time", "tool", "state", "took", "by", "args")
-    ) -> None:
+    def forget_all(self) -> None:
+        """No rows: the conversation they belonged to is no longer on screen."""
+        self.records.clear()
+        self.clear()
+        self._offer_cancel()
+
+    def update_record(self, record: CallRecord, columns: tuple[str, ...] = COLUMNS) -> None:
         if record.key not in self.records:
             return
         cells = self._cells(record)
-        for column in columns:
-            self.update_cell(record.key, column, cells[column], update_width=True)
+        if self.call_layout.two_lines:  # the tool's cell holds the arguments and outcome, the state's the duration
+            columns = (*columns, "tool", "state")
+        for column in dict.fromkeys(columns):
+            self.update_cell(record.key, column, cells[column])
         if "state" in columns:
             self._offer_cancel()
 
     def refresh_marks(self) -> None:
         """Draw every row's tool cell again, its ⚡ mark from the policy as it is now."""
-        self.recut()
-
-    def recut(self) -> None:
         for record in self.records.values():
             self.update_record(record, ("tool",))
 
@@ -291,9 +241,7 @@ class ToolCallTable(FittedTable):
         """Refresh the elapsed time of the calls still running."""
         for record in self.records.values():
             if record.state is CallState.RUNNING:
-                self.update_cell(
-                    record.key, "took", Text(self.clock.duration(record.elapsed()), style="dim"), update_width=True
-                )
+                self.update_record(record, ("took",))
 
     def selected_record(self) -> CallRecord | None:
         if self.row_count == 0:
@@ -382,10 +330,7 @@ class ServerTable(FittedTable):
         why = why or (f"{status.protocol_problem_count} protocol problem(s)" if status.protocol_problem_count else "")
         note = "" if why else status.sampling_note()
         log_style = "yellow" if status.log.problems else "dim"
-        if status.state is ServerState.STARTING:  # how long, and what it said last (npx's progress)
-            said = status.last_stderr_line()
-            why_cell = literal(one_line(self.clock.duration(status.starting_for()) + (f": {said}" if said else ""), 60))
-        elif why:
+        if why:
             why_cell = literal(one_line(why, 60), "red")
         else:
             why_cell = literal(note, "dim") if note else literal(status.log.summary(), log_style)

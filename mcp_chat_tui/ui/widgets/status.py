@@ -102,6 +102,13 @@ class StatusBar(Widget):
             return Text(f"⚠ {label}", style=self.get_component_rich_style("status-bar--near-limit"))
         return Text(label, style=self.get_component_rich_style("status-bar--tokens"))
 
+    def forget_conversation(self) -> None:
+        """Nothing of the conversation that left the screen: its tokens, summaries, last reply's cache note."""
+        self.context_tokens = 0
+        self.summarised = 0
+        if self.engine_state == "ready":
+            self.detail = ""
+
     def show_download(self, done: int, total: int | None) -> None:
         self.download = (done, total)
 

@@ -54,3 +54,7 @@ async def show_scene(pilot) -> None:
     await pilot.press("n")
     await wait_for(pilot, lambda: scene_reached(app), what="the four calls in their states")
     await pilot.pause()
+    for pane in (app.chat, app.calls_table):  # one scroll position whatever the timing of the calls' rows
+        pane.scroll_end(animate=False, immediate=True)
+    await pilot.pause()
+    await pilot.pause()

@@ -13,7 +13,7 @@ from mcp_chat_tui.cli.plain_console import PlainConsole
 from mcp_chat_tui.core.call_state import OUTCOMES, CallState
 from mcp_chat_tui.transcript import parse
 from mcp_chat_tui.ui.transcript_view import call_state_for
-from mcp_chat_tui.ui.widgets.sidebar import call_state_label
+from mcp_chat_tui.ui.widgets.call_columns import call_state_label
 
 # The words a transcript's result fence has always carried (docs/transcript-format.md, "Result statuses").
 WORDS_ON_DISK = ("done", "error", "timeout", "denied", "malformed", "cancelled", "interrupted", "repeated")

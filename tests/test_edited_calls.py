@@ -126,7 +126,9 @@ def test_e_at_the_plain_approval_question_takes_json_checks_it_and_runs_the_edit
         try:
             assert wait_until(lambda: "prompt ->" in terminal.text(), 60), terminal.text()[-2000:]
             terminal.press(b"what is 12 * 7?\r")
-            assert wait_until(lambda: "e edit the arguments" in " ".join(terminal.text().split()), 30), terminal.text()[-2000:]
+            assert wait_until(lambda: "e edit the arguments" in " ".join(terminal.text().split()), 30), terminal.text()[
+                -2000:
+            ]
             terminal.press(b"e\r")
             assert wait_until(lambda: "the arguments as one line of JSON" in terminal.text(), 30), terminal.text()[
                 -2000:

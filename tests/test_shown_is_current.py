@@ -86,7 +86,8 @@ async def test_up_after_a_slash_command_recalls_it_and_keeps_walking_the_history
         await wait_for(pilot, lambda: prompt.menu is not None and prompt.menu.is_open, what="the / list for typing")
 
 
-async def test_at_with_no_resources_says_so():
+async def test_at_with_no_resources_says_so(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # an empty folder: no file to attach either (core/local_files.py)
     app = make_app(ScriptedEngine([]))  # the demo server offers no resources
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)

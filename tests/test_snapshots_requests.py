@@ -64,6 +64,8 @@ def test_elicitation_form_with_every_kind_of_field(snap_compare, size):
     async def run_before(pilot) -> None:
         await shown(pilot)
         pilot.app.screen.query_one("#field-13").focus()  # the instruments, scrolled into view
-        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()  # the scroll to the focused field and its label ends
+        for _ in range(3):
+            await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=run_before)

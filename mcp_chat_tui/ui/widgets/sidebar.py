@@ -330,7 +330,10 @@ class ServerTable(FittedTable):
         why = why or (f"{status.protocol_problem_count} protocol problem(s)" if status.protocol_problem_count else "")
         note = "" if why else status.sampling_note()
         log_style = "yellow" if status.log.problems else "dim"
-        if why:
+        if status.state is ServerState.STARTING:  # how long, and what it said last (npx's progress)
+            said = status.last_stderr_line()
+            why_cell = literal(one_line(self.clock.duration(status.starting_for()) + (f": {said}" if said else ""), 60))
+        elif why:
             why_cell = literal(one_line(why, 60), "red")
         else:
             why_cell = literal(note, "dim") if note else literal(status.log.summary(), log_style)

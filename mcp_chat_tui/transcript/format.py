@@ -247,7 +247,7 @@ class _Reader:
             raise self.fail(f"unknown choice [{choice}]; expected one of {', '.join(CHOICES)}")
         try:
             call = _json(match.group(2))
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise self.fail(f"the proposal's JSON is broken ({exc.msg} at column {exc.colno})") from None
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict) or not isinstance(function.get("name"), str) or "id" not in call:

@@ -107,7 +107,7 @@ class TranscriptRecorder:
         self.save()
         return problem
 
-    def chose(self, call_id: str, choice: str, allowed_by: str = "", ran_with: dict | None = None) -> None:
+    def chose(self, call_id: str, choice: str, allowed_by: str = "", ran_with: dict[str, Any] | None = None) -> None:
         """The choice made for a call, who made it, and the arguments the user edited it to (if any)."""
         proposal = self._find(call_id)
         if proposal is not None:

@@ -18,7 +18,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
 from rich.console import Console
 from rich.table import Table
 
@@ -29,6 +28,7 @@ from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import Stats, TextDelta, ToolCallMalformed, ToolCallProposed
 from mcp_chat_tui.engine.generation import ReplyOverrides
+from mcp_chat_tui.servers.user_calls import schema_problem
 
 CORRECT, INVALID, WRONG, MALFORMED, NO_CALL = "correct", "invalid arguments", "wrong tool", "malformed", "no call"
 VERDICT_STYLE = {CORRECT: "green", INVALID: "yellow", WRONG: "red", MALFORMED: "red", NO_CALL: "red"}
@@ -55,7 +55,7 @@ class ToolCheck:
     @property
     def problem(self) -> str:
         """Why the arguments of its calls to this tool are not valid ("" when one call's are)."""
-        problems = [argument_problem(call.arguments, self.spec.input_schema) for call in self.own_calls]
+        problems = [schema_problem(call.arguments, self.spec.input_schema) for call in self.own_calls]
         return "" if "" in problems else (problems[0] if problems else "")
 
     @property
@@ -79,18 +79,6 @@ class ToolCheck:
             "text": self.text,
             "seconds": round(self.seconds, 3),
         }
-
-
-def argument_problem(arguments: dict[str, Any], schema: dict[str, Any]) -> str:
-    """Why ``arguments`` do not fit ``schema`` (its first error, one line), or "" when they do."""
-    try:
-        jsonschema.validate(arguments, schema)
-    except jsonschema.ValidationError as exc:
-        where = "/".join(str(part) for part in exc.absolute_path)
-        return f"{where}: {exc.message}" if where else exc.message
-    except jsonschema.SchemaError:
-        return ""  # the server's schema is not valid JSON Schema: nothing to hold the arguments to
-    return ""
 
 
 # ----- asking ----------------------------------------------------------------------------------

@@ -96,7 +96,7 @@ def schema_problem(arguments: dict[str, Any], schema: dict[str, Any]) -> str:
         where = "/".join(str(part) for part in exc.absolute_path)
         return f"{where}: {exc.message}" if where else exc.message
     except jsonschema.SchemaError:
-        return ""
+        return ""  # the server's schema is not valid JSON Schema: nothing to hold the arguments to
     return ""
 
 

@@ -37,6 +37,11 @@ def _inside(path: Path, places: list[Path]) -> bool:
     return any(path == place or place in path.parents for place in places)
 
 
+def _reachable(folder: Path, places: list[Path]) -> bool:
+    """Whether ``folder`` is inside one of ``places`` or on the way to one (an ancestor of it)."""
+    return _inside(folder, places) or any(folder in place.parents for place in places)
+
+
 def resolved(typed: str, cwd: Path) -> Path:
     return Path(os.path.realpath(cwd / os.path.expanduser(typed)))
 
@@ -47,7 +52,7 @@ def completions(typed: str, cwd: Path, roots: list[Path]) -> list[LocalFile]:
     folder_part, _, start = typed.rpartition("/")
     folder_typed = folder_part + "/" if typed.count("/") else ""
     folder = resolved(folder_typed or ".", cwd)
-    if not _inside(folder, places) and not any(folder in place.parents for place in places):
+    if not _reachable(folder, places):
         return []
     try:
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
@@ -65,7 +70,7 @@ def completions(typed: str, cwd: Path, roots: list[Path]) -> list[LocalFile]:
             size = 0 if is_folder else entry.stat().st_size
         except OSError:
             continue
-        if is_folder and (_inside(path, places) or any(path in place.parents for place in places)):
+        if is_folder and _reachable(path, places):
             found.append(LocalFile(folder_typed + entry.name + "/", path, True))
         elif not is_folder and _inside(path, places):
             found.append(LocalFile(folder_typed + entry.name, path, False, size))

@@ -17,6 +17,7 @@ from mcp_chat_tui.ui.format import palette_text
 from mcp_chat_tui.ui.screens.model import ModelDetailScreen
 from mcp_chat_tui.ui.screens.search import SearchScreen
 from mcp_chat_tui.ui.widgets.chat import UserMessage
+from mcp_chat_tui.ui.widgets.scrolling import scroll_to_now
 
 
 class PaletteCommands:
@@ -43,7 +44,7 @@ class PaletteCommands:
         if not 0 <= index < len(shown):
             self.notify(f"the match is in exchange #{match.exchange + 1}, older than the chat shows", markup=False)
             return
-        self.call_after_refresh(self.chat.scroll_to_widget, shown[index], top=True, animate=False)
+        self.call_after_refresh(scroll_to_now, self.chat, shown[index], top=True)
 
     def action_toggle_thinking(self) -> None:
         """Ctrl+T: the latest reply's thinking opened, or closed again."""

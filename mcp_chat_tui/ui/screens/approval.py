@@ -8,7 +8,6 @@ from typing import Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from mcp_chat_tui.agent.events import ApprovalChoice, ApprovalDecision, PlannedCall, Recorded
@@ -16,6 +15,7 @@ from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 from mcp_chat_tui.ui.screens.edit_arguments import EditArgumentsScreen
+from mcp_chat_tui.ui.widgets.scrolling import Scroll
 
 ANNOTATION_NAMES = {
     "readOnlyHint": "read-only",
@@ -61,7 +61,7 @@ class ApprovalScreen(DecidingScreen[ApprovalDecision]):
     def compose(self) -> ComposeResult:
         # Everything about the call scrolls between the title and the keys, which are docked:
         # they show however long the arguments and however small the terminal.
-        with VerticalScroll(id="approval-dialog"):
+        with Scroll(id="approval-dialog"):
             yield Static(self._title(), id="approval-title")
             yield Static(KEY_HINT, id="approval-keys", classes="dialog-keys")
             yield from self._body()

@@ -14,12 +14,13 @@ from pathlib import Path
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widgets import Input, Static
 
 from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.widgets.scrolling import Scroll
 
 # Asks the server for values of one field: (field, typed so far, the other fields) -> values.
 Complete = Callable[[str, str, dict[str, str]], Awaitable[list[str]]]
@@ -64,7 +65,7 @@ class ArgumentsScreen(ModalScreen[dict[str, str] | None]):
             yield Static(literal(self.title_text, "bold"), classes="arguments-title")
             if self.about:
                 yield Static(literal(self.about, "italic"), classes="arguments-about")
-            with VerticalScroll(classes="arguments-fields"):
+            with Scroll(classes="arguments-fields"):
                 for index, field in enumerate(self.fields):
                     label = literal(field.name, "bold")
                     label.append_text(literal(" *" if field.required else "", "bold red"))

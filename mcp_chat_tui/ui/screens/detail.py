@@ -26,6 +26,7 @@ from mcp_chat_tui.transcript.media import worth_keeping
 from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.widgets.media import MediaView
+from mcp_chat_tui.ui.widgets.scrolling import Scroll
 from mcp_chat_tui.ui.widgets.sidebar import ListTable
 
 CSS = Path(__file__).with_name("detail.tcss")
@@ -128,7 +129,7 @@ class CallDetailScreen(ModalScreen[None]):
             title = literal(self.record.shown_tool, "bold")
             title.append_text(literal(f" on {self.record.server}  ·  {self.record.state.label}", "dim"))
             yield Static(title, classes="detail-title")
-            with VerticalScroll(classes="detail-body"):
+            with Scroll(classes="detail-body"):
                 yield Static(literal(call_report(self.record, self.clock)))
                 for part in self.record.media:
                     yield MediaView(part, large=True)
@@ -201,7 +202,7 @@ class ServerDetailScreen(ModalScreen[None]):
             if status.instructions:
                 yield Static(literal(f"instructions: {status.instructions}", "italic"), id="server-instructions")
             yield Static(id="server-log-title", classes="detail-section")
-            with VerticalScroll(id="server-log", classes="detail-body"):
+            with Scroll(id="server-log", classes="detail-body"):
                 yield Static(id="server-log-lines")
             yield Static(
                 "[b]Enter[/] call it yourself  [b]a[/] auto-run  [b]+[/]/[b]-[/] log level  [b]Esc[/] close",
@@ -285,7 +286,7 @@ class TextScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="detail-box"):
             yield Static(literal(self.title_text, "bold"), classes="detail-title")
-            with VerticalScroll(classes="detail-body"):
+            with Scroll(classes="detail-body"):
                 if self.shown is not None:
                     yield Static(self.shown)
                 else:

@@ -11,13 +11,14 @@ from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.widgets import Static
 
 from mcp_chat_tui.config.folder_trust import FolderFile
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
+from mcp_chat_tui.ui.widgets.scrolling import Scroll
 
 KEY_HINT = "[b]y[/] trust this file and start them  [b]n[/] or [b]Esc[/] chat without them"
 WARNING = (
@@ -42,7 +43,7 @@ class FolderTrustScreen(DecidingScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(id="folder-trust-dialog"):
             yield Static(literal(f"Start the servers of {self.folder.source}?", "bold"), id="folder-trust-title")
-            with VerticalScroll(id="folder-trust-body"):
+            with Scroll(id="folder-trust-body"):
                 yield Static(literal("\n".join(self.folder.describe())), id="folder-trust-servers")
             yield Static(WARNING, id="folder-trust-warning")
             yield Static(KEY_HINT, id="folder-trust-keys", classes="dialog-keys")

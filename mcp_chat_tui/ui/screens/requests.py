@@ -16,7 +16,7 @@ from mcp_types import CreateMessageRequestParams
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.events import DescendantFocus
 from textual.widget import Widget
 from textual.widgets import Input, Select, SelectionList, Static, Switch, TextArea
@@ -28,6 +28,7 @@ from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.servers import FormField
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
+from mcp_chat_tui.ui.widgets.scrolling import Scroll, scroll_to_now
 
 CSS = Path(__file__).with_name("requests.tcss")
 
@@ -58,7 +59,7 @@ class SamplingScreen(DecidingScreen[CreateMessageRequestParams | None]):
 
     def compose(self) -> ComposeResult:
         params = self.params
-        with VerticalScroll(classes="request-dialog"):
+        with Scroll(classes="request-dialog"):
             yield Static(_title(self.server, "asks the model for a reply"), classes="request-title")
             yield Static("[b]Ctrl+S[/] approve (with your edits)  [b]Esc[/] reject", classes="request-keys dialog-keys")
             tools = ", ".join(tool.name for tool in params.tools or [])
@@ -119,7 +120,7 @@ class ToolUseScreen(DecidingScreen[bool]):
         self.use = use
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="request-dialog"):
+        with Scroll(classes="request-dialog"):
             title = Text("The model calls ", style="bold")
             title.append_text(literal(self.use.name, "bold"))
             title.append(" for server ", style="bold")
@@ -151,7 +152,7 @@ class SampleReviewScreen(DecidingScreen[str | None]):
         self.tool_uses = tool_uses
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="request-dialog"):
+        with Scroll(classes="request-dialog"):
             yield Static(_title(self.server, "gets this answer"), classes="request-title")
             yield Static("[b]Ctrl+S[/] send (with your edits)  [b]Esc[/] reject", classes="request-keys dialog-keys")
             yield TextArea(self.text, id="sampling-answer", soft_wrap=True, classes="request-text", compact=True)
@@ -184,7 +185,7 @@ class ElicitFormScreen(DecidingScreen[tuple[str, dict[str, Any]]]):
         self.fields = fields
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="request-dialog"):
+        with Scroll(classes="request-dialog"):
             with Vertical(classes="form-head"):  # docked: the fields scroll under the server's message
                 yield Static(_title(self.server, "asks you"), classes="form-title")
                 yield Static(literal(self.message), classes="request-info form-message")
@@ -208,7 +209,7 @@ class ElicitFormScreen(DecidingScreen[tuple[str, dict[str, Any]]]):
         the field into view), once Textual's own scrolling is done."""
         group = next((node for node in event.widget.ancestors if node.has_class("form-field")), None)
         if isinstance(group, Widget):
-            self.call_after_refresh(self.query_one(".request-dialog").scroll_to_widget, group, animate=False)
+            self.call_after_refresh(scroll_to_now, self.query_one(".request-dialog"), group)
 
     def _input(self, index: int, field: FormField) -> Any:
         """The widget a field is answered in: a switch for a yes or no with a default (a choice
@@ -287,7 +288,7 @@ class ElicitUrlScreen(DecidingScreen[str]):
     def compose(self) -> ComposeResult:
         address = self.address
         keys = ("[b]o[/] open it in the browser  " if address.openable else "") + "[b]d[/] decline  [b]Esc[/] cancel"
-        with VerticalScroll(classes="request-dialog"):
+        with Scroll(classes="request-dialog"):
             yield Static(_title(self.server, "asks you to open a page"), classes="request-title")
             yield Static(keys, classes="request-keys dialog-keys")
             yield Static(literal(self.message), classes="request-info")
@@ -346,7 +347,7 @@ class PageDoneScreen(DecidingScreen[bool]):
         self._server_done = False
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="request-dialog"):
+        with Scroll(classes="request-dialog"):
             yield Static(_title(self.server, "waits for the page"), classes="request-title")
             yield Static("[b]Enter[/] done: send the call again  [b]Esc[/] give up", classes="request-keys dialog-keys")
             told = Text("Finish on the page, then press Enter: ")

@@ -29,6 +29,7 @@ from mcp_chat_tui.servers import CatalogError, ResourceInfo
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
 from mcp_chat_tui.ui.widgets.attachments import preview
+from mcp_chat_tui.ui.widgets.scrolling import Scroll
 from mcp_chat_tui.ui.widgets.sidebar import ListTable
 
 
@@ -60,7 +61,7 @@ class ResourcesScreen(ModalScreen[None]):
             yield Static(literal("Resources", "bold"), classes="resources-title")
             yield ListTable(id="resources")
             yield Static("", id="resource-title")
-            with VerticalScroll(id="resource-body"):
+            with Scroll(id="resource-body"):
                 yield Static(literal("Enter previews the highlighted resource."), classes="resource-preview")
             yield Static(self.KEYS, classes="resources-keys")
 

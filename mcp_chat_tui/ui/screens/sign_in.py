@@ -13,13 +13,13 @@ from pathlib import Path
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from mcp_chat_tui.core.page_address import check_page_address
 from mcp_chat_tui.servers import SignInRequest
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
+from mcp_chat_tui.ui.widgets.scrolling import Scroll
 
 KEY_HINT = "[b]o[/] or [b]Enter[/] open in the browser  [b]c[/] copy the address  [b]Esc[/] cancel"
 REFUSED_KEY_HINT = "[b]c[/] copy the address  [b]Esc[/] cancel"
@@ -41,7 +41,7 @@ class SignInScreen(DecidingScreen[None]):
         self.address = check_page_address(request.url)
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="sign-in-dialog"):
+        with Scroll(id="sign-in-dialog"):
             server, more = self.request.server, self.request.more_access
             title = f"Sign in to {server} again, with more access" if more else f"Sign in to {server}"
             why = (

@@ -14,7 +14,6 @@ from pathlib import Path
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from mcp_chat_tui.agent.events import PlannedCall, UnsavedChoice
@@ -22,6 +21,7 @@ from mcp_chat_tui.agent.turn import SAVE_ADVICE
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
+from mcp_chat_tui.ui.widgets.scrolling import Scroll
 
 KEY_HINT = "[b]r[/] try saving again  [b]u[/] run it unsaved  [b]n[/] or [b]Esc[/] don't run it"
 
@@ -42,7 +42,7 @@ class UnsavedStartScreen(DecidingScreen[UnsavedChoice]):
         self.problem = problem
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="unsaved-dialog"):
+        with Scroll(id="unsaved-dialog"):
             yield Static(self._title(), id="unsaved-title")
             yield Static(KEY_HINT, id="unsaved-keys", classes="dialog-keys")
             yield Static(literal(self.problem), id="unsaved-problem")

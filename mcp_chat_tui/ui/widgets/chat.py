@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 from textual import events
-from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import MarkdownViewer, Static, Tree, _collapsible, _markdown
@@ -19,11 +18,12 @@ from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.styles import widget_classes
 from mcp_chat_tui.ui.widgets import reply
 from mcp_chat_tui.ui.widgets.one_pass import OneLayoutPass
+from mcp_chat_tui.ui.widgets.scrolling import Scroll, scroll_to_now
 
 MAX_EXCHANGES_SHOWN = 15
 
 
-class ChatLog(OneLayoutPass, VerticalScroll):
+class ChatLog(OneLayoutPass, Scroll):
     """The conversation, following new content at the end; the last ``MAX_EXCHANGES_SHOWN`` exchanges stay mounted."""
 
     DEFAULT_CSS = """
@@ -104,7 +104,7 @@ class ChatLog(OneLayoutPass, VerticalScroll):
         if not found:
             return False
         found[-1].collapsed = not found[-1].collapsed
-        self.call_after_refresh(self.scroll_to_widget, found[-1], animate=False)
+        self.call_after_refresh(scroll_to_now, self, found[-1])
         return True
 
 

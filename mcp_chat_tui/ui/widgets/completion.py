@@ -9,9 +9,10 @@ from textual.widgets.option_list import Option
 
 from mcp_chat_tui.ui.completion import Candidate
 from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.widgets.scrolling import ScrollbarInPlace
 
 
-class CompletionMenu(OptionList):
+class CompletionMenu(ScrollbarInPlace, OptionList):
     """Shown while ``/`` or ``@`` is being typed; the prompt box keeps the focus and moves its
     highlight (Up, Down), takes its choice (Tab, Enter) or closes it (Esc)."""
 

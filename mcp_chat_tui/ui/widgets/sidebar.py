@@ -30,6 +30,7 @@ from mcp_chat_tui.ui.widgets.call_columns import (
     cut,
     row_cells,
 )
+from mcp_chat_tui.ui.widgets.scrolling import ScrollbarInPlace
 
 LIST_KEYS = [
     Binding("j", "cursor_down", "Down", show=False, id="list.down"),
@@ -37,7 +38,7 @@ LIST_KEYS = [
 ]
 
 
-class ListTable(DataTable):
+class ListTable(ScrollbarInPlace, DataTable):
     """A row-cursor table with j and k as well as the arrows (used by the detail screens)."""
 
     BINDINGS = LIST_KEYS
@@ -56,7 +57,7 @@ def measured(console, cell: object) -> int:
     return console.measure(text).maximum if isinstance(text, Text) else console.measure(str(text)).maximum
 
 
-class FittedTable(DataTable):
+class FittedTable(ScrollbarInPlace, DataTable):
     """A row-cursor table whose ``name_column`` is cut to what the pane's width leaves once the
     columns before it and its state column (``whole_width`` columns, padding included) are whole."""
 

@@ -128,3 +128,15 @@ async def test_the_palette_search_opens_the_conversation_at_the_match(tmp_path, 
             return len(shown) == 6 and chat.scroll_y > 0 and abs(shown[1].region.y - chat.region.y) <= 1
 
         await wait_for(pilot, shows_match, what="the chat at the matching question")
+
+
+def test_a_huge_first_question_names_its_conversation_in_one_line_and_repeats_are_listed_once(tmp_path):
+    pasted = "needle " * 10 + "x" * 2_000_000 + "\nneedle at the end"
+    path = saved(tmp_path, "pasted", [Exchange(user=pasted, model="m", steps=[Step(text="ok")])])
+    found = search_conversations("needle", tmp_path)
+    # eleven times "needle": the ten in a row take two lines (a match inside a line listed is not listed
+    # again), then the last one
+    assert [(m.path, m.where) for m in found] == [(path, "you")] * 3
+    assert found[0].context.startswith("needle needle") and found[-1].context.endswith("needle at the end")
+    title = found[0].first_question
+    assert len(title) == 100 and title.endswith("…") and "\n" not in title and title.startswith("needle needle")

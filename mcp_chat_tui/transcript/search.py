@@ -22,6 +22,7 @@ from mcp_chat_tui.transcript.model import Exchange
 from mcp_chat_tui.transcript.store import conversations_dir
 
 CONTEXT_CHARS = 40  # shown each side of a match
+TITLE_CHARS = 100  # of the first question, which names the conversation in a list
 MAX_MATCHES = 200  # the first this many, newest conversation first
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a larger file is searched in its first part only
 
@@ -30,7 +31,7 @@ MAX_FILE_BYTES = 64 * 1024 * 1024  # a larger file is searched in its first part
 class Match:
     """One place a conversation says the text: its file, when it was last written, which exchange
     (0 is the first prompt), where in it ("you", "reply", "result of TOOL", "summary") and the line
-    around the match."""
+    around the match. A match inside the line shown for the one before it is not listed again."""
 
     path: Path
     modified: datetime
@@ -64,15 +65,25 @@ def search_conversations(text: str, folder: Path | None = None, limit: int = MAX
             transcript = parse(content, path)
         except TranscriptError:
             continue
-        first = transcript.exchanges[0].user if transcript.exchanges else ""
+        first = _title(transcript.exchanges[0].user) if transcript.exchanges else ""
+        when = datetime.fromtimestamp(mtime)
         for index, exchange in enumerate(transcript.exchanges):
             for where, body in _texts(exchange):
+                shown_until = 0  # the end of the line listed for the last match in this body
                 for found in pattern.finditer(body):
-                    when = datetime.fromtimestamp(mtime)
+                    if found.start() < shown_until:
+                        continue
                     matches.append(Match(path, when, first, index, where, _context(body, found.start(), found.end())))
+                    shown_until = found.end() + CONTEXT_CHARS
                     if len(matches) >= limit:
                         return matches
     return matches
+
+
+def _title(question: str) -> str:
+    """The first question on one line, at most ``TITLE_CHARS`` long (a pasted file can be megabytes)."""
+    line = " ".join(question[: TITLE_CHARS * 4].split())
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1] + "…"
 
 
 def _read(path: Path) -> str | None:

@@ -160,7 +160,7 @@ def test_sampling_refused_by_the_rate_limit_is_recorded_and_makes_p_exit_3(tmp_p
     assert "sampling_per_minute" in result.stderr  # said as it happened
     (request,) = requests_recorded(isolated_user_dirs)
     assert (request.kind, request.answer) == ("sampling", "refused")
-    assert "more than 0 time(s) in a minute" in request.result["error"]
+    assert "more than 0 times in a minute" in request.result["error"]
     assert len(endpoint.requests) == 2  # the model was never sampled
 
 

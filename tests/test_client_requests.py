@@ -161,7 +161,7 @@ async def test_a_server_over_its_sampling_limit_is_refused_with_why():
         await hub.start_all()
         assert (await hub.call_tool("asking", "summarize", {"text": "x"})).ok
         second = await hub.call_tool("asking", "summarize", {"text": "x"})
-    assert not second.ok and "more than 1 time(s) in a minute" in second.for_model()
+    assert not second.ok and "more than 1 time in a minute" in second.for_model()
     assert second.failure.kind is FailureKind.REFUSED  # the user's limit, not the server's fault (-p: exit 3)
     assert "sampling_per_minute" in second.for_model()
     status = hub.status("asking")

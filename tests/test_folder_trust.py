@@ -139,7 +139,7 @@ def test_on_a_terminal_it_lists_what_would_run_and_a_yes_is_remembered_for_this_
     assert f"runs: {sys.executable} {PLANTED_SERVER} --started-file {started}" in shown
     assert f"in: {tmp_path / 'tools'} env: API_TOKEN" in shown
     assert "the token" not in declined.stdout + shown, "the file's inputs are not asked before it is trusted"
-    assert "./mcp.json not trusted: running without its 1 server(s)" in shown
+    assert "./mcp.json not trusted: running without its 1 server" in shown
     assert starts(started) == 0 and not store_file(isolated_user_dirs).exists()
 
     trusted = ask_on_a_terminal(tmp_path, isolated_user_dirs, "y", "--check-servers")
@@ -167,7 +167,7 @@ def test_a_yes_typed_before_the_question_was_put_does_not_trust_the_file(tmp_pat
     assert starts(started) == 0 and not store_file(isolated_user_dirs).exists(), "the y typed ahead trusted it"
     shown = " ".join(result.stderr.split())
     assert "(typed before this question, so not taken as its answer: y)" in shown
-    assert "./mcp.json not trusted: running without its 1 server(s)" in shown
+    assert "./mcp.json not trusted: running without its 1 server" in shown
 
 
 def test_what_the_question_shows_of_each_server(tmp_path, monkeypatch):

@@ -100,7 +100,7 @@ async def test_no_runs_the_app_without_the_files_servers_and_says_so(tmp_path, i
         await pilot.press("n")
         await wait_ready(pilot, app)
         notices = [str(notice.render()) for notice in app.chat.query(Notice)]
-        assert any("./.vscode/mcp.json not trusted: running without its 1 server(s)" in text for text in notices)
+        assert any("./.vscode/mcp.json not trusted: running without its 1 server" in text for text in notices)
         assert app.hub.statuses == [] and app.fatal_error is None
     assert starts(started) == 0
     assert not TrustStore().path.exists(), "a no is not remembered: the next start asks again"

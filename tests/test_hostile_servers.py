@@ -112,11 +112,11 @@ def test_check_servers_lists_each_refused_tool_with_why(tmp_path, isolated_user_
     assert result.returncode == 0, result.stdout + result.stderr
     out = " ".join(result.stdout.split())
     assert "ready" in out and "echo" in out
-    assert "refused 4 invalid tool(s)" in out
+    assert "refused 4 invalid tools" in out
     assert "'string_schema': inputSchema.type" in out
     assert "(a tool without a name): name is missing" in out
     assert "'[bold]no_schema[/]': inputSchema is missing" in out
-    assert "4 tool(s) refused" in out
+    assert "4 tools refused" in out
     assert "\x1b" not in result.stdout and "\\x1b[2J\\x1b[31mred" in out and "[bold]x[/]" in out
 
 
@@ -133,17 +133,17 @@ async def test_the_server_panel_shows_refused_tools_literally():
         table = app.servers_table
         await wait_for(pilot, lambda: "liar" in table.statuses, what="the liar row")
         row = [str(cell) for cell in table.get_row("liar")]
-        assert row[0].endswith("ready") and "+4✗" in row[3] and "4 tool(s) refused" in row[5]
+        assert row[0].endswith("ready") and "+4✗" in row[3] and "4 tools refused" in row[5]
         await pilot.press("f4")
         reason = app.query_one("#server-reason", Static)
         await wait_for(pilot, lambda: reason.display, what="the reason area")
         shown = str(reason.render())
-        assert "refused 4 invalid tool(s)" in shown
+        assert "refused 4 invalid tools" in shown
         assert "'[bold]no_schema[/]': inputSchema is missing" in shown
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ServerDetailScreen), what="the server's detail")
         notes = str(app.screen.query_one("#server-tool-notes", Static).render())
-        assert notes.startswith("refused 4 invalid tool(s): 'string_schema': inputSchema.type")
+        assert notes.startswith("refused 4 invalid tools: 'string_schema': inputSchema.type")
 
 
 # ----- names model APIs refuse --------------------------------------------------------------------
@@ -476,7 +476,7 @@ def test_a_one_shot_run_names_the_refused_tools_on_stderr(tmp_path, isolated_use
         )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "fine.\n"
-    assert "liar: refused 4 invalid tool(s): 'string_schema': inputSchema.type" in " ".join(result.stderr.split())
+    assert "liar: refused 4 invalid tools: 'string_schema': inputSchema.type" in " ".join(result.stderr.split())
     assert sorted(tool["function"]["name"] for tool in endpoint.requests[0]["tools"]) == sorted(VALID_TOOLS)
 
 

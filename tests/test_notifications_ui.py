@@ -77,7 +77,7 @@ async def test_log_messages_are_counted_in_the_panel_and_shown_in_the_server_scr
         screen = app.screen
         assert "Count before you flood." in text_of(screen.query_one("#server-instructions", Static))
         title = text_of(screen.query_one("#server-log-title", Static))
-        assert title.startswith("log · level info · 3 message(s), 1 warning or worse")
+        assert title.startswith("log · level info · 3 messages, 1 warning or worse")
         lines = text_of(screen.query_one("#server-log-lines", Static))
         assert "12:00:00 info [notify.work] counted 1" in lines
         assert "12:00:00 warning [notify.work] counting is done" in lines

@@ -45,7 +45,7 @@ def test_check_servers_says_needs_sign_in_instead_of_failing(tmp_path):
     out = one_line(result.stdout)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "needs sign-in" in out and "failed" not in out
-    assert "1 server(s) need sign-in: mcp-chat-tui --sign-in guarded" in out
+    assert "1 server needs sign-in: mcp-chat-tui --sign-in guarded" in out
 
 
 def test_one_shot_without_a_terminal_does_not_sign_in_and_says_how(tmp_path):
@@ -57,7 +57,7 @@ def test_one_shot_without_a_terminal_does_not_sign_in_and_says_how(tmp_path):
     assert result.returncode == 4  # a server needs sign-in
     assert result.stdout == ""
     assert "needs sign-in" in err  # the table
-    assert "MCP server(s) need sign-in: guarded (run mcp-chat-tui --sign-in guarded)" in err
+    assert "MCP server needs sign-in: guarded (run mcp-chat-tui --sign-in guarded)" in err
 
 
 async def test_sign_in_prints_the_address_waits_for_the_browser_and_keeps_the_tokens(tmp_path, isolated_user_dirs):

@@ -86,7 +86,7 @@ def test_stdout_is_only_the_final_answer_and_the_rest_goes_to_stderr(tmp_path, i
     assert result.returncode == 0, result.stderr
     assert result.stdout == ANSWER + "\n"
     err = result.stderr
-    assert err.startswith("scripted · 6 tools from 1 server(s)\n")
+    assert err.startswith("scripted · 6 tools from 1 server\n")
     assert "Let me compute that." in err and "✓ calculator done" in err and "12 * 7 = 84" in err
     assert "tokens" in err and ANSWER not in err
     assert endpoint.requests[1]["messages"][-1] == {

@@ -69,7 +69,7 @@ def test_the_prompt_loop_answers_and_bye_leaves_with_no_server_left(tmp_path, is
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("demo model · 6 tools from 1 server(s) · type bye or quit to leave")
+    assert result.stdout.startswith("demo model · 6 tools from 1 server · type bye or quit to leave")
     assert result.stdout.count("prompt -> ") == 2
     assert "12 * 7 = 84" in result.stdout
     assert wait_until(lambda: not pids_running_in(tmp_path), 5)

@@ -16,7 +16,7 @@ async def test_a_tool_with_a_bad_x_mcp_header_is_listed_as_not_supported_with_wh
         assert "lookup" not in [spec.name for spec in hub.tools()]
         assert [tool.name for tool in status.unsupported_tools] == ["lookup"]
         assert tool_list_notes(status) == (
-            "1 tool(s) not supported: 'lookup': has an invalid x-mcp-header (property 'region': x-mcp-header "
+            "1 tool not supported: 'lookup': has an invalid x-mcp-header (property 'region': x-mcp-header "
             "'bad header' is not an RFC 9110 token), and a 2026-07-28 client must not call such a tool: not offered "
             "to the model"
         )

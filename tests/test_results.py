@@ -116,7 +116,7 @@ async def test_a_result_that_breaks_its_output_schema_is_a_protocol_problem_of_t
     status = hub.status("results")
     assert status.state.usable
     assert status.protocol_problem_count == 1
-    assert protocol_notes(status).startswith("1 protocol problem(s) in calls; the last: bad_weather: ")
+    assert protocol_notes(status).startswith("1 protocol problem in calls; the last: bad_weather: ")
     assert (await hub.call_tool("results", "weather", {"city": "Oslo"})).ok
 
 
@@ -156,7 +156,7 @@ async def test_the_hub_never_offers_a_tool_it_could_only_call_to_fail(hub):
     if status.protocol_version == "2025-11-25":
         assert "render_movie" not in offered
         assert tool_list_notes(status) == (
-            "1 tool(s) not supported: 'render_movie': needs to run as a task (execution.taskSupport is "
+            "1 tool not supported: 'render_movie': needs to run as a task (execution.taskSupport is "
             '"required"), but its server does not declare task support for tool calls '
             "(capabilities.tasks.requests.tools.call): not offered to the model"
         )

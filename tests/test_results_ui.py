@@ -89,7 +89,7 @@ async def test_the_detail_screen_shows_blocks_with_annotations_and_structured_co
         assert broken.state.value == "error"
         assert "its result does not match the tool's output schema" in broken.result.failure.message
         why = str(app.servers_table.get_cell("results", "reason"))
-        assert why == "1 protocol problem(s)"
+        assert why == "1 protocol problem"
 
 
 async def test_images_are_kept_with_the_conversation_and_shown_again_on_resume(tmp_path):

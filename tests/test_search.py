@@ -140,3 +140,25 @@ def test_a_huge_first_question_names_its_conversation_in_one_line_and_repeats_ar
     assert found[0].context.startswith("needle needle") and found[-1].context.endswith("needle at the end")
     title = found[0].first_question
     assert len(title) == 100 and title.endswith("…") and "\n" not in title and title.startswith("needle needle")
+
+
+async def test_at_80_columns_each_listed_match_shows_the_word_found(tmp_path, isolated_user_dirs):
+    from mcp_chat_tui.ui.screens.search import SearchScreen
+    from tests.fakes import ScriptedEngine
+    from tests.ui_helpers import make_app, wait_for, wait_ready
+
+    folder = isolated_user_dirs / "data" / "conversations"
+    question = "a long question about the coast, the ships and the harbour before the word lighthouse comes"
+    saved(folder, "coast", [Exchange(user=question, model="m", steps=[Step(text="Ask the lighthouse keeper.")])])
+    app = make_app(ScriptedEngine([]), [], transcript_file=tmp_path / "current.md")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_ready(pilot, app)
+        app.action_search()
+        await wait_for(pilot, lambda: isinstance(app.screen, SearchScreen), what="the search screen")
+        await pilot.press(*"lighthouse")
+        screen = app.screen
+        await wait_for(pilot, lambda: len(screen.matches) == 2, what="the matches")
+        await pilot.pause()
+        table = screen.query_one("#search-matches")
+        rows = ["".join(segment.text for segment in table.render_line(y)) for y in (1, 2)]
+        assert all("lighthouse" in row for row in rows), rows

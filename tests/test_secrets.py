@@ -304,7 +304,7 @@ def test_a_short_answer_is_named_at_start(tmp_path, isolated_user_dirs):
     config = secret_config(tmp_path, secret="ab")
     result = run_cli("--check-servers", "--mcp-config", str(config), cwd=tmp_path, dirs=isolated_user_dirs)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "password input(s) token is shorter than 4 characters" in " ".join(result.stdout.split())
+    assert "password input token is shorter than 4 characters" in " ".join(result.stdout.split())
 
 
 async def test_the_app_names_a_short_answer_at_start(tmp_path):

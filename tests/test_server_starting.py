@@ -86,4 +86,4 @@ def test_a_one_shot_run_still_exits_1_when_a_server_failed_to_start(tmp_path, is
         args = ("--endpoint", endpoint.url, "scripted", "--mcp-config", str(servers), "-p", "hi")
         result = run_cli(*args, cwd=tmp_path, dirs=isolated_user_dirs)
     assert result.returncode == 1, result.stderr
-    assert "MCP server(s) failed to start: flaky" in result.stderr and result.stdout == ""
+    assert "MCP server failed to start: flaky" in result.stderr and result.stdout == ""

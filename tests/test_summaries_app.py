@@ -195,7 +195,7 @@ def test_plain_compact_writes_the_summaries_into_the_file(tmp_path, isolated_use
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert "📝 exchange 1: s0" in done.stdout and "📝 1 exchange(s) sent as their summary" in done.stdout
+    assert "📝 exchange 1: s0" in done.stdout and "📝 1 exchange sent as its summary" in done.stdout
     assert [e.summary for e in parse(read_transcript_text(path)).exchanges] == ["s0", None]
 
 

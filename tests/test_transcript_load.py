@@ -64,7 +64,7 @@ async def test_a_long_file_mounts_only_the_exchanges_shown_and_walks_the_calls_o
         table = app.calls_table
         hidden = exchanges - MAX_EXCHANGES_SHOWN
         assert made == [f"question {i}" for i in range(hidden, exchanges)]  # never more made than shown
-        assert f"{hidden} earlier exchange(s) not shown" in chat_text(app)
+        assert f"{hidden} earlier exchanges not shown" in chat_text(app)
         assert table.row_count == MAX_EARLIER_CALLS_LISTED + MAX_EXCHANGES_SHOWN
         assert table.cursor_row == table.row_count - 1 and moves <= 2
         assert app.query_one("#prompt").history[0] == "question 0"  # the prompt history has them all

@@ -51,4 +51,4 @@ async def test_the_app_shows_the_call_failed_and_the_server_problem():
         [record] = app.calls_table.records.values()
         assert record.state is CallState.ERROR
         assert "could not be read" in record.content_for_model
-        assert "1 protocol problem(s)" in str(app.servers_table.get_row_at(0))
+        assert "1 protocol problem" in str(app.servers_table.get_row_at(0))

@@ -27,7 +27,7 @@ from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, demo_model_path
 from mcp_chat_tui.core.paths import model_display_name as display_name
 from mcp_chat_tui.core.server_identity import SavedRule
-from mcp_chat_tui.core.text import visible_controls
+from mcp_chat_tui.core.text import counted, visible_controls
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.generation import CONFIG, FLAG
 from mcp_chat_tui.servers import ServerHub, ServerState, tool_list_notes
@@ -137,10 +137,10 @@ def check_start(hub: ServerHub, settings: Settings, console: Console) -> None:
     if settings.on_server_failure == "exit":
         signing = [s.name for s in failed if s.state == ServerState.NEEDS_SIGN_IN]
         what = (
-            f"MCP server(s) need sign-in: {', '.join(signing)} "
+            f"MCP {'server needs' if len(signing) == 1 else 'servers need'} sign-in: {', '.join(signing)} "
             f"(run {', '.join(f'mcp-chat-tui --sign-in {name}' for name in signing)})"
             if len(signing) == len(failed)
-            else f"MCP server(s) failed to start: {names}. Fix mcp.json"
+            else f"MCP {'server' if len(failed) == 1 else 'servers'} failed to start: {names}. Fix mcp.json"
         )
         error = UserFacingError(f'{what}, or set on_server_failure = "continue" in config.toml to chat without them.')
         if len(signing) == len(failed):
@@ -210,7 +210,7 @@ def _print_generation(engine: Engine, console: Console) -> None:
 
 async def _load_and_start(engine: Engine, hub: ServerHub, model: str, server_count: int, console: Console) -> None:
     """Load the model and start the servers at once, with a status line that follows the download."""
-    with console.status(f"loading {model} and starting {server_count} server(s)…") as status:
+    with console.status(f"loading {model} and starting {counted(server_count, 'server')}…") as status:
 
         def on_progress(progress) -> None:
             if progress.stage in ("download", "convert") and progress.bytes_total:
@@ -231,7 +231,7 @@ def _print_ready(hub: ServerHub, model: str, mcp_config: McpConfig, console: Con
     leave = "" if one_shot else " · type bye or quit to leave"
     console.print(
         Text(
-            f"{display_name(model)} · {len(hub.tools())} tools from {len(ready)} server(s){leave}",
+            f"{display_name(model)} · {len(hub.tools())} tools from {counted(len(ready), 'server')}{leave}",
             style="dim",
         )
     )

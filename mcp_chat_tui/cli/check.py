@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from mcp_chat_tui.core.text import visible_controls
+from mcp_chat_tui.core.text import counted, visible_controls
 from mcp_chat_tui.servers import ServerHub, ServerState, ServerStatus, tool_list_notes
 
 STATE_STYLE = {
@@ -66,12 +66,13 @@ async def check_servers(hub: ServerHub, console: Console) -> int:
     refused = sum(len(s.refused_tools) for s in statuses)
     if refused:
         console.print(
-            f"[yellow]{refused} tool(s) refused[/] (named above): those servers must fix them; their other tools work."
+            f"[yellow]{counted(refused, 'tool')} refused[/] (named above): those servers must fix them; their other tools work."
         )
     waiting = [s.name for s in statuses if s.state == ServerState.NEEDS_SIGN_IN]
     if waiting:
         commands = ", ".join(f"mcp-chat-tui --sign-in {name}" for name in waiting)
-        console.print(f"[yellow]{len(waiting)} server(s) need sign-in[/]: {shown(commands)}")
+        needs = "needs" if len(waiting) == 1 else "need"
+        console.print(f"[yellow]{counted(len(waiting), 'server')} {needs} sign-in[/]: {shown(commands)}")
     failed = [s for s in statuses if s.state in (ServerState.FAILED, ServerState.CRASHED)]
     if failed:
         console.print(
@@ -79,5 +80,5 @@ async def check_servers(hub: ServerHub, console: Console) -> int:
         )
         return 1
     ready = sum(1 for s in statuses if s.state.usable)
-    console.print(f"[green]{ready} server(s) ready[/], {sum(len(s.tools) for s in statuses)} tools.")
+    console.print(f"[green]{counted(ready, 'server')} ready[/], {sum(len(s.tools) for s in statuses)} tools.")
     return 0

@@ -24,6 +24,7 @@ from rich.table import Table
 from mcp_chat_tui.cli.check import shown
 from mcp_chat_tui.cli.report import ExitCode
 from mcp_chat_tui.cli.tool_questions import tool_question
+from mcp_chat_tui.core.text import counted
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import Stats, TextDelta, ToolCallMalformed, ToolCallProposed
@@ -257,7 +258,9 @@ async def check_tools_command(args: argparse.Namespace, model: str) -> int:
             check_start(hub, settings, console)
             tools = hub.tools()
             ready = sum(1 for status in hub.statuses if status.state.usable)
-            console.print(f"[dim]{shown(name)} · {len(tools)} tools from {ready} server(s) · nothing is run[/]")
+            console.print(
+                f"[dim]{shown(name)} · {len(tools)} tools from {counted(ready, 'server')} · nothing is run[/]"
+            )
             if tools and not offers_tools(engine):
                 return _report_no_tools(name, tools, args.json, console)
             system = "\n\n".join(part for part in (settings.system_prompt, hub.instructions_prompt()) if part)

@@ -70,7 +70,7 @@ class LogPrinter:
     def _print_held_back(self, server: str, allowance: _Allowance) -> None:
         if allowance.held_back:
             self._print(
-                f"{server}: {allowance.held_back:,} more warning(s) not printed (more than {LINES_PER_SECOND} a second)"
+                f"{server}: {allowance.held_back:,} more {'warning' if allowance.held_back == 1 else 'warnings'} not printed (more than {LINES_PER_SECOND} a second)"
             )
             allowance.held_back = 0
 

@@ -32,7 +32,7 @@ from mcp_chat_tui.conversation.conversation import SaveReport
 from mcp_chat_tui.conversation.recording import tee
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
-from mcp_chat_tui.core.text import pretty_json
+from mcp_chat_tui.core.text import counted, pretty_json
 from mcp_chat_tui.servers.hub import ServerHub
 from mcp_chat_tui.servers.user_calls import call_attachment, call_yourself
 from mcp_chat_tui.transcript import Exchange, Transcript
@@ -69,7 +69,7 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
                 console.print(literal(f"  {describe_answered(request)}", "dim"))
         if exchange is not goes_on and (note := end_note(exchange)):
             console.print(literal(note, "yellow"))
-    console.print(literal(f"— resumed: {len(transcript.exchanges)} exchange(s) —", "dim"))
+    console.print(literal(f"— resumed: {counted(len(transcript.exchanges), 'exchange')} —", "dim"))
 
 
 def end_note(exchange: Exchange) -> str:
@@ -219,7 +219,7 @@ async def _compact(conversation: Conversation, console: Console, sink: Callable[
         console.print(literal(NOTHING_TO_COMPACT, "yellow"))
         return
     await conversation.write_summaries(sink, compact=True)
-    console.print(literal(f"📝 {conversation.agent.summaries_in_use} exchange(s) sent as their summary", "dim"))
+    console.print(literal(summary_line(conversation.agent.summaries_in_use), "dim"))
 
 
 async def _read_prompt(conversation: Conversation, console: Console, reader: LineReader) -> Routed:
@@ -291,3 +291,8 @@ def _one_shot_exit(report: OneShotReport, conversation: Conversation) -> int:
     if problem is not None:
         report.save_error = problem
     return int(report.exit_code)
+
+
+def summary_line(exchanges: int) -> str:
+    """How many exchanges the model was sent as their one-line summaries."""
+    return f"📝 {counted(exchanges, 'exchange')} sent as {'its' if exchanges == 1 else 'their'} summary"

@@ -33,7 +33,7 @@ from mcp_chat_tui.core.files import read_regular
 from mcp_chat_tui.core.paths import user_config_dir
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.server_identity import url_without_credentials
-from mcp_chat_tui.core.text import visible_controls
+from mcp_chat_tui.core.text import counted, visible_controls
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ class FolderFile:
     def not_trusted_note(self) -> str:
         """What the app says when it runs without the file's servers."""
         return (
-            f"{self.source} not trusted: running without its {len(self.servers)} server(s); "
+            f"{self.source} not trusted: running without its {counted(len(self.servers), 'server')}; "
             "start again in this folder to be asked again, or pass --trust-folder"
         )
 

@@ -99,7 +99,7 @@ class Redactor:
             return ""
         names = ", ".join(self.too_short)
         return (
-            f"mcp.json: the answer to password input(s) {names} is shorter than {MIN_SECRET_LENGTH} "
+            f"mcp.json: the answer to password {'input' if len(self.too_short) == 1 else 'inputs'} {names} is shorter than {MIN_SECRET_LENGTH} "
             "characters, too short to hide in tool results and replies; it may be shown"
         )
 

@@ -71,3 +71,9 @@ def lone_surrogate(value: Any) -> str | None:
         elif isinstance(item, list | tuple):
             pending.extend(item)
     return None
+
+
+def counted(number: int, noun: str, plural: str = "") -> str:
+    """``1 server``, ``2 servers`` (``plural`` for a noun that does not take an s): a count with its
+    noun in the right number, never "server(s)"."""
+    return f"{number} {noun}" if number == 1 else f"{number} {plural or noun + 's'}"

@@ -25,7 +25,7 @@ from mcp_types import (
     ErrorData,
 )
 
-from mcp_chat_tui.core.text import lone_surrogate
+from mcp_chat_tui.core.text import counted, lone_surrogate
 from mcp_chat_tui.servers.url_required import NOBODY_TO_ASK
 
 DEFAULT_SAMPLING_PER_MINUTE = 10
@@ -84,7 +84,7 @@ class SamplingLimit:
         """Count one request of ``server``; returns why it is refused (None: it may go on)."""
         if self.used(server) >= self.per_minute:
             return (
-                f"sampling refused: server {server!r} asked more than {self.per_minute} time(s) in a minute "
+                f"sampling refused: server {server!r} asked more than {counted(self.per_minute, 'time')} in a minute "
                 "(the limit is sampling_per_minute in config.toml); try again later"
             )
         self._asked.setdefault(server, deque()).append(self._clock())

@@ -8,6 +8,7 @@ from datetime import datetime
 from enum import Enum
 from pathlib import Path
 
+from mcp_chat_tui.core.text import counted
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
 from mcp_chat_tui.servers.listing import RefusedTool
@@ -117,10 +118,10 @@ def tool_list_notes(status: ServerStatus) -> str:
     notes = []
     if status.refused_tools:
         reasons = "; ".join(refused.describe() for refused in status.refused_tools)
-        notes.append(f"refused {len(status.refused_tools)} invalid tool(s): {reasons}")
+        notes.append(f"refused {counted(len(status.refused_tools), 'invalid tool')}: {reasons}")
     if status.unsupported_tools:
         reasons = "; ".join(tool.describe() for tool in status.unsupported_tools)
-        notes.append(f"{len(status.unsupported_tools)} tool(s) not supported: {reasons}")
+        notes.append(f"{counted(len(status.unsupported_tools), 'tool')} not supported: {reasons}")
     if status.tool_pages_unread:
         notes.append(f"its tool list has more than {status.tool_pages_read} pages: only those were read")
     notes += status.catalog_problems  # its prompt and resource lists, reported the same way
@@ -132,4 +133,4 @@ def protocol_notes(status: ServerStatus) -> str:
     if not status.protocol_problem_count:
         return ""
     last = status.protocol_problems[-1] if status.protocol_problems else ""
-    return f"{status.protocol_problem_count} protocol problem(s) in calls; the last: {last}"
+    return f"{counted(status.protocol_problem_count, 'protocol problem')} in calls; the last: {last}"

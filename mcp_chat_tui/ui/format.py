@@ -40,11 +40,6 @@ class FrozenClock(DisplayClock):
         return "" if seconds is None else self.shown_duration
 
 
-def counted(number: int, noun: str) -> str:
-    """``1 server``, ``2 servers``: a count with its noun in the right number."""
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
-
-
 def literal(value: object, style: str = "") -> Text:
     """Text from a server or the model, shown as itself: no markup, no escape sequences."""
     return Text(visible_controls(str(value)), style=style)

@@ -7,7 +7,7 @@ from typing import Any
 from textual.app import SystemCommand
 from textual.widgets import Static
 
-from mcp_chat_tui.core.text import visible_controls
+from mcp_chat_tui.core.text import counted, visible_controls
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.servers import (
     CallCommandError,
@@ -19,7 +19,7 @@ from mcp_chat_tui.servers import (
     protocol_notes,
     tool_list_notes,
 )
-from mcp_chat_tui.ui.format import counted, literal, palette_text
+from mcp_chat_tui.ui.format import literal, palette_text
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.detail import ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.screens.edit_arguments import EditArgumentsScreen

@@ -9,12 +9,11 @@ from textual import work
 
 from mcp_chat_tui.config.folder_trust import FolderFile
 from mcp_chat_tui.core.errors import UserFacingError
-from mcp_chat_tui.core.text import one_line
+from mcp_chat_tui.core.text import counted, one_line
 from mcp_chat_tui.core.tools import BUILTIN_SERVER
 from mcp_chat_tui.servers import ServerState
 from mcp_chat_tui.ui import heap
 from mcp_chat_tui.ui.folder_trust import settle_folder_trust
-from mcp_chat_tui.ui.format import counted
 from mcp_chat_tui.ui.messages import EngineProgress
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
 from mcp_chat_tui.ui.widgets.chat import Notice, UserMessage

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Static
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.media_info import media_line, save_all_media
 from mcp_chat_tui.core.progress import progress_bar
-from mcp_chat_tui.core.text import pretty_json
+from mcp_chat_tui.core.text import counted, pretty_json
 from mcp_chat_tui.core.tool_filter import NOT_OFFERED
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.servers import LogEntry, ServerStatus, level_rank, next_level, protocol_notes, tool_list_notes
@@ -47,7 +47,9 @@ def log_title(status: ServerStatus) -> str:
     counts = status.log.counts
     worse = f", {status.log.problems} warning or worse" if status.log.problems else ""
     shown = ", ".join(f"{counts[level]} {level}" for level in sorted(counts, key=level_rank))
-    return f"log · level {status.log_level} · {status.log.total} message(s){worse}" + (f" ({shown})" if shown else "")
+    return f"log · level {status.log_level} · {counted(status.log.total, 'message')}{worse}" + (
+        f" ({shown})" if shown else ""
+    )
 
 
 def call_report(record: CallRecord, clock: DisplayClock) -> str:
@@ -85,7 +87,7 @@ def call_report(record: CallRecord, clock: DisplayClock) -> str:
     else:
         lines += ["outcome:", record.reason or record.content_for_model or "(none yet)"]
     if worth_keeping(record.parts):
-        lines += ["", f"content as sent ({len(record.parts)} block(s)):", *blocks_report(record.parts)]
+        lines += ["", f"content as sent ({counted(len(record.parts), 'block')}):", *blocks_report(record.parts)]
     if record.structured is not None:
         lines += ["", "structured content:", pretty_json(record.structured)]
     if result is not None and result.truncated:

@@ -14,13 +14,14 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
-from mcp_chat_tui.core.text import one_line
+from mcp_chat_tui.core.text import counted, one_line
 from mcp_chat_tui.transcript.search import Match, search_conversations
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.widgets.sidebar import ListTable
 
 CSS = Path(__file__).with_name("detail.tcss")
 SEARCH_DELAY = 0.25  # seconds of no typing before the files are searched
+NARROW = 100  # columns: under this the table gives the context more room (shorter names and dates)
 
 
 class SearchScreen(ModalScreen[Match | None]):
@@ -88,12 +89,14 @@ class SearchScreen(ModalScreen[Match | None]):
     def _show(self, matches: list[Match], text: str) -> None:
         table = self.query_one(ListTable)
         table.clear()
+        narrow = (table.size.width or self.app.size.width) < NARROW
+        title_chars, date_format = (16, "%m-%d %H:%M") if narrow else (30, "%Y-%m-%d %H:%M")
         for index, match in enumerate(matches):
-            shown = literal(one_line(match.context, 80))
+            shown = literal(one_line(around(match.context, text, 6 if narrow else 80), 80))
             shown.highlight_words([text], style="bold reverse", case_sensitive=False)
             table.add_row(
-                literal(one_line(match.first_question or match.path.name, 30)),
-                Text(match.modified.strftime("%Y-%m-%d %H:%M"), style="dim"),
+                literal(one_line(match.first_question or match.path.name, title_chars)),
+                Text(match.modified.strftime(date_format), style="dim"),
                 literal(f"#{match.exchange + 1} {match.where}", "cyan"),
                 shown,
                 key=str(index),
@@ -105,7 +108,9 @@ class SearchScreen(ModalScreen[Match | None]):
             said.update(literal(f"no saved conversation says {text!r}", "yellow"))
         else:
             count = {match.path for match in matches}
-            said.update(literal(f"{len(matches)} match(es) in {len(count)} conversation(s)", "dim"))
+            said.update(
+                literal(f"{counted(len(matches), 'match', 'matches')} in {counted(len(count), 'conversation')}", "dim")
+            )
 
     def action_to_matches(self) -> None:
         if self.matches:
@@ -114,3 +119,12 @@ class SearchScreen(ModalScreen[Match | None]):
     @on(DataTable.RowSelected, "#search-matches")
     def _chosen(self, message: DataTable.RowSelected) -> None:
         self.dismiss(self.matches[int(message.row_key.value or 0)])
+
+
+def around(context: str, text: str, before: int) -> str:
+    """``context`` from at most ``before`` characters ahead of ``text`` in it, so that a narrow
+    column still shows the match itself."""
+    found = context.lower().find(text.lower())
+    if found <= before:
+        return context
+    return "…" + context[found - before :]

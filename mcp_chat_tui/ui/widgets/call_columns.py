@@ -14,7 +14,7 @@ from rich.text import Text
 
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.progress import progress_bar
-from mcp_chat_tui.core.text import arguments_summary, one_line
+from mcp_chat_tui.core.text import arguments_summary, counted, one_line
 from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import CallRecord
 
@@ -160,7 +160,7 @@ def outcome_text(record: CallRecord) -> tuple[str, str]:
     if result is not None and result.failure is not None:
         said = result.failure.message
     elif result is not None:
-        said = result.text or ("(no text)" if not result.parts else f"({len(result.parts)} block(s))")
+        said = result.text or ("(no text)" if not result.parts else f"({counted(len(result.parts), 'block')})")
     else:
         said = record.reason or record.content_for_model
     return one_line(said, SHORT_CELL), style

@@ -12,7 +12,7 @@ from textual.widgets.markdown import MarkdownTableOfContents
 
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.progress import progress_bar
-from mcp_chat_tui.core.text import one_line
+from mcp_chat_tui.core.text import counted, one_line
 from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.styles import widget_classes
@@ -85,7 +85,9 @@ class ChatLog(OneLayoutPass, Scroll):
         if count <= 0:
             return
         self.hidden_exchanges += count
-        note = literal(f"… {self.hidden_exchanges} earlier exchange(s) not shown here; the transcript keeps them all")
+        note = literal(
+            f"… {counted(self.hidden_exchanges, 'earlier exchange')} not shown here; the transcript keeps them all"
+        )
         existing = self.query("#hidden-note")
         if existing:
             existing.first(Static).update(note)

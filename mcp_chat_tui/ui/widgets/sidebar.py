@@ -16,7 +16,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable
 
 from mcp_chat_tui.core.call_state import CallState
-from mcp_chat_tui.core.text import one_line
+from mcp_chat_tui.core.text import counted, one_line
 from mcp_chat_tui.servers import ServerState, ServerStatus
 from mcp_chat_tui.ui.format import DisplayClock, literal
 from mcp_chat_tui.ui.records import CallRecord
@@ -324,11 +324,15 @@ class ServerTable(FittedTable):
             tools += " ⚡"
         if status.refused_tools and status.state.usable:
             tools += f" +{len(status.refused_tools)}✗"
-        why = status.reason or (f"{len(status.refused_tools)} tool(s) refused" if status.refused_tools else "")
+        why = status.reason or (f"{counted(len(status.refused_tools), 'tool')} refused" if status.refused_tools else "")
         why = why or ("tool list cut short" if status.tool_pages_unread else "")
         why = why or (status.catalog_problems[0] if status.catalog_problems and status.state.usable else "")
-        why = why or (f"{len(status.unsupported_tools)} tool(s) not supported" if status.unsupported_tools else "")
-        why = why or (f"{status.protocol_problem_count} protocol problem(s)" if status.protocol_problem_count else "")
+        why = why or (
+            f"{counted(len(status.unsupported_tools), 'tool')} not supported" if status.unsupported_tools else ""
+        )
+        why = why or (
+            counted(status.protocol_problem_count, "protocol problem") if status.protocol_problem_count else ""
+        )
         note = "" if why else status.sampling_note()
         log_style = "yellow" if status.log.problems else "dim"
         if status.state is ServerState.STARTING:  # how long, and what it said last (npx's progress)

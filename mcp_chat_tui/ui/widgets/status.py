@@ -11,7 +11,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from mcp_chat_tui.agent.budget import near_limit, usage_label
-from mcp_chat_tui.ui.format import counted, literal
+from mcp_chat_tui.core.text import counted
+from mcp_chat_tui.ui.format import literal
 
 BAR_WIDTH = 24
 STATE_COLOUR = {"ready": "green", "generating": "cyan"}  # a state that says "failed" is red, others yellow

@@ -165,8 +165,7 @@ async def _converse(
             await _compact(conversation, console, sink)
             continue
         if routed.route is Route.RETRY:
-            await _retry(conversation, console, sink)
-            if report is not None:
+            if await _retry(conversation, console, sink) and report is not None:
                 return _one_shot_exit(report, conversation)
             continue
         if routed.route is Route.CALL:
@@ -227,14 +226,16 @@ async def _compact(conversation: Conversation, console: Console, sink: Callable[
     console.print(literal(f"📝 {conversation.agent.summaries_in_use} exchange(s) sent as their summary", "dim"))
 
 
-async def _retry(conversation: Conversation, console: Console, sink: Callable[[AgentEvent], None]) -> None:
-    """``/retry``: the last reply is discarded (its calls are not undone) and the model asked again."""
+async def _retry(conversation: Conversation, console: Console, sink: Callable[[AgentEvent], None]) -> bool:
+    """``/retry``: the last reply is discarded (its calls are not undone) and the model asked again;
+    False when it cannot be now (said why)."""
     problem = conversation.retry_problem()
     if problem is not None:
         console.print(literal(problem, "yellow"))
-        return
+        return False
     console.print(literal(RETRY_LINE, "dim"))
     await conversation.retry(sink)
+    return True
 
 
 async def _read_prompt(conversation: Conversation, console: Console, reader: LineReader) -> Routed:

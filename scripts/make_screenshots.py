@@ -14,6 +14,8 @@ the sidebar shows each call on two lines with its arguments and duration; the re
 - ``call-detail.svg``: Enter on the web_search row of the sidebar;
 - ``server-failed.svg``: a second server whose command does not exist, with
   ``on_server_failure = "continue"``, the server table focused on the failed row;
+- ``argument-editor.svg``: ``e`` in the approval dialog of a scripted model's web_search call: the
+  form built from the tool's input schema, its query edited;
 - ``elicitation.svg``: a server's form (tests/servers/asking_server.py's ``sign_up``, called by
   a scripted model whatever ``--scripted`` says), a wrong email named under its field.
 
@@ -187,6 +189,26 @@ async def failed_server(engine, out: Path, label: str) -> None:
         save(app, out, "server-failed.svg")
 
 
+async def argument_editor(out: Path) -> None:
+    sys.path.insert(0, str(REPO_ROOT))
+    from mcp_chat_tui.ui.screens.edit_arguments import EditArgumentsScreen
+    from tests.fakes import ScriptedEngine, call
+
+    engine = ScriptedEngine([[call("web_search", {"query": "MLX", "max_results": 3}, "call_1")], "Found it."])
+    app = make_app(engine, [demo_server()], Settings(), "scripted")
+    async with app.run_test(size=CONVERSATION_SIZE) as pilot:
+        await start(pilot, app)
+        await send(pilot, app, "search the web for MLX")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.armed, "the approval")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditArgumentsScreen), "the argument editor")
+        for widget in app.screen.query(Input):
+            widget.cursor_blink = False
+        app.screen.query_one("#field-0", Input).value = "MLX on Linux"
+        await settle(pilot)
+        save(app, out, "argument-editor.svg")
+
+
 async def elicitation_form(out: Path) -> None:
     sys.path.insert(0, str(REPO_ROOT))
     from mcp_chat_tui.ui.screens.requests import ElicitFormScreen
@@ -262,6 +284,7 @@ async def make_screenshots() -> None:
         "approval.svg",
         "call-detail.svg",
         "server-failed.svg",
+        "argument-editor.svg",
         "elicitation.svg",
         "image-result.svg",
     ):
@@ -271,6 +294,7 @@ async def make_screenshots() -> None:
     for prompt, reply in zip(PROMPTS, replies, strict=False):
         print(f"{prompt!r} -> {reply!r}")
     await failed_server(make_engine(args.scripted, args.model), args.out, label)
+    await argument_editor(args.out)
     await elicitation_form(args.out)
     await image_result(args.out)
 

@@ -81,6 +81,8 @@ async def test_e_in_the_dialog_edits_the_arguments_refuses_what_the_schema_refus
         await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog")
         await pilot.press("e")
         await wait_for(pilot, lambda: isinstance(app.screen, EditArgumentsScreen), what="the editor")
+        await pilot.press("ctrl+o")  # the form opens first: the whole arguments as JSON
+        await wait_for(pilot, lambda: app.screen.query_one(TextArea).display, what="the JSON view")
         editor = app.screen.query_one(TextArea)
         assert json.loads(editor.text) == {"expression": "12 * 7"}
         assert "expression *" in str(app.screen.query_one("#edit-arguments-schema", Static).render())

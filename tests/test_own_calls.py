@@ -4,7 +4,7 @@ conversation file keeps it)."""
 
 from __future__ import annotations
 
-from textual.widgets import DataTable, Input, TextArea
+from textual.widgets import DataTable, Input
 
 from mcp_chat_tui.core.attachments import CALL
 from mcp_chat_tui.transcript.media import read_conversation
@@ -29,7 +29,7 @@ async def test_enter_on_a_tool_calls_it_shows_the_result_and_attaches_it_to_the_
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, EditArgumentsScreen), what="the argument editor")
         assert "Call demo › calculator" in str(app.screen.query_one("#approval-title").render())
-        app.screen.query_one(TextArea).load_text('{"expression": "12 * 7"}')
+        app.screen.query_one("#field-0", Input).value = "12 * 7"  # the form built from the tool's schema
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: isinstance(app.screen, TextScreen), what="the result")
         assert not any(isinstance(screen, ApprovalScreen) for screen in app.screen_stack)  # nobody asked

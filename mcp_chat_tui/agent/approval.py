@@ -202,6 +202,12 @@ class ApprovalPolicy:
         self._changed()
         return problem
 
+    def withdraw(self, spec: ToolSpec) -> None:
+        """Take back this session's "always" for ``spec`` (``/retry`` discards the reply it was given in)."""
+        if self._tool_session.get((spec.server, spec.name)) is True:
+            del self._tool_session[(spec.server, spec.name)]
+            self._changed()
+
     def toggle(self, spec: ToolSpec) -> bool:
         """Flip auto-run for one tool, for this session (config.toml is not written); returns
         True when it now runs without asking."""

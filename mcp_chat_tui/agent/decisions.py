@@ -54,6 +54,7 @@ class CallDecisions:
     # Called with a call's id when the user sends it unsaved; returns why it could not be noted elsewhere.
     note_unsaved_run: Callable[[str], str | None] | None = None
     _unsaved_question: asyncio.Lock | None = None  # one "run it unsaved?" question at a time
+    turn_grants: list[ToolSpec]  # the tools the user said "always" to (this session only) in the last turn
 
     if TYPE_CHECKING:
 
@@ -195,6 +196,8 @@ class CallDecisions:
         """The user's "always" for a tool; a save that fails is said (the session keeps the choice).
         Returns whether it was saved."""
         problem = self.policy.always_allow(spec, save=save)
+        if not save:
+            self.turn_grants.append(spec)  # withdrawn if ``/retry`` discards this reply
         if problem is not None:
             sink(Notice(f"{spec.server} › {spec.name}: always allowed for this session, {problem}"))
         return save and problem is None

@@ -125,6 +125,8 @@ class TurnEnd(str, Enum):
 class TurnStarted:
     prompt: str
     attachments: tuple[Attachment, ...] = ()  # what comes with the prompt (resources, the prompt command)
+    retried: bool = False  # ``/retry``: the last reply was discarded and this turn asks its prompt again
+    seed: int | None = None  # the seed this turn's replies are sampled from, when not the engine's (a retry)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
     TurnStarted,
 )
+from mcp_chat_tui.agent.retrying import Retrying
 from mcp_chat_tui.agent.summaries import Memory, summaries_text
 from mcp_chat_tui.agent.summarising import Summarising
 from mcp_chat_tui.agent.tool_provider import ToolProvider
@@ -72,9 +73,10 @@ from mcp_chat_tui.engine.events import (
     ToolCallMalformed,
     ToolCallProposed,
 )
+from mcp_chat_tui.engine.generation import ReplyOverrides
 
 
-class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
+class Agent(CallDecisions, CallRunning, Summarising, ContextBudget, Retrying):
     """Runs turns against an engine and a tool provider; keeps every message of the conversation.
 
     ``max_turns`` user turns (the current one included) go into each prompt in
@@ -116,6 +118,8 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
         self.checkpoint: Callable[[], Awaitable[str | None]] | None = None
         self._context_used: int | None = None  # the prompt's tokens so far: the last reply's figures, then results
         self._loaded_results: dict[int, tuple[dict[str, Any], str]] = {}  # fitted before the model is sent them
+        self.turn_grants: list[ToolSpec] = []
+        self.reply_overrides: ReplyOverrides | None = None  # this turn's replies' own settings (a retry's seed)
 
     # ----- the prompt ------------------------------------------------------------------------
 
@@ -235,7 +239,7 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
 
     async def _supervise(self, state: TurnState, sink: AgentSink, work: Coroutine[Any, Any, TurnEnd]) -> TurnEnd:
         self.fit_loaded_results(sink)  # a resumed conversation's results, before the model is sent them
-        self._context_used = None
+        self._context_used, self.turn_grants = None, []
         self._closed = closed = asyncio.Event()
         self._turn_state = state
         self._running = asyncio.ensure_future(work)
@@ -364,7 +368,9 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
         openai_tools = [spec.to_openai() for spec in offered] or None
         known = {spec.model_name for spec in offered}
         state.offered = [spec.model_name for spec in offered]
-        stream = self.engine.stream(self.prompt_messages(), openai_tools, known_tools=known)
+        overrides = self.reply_overrides  # a retry's seed; passed only when set (engines of old take none)
+        asked: dict[str, Any] = {"overrides": overrides} if overrides is not None else {}
+        stream = self.engine.stream(self.prompt_messages(), openai_tools, known_tools=known, **asked)
         self.generating = True
         cut = False  # the reply was cut at its repeats: only its figures are read from here on
         try:

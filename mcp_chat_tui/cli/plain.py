@@ -27,7 +27,7 @@ from mcp_chat_tui.cli.plain_console import PlainConsole, literal
 from mcp_chat_tui.cli.prompt_commands import command_turn, print_attachments
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.typed_lines import LineReader, terminal_lines
-from mcp_chat_tui.conversation import NOTHING_TO_COMPACT, Conversation, Route, Routed, route_line
+from mcp_chat_tui.conversation import NOTHING_TO_COMPACT, RETRY_LINE, Conversation, Route, Routed, route_line
 from mcp_chat_tui.conversation.conversation import SaveReport
 from mcp_chat_tui.conversation.recording import tee
 from mcp_chat_tui.core.attachments import Attachment
@@ -164,6 +164,10 @@ async def _converse(
         if routed.route is Route.COMPACT:
             await _compact(conversation, console, sink)
             continue
+        if routed.route is Route.RETRY:
+            if await _retry(conversation, console, sink) and report is not None:
+                return _one_shot_exit(report, conversation)
+            continue
         if routed.route is Route.CALL:
             called += await _call_yourself(catalog, console, routed.text, one_shot=one_prompt is not None)
             continue
@@ -220,6 +224,18 @@ async def _compact(conversation: Conversation, console: Console, sink: Callable[
         return
     await conversation.write_summaries(sink, compact=True)
     console.print(literal(summary_line(conversation.agent.summaries_in_use), "dim"))
+
+
+async def _retry(conversation: Conversation, console: Console, sink: Callable[[AgentEvent], None]) -> bool:
+    """``/retry``: the last reply is discarded (its calls are not undone) and the model asked again;
+    False when it cannot be now (said why)."""
+    problem = conversation.retry_problem()
+    if problem is not None:
+        console.print(literal(problem, "yellow"))
+        return False
+    console.print(literal(RETRY_LINE, "dim"))
+    await conversation.retry(sink)
+    return True
 
 
 async def _read_prompt(conversation: Conversation, console: Console, reader: LineReader) -> Routed:

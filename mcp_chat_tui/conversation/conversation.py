@@ -15,6 +15,7 @@ from pathlib import Path
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.events import AgentEvent, PlannedCall
+from mcp_chat_tui.agent.retrying import NOTHING_TO_RETRY
 from mcp_chat_tui.config import Settings
 from mcp_chat_tui.conversation.opening import OpenedFile, open_file
 from mcp_chat_tui.conversation.recording import RecordingSink, pending_calls
@@ -169,6 +170,20 @@ class Conversation:
                 resumed(call)
         self.recorder.reply_goes_on()
         await self.agent.continue_turn(pending, sink, feedback)
+
+    # ----- retrying --------------------------------------------------------------------------
+
+    def retry_problem(self) -> str | None:
+        """Why ``/retry`` cannot run now (None: it can)."""
+        if not self.transcript.exchanges:
+            return NOTHING_TO_RETRY
+        return self.agent.retry_problem()
+
+    async def retry(self, sink: Sink) -> None:
+        """``/retry``: the last reply is discarded (kept in the file as discarded) and its prompt asked
+        again (agent/retrying.py says what goes and what stays)."""
+        exchange = self.transcript.exchanges[-1]
+        await self.agent.retry_turn(sink, exchange.user, exchange.attachments)
 
     # ----- summaries -------------------------------------------------------------------------
 

@@ -73,8 +73,12 @@ class RecordingSink:
     def _turn_started(self, event: TurnStarted) -> None:
         saver = self.recorder.saver
         conversation = saver.path if saver is not None else None
-        self.recorder.user(event.prompt, keep_attached_media(list(event.attachments), conversation))
-        self.recorder.reply_started(self.model_label, recorded_settings(self.engine))
+        if event.retried:  # the prompt and its attachments are the discarded exchange's, already kept
+            self.recorder.retried()
+        else:
+            self.recorder.user(event.prompt, keep_attached_media(list(event.attachments), conversation))
+        seed = {"seed": event.seed} if event.seed is not None else {}
+        self.recorder.reply_started(self.model_label, recorded_settings(self.engine) | seed)
 
     @record.register
     def _proposed(self, event: CallProposed) -> None:

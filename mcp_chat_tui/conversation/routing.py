@@ -1,5 +1,5 @@
-"""What a line typed at the prompt asks for: leave, ``/roots``, ``/compact``, ``/call``, a server's prompt,
-or a turn.
+"""What a line typed at the prompt asks for: leave, ``/roots``, ``/compact``, ``/retry``, ``/call``, a
+server's prompt, or a turn.
 
 Both front ends route a line here, in the same order, and only show the outcome.
 """
@@ -16,6 +16,7 @@ from mcp_chat_tui.servers.commands import is_command
 from mcp_chat_tui.servers.user_calls import is_call_command
 
 EXIT_WORDS = frozenset({"bye", "quit"})
+RETRY_COMMAND = "/retry"
 
 
 class Route(enum.Enum):
@@ -25,6 +26,7 @@ class Route(enum.Enum):
     LEAVE = "leave"  # ``bye`` or ``quit``
     ROOTS = "roots"  # ``/roots ...``: answered already (``Routed.said``)
     COMPACT = "compact"  # ``/compact``
+    RETRY = "retry"  # ``/retry``: the last reply discarded and asked again (agent/retrying.py)
     CALL = "call"  # ``/call server:tool key=value``: the user calls a tool (servers/user_calls.py)
     COMMAND = "command"  # ``/server:prompt ...``: a server's prompt makes the turn
     PROMPT = "prompt"  # a turn for the model
@@ -59,6 +61,8 @@ async def route_line(
             return Routed(Route.ROOTS, text, said)
     if is_compact_command(text):
         return Routed(Route.COMPACT, text)
+    if text.strip().lower() == RETRY_COMMAND:
+        return Routed(Route.RETRY, text)
     if is_call_command(text):
         return Routed(Route.CALL, text)
     if is_command(text):

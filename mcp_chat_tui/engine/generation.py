@@ -8,6 +8,7 @@ turns the result into mlx-lm's sampler and logits processors; the remote engine 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +81,7 @@ class ReplyOverrides:
     max_tokens: int | None = None  # a cap: the reply is never longer than the engine's own maximum
     temperature: float | None = None
     stop: tuple[str, ...] = ()  # the reply ends before the first of these it writes
+    seed: int | None = None  # a reply asked again (``/retry``): sampled from another seed
 
     def applied_to(self, settings: GenerationSettings) -> GenerationSettings:
         """``settings`` with this request's ``max_tokens`` (never above theirs) and ``temperature``."""
@@ -88,7 +90,20 @@ class ReplyOverrides:
             values["max_tokens"], sources["max_tokens"] = max(1, self.max_tokens), REQUEST
         if self.temperature is not None:
             values["temperature"], sources["temperature"] = max(0.0, float(self.temperature)), REQUEST
+        if self.seed is not None:
+            values["seed"], sources["seed"] = self.seed, REQUEST
         return GenerationSettings(values, sources)
+
+
+def retry_seed(settings: GenerationSettings | None, attempt: int) -> int | None:
+    """The seed a reply asked again (``/retry``, the ``attempt``-th time) is sampled from: the set seed
+    plus ``attempt``, or a random one when none is set (recorded with the reply, so it can be made
+    again). None when the reply is not sampled (greedy, or an engine without settings): the same
+    prompt gives the same reply, and no seed changes that."""
+    if settings is None or not settings.temperature:
+        return None
+    base = settings.seed if settings.seed is not None else int.from_bytes(os.urandom(4), "little")
+    return (int(base) + attempt) & 0xFFFFFFFF
 
 
 def applied(overrides: ReplyOverrides | None, settings: GenerationSettings) -> GenerationSettings:

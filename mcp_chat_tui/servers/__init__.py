@@ -6,7 +6,7 @@ else from here (an import-linter contract in pyproject.toml).
 
 from mcp_chat_tui.servers.catalog import CatalogError, PromptInfo, ResourceInfo
 from mcp_chat_tui.servers.commands import PromptCommand, command_text, parse_command
-from mcp_chat_tui.servers.elicit_form import FormField
+from mcp_chat_tui.servers.elicit_form import FormField, form_fields
 from mcp_chat_tui.servers.hub import ServerHub
 from mcp_chat_tui.servers.notifications import LogEntry, level_rank, next_level
 from mcp_chat_tui.servers.oauth import SignInRequest
@@ -17,6 +17,7 @@ from mcp_chat_tui.servers.user_calls import CallCommandError, call_attachment, c
 __all__ = [
     "CatalogError",
     "FormField",
+    "form_fields",
     "LogEntry",
     "PromptCommand",
     "PromptInfo",

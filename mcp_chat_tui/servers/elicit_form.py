@@ -12,6 +12,7 @@ nothing at all for a field left empty (a boolean without a default is never sent
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Sequence
@@ -31,7 +32,9 @@ SECRET_WORDS = ("password", "secret", "token", "api_key", "apikey", "passphrase"
 TRUE_WORDS = {"y", "yes", "true", "1", "on"}
 FALSE_WORDS = {"n", "no", "false", "0", "off"}
 NONE_CHOSEN = "-"  # typed for a multi-select: none of the options
-KINDS = ("string", "number", "integer", "boolean", "enum", "multi")
+KINDS = ("string", "number", "integer", "boolean", "enum", "multi", "json")
+# "json": what a form cannot show as one field (an object, an array of anything but choices, a value
+# of several types): typed as JSON. The spec keeps elicitation flat; a tool's input schema is not.
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ class FormField:
     """One property of the requested schema."""
 
     name: str
-    kind: str  # one of KINDS: "enum" is a single select, "multi" a multi-select (a JSON array)
+    kind: str  # one of KINDS: "enum" is a single select, "multi" a multi-select (a JSON array), "json" any JSON
     title: str = ""
     description: str = ""
     required: bool = False
@@ -64,6 +67,8 @@ class FormField:
             return "one of " + ", ".join(title for _, title in self.options)
         if self.kind == "multi":
             return f"{self._items_range()} of " + ", ".join(title for _, title in self.options)
+        if self.kind == "json":
+            return "JSON"
         parts = ["yes or no" if self.kind == "boolean" else self.format or self.kind]
         if self.min_length is not None or self.max_length is not None:
             parts.append(f"{self.min_length or 0}-{self.max_length if self.max_length is not None else '…'} characters")
@@ -102,6 +107,8 @@ class FormField:
         text = raw.strip() if self.kind != "string" else raw
         if not text.strip():
             return None, "required" if self.required else ""
+        if self.kind == "json":
+            return _json_value(text)
         if self.kind == "boolean":
             word = text.lower()
             if word in TRUE_WORDS or word in FALSE_WORDS:
@@ -172,6 +179,8 @@ class FormField:
             return ""
         if self.kind == "boolean":
             return "yes" if self.default else "no"
+        if self.kind == "json":
+            return json.dumps(self.default, ensure_ascii=False)
         if self.kind == "multi":
             values = [value for value, _ in self.options]
             chosen = self.default if isinstance(self.default, list) else []
@@ -182,6 +191,13 @@ class FormField:
         """The options a multi-select starts with chosen."""
         chosen = self.default if isinstance(self.default, list) else []
         return [value for value, _ in self.options if value in chosen]
+
+
+def _json_value(text: str) -> tuple[Any, str]:
+    try:
+        return json.loads(text), ""
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON: {exc.msg} (column {exc.colno})"
 
 
 def _split_choices(text: str) -> list[str] | None:
@@ -268,11 +284,15 @@ def _number_or_none(value: object) -> float | None:
 def form_field(name: str, prop: dict[str, Any], required: bool) -> FormField:
     """One property as a field; a type the spec does not allow is taken as a string."""
     items = prop["items"] if isinstance(prop.get("items"), dict) else {}
-    if prop.get("type") == "array":
-        kind, options = "multi", _options(items)
+    kind_of = prop.get("type")
+    if kind_of == "array":
+        options = _options(items)
+        kind = "multi" if options else "json"
     else:
         options = _options(prop)
-        kind = "enum" if options else str(prop.get("type", "string"))
+        kind = "enum" if options else str(kind_of or "string")
+    if kind_of == "object" or isinstance(kind_of, list) or (kind_of is None and not options and _combined(prop)):
+        kind = "json"
     if kind not in KINDS:
         kind = "string"
     return FormField(
@@ -292,6 +312,11 @@ def form_field(name: str, prop: dict[str, Any], required: bool) -> FormField:
         max_items=_int_or_none(prop.get("maxItems")),
         secret=_is_secret(name, prop),
     )
+
+
+def _combined(prop: dict[str, Any]) -> bool:
+    """A property whose type is given by combining schemas (``anyOf``, ``oneOf``, ``allOf``, ``$ref``)."""
+    return any(key in prop for key in ("anyOf", "oneOf", "allOf", "$ref"))
 
 
 def form_fields(schema: dict[str, Any]) -> list[FormField]:

@@ -15,10 +15,11 @@ def to_openai_messages(transcript: Transcript) -> list[dict[str, Any]]:
     """The conversation in the OpenAI chat-completions shape (no system prompt; thoughts are not sent).
 
     A proposal without a result yet (waiting for a choice, or allowed but not
-    run) has no ``tool`` message: resuming finishes it first.
+    run) has no ``tool`` message: resuming finishes it first. A reply ``/retry`` discarded is left out
+    with its prompt (the exchange after it asks that prompt again).
     """
     messages: list[dict[str, Any]] = []
-    for exchange in transcript.exchanges:
+    for exchange in transcript.live_exchanges:
         messages.append({"role": "user", "content": user_content(exchange.user, exchange.attachments)})
         question = messages[-1]
         for index, step in enumerate(exchange.steps):

@@ -24,6 +24,8 @@ CHOICES = ("yo", "ya", "yO", "yA", "n", "nA", "auto")
 ALLOWING = ("yo", "ya", "yO", "yA", "auto")
 STATUSES = OUTCOME_WORDS  # a result's status: how its call ended
 UNFINISHED = "unfinished"  # ``Exchange.end`` while the reply is under way; read back, the app ended during it
+RETRIED = "retried"  # ``Exchange.end`` of a reply ``/retry`` discarded: kept in the file, never sent to the model
+RETRIED_NOTE = "discarded by /retry: the model was asked again (calls that ran were not undone)"
 
 
 @dataclass
@@ -150,6 +152,7 @@ class Exchange:
     the reply did). ``settings`` are the
     generation settings the reply was made with, those not left at the app's default
     (``{"temperature": 0.7, "seed": 1}``; empty: all defaults, or a file written before they were kept).
+    A reply ``/retry`` discarded ends ``"retried"``: the exchange after it asks the same prompt again.
     """
 
     user: str
@@ -161,6 +164,11 @@ class Exchange:
     note: str = ""  # why the app ended the reply without an answer ("stopped after 8 tool rounds …")
     attachments: list[Attachment] = field(default_factory=list)  # what came with the prompt
     settings: dict[str, Any] = field(default_factory=dict)  # the reply's generation settings (engine/generation.py)
+
+    @property
+    def discarded(self) -> bool:
+        """``/retry`` discarded this reply: the file keeps it (what its calls did), the model is not sent it."""
+        return self.end == RETRIED
 
     @property
     def cut_short(self) -> bool:
@@ -206,10 +214,16 @@ class Transcript:
             return True
         return bool(proposals) and exchange.end in (None, UNFINISHED)  # not after a stop or an error
 
+    @property
+    def live_exchanges(self) -> list[Exchange]:
+        """The exchanges the model is sent, one per turn of the agent's (not those ``/retry`` discarded)."""
+        return [exchange for exchange in self.exchanges if not exchange.discarded]
+
     def summaries(self) -> list[str | None]:
-        """Each exchange's summary, in order (None: none, or a blank ``📝:`` line)."""
+        """Each live exchange's summary, in order (None: none, or a blank ``📝:`` line)."""
         return [
-            exchange.summary if exchange.summary and exchange.summary.strip() else None for exchange in self.exchanges
+            exchange.summary if exchange.summary and exchange.summary.strip() else None
+            for exchange in self.live_exchanges
         ]
 
     def cuts_for_model(self) -> dict[str, CutForModel]:

@@ -16,6 +16,8 @@ from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.tools import CutForModel
 from mcp_chat_tui.transcript.format import render_exchange
 from mcp_chat_tui.transcript.model import (
+    RETRIED,
+    RETRIED_NOTE,
     UNFINISHED,
     Exchange,
     Proposal,
@@ -45,6 +47,15 @@ class TranscriptRecorder:
 
     def user(self, prompt: str, attachments: Sequence[Attachment] = ()) -> None:
         self.transcript.exchanges.append(Exchange(user=prompt, attachments=list(attachments)))
+        self.save()
+
+    def retried(self) -> None:
+        """``/retry``: the last reply is kept as discarded (what its calls did stays on record, and a call
+        of it is never resumed: only the last exchange's are) and its prompt is asked again in a new
+        exchange, with its attachments."""
+        last = self._exchange()
+        last.end, last.error, last.note = RETRIED, "", RETRIED_NOTE
+        self.transcript.exchanges.append(Exchange(user=last.user, attachments=list(last.attachments)))
         self.save()
 
     def reply_started(self, model: str, settings: dict[str, Any] | None = None) -> None:
@@ -145,10 +156,12 @@ class TranscriptRecorder:
         self.save()
 
     def summarised(self, index: int, summary: str) -> None:
-        """Exchange ``index`` (0-based) has its summary, the ``📝:`` line."""
-        if 0 <= index < len(self.transcript.exchanges):
-            self.transcript.exchanges[index].summary = summary
-            self._rerender(index)
+        """The agent's turn ``index`` (0-based; replies ``/retry`` discarded are not turns) has its
+        summary, the ``📝:`` line of its exchange."""
+        live = self.transcript.live_exchanges
+        if 0 <= index < len(live):
+            live[index].summary = summary
+            self._rerender(next(i for i, e in enumerate(self.transcript.exchanges) if e is live[index]))
             self.save()
 
     def turn_ended(self, end: str | None = None, error: str = "", *, note: str = "", empty_reply: bool = False) -> None:

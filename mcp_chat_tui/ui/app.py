@@ -115,6 +115,7 @@ class ChatApp(
         self._stop_reading: asyncio.Future[None] | None = None  # set: Esc while a prompt waits for its reads
         self._turn_running = False
         self._compact_asked = False  # /compact was typed: summarise every exchange but the last next
+        self._retry_asked = False  # /retry or Ctrl+R: the last reply is asked again next
         self.reply = ReplyController(lambda: self.chat, self.model_label, self._model_cost)
         self._queued_text: ReplyText | None = None  # the text message not yet handled
         self._agent_messages = 0  # agent events posted and not yet handled to the end
@@ -368,6 +369,8 @@ class ChatApp(
             self.notify(visible_controls(routed.said), title="roots", markup=False, timeout=8)
         elif routed.route is Route.COMPACT:
             self.compact()
+        elif routed.route is Route.RETRY:
+            self.action_retry()
         elif routed.route is Route.CALL:
             self.run_worker(self.call_typed(prompt), group="own-call")
         elif routed.route is Route.COMMAND:
@@ -396,6 +399,8 @@ class ChatApp(
             if self._resume_pending:
                 await self.ready.wait()
                 await self._continue_pending()
+            if self._retry_asked:
+                await self._retry()
             if self._compact_asked or not self._queue:  # a loaded file's, or /compact's; else after the turn
                 await self._write_summaries()
             while self._queue:

@@ -31,6 +31,7 @@ class AppCommand:
 
 APP_COMMANDS = (  # every command the app itself answers (ui/app.py ``_send``)
     AppCommand(COMPACT_COMMAND, "summarise every exchange but the last now"),
+    AppCommand("/retry", "discard the last reply and ask the model again (Ctrl+R); calls that ran are not undone"),
     AppCommand(
         "/call",
         "call a tool yourself: /call server:tool key=value (no approval; the result goes with your next message)",

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from mcp_chat_tui.conversation import NOTHING_TO_COMPACT, CannotOpen, OpenedFile
+from mcp_chat_tui.conversation import NOTHING_TO_COMPACT, RETRY_BUSY, RETRY_LINE, CannotOpen, OpenedFile
 from mcp_chat_tui.transcript import Transcript, TranscriptInUse, recent_conversations, write_export
 from mcp_chat_tui.transcript.media import self_contained
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
 from mcp_chat_tui.ui.screens.conversations import ExportScreen, ExportTarget, ResumeScreen
 from mcp_chat_tui.ui.transcript_view import show_transcript
+from mcp_chat_tui.ui.widgets.attachments import user_message
+from mcp_chat_tui.ui.widgets.chat import Notice
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
 
@@ -96,6 +98,30 @@ class ConversationActions:
             return
         self._turn_running = True
         self.run_turns()
+
+    def action_retry(self) -> None:
+        """``/retry`` and Ctrl+R: the last reply is discarded (kept in the file as discarded, its calls
+        not undone) and the model asked again (agent/retrying.py); not while a turn runs."""
+        busy = self._turn_running or self._resume_pending
+        problem = RETRY_BUSY if busy else self.conversation.retry_problem()
+        if problem is not None:
+            self.notify(problem, markup=False)
+            return
+        self._retry_asked = self._turn_running = True
+        self.run_turns()
+
+    async def _retry(self) -> None:
+        """The retry ``run_turns`` was asked for: the chat says the reply above is discarded, shows the
+        prompt again, and opens the new reply."""
+        self._retry_asked = False
+        await self.ready.wait()
+        exchange = self.conversation.transcript.exchanges[-1]
+        await self.chat.mount(Notice(RETRY_LINE, muted=True))
+        await self.chat.add_prompt(user_message(exchange.user, exchange.attachments))
+        await self._open_reply()
+        await self._wait_until_drawn()
+        await self.conversation.retry(self._sink)
+        await self._write_summaries()
 
     async def _write_summaries(self) -> None:
         """Between turns: the summaries of the exchanges leaving the window (all but the last after

@@ -24,6 +24,13 @@ APP_BINDINGS = [  # the app's own keys, everywhere (``ChatApp.BINDINGS``; the F1
     Binding("f4", "focus_pane('servers')", "Servers", id="app.focus_servers"),
     Binding("f5", "focus_pane('prompt')", "Prompt", id="app.focus_prompt"),
     Binding("ctrl+b", "toggle_sidebar", "Sidebar", id="app.sidebar"),
+    Binding(
+        "ctrl+r",
+        "retry",
+        "Retry",
+        tooltip="Discard the last reply and ask the model again (/retry); calls that ran are not undone",
+        id="app.retry",
+    ),
     Binding("ctrl+t", "toggle_thinking", "Thinking", show=False, id="app.thinking"),
     Binding("f7", "sidebar_width(-1)", "Narrower sidebar", show=False, id="app.sidebar_narrower"),
     Binding("f8", "sidebar_width(1)", "Wider sidebar", show=False, id="app.sidebar_wider"),

@@ -1,7 +1,8 @@
-"""Edit a call's arguments before it runs (``e`` in the approval dialog): the arguments as JSON in an
-editor, the tool's input schema listed above it (each property's type, whether it is required, its
-description), and Ctrl+S that takes them only once they are a JSON object the schema accepts; Esc
-goes back to the dialog with nothing changed."""
+"""Edit a call's arguments before it runs (``e`` in the approval dialog), or give them to a tool the
+user calls (the server panel's Enter): a form built from the tool's input schema (ui/widgets/schema_form.py;
+what a form cannot show is a JSON field), and Ctrl+O for the whole arguments as JSON in an editor, with
+the schema listed above it. Ctrl+S takes them only once they are a JSON object the schema accepts (a
+field's error under it); Esc goes back with nothing changed."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from textual.widgets import Static, TextArea
 
 from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.core.tools import ToolSpec
-from mcp_chat_tui.servers import schema_problem
+from mcp_chat_tui.servers import form_fields, schema_problem
 from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.widgets.schema_form import SchemaForm, filled
+from mcp_chat_tui.ui.widgets.scrolling import Scroll
 
 CSS = Path(__file__).with_name("approval.tcss")
 
@@ -48,9 +51,10 @@ class EditArgumentsScreen(ModalScreen[dict[str, Any] | None]):
     """The arguments of one call, to edit; dismissed with the new ones (None: Esc, unchanged)."""
 
     CSS_PATH = CSS
-    AUTO_FOCUS = "#edit-arguments-json"
+    AUTO_FOCUS = ""  # the first field, or the JSON (on_mount)
     BINDINGS = [
         Binding("ctrl+s", "take", "Run with these", priority=True, id="edit_arguments.take"),
+        Binding("ctrl+o", "switch", "The form, or the whole JSON", priority=True, id="edit_arguments.switch"),
         Binding("escape", "dismiss(None)", "Back, unchanged", id="edit_arguments.back"),
     ]
 
@@ -60,35 +64,97 @@ class EditArgumentsScreen(ModalScreen[dict[str, Any] | None]):
         self.spec = spec
         self.arguments = arguments
         self.calling = calling
+        self.form_shown = True  # the form (False: the whole arguments as JSON)
 
     def compose(self) -> ComposeResult:
+        fields = form_fields(self.spec.input_schema)
         with Vertical(id="approval-dialog"):
             title = Text("Call " if self.calling else "Edit the arguments of ", style="bold")
             title.append_text(literal(f"{self.spec.server} › {self.spec.name}", "bold"))
             yield Static(title, id="approval-title")
-            keys = (
-                "[b]Ctrl+S[/] call it  [b]Esc[/] cancel"
-                if self.calling
-                else "[b]Ctrl+S[/] run with these  [b]Esc[/] back, unchanged"
-            )
-            yield Static(keys, classes="dialog-keys")
+            yield Static(self._keys(), classes="dialog-keys", id="edit-arguments-keys")
+            with Scroll(id="edit-arguments-form"):
+                yield SchemaForm(filled(fields, self.arguments))
             yield Static(schema_guide(self.spec.input_schema), id="edit-arguments-schema")
             yield TextArea(pretty_json(self.arguments), language="json", id="edit-arguments-json")
             yield Static("", id="edit-arguments-problem")
 
-    def action_take(self) -> None:
-        text = self.query_one(TextArea).text
-        problem = self._problem(text)
-        self.query_one("#edit-arguments-problem", Static).update(literal(problem, "bold red"))
-        if not problem:
-            self.dismiss(json.loads(text))
+    def on_mount(self) -> None:
+        self._show(form=bool(self.query_one(SchemaForm).fields))  # no properties: only the JSON says anything
 
-    def _problem(self, text: str) -> str:
+    def _keys(self) -> str:
+        run = "[b]Ctrl+S[/] call it" if self.calling else "[b]Ctrl+S[/] run with these"
+        back = "[b]Esc[/] cancel" if self.calling else "[b]Esc[/] back, unchanged"
+        return f"{run}  [b]Ctrl+O[/] {'JSON' if self.form_shown else 'form'}  {back}"
+
+    def _show(self, *, form: bool) -> None:
+        self.form_shown = form
+        self.query_one("#edit-arguments-form").display = form
+        self.query_one("#edit-arguments-schema").display = not form
+        self.query_one(TextArea).display = not form
+        self.query_one("#edit-arguments-keys", Static).update(self._keys())
+        target = self.query_one(SchemaForm).query("#field-0") if form else None
+        (target.first() if target else self.query_one(TextArea)).focus()
+
+    async def action_switch(self) -> None:
+        """Ctrl+O: from the form to the whole arguments as JSON, or back (each view takes the other's values)."""
+        problem = self.query_one("#edit-arguments-problem", Static)
+        if self.form_shown:
+            values = self._form_arguments()
+            if values is None:
+                problem.update(literal("fix the fields marked before the JSON view", "bold red"))
+                return
+            self.query_one(TextArea).load_text(pretty_json(values))
+        else:
+            value, why = self._json_arguments(self.query_one(TextArea).text)
+            if value is None:
+                problem.update(literal(why, "bold red"))
+                return
+            self.arguments = value
+            form = self.query_one(SchemaForm)
+            form.fields = filled(form.fields, value)
+            await form.recompose()
+        problem.update("")
+        self._show(form=not self.form_shown)
+
+    def action_take(self) -> None:
+        if self.form_shown:
+            value, problem = self._form_arguments(), "fix the fields marked"
+        else:
+            value, problem = self._json_arguments(self.query_one(TextArea).text)
+        if value is not None:
+            problem = self._schema_problem(value)
+        self.query_one("#edit-arguments-problem", Static).update(literal(problem, "bold red"))
+        if value is not None and not problem:
+            self.dismiss(value)
+
+    def _form_arguments(self) -> dict[str, Any] | None:
+        """The form's values over the arguments it has no field for (None: a field is wrong, said under it)."""
+        form = self.query_one(SchemaForm)
+        values = form.values()
+        if values is None:
+            return None
+        named = {field.name for field in form.fields}
+        return {key: value for key, value in self.arguments.items() if key not in named} | values
+
+    @staticmethod
+    def _json_arguments(text: str) -> tuple[dict[str, Any] | None, str]:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            return f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+            return None, f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         if not isinstance(value, dict):
-            return 'the arguments are a JSON object: {"name": value, …}'
+            return None, 'the arguments are a JSON object: {"name": value, …}'
+        return value, ""
+
+    def _schema_problem(self, value: dict[str, Any]) -> str:
+        """Why the schema refuses ``value`` ("" when it does not); said at the field it names too."""
         problem = schema_problem(value, self.spec.input_schema)
-        return f"the tool's schema refuses them: {problem}" if problem else ""
+        if not problem:
+            return ""
+        form = self.query_one(SchemaForm)
+        where = problem.split("/", 1)[0].split(":", 1)[0] if ": " in problem else ""
+        index = form.index_of(where) if where else None
+        if index is not None and self.form_shown:
+            form.show_error(index, problem.split(": ", 1)[1])
+        return f"the tool's schema refuses them: {problem}"

@@ -19,8 +19,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.events import DescendantFocus
 from textual.widget import Widget
-from textual.widgets import Input, Select, SelectionList, Static, Switch, TextArea
-from textual.widgets.selection_list import Selection
+from textual.widgets import Static, TextArea
 
 from mcp_chat_tui.agent.sampling import ToolUse, asked_settings, editable, message_text, with_edits
 from mcp_chat_tui.core.page_address import check_page_address
@@ -28,6 +27,7 @@ from mcp_chat_tui.core.text import pretty_json
 from mcp_chat_tui.servers import FormField
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
+from mcp_chat_tui.ui.widgets.schema_form import SchemaForm
 from mcp_chat_tui.ui.widgets.scrolling import Scroll, scroll_to_now
 
 CSS = Path(__file__).with_name("requests.tcss")
@@ -192,17 +192,7 @@ class ElicitFormScreen(DecidingScreen[tuple[str, dict[str, Any]]]):
             yield Static(
                 "[b]Ctrl+S[/] send  [b]Ctrl+D[/] decline  [b]Esc[/] cancel", classes="request-keys dialog-keys"
             )
-            for index, field in enumerate(self.fields):
-                label = literal(field.label, "bold")
-                if field.required:
-                    label.append(" *", style="bold")
-                label.append_text(literal(f"  {field.hint()}", "dim"))
-                with Vertical(classes="form-field"):
-                    yield Static(label, classes="request-label")
-                    if field.description:
-                        yield Static(literal(field.description), classes="field-description")
-                    yield self._input(index, field)
-                    yield Static("", id=f"field-error-{index}", classes="field-error")
+            yield SchemaForm(self.fields)
 
     def on_descendant_focus(self, event: DescendantFocus) -> None:
         """The focused field is shown whole, its label and description with it (Textual scrolls only
@@ -211,56 +201,10 @@ class ElicitFormScreen(DecidingScreen[tuple[str, dict[str, Any]]]):
         if isinstance(group, Widget):
             self.call_after_refresh(scroll_to_now, self.query_one(".request-dialog"), group)
 
-    def _input(self, index: int, field: FormField) -> Any:
-        """The widget a field is answered in: a switch for a yes or no with a default (a choice
-        that can be left unanswered without one), a list of choices, checkboxes for a multi-select,
-        else a text field."""
-        widget_id = f"field-{index}"
-        if field.kind == "boolean" and field.default is not None:
-            return Switch(value=bool(field.default), id=widget_id)
-        if field.kind == "boolean":
-            return Select([("yes", "yes"), ("no", "no")], prompt="not answered", id=widget_id, compact=True)
-        if field.kind == "multi":
-            chosen = field.default_choices()
-            choices = [Selection(literal(title), value, value in chosen) for value, title in field.options]
-            return SelectionList[str](*choices, id=widget_id, compact=True)
-        if field.kind == "enum":
-            options = [(literal(title), value) for value, title in field.options]
-            values = [value for value, _ in field.options]
-            default = str(field.default) if str(field.default) in values and field.default is not None else Select.NULL
-            allow_blank = not field.required or default is Select.NULL
-            return Select(options, value=default, allow_blank=allow_blank, id=widget_id, compact=True)
-        return Input(
-            value=field.shown_default(), password=field.secret, id=widget_id, placeholder=field.hint(), compact=True
-        )
-
-    def _raw(self, index: int, field: FormField) -> str | list[str]:
-        widget = self.query_one(f"#field-{index}")
-        if isinstance(widget, Switch):
-            return "yes" if widget.value else "no"
-        if isinstance(widget, SelectionList):
-            return [str(value) for value in widget.selected]
-        if isinstance(widget, Select):
-            return "" if widget.value is Select.NULL else str(widget.value)
-        assert isinstance(widget, Input)
-        return widget.value
-
     def action_accept(self) -> None:
-        values: dict[str, Any] = {}
-        first_bad = None
-        for index, field in enumerate(self.fields):
-            value, problem = field.parse(self._raw(index, field))
-            error = self.query_one(f"#field-error-{index}", Static)
-            error.update(literal(problem))
-            error.set_class(bool(problem), "shown")
-            if problem and first_bad is None:
-                first_bad = index
-            elif value is not None:
-                values[field.name] = value
-        if first_bad is not None:
-            self.query_one(f"#field-{first_bad}").focus()
-            return
-        self.dismiss(("accept", values))
+        values = self.query_one(SchemaForm).values()
+        if values is not None:
+            self.dismiss(("accept", values))
 
     def action_finish(self, action: str) -> None:
         self.dismiss((action, {}))

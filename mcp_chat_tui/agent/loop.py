@@ -162,6 +162,12 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget):
         self.memory.fit(len(self.turns))
         self._load_results(cuts or {})
 
+    def use_engine(self, engine: Engine) -> None:
+        """Another model answers from the next turn on (``/model``; never during a turn); how tools reach
+        it is said again, for it."""
+        self.engine = engine
+        self._told_tool_prompt = False
+
     def clear(self) -> None:
         """Forget the conversation (the running turn and summaries are stopped; a turn still closing
         closes its own messages, not the next conversation's; ``stop_and_wait`` first waits for it)."""

@@ -23,11 +23,12 @@ from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import AgentEvent
 from mcp_chat_tui.cli.client_requests import install_console_requests
 from mcp_chat_tui.cli.input_text import NotUtf8Line
+from mcp_chat_tui.cli.model_commands import model_command
 from mcp_chat_tui.cli.plain_console import PlainConsole, literal
 from mcp_chat_tui.cli.prompt_commands import command_turn, print_attachments
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.typed_lines import LineReader, terminal_lines
-from mcp_chat_tui.conversation import NOTHING_TO_COMPACT, Conversation, Route, Routed, route_line
+from mcp_chat_tui.conversation import NOTHING_TO_COMPACT, Conversation, ModelSwitcher, Route, Routed, route_line
 from mcp_chat_tui.conversation.conversation import SaveReport
 from mcp_chat_tui.conversation.recording import tee
 from mcp_chat_tui.core.attachments import Attachment
@@ -44,7 +45,10 @@ PROMPT = "prompt -> "
 def print_loaded(console: Console, transcript: Transcript) -> None:
     """A resumed conversation, compactly: prompts, answers, one line per call, how a reply ended early."""
     goes_on = transcript.exchanges[-1] if transcript.turn_goes_on() else None  # its reply continues now
-    for exchange in transcript.exchanges:
+    switches = transcript.model_switches()
+    for index, exchange in enumerate(transcript.exchanges):
+        if index in switches:
+            console.print(literal(f"— switched to {switches[index]} —", "dim"))
         console.print(literal(PROMPT + exchange.user, "bold"))
         print_attachments(console, exchange.attachments)
         for step in exchange.steps:
@@ -108,6 +112,7 @@ async def run_plain(
     model_label: str = "model",
     report: OneShotReport | None = None,
     catalog: ServerHub | None = None,
+    models: ModelSwitcher | None = None,
 ) -> int:
     """The ``prompt ->`` loop (or one turn with ``-p``) of ``conversation``; returns the exit code.
     With ``-p`` the ``report`` holds the answer back for stdout and decides the exit code
@@ -119,7 +124,13 @@ async def run_plain(
     problem = None
     try:
         code = await _converse(
-            conversation, console, one_prompt=one_prompt, auto_yes=auto_yes, report=report, catalog=catalog
+            conversation,
+            console,
+            one_prompt=one_prompt,
+            auto_yes=auto_yes,
+            report=report,
+            catalog=catalog,
+            models=models,
         )
     finally:
         problem = conversation.close()
@@ -140,6 +151,7 @@ async def _converse(
     auto_yes: bool,
     report: OneShotReport | None,
     catalog: ServerHub | None = None,
+    models: ModelSwitcher | None = None,
 ) -> int:
     """``run_plain``'s loop: the resumed conversation's open calls, then the prompts."""
     asking = one_prompt is None or sys.stdin.isatty()  # prompts to read, or a terminal to ask questions on
@@ -166,6 +178,9 @@ async def _converse(
             continue
         if routed.route is Route.CALL:
             called += await _call_yourself(catalog, console, routed.text, one_shot=one_prompt is not None)
+            continue
+        if routed.route is Route.MODEL:
+            await model_command(models, console, routed.text)
             continue
         turn = await _expand_command(catalog, console, reader, routed, one_shot=one_prompt is not None)
         if turn is None:

@@ -1,6 +1,7 @@
 """The life of a conversation below both front ends: recording, saving, locking, resuming, summaries, routing."""
 
 from mcp_chat_tui.conversation.conversation import NOTHING_TO_COMPACT, Conversation, Switched, chat_agent
+from mcp_chat_tui.conversation.models import ModelChoice, ModelSwitcher, SwitchRefused, model_argument
 from mcp_chat_tui.conversation.opening import CannotOpen, OpenedFile, held_for_the_run, read_if_present
 from mcp_chat_tui.conversation.routing import EXIT_WORDS, Route, Routed, route_line
 
@@ -9,12 +10,16 @@ __all__ = [
     "NOTHING_TO_COMPACT",
     "CannotOpen",
     "Conversation",
+    "ModelChoice",
+    "ModelSwitcher",
     "OpenedFile",
     "Route",
     "Routed",
+    "SwitchRefused",
     "Switched",
     "chat_agent",
     "held_for_the_run",
+    "model_argument",
     "read_if_present",
     "route_line",
 ]

@@ -69,7 +69,7 @@ def print_models(console: Console, models: list[ModelChoice], current: str) -> N
     for column in ("", "model", "kind", "size", "where"):
         table.add_column(column, overflow="fold")
     for model in models:
-        mark = "●" if model.name == current else ""
+        mark = "●" if model.named(current) else ""
         table.add_row(
             mark, *(Text(visible_controls(v)) for v in (model.name, model.kind, model.size_label, model.where))
         )

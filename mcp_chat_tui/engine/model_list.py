@@ -34,6 +34,10 @@ class ModelChoice:
     where: str
     size: int | None = None
 
+    def named(self, name: str) -> bool:
+        """Whether ``name`` (typed, or a model's label) is this model: its name, where it is, what is loaded."""
+        return name in (self.name, self.where, self.load)
+
     @property
     def size_label(self) -> str:
         return "" if self.size is None else size_text(self.size)
@@ -141,7 +145,7 @@ def find_model(models: Sequence[ModelChoice], wanted: str) -> ModelChoice | None
     """The model ``wanted`` names: by its name, where it is, or (for a folder or file on this disk)
     as a path not listed; None when there is none."""
     for model in models:
-        if wanted in (model.name, model.where, model.load):
+        if model.named(wanted):
             return model
     matches = [model for model in models if model.name.lower() == wanted.lower()]
     if len(matches) == 1:

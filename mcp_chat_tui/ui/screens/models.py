@@ -50,7 +50,7 @@ class ModelPickerScreen(ModalScreen[ModelChoice | None]):
         for label in ("", "model", "kind", "size", "where"):
             table.add_column(label, key=label or "mark")
         for index, model in enumerate(self.models):
-            mark = "●" if model.name == self.current else ""
+            mark = "●" if model.named(self.current) else ""
             cells = (model.name, model.kind, model.size_label, model.where)
             table.add_row(Text(mark), *(literal(cell) for cell in cells), key=str(index))
         table.focus()

@@ -16,7 +16,6 @@ from tests import cli_in_process
 from tests.models import build_tiny_model
 from tests.scripted_endpoint import ScriptedEndpoint
 
-
 pytestmark = pytest.mark.slow  # the CLI and a real model (tests/conftest.py: SLOW_FILES)
 
 

@@ -14,6 +14,7 @@ from mcp_chat_tui.core.paths import prompt_cache_path
 from mcp_chat_tui.engine import loading
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.transcript import parse, read_transcript_text
+from mcp_chat_tui.ui.screens.model import ModelDetailScreen
 from mcp_chat_tui.ui.screens.models import ModelPickerScreen
 from mcp_chat_tui.ui.widgets.chat import Notice
 from mcp_chat_tui.ui.widgets.reply import AssistantReply
@@ -81,7 +82,9 @@ async def test_the_picker_lists_both_models_and_enter_switches_the_next_reply_to
         await wait_turn_done(pilot, app)
         old_key = cache_model_key(tmp_path / "chat.md")
         await send(pilot, "/model")
-        await wait_for(pilot, lambda: isinstance(app.screen, ModelPickerScreen), what="the picker")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ModelPickerScreen) and app.screen.is_mounted, what="the picker"
+        )
         table = app.screen.query_one("#model-choices")
         rows = [[str(cell) for cell in table.get_row_at(index)] for index in range(table.row_count)]
         assert [row[:3] for row in rows] == [["●", tiny_model.name, "mlx"], ["", "tiny-b", "mlx"]], rows
@@ -112,6 +115,14 @@ async def test_model_name_switches_directly_and_resume_shows_the_switch(tiny_mod
         await wait_turn_done(pilot, app)
         await send(pilot, "/model tiny-b")
         await wait_for(pilot, lambda: app.model_label == "tiny-b" and not app.switching_model, 60, "the switch")
+        await app.run_action("model_detail")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ModelDetailScreen) and app.screen.is_mounted, what="the model detail"
+        )
+        title = str(app.screen.query_one(".detail-title").render())
+        assert title.startswith("tiny-b") and "local, MLX" in title, title
+        assert app.screen.query_one("#model-settings").get_row("max_tokens")[1].plain == "4"
+        await pilot.press("escape")
         await send(pilot, "again")
         await wait_turn_done(pilot, app)
         await app.action_quit()
@@ -190,4 +201,24 @@ async def test_a_switch_is_refused_during_a_turn(tmp_path, second_model):
         assert made == [] and app.engine is engine
         app.action_stop()
         await wait_turn_done(pilot, app)
+        await app.action_quit()
+
+
+async def test_the_palette_opens_the_picker_and_esc_closes_it_switching_nothing(tmp_path, second_model):
+    engine = ScriptedEngine(["hi"])
+    made: list = []
+    app = make_app(engine, servers=[])
+    app.model_switcher = ModelSwitcher(app.conversation, lambda choice: made.append(choice), [str(second_model)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Switch model")
+        await pilot.press("enter")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ModelPickerScreen) and app.screen.is_mounted, what="the picker"
+        )
+        assert app.screen.query_one("#model-choices").row_count == 1
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ModelPickerScreen), what="the picker closed")
+        assert made == [] and app.engine is engine
         await app.action_quit()

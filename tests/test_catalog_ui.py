@@ -29,7 +29,7 @@ async def test_slash_lists_prompts_and_a_chosen_prompt_with_arguments_opens_its_
         await wait_ready(pilot, app)
         await pilot.press("/")
         await wait_for(pilot, lambda: app.query(CompletionMenu) and names(app), what="the completion list")
-        assert names(app) == ["/docs:review", "/docs:greet", "/docs:summarise", "/compact", "/call", "/roots"]
+        assert names(app) == ["/docs:review", "/docs:greet", "/docs:summarise", "/compact", "/call", "/model", "/roots"]
         await pilot.press("r", "e")
         await wait_for(pilot, lambda: names(app) == ["/docs:review", "/docs:greet"], what="the list narrowed")
         await pilot.press("tab")

@@ -74,10 +74,14 @@ def engine_maker(args: argparse.Namespace, settings: Settings) -> EngineMaker:
     return make
 
 
-def model_switcher(args: argparse.Namespace, settings: Settings, conversation: Conversation) -> ModelSwitcher:
-    """``/model``'s lister and switcher for ``conversation``: config.toml's models, the endpoint's."""
+def model_switcher(
+    args: argparse.Namespace, settings: Settings, conversation: Conversation, model: str
+) -> ModelSwitcher:
+    """``/model``'s lister and switcher for ``conversation``: the local ``model`` the run began with (to
+    switch back to), config.toml's models, the endpoint's."""
     endpoint = conversation.agent.engine if args.endpoint else None
-    return ModelSwitcher(conversation, engine_maker(args, settings), settings.named_models(), endpoint)
+    named = [*([] if args.endpoint else [model]), *settings.named_models()]
+    return ModelSwitcher(conversation, engine_maker(args, settings), named, endpoint)
 
 
 FLAG_OPTIONS = {
@@ -214,7 +218,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
                 model_label=display_name(model),
                 report=report,
                 catalog=hub,
-                models=model_switcher(args, settings, conversation),
+                models=model_switcher(args, settings, conversation, model),
             )
             if report is not None:
                 report.write(sys.stdout, as_json=args.json)
@@ -286,7 +290,7 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
         autosave=not args.no_save,
     )
     app.folder_to_trust = plan.question
-    app.model_switcher = model_switcher(args, settings, app.conversation)
+    app.model_switcher = model_switcher(args, settings, app.conversation, model)
     loop = asyncio.get_running_loop()
     for signum, code in ((signal.SIGTERM, SIGTERM_EXIT), (signal.SIGINT, ExitCode.INTERRUPTED)):
         loop.add_signal_handler(signum, lambda code=code: asyncio.ensure_future(app.action_quit(return_code=code)))

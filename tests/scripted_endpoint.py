@@ -146,8 +146,9 @@ def whole_completion(reply: dict) -> dict:
 class ScriptedEndpoint:
     """The server; a context manager that starts it on a free port and stops it on the way out."""
 
-    def __init__(self, script: list[str | dict | Failure]) -> None:
+    def __init__(self, script: list[str | dict | Failure], *, models: list[str] | None = None) -> None:
         self.script = list(script)
+        self.models = models or [MODEL_ID]  # what GET /v1/models lists
         self.requests: list[dict] = []
         self.authorizations: list[str] = []  # each request's Authorization header ("" when none)
         self._lock = threading.Lock()
@@ -184,7 +185,8 @@ class ScriptedEndpoint:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    self._send_json(200, {"object": "list", "data": [{"id": MODEL_ID, "object": "model"}]})
+                    listed = [{"id": model_id, "object": "model"} for model_id in endpoint.models]
+                    self._send_json(200, {"object": "list", "data": listed})
                 else:
                     self._send_json(404, {"error": {"message": f"no route {self.path}"}})
 

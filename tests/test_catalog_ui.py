@@ -29,7 +29,16 @@ async def test_slash_lists_prompts_and_a_chosen_prompt_with_arguments_opens_its_
         await wait_ready(pilot, app)
         await pilot.press("/")
         await wait_for(pilot, lambda: app.query(CompletionMenu) and names(app), what="the completion list")
-        assert names(app) == ["/docs:review", "/docs:greet", "/docs:summarise", "/compact", "/retry", "/call", "/roots"]
+        assert names(app) == [
+            "/docs:review",
+            "/docs:greet",
+            "/docs:summarise",
+            "/compact",
+            "/retry",
+            "/call",
+            "/model",
+            "/roots",
+        ]
         await pilot.press("r", "e")
         narrowed = ["/docs:review", "/docs:greet", "/retry"]
         await wait_for(pilot, lambda: names(app) == narrowed, what="the list narrowed")

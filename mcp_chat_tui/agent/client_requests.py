@@ -75,23 +75,34 @@ class AskingClientRequests:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: Engine | Callable[[], Engine],
         asker: Asker,
         sink: AgentSink,
         *,
         model_busy: Callable[[], bool] = lambda: False,
-        model_name: str = "",
+        model_name: str | Callable[[], str] = "",
         redactor: Redactor | None = None,
     ) -> None:
-        self.engine = engine
+        """``engine`` and ``model_name`` may be given as functions: the model answering now (``/model``
+        changes it) samples, under its own name."""
+        self._engine = engine
         self.redactor = redactor  # learns the secrets typed into forms, to hide them from then on
         self.asker = asker
         self.sink = sink
         self.model_busy = model_busy
-        self.model_name = model_name or engine.model_name
+        self._model_name = model_name
         self._one_at_a_time = asyncio.Lock()
         self.completed: set[tuple[str, str]] = set()  # (server, elicitation id) the server said are done
         self._completions: dict[tuple[str, str], asyncio.Event] = {}  # pages a call waits for, by the same key
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine() if callable(self._engine) else self._engine
+
+    @property
+    def model_name(self) -> str:
+        name = self._model_name() if callable(self._model_name) else self._model_name
+        return name or self.engine.model_name
 
     # ----- sampling --------------------------------------------------------------------------
 

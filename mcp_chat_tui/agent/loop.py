@@ -166,6 +166,11 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget, Retrying):
         self.memory.fit(len(self.turns))
         self._load_results(cuts or {})
 
+    def use_engine(self, engine: Engine) -> None:
+        """Another model answers from the next turn on (``/model``), told again how the tools reach it."""
+        self.engine = engine
+        self._told_tool_prompt = False
+
     def clear(self) -> None:
         """Forget the conversation (the running turn and summaries are stopped; a turn still closing
         closes its own messages, not the next conversation's; ``stop_and_wait`` first waits for it)."""
@@ -173,8 +178,6 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget, Retrying):
         self.turns = []
         self.memory.summaries = []
         self._loaded_results = {}
-
-    # ----- stopping --------------------------------------------------------------------------
 
     @property
     def busy(self) -> bool:

@@ -22,7 +22,8 @@ from mcp_chat_tui.cli.terminal import SIGTERM_EXIT, ask_on_terminal, exit_on_sig
 from mcp_chat_tui.cli.typed_lines import terminal_lines
 from mcp_chat_tui.config import McpConfig, ModelOptions, Settings, save_setting, settings_path
 from mcp_chat_tui.config.settings import approval_value
-from mcp_chat_tui.conversation import Conversation, chat_agent, held_for_the_run, read_if_present
+from mcp_chat_tui.conversation import Conversation, ModelSwitcher, chat_agent, held_for_the_run, read_if_present
+from mcp_chat_tui.conversation.models import EngineMaker
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, demo_model_path
 from mcp_chat_tui.core.paths import model_display_name as display_name
@@ -30,6 +31,7 @@ from mcp_chat_tui.core.server_identity import SavedRule
 from mcp_chat_tui.core.text import counted, visible_controls
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.generation import CONFIG, FLAG
+from mcp_chat_tui.engine.model_list import ENDPOINT, ModelChoice
 from mcp_chat_tui.servers import ServerHub, ServerState, tool_list_notes
 from mcp_chat_tui.transcript import Transcript
 
@@ -57,6 +59,29 @@ def make_engine(args: argparse.Namespace, model: str, options: ModelOptions | No
     from mcp_chat_tui.engine.mlx_engine import MlxEngine
 
     return MlxEngine(model, settings)
+
+
+def engine_maker(args: argparse.Namespace, settings: Settings) -> EngineMaker:
+    """How ``/model`` builds the engine of the model chosen: the endpoint's for a model it serves, else
+    a local one; with config.toml's settings for that model and this run's flags over them."""
+
+    def make(choice: ModelChoice) -> Engine:
+        options = settings.model_options(choice.name)
+        if choice.kind == ENDPOINT:
+            return make_engine(args, choice.load, options)
+        return make_engine(argparse.Namespace(**{**vars(args), "endpoint": None}), choice.load, options)
+
+    return make
+
+
+def model_switcher(
+    args: argparse.Namespace, settings: Settings, conversation: Conversation, model: str
+) -> ModelSwitcher:
+    """``/model``'s lister and switcher for ``conversation``: the local ``model`` the run began with (to
+    switch back to), config.toml's models, the endpoint's."""
+    endpoint = conversation.agent.engine if args.endpoint else None
+    named = [*([] if args.endpoint else [model]), *settings.named_models()]
+    return ModelSwitcher(conversation, engine_maker(args, settings), named, endpoint)
 
 
 FLAG_OPTIONS = {
@@ -193,6 +218,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
                 model_label=display_name(model),
                 report=report,
                 catalog=hub,
+                models=model_switcher(args, settings, conversation, model),
             )
             if report is not None:
                 report.write(sys.stdout, as_json=args.json)
@@ -264,6 +290,7 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
         autosave=not args.no_save,
     )
     app.folder_to_trust = plan.question
+    app.model_switcher = model_switcher(args, settings, app.conversation, model)
     loop = asyncio.get_running_loop()
     for signum, code in ((signal.SIGTERM, SIGTERM_EXIT), (signal.SIGINT, ExitCode.INTERRUPTED)):
         loop.add_signal_handler(signum, lambda code=code: asyncio.ensure_future(app.action_quit(return_code=code)))

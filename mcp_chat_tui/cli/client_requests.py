@@ -223,7 +223,7 @@ def install_console_requests(agent: Agent, console: Console, reader: Any, sink: 
         return
     asker = ConsoleAsker(console, reader)
     hub.client_requests = AskingClientRequests(  # type: ignore[attr-defined]
-        agent.engine,
+        lambda: agent.engine,  # the model answering now: /model changes it
         YesAsker(asker) if auto_yes else asker,
         sink,
         model_busy=lambda: agent.generating,

@@ -23,11 +23,20 @@ from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import AgentEvent
 from mcp_chat_tui.cli.client_requests import install_console_requests
 from mcp_chat_tui.cli.input_text import NotUtf8Line
+from mcp_chat_tui.cli.model_commands import model_command
 from mcp_chat_tui.cli.plain_console import PlainConsole, literal
 from mcp_chat_tui.cli.prompt_commands import command_turn, print_attachments
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.typed_lines import LineReader, terminal_lines
-from mcp_chat_tui.conversation import NOTHING_TO_COMPACT, RETRY_LINE, Conversation, Route, Routed, route_line
+from mcp_chat_tui.conversation import (
+    NOTHING_TO_COMPACT,
+    RETRY_LINE,
+    Conversation,
+    ModelSwitcher,
+    Route,
+    Routed,
+    route_line,
+)
 from mcp_chat_tui.conversation.conversation import SaveReport
 from mcp_chat_tui.conversation.recording import tee
 from mcp_chat_tui.core.attachments import Attachment
@@ -44,7 +53,10 @@ PROMPT = "prompt -> "
 def print_loaded(console: Console, transcript: Transcript) -> None:
     """A resumed conversation, compactly: prompts, answers, one line per call, how a reply ended early."""
     goes_on = transcript.exchanges[-1] if transcript.turn_goes_on() else None  # its reply continues now
-    for exchange in transcript.exchanges:
+    switches = transcript.model_switches()
+    for index, exchange in enumerate(transcript.exchanges):
+        if index in switches:
+            console.print(literal(f"— switched to {switches[index]} —", "dim"))
         console.print(literal(PROMPT + exchange.user, "bold"))
         print_attachments(console, exchange.attachments)
         for step in exchange.steps:
@@ -108,6 +120,7 @@ async def run_plain(
     model_label: str = "model",
     report: OneShotReport | None = None,
     catalog: ServerHub | None = None,
+    models: ModelSwitcher | None = None,
 ) -> int:
     """The ``prompt ->`` loop (or one turn with ``-p``) of ``conversation``; returns the exit code.
     With ``-p`` the ``report`` holds the answer back for stdout and decides the exit code
@@ -119,7 +132,13 @@ async def run_plain(
     problem = None
     try:
         code = await _converse(
-            conversation, console, one_prompt=one_prompt, auto_yes=auto_yes, report=report, catalog=catalog
+            conversation,
+            console,
+            one_prompt=one_prompt,
+            auto_yes=auto_yes,
+            report=report,
+            catalog=catalog,
+            models=models,
         )
     finally:
         problem = conversation.close()
@@ -140,6 +159,7 @@ async def _converse(
     auto_yes: bool,
     report: OneShotReport | None,
     catalog: ServerHub | None = None,
+    models: ModelSwitcher | None = None,
 ) -> int:
     """``run_plain``'s loop: the resumed conversation's open calls, then the prompts."""
     asking = one_prompt is None or sys.stdin.isatty()  # prompts to read, or a terminal to ask questions on
@@ -152,13 +172,9 @@ async def _converse(
     prompts = [one_prompt] if one_prompt is not None else None
     called: list[Attachment] = []  # the user's own /call results, for the next message
     while True:
-        if prompts is not None:
-            if not prompts:
-                return 0
-            routed = await route_line(prompts.pop(0), agent.redactor, typed=False)
-        else:
-            assert reader is not None
-            routed = await _read_prompt(conversation, console, reader)
+        if prompts == []:
+            return 0
+        routed = await _next_line(conversation, console, reader, prompts)
         if routed.route is Route.LEAVE:
             return 0
         if routed.route is Route.COMPACT:
@@ -171,6 +187,9 @@ async def _converse(
         if routed.route is Route.CALL:
             called += await _call_yourself(catalog, console, routed.text, one_shot=one_prompt is not None)
             continue
+        if routed.route is Route.MODEL:
+            await model_command(models, console, routed.text)
+            continue
         turn = await _expand_command(catalog, console, reader, routed, one_shot=one_prompt is not None)
         if turn is None:
             continue
@@ -182,6 +201,16 @@ async def _converse(
         if report is not None:
             return _one_shot_exit(report, conversation)
         await conversation.write_summaries(sink)  # of the exchange that leaves the window at the next prompt
+
+
+async def _next_line(
+    conversation: Conversation, console: Console, reader: LineReader | None, prompts: list[str] | None
+) -> Routed:
+    """The next line, routed: the next of ``prompts`` (``-p``), else one read from the terminal."""
+    if prompts is not None:
+        return await route_line(prompts.pop(0), conversation.agent.redactor, typed=False)
+    assert reader is not None
+    return await _read_prompt(conversation, console, reader)
 
 
 def _start_saving(conversation: Conversation, first_prompt: str = "") -> None:

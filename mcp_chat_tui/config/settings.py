@@ -161,7 +161,8 @@ class Settings(BaseModel):
     and ``server_roots[server]`` are folders offered to servers as roots, besides the working directory.
     ``model`` and ``models`` are the model settings (config/model_options.py). ``max_tool_rounds``:
     the rounds of tool calls one turn may take; the calls of the reply after the last are not run and
-    the model is told to answer (``--max-tool-rounds`` goes over it).
+    the model is told to answer (``--max-tool-rounds`` goes over it). ``local_models``: model folders
+    and GGUF files ``/model`` offers besides the Hugging Face cache's.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -183,6 +184,12 @@ class Settings(BaseModel):
     model: ModelOptions = Field(default_factory=ModelOptions)  # [model]: for every model
     models: dict[str, ModelOptions] = Field(default_factory=dict)  # [models."<id>"]: for one model
     ui: UiSettings = Field(default_factory=UiSettings)  # [ui]: the screen's layout
+    local_models: list[Annotated[str, StringConstraints(min_length=1)]] = Field(default_factory=list)
+
+    def named_models(self) -> list[str]:
+        """The models ``/model`` lists besides the Hugging Face cache: ``local_models`` (folders, GGUF
+        files), then the models ``[models."<id>"]`` tables name."""
+        return list(dict.fromkeys([*self.local_models, *self.models]))
 
     def model_options(self, model: str) -> ModelOptions:
         """The settings for ``model``: its own table over ``[model]``."""

@@ -2,6 +2,7 @@
 
 from mcp_chat_tui.agent.retrying import NOTHING_TO_RETRY, RETRY_BUSY, RETRY_LINE
 from mcp_chat_tui.conversation.conversation import NOTHING_TO_COMPACT, Conversation, Switched, chat_agent
+from mcp_chat_tui.conversation.models import ModelChoice, ModelSwitcher, SwitchRefused, model_argument
 from mcp_chat_tui.conversation.opening import CannotOpen, OpenedFile, held_for_the_run, read_if_present
 from mcp_chat_tui.conversation.routing import EXIT_WORDS, RETRY_COMMAND, Route, Routed, route_line
 
@@ -14,12 +15,16 @@ __all__ = [
     "RETRY_LINE",
     "CannotOpen",
     "Conversation",
+    "ModelChoice",
+    "ModelSwitcher",
     "OpenedFile",
     "Route",
     "Routed",
+    "SwitchRefused",
     "Switched",
     "chat_agent",
     "held_for_the_run",
+    "model_argument",
     "read_if_present",
     "route_line",
 ]

@@ -81,6 +81,24 @@ class Conversation:
         return self.recorder.transcript
 
     @property
+    def model_label(self) -> str:
+        """The model the conversation's replies are recorded as from (the one answering now)."""
+        return self._recording.model_label
+
+    def use_engine(self, engine: Engine, model_label: str) -> None:
+        """From the next turn on, ``engine`` answers (``/model``): the agent and the record use it, and
+        it keeps its own KV cache beside the file (a cache file is the model's: another model's is
+        never used, ``engine/cache_file.py``)."""
+        old = self.agent.engine
+        self.agent.use_engine(engine)
+        self._recording.engine, self._recording.model_label = engine, model_label
+        old.keep_cache_in(None)
+        if self.saving and self.path is not None:
+            keep_cache_beside(engine, self.path)
+        elif self._cache_read_from is not None:  # without ``save``: the file's cache is only read
+            keep_cache_beside(engine, self._cache_read_from, save=False)
+
+    @property
     def saving(self) -> bool:
         """A saver holds the file (False before the first prompt, with ``--no-save``, or when the file is another's)."""
         return self.recorder.saver is not None

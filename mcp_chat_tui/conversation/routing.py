@@ -1,5 +1,5 @@
-"""What a line typed at the prompt asks for: leave, ``/roots``, ``/compact``, ``/retry``, ``/call``, a
-server's prompt, or a turn.
+"""What a line typed at the prompt asks for: leave, ``/roots``, ``/compact``, ``/retry``, ``/call``,
+``/model``, a server's prompt, or a turn.
 
 Both front ends route a line here, in the same order, and only show the outcome.
 """
@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from mcp_chat_tui.agent.summaries import is_compact_command
+from mcp_chat_tui.conversation.models import is_model_command
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.servers.commands import is_command
 from mcp_chat_tui.servers.user_calls import is_call_command
@@ -28,6 +29,7 @@ class Route(enum.Enum):
     COMPACT = "compact"  # ``/compact``
     RETRY = "retry"  # ``/retry``: the last reply discarded and asked again (agent/retrying.py)
     CALL = "call"  # ``/call server:tool key=value``: the user calls a tool (servers/user_calls.py)
+    MODEL = "model"  # ``/model [NAME]``: list the models, or switch to one (conversation/models.py)
     COMMAND = "command"  # ``/server:prompt ...``: a server's prompt makes the turn
     PROMPT = "prompt"  # a turn for the model
 
@@ -59,6 +61,8 @@ async def route_line(
         said = await roots_command(text) if roots_command is not None else None
         if said is not None:
             return Routed(Route.ROOTS, text, said)
+        if is_model_command(text):
+            return Routed(Route.MODEL, text)
     if is_compact_command(text):
         return Routed(Route.COMPACT, text)
     if text.strip().lower() == RETRY_COMMAND:

@@ -69,6 +69,10 @@ class Engine:
     async def load(self, on_progress: Callable[[LoadProgress], None] | None = None) -> None:
         """Make the engine ready to ``stream`` (an engine with nothing to load is ready)."""
 
+    async def served_models(self) -> list[str]:
+        """The models a remote engine's server serves (a local engine serves none)."""
+        return []
+
     def stream(
         self,
         messages: list[dict],

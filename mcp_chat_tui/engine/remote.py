@@ -124,6 +124,24 @@ class OpenAIEngine(Engine):
         if on_progress is not None:
             on_progress(LoadProgress("ready", 0, None, f"{self.model_name} at {self.endpoint}"))
 
+    async def served_models(self) -> list[str]:
+        """The ids of the models the server serves (``GET .../models``: OpenAI's ``data[].id``, or
+        Ollama-style ``models[].name``); ``EngineError`` when it cannot be asked."""
+        base = self.url[: -len(_CHAT_PATH)]
+        timeout = min(self.timeout, 15.0)
+        with self._transport_errors(timeout):
+            async with self._client(timeout) as client:
+                response = await client.get(base + "/models")
+        if response.status_code >= 400:
+            raise self._http_error(response.status_code, response.text[:2000])
+        try:
+            listing = response.json()
+        except ValueError:
+            raise EngineError(f"the model server at {self.endpoint} listed its models in something not JSON") from None
+        entries = (listing.get("data") or listing.get("models") or []) if isinstance(listing, dict) else []
+        ids = [entry.get("id") or entry.get("name") for entry in entries if isinstance(entry, dict)]
+        return [self._said(str(model_id)) for model_id in ids if model_id]
+
     def stream(
         self,
         messages: list[dict],

@@ -187,6 +187,19 @@ class Exchange:
 class Transcript:
     exchanges: list[Exchange] = field(default_factory=list)
 
+    def model_switches(self) -> dict[int, str]:
+        """The exchanges whose reply came from another model than the reply before it (``/model``
+        switched between them), by index, with that model: each reply names its model, so the file
+        keeps every switch."""
+        switches: dict[int, str] = {}
+        last: str | None = None
+        for index, exchange in enumerate(self.exchanges):
+            if exchange.model is not None:
+                if last is not None and exchange.model != last:
+                    switches[index] = exchange.model
+                last = exchange.model
+        return switches
+
     def pending_proposals(self) -> list[Proposal]:
         """Proposals of the last step still waiting for a choice or (allowed) for their result (a
         malformed call never runs: it is not one of them)."""

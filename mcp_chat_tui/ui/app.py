@@ -41,6 +41,7 @@ from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_table, help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
 from mcp_chat_tui.ui.messages import EngineProgress, PolicyChanged, SaveChanged, ServerChanged
+from mcp_chat_tui.ui.model_actions import ModelActions
 from mcp_chat_tui.ui.palette import PaletteCommands
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.reply import ReplyController
@@ -69,6 +70,7 @@ class ChatApp(
     SidebarActions,
     ConversationActions,
     CatalogActions,
+    ModelActions,
     PaletteCommands,
     DialogKeyGuard,
     App[int],
@@ -97,12 +99,10 @@ class ChatApp(
         open_resume: bool = False,
     ) -> None:
         super().__init__()
-        self.engine = engine
         self.hub = hub
         self.policy = policy
         self.settings = settings
         self.settings_file = settings_file
-        self.model_label = model_label or engine.model_name
         self.clock = clock or DisplayClock()
         self.theme_dirs = theme_dirs
         self.agent = chat_agent(engine, hub, policy, settings)
@@ -116,13 +116,14 @@ class ChatApp(
         self._turn_running = False
         self._compact_asked = False  # /compact was typed: summarise every exchange but the last next
         self._retry_asked = False  # /retry or Ctrl+R: the last reply is asked again next
-        self.reply = ReplyController(lambda: self.chat, self.model_label, self._model_cost)
+        self.reply = ReplyController(lambda: self.chat, lambda: self.model_label, self._model_cost)
         self._queued_text: ReplyText | None = None  # the text message not yet handled
         self._agent_messages = 0  # agent events posted and not yet handled to the end
         self.call_store = CallStore(self.clock, lambda: self.calls_table)
         self._shut_down = False
         self.open_resume = open_resume
-        self.conversation = Conversation(self.agent, self.model_label, transcript=transcript, path=transcript_file)
+        label = model_label or engine.model_name
+        self.conversation = Conversation(self.agent, label, transcript=transcript, path=transcript_file)
         self.conversation.save, self.conversation.on_save_change = autosave, self._post_save_change
         self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
         self.built = False
@@ -134,6 +135,16 @@ class ChatApp(
     def _post_save_change(self, path: Path, problem: str | None) -> None:
         """On the saver's thread: saving ``path`` failed (``problem``) or works again (None)."""
         self.post_message(SaveChanged(path, problem))
+
+    @property
+    def engine(self) -> Engine:
+        """The model answering now (``/model`` changes it)."""
+        return self.agent.engine
+
+    @property
+    def model_label(self) -> str:
+        """How the model answering now is named (status bar, replies, the transcript)."""
+        return self.conversation.model_label
 
     @property
     def recorder(self) -> TranscriptRecorder:
@@ -149,11 +160,11 @@ class ChatApp(
         self.hub.step_up_prompt = self._show_sign_in
         asker = DialogAsker(self)
         self.hub.client_requests = AskingClientRequests(
-            self.engine,
+            lambda: self.agent.engine,  # the model answering now: /model changes it
             YesAsker(asker) if self.policy.yes else asker,
             self._sink,
             model_busy=lambda: self.agent.generating,
-            model_name=self.model_label,
+            model_name=lambda: self.conversation.model_label,
             redactor=self.hub.redactor,
         )
 
@@ -371,6 +382,8 @@ class ChatApp(
             self.compact()
         elif routed.route is Route.RETRY:
             self.action_retry()
+        elif routed.route is Route.MODEL:
+            self.model_typed(prompt)
         elif routed.route is Route.CALL:
             self.run_worker(self.call_typed(prompt), group="own-call")
         elif routed.route is Route.COMMAND:
@@ -405,6 +418,7 @@ class ChatApp(
                 await self._write_summaries()
             while self._queue:
                 await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
+                await self.model_settled()  # and one sent while /model loads goes to the model it leaves
                 queued = self._queue.pop(0)
                 self.status_bar.waiting = len(self._queue)
                 if queued.reading and not await self._wait_for_reads(queued):
@@ -426,7 +440,7 @@ class ChatApp(
     # ----- actions ---------------------------------------------------------------------------
 
     def action_stop(self) -> None:
-        if self.stop_waiting_for_reads():
+        if self.stop_waiting_for_reads() or self.cancel_model_load():
             return
         if self.agent.stop():
             self.notify("stopped")

@@ -36,6 +36,7 @@ APP_COMMANDS = (  # every command the app itself answers (ui/app.py ``_send``)
         "/call",
         "call a tool yourself: /call server:tool key=value (no approval; the result goes with your next message)",
     ),
+    AppCommand("/model", "switch the model: /model lists the models this machine has, /model NAME switches to one"),
     AppCommand("/roots", "list the folders servers may work in; /roots add PATH, /roots remove PATH"),
 )
 

@@ -62,6 +62,11 @@ class PaletteCommands:
         yield SystemCommand("Hide or show the sidebar", "Tool calls and servers", self.action_toggle_sidebar)
         yield SystemCommand("Browse resources", "Every server's resources and templates", self.action_resources)
         yield SystemCommand(
+            "Switch model",
+            "The models this machine has; the conversation goes on with the one chosen",
+            self.action_switch_model,
+        )
+        yield SystemCommand(
             "Model and generation settings",
             "Temperature, top-p, max tokens, seed… and where each came from",
             self.action_model_detail,

@@ -15,11 +15,13 @@ class ReplyController:
 
     Args:
         chat: The chat log the replies go into.
-        model_label: The name each reply starts with.
+        model_label: The name each reply starts with (the model answering now).
         model_cost: What a second of the app's CPU costs the model while it generates.
     """
 
-    def __init__(self, chat: Callable[[], ChatLog], model_label: str, model_cost: Callable[[], float]) -> None:
+    def __init__(
+        self, chat: Callable[[], ChatLog], model_label: Callable[[], str], model_cost: Callable[[], float]
+    ) -> None:
         self._chat = chat
         self._model_label = model_label
         self._model_cost = model_cost
@@ -37,7 +39,7 @@ class ReplyController:
 
     async def start(self) -> None:
         """Mount a new reply (its header and the widget its first text streams into)."""
-        self.widget = AssistantReply(self._model_label, self._model_cost)
+        self.widget = AssistantReply(self._model_label(), self._model_cost)
         await self._chat().mount(self.widget)
 
     def continue_with(self, reply: AssistantReply | None) -> None:

@@ -84,9 +84,12 @@ async def show_transcript(
     _list_earlier(transcript.exchanges[:hidden], prompt, calls)
     await chat.note_hidden(hidden)
     goes_on = transcript.exchanges[-1] if transcript.turn_goes_on() else None  # its reply continues: no note
-    for exchange in transcript.exchanges[hidden:]:
+    switches = transcript.model_switches()
+    for index, exchange in enumerate(transcript.exchanges[hidden:], start=hidden):
         if leaving():  # the app is leaving: stop here, the screen is being taken down
             return None
+        if index in switches:
+            await chat.mount(Notice(switched_note(switches[index]), muted=True))
         attached = exchange.attachments
         await chat.add_prompt(user_message(exchange.user, attached) if attached else UserMessage(exchange.user))
         prompt.remember(exchange.user)
@@ -96,6 +99,11 @@ async def show_transcript(
     if table.row_count:
         table.move_cursor(row=table.row_count - 1, animate=False)
     return reply
+
+
+def switched_note(model: str) -> str:
+    """The line that says the conversation went on with another model (``/model``), live and resumed."""
+    return f"switched to {model}"
 
 
 def _list_earlier(exchanges: list[Exchange], prompt: PromptInput, calls: CallStore) -> None:

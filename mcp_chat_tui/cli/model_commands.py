@@ -1,0 +1,77 @@
+"""``/model`` at the ``prompt ->`` line: ``/model`` lists the models this machine has, ``/model NAME``
+switches the conversation to one (loaded with its progress on a status line; the current model stays
+when it cannot load)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from mcp_chat_tui.conversation import ModelSwitcher, SwitchRefused, model_argument
+from mcp_chat_tui.core.text import visible_controls
+from mcp_chat_tui.engine.base import Engine
+from mcp_chat_tui.engine.events import LoadProgress
+from mcp_chat_tui.engine.model_list import ModelChoice
+
+
+async def model_command(switcher: ModelSwitcher | None, console: Console, text: str) -> None:
+    """Answer ``/model`` or ``/model NAME`` typed at the prompt."""
+    if switcher is None:
+        console.print(Text("/model is not available here", style="yellow"))
+        return
+    wanted = model_argument(text)
+    try:
+        if not wanted:
+            print_models(console, await switcher.choices(), switcher.current)
+            return
+        choice = await switcher.find(wanted)
+        engine = await _switch(switcher, choice, console)
+    except SwitchRefused as exc:
+        console.print(Text(visible_controls(str(exc)), style="red"), soft_wrap=True)
+        return
+    console.print(
+        Text(visible_controls(f"switched to {choice.name}{_settings(engine)}"), style="green"), soft_wrap=True
+    )
+
+
+async def _switch(switcher: ModelSwitcher, choice: ModelChoice, console: Console) -> Engine:
+    with console.status(visible_controls(f"loading {choice.name}…")) as status:
+
+        def on_progress(progress: LoadProgress) -> None:
+            if progress.stage in ("download", "convert") and progress.bytes_total:
+                status.update(f"{progress.doing} {choice.name}: {progress.bytes_done / 1e6:.1f} MB")
+            elif progress.message:
+                status.update(visible_controls(progress.message))
+
+        return await switcher.switch(choice, on_progress)
+
+
+def _settings(engine: Engine) -> str:
+    generation = engine.generation
+    summary = generation.summary() if generation is not None else ""
+    return f" ({summary})" if summary else ""
+
+
+def print_models(console: Console, models: list[ModelChoice], current: str) -> None:
+    """The models on offer, the current one marked; how to switch under them."""
+    if not models:
+        console.print(
+            Text(
+                "no models found: put MLX models in the Hugging Face cache, or name folders and GGUF "
+                "files in config.toml's local_models",
+                style="yellow",
+            ),
+            soft_wrap=True,
+        )
+        return
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for column in ("", "model", "kind", "size", "where"):
+        table.add_column(column, overflow="fold")
+    for model in models:
+        mark = "●" if model.named(current) else ""
+        table.add_row(
+            mark, *(Text(visible_controls(v)) for v in (model.name, model.kind, model.size_label, model.where))
+        )
+    console.print(table)
+    console.print(Text("/model NAME switches to one", style="dim"))

@@ -1,0 +1,75 @@
+"""``/model`` at ``--plain``'s prompt, through the real CLI in this process: ``/model`` lists the models
+(an endpoint's ``/v1/models``, config.toml's local_models), ``/model NAME`` switches, the next reply goes
+to the new model and the transcript names it; a name that is not on this machine is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from mcp_chat_tui.transcript import parse, read_transcript_text
+from tests import cli_in_process
+from tests.models import build_tiny_model
+from tests.scripted_endpoint import ScriptedEndpoint
+
+pytestmark = pytest.mark.slow  # the CLI and a real model (tests/conftest.py: SLOW_FILES)
+
+
+@pytest.fixture(autouse=True)
+def empty_hub_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+
+
+def plain(model_args: list[str], folder: Path, dirs: Path, stdin: str, config: str = ""):
+    (folder / "mcp.json").write_text(json.dumps({"servers": {}}))
+    (dirs / "config").mkdir(parents=True, exist_ok=True)
+    (dirs / "config" / "config.toml").write_text(config)
+    env = {**os.environ, "COLUMNS": "200"}
+    for kind in ("CONFIG", "DATA", "LOG"):
+        env[f"MCP_CHAT_TUI_{kind}_DIR"] = str(dirs / kind.lower())
+    args = [*model_args, "--plain", "--mcp-config", str(folder / "mcp.json")]
+    return cli_in_process.run_cli(args, cwd=folder, env=env, stdin=stdin)
+
+
+def saved(dirs: Path):
+    [path] = sorted((dirs / "data" / "conversations").glob("*.md"))
+    return parse(read_transcript_text(path), path)
+
+
+def test_an_endpoints_models_are_listed_and_the_next_reply_goes_to_the_one_chosen(tmp_path, isolated_user_dirs):
+    with ScriptedEndpoint(["first answer", "second answer"], models=["scripted", "other-model"]) as endpoint:
+        result = plain(
+            ["--endpoint", endpoint.url, "scripted"],
+            tmp_path,
+            isolated_user_dirs,
+            "hello\n/model\n/model other-model\nagain\n",
+        )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert re.search(rf"●\s+scripted\s+endpoint\s+{re.escape(endpoint.url)}", out), out
+    assert re.search(rf"\n\s+other-model\s+endpoint\s+{re.escape(endpoint.url)}", out), out
+    assert "/model NAME switches to one" in out
+    assert "switched to other-model" in out, out
+    assert [request["model"] for request in endpoint.requests] == ["scripted", "other-model"]
+    assert [exchange.model for exchange in saved(isolated_user_dirs).exchanges] == ["scripted", "other-model"]
+
+
+def test_a_local_model_named_in_config_toml_takes_over_and_a_missing_one_is_refused(
+    tiny_model, tmp_path, isolated_user_dirs
+):
+    second = build_tiny_model(tmp_path / "tiny-b", seed=7)
+    result = plain(
+        [str(tiny_model), "--max-tokens", "3"],
+        tmp_path,
+        isolated_user_dirs,
+        "hello\n/model no-such-model\n/model tiny-b\nagain\n",
+        config=f"local_models = [{json.dumps(str(second))}]\n",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "no model 'no-such-model' on this machine: /model lists them" in result.stdout, result.stdout
+    assert "switched to tiny-b" in result.stdout, result.stdout
+    assert [exchange.model for exchange in saved(isolated_user_dirs).exchanges] == [tiny_model.name, "tiny-b"]

@@ -1,5 +1,6 @@
 """What a key costs the screen (issue 33): a focus change builds the footer's keys once, and a
-sign that the keys may have changed builds nothing when they did not; once the app is ready,
+sign that the keys may have changed builds nothing when they did not; a dialog opening restyles
+nothing under it (its style file was read with the app's); once the app is ready,
 Python's cycle collector leaves what start-up built alone (a full collection over a loaded
 conversation paused the screen for a tenth of a second and more), until the app ends.
 
@@ -11,9 +12,13 @@ import gc
 
 from textual.widgets import Footer
 
+from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.ui import heap
-from tests.fakes import ScriptedEngine
-from tests.ui_helpers import make_app, wait_for, wait_ready
+from mcp_chat_tui.ui.screens import STYLES_FOLDER
+from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from mcp_chat_tui.ui.screens.detail import CallDetailScreen
+from tests.fakes import ScriptedEngine, call
+from tests.ui_helpers import dialog_armed, make_app, send, wait_for, wait_ready
 
 
 async def test_a_focus_change_builds_the_footer_once_and_a_change_of_nothing_not_at_all(monkeypatch):
@@ -60,3 +65,26 @@ async def test_once_ready_the_collector_leaves_start_up_objects_alone_until_the_
         assert gc.get_threshold()[0] == max(heap.YOUNG_OBJECTS, thresholds[0])
     assert gc.get_freeze_count() == 0
     assert gc.get_threshold() == thresholds
+
+
+async def test_a_screen_opening_restyles_nothing_under_it():
+    """Each screen's style file is read with the app's: the first approval dialog and the first
+    call detail opened leave the styles of the widgets under them as they were (Textual restyles
+    every widget of the app when a screen brings a style file it has not read)."""
+    engine = ScriptedEngine([[call("calculator", {"expression": "6*7"})], "42"])
+    app = make_app(engine, policy=ApprovalPolicy("ask"))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_ready(pilot, app)
+        restyled = []
+        update = app.stylesheet.update
+        app.stylesheet.update = lambda root, animate=False: (restyled.append(root), update(root, animate))  # type: ignore[method-assign]
+        await send(pilot, "what is 6*7")
+        await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog")
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not app._turn_running, what="the turn's end")
+        await pilot.press("f3", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, CallDetailScreen), what="the call's detail")
+        await pilot.pause()
+        assert restyled == []
+        read = {path for path, _ in app.stylesheet.source}
+        assert {str(path) for path in STYLES_FOLDER.glob("*.tcss")} <= read

@@ -2,7 +2,8 @@
 
 The timeout counts from the server's last sign of life: the call's start, then each progress
 notification of the call (the spec allows progress to reset it), and the end of each request the
-server made meanwhile (sampling, a form, a URL): a person's time answering is no call's. Log
+server made meanwhile (sampling, a form, a URL): a person's time answering is no call's, nor
+their time on the pages another call's "URL elicitation required" (-32042) asked for. Log
 messages are not progress and reset nothing. However often a call reports progress it ends at
 ``MAX_CALL_FACTOR`` times its timeout (the spec asks for such a maximum), a person's time again
 not counted; a call run as a task has no such cap (its server's answers to each poll say it is

@@ -134,13 +134,15 @@ class ToolCalls(TaskCalls):
         self, rt: Any, call: _Call, result: ToolCallResult, limit: float, on_progress: ProgressListener | None
     ) -> ToolCallResult:
         """The server answered that pages must be visited first (-32042, ``url_required.py``): the
-        user is shown them, and once done the call is sent again (at most ``MAX_ROUNDS`` times)."""
+        user is shown them, and once done the call is sent again (at most ``MAX_ROUNDS`` times). The
+        time they are shown stops the clocks of the server's other calls, as a form's does."""
         for _ in range(MAX_ROUNDS):
             pages, call.pages = call.pages, None
             if not pages:
                 return result
             pages = redacted_pages(pages, self.redactor)
-            why = await self.requests.visit_required(rt.status, call.tool, pages)
+            with rt.life.asking():  # a person's time on the pages is no call's (``call_clock.py``)
+                why = await self.requests.visit_required(rt.status, call.tool, pages)
             if why:
                 return self._failed_call(call, FailureKind.REFUSED, not_visited(call.tool, pages, why))
             refusal = self._refusal(call, rt)  # the server may have gone meanwhile

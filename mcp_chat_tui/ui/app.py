@@ -45,11 +45,12 @@ from mcp_chat_tui.ui.model_actions import ModelActions
 from mcp_chat_tui.ui.palette import PaletteCommands
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.reply import ReplyController
+from mcp_chat_tui.ui.screens import STYLES_FOLDER
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, TextScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
 from mcp_chat_tui.ui.sidebar_actions import SidebarActions
 from mcp_chat_tui.ui.startup import StartUp
-from mcp_chat_tui.ui.styles import preload_styles
+from mcp_chat_tui.ui.styles import preload_screen_css, preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
 from mcp_chat_tui.ui.widgets.attachments import reading_message, user_message
 from mcp_chat_tui.ui.widgets.chat import ChatLog, chat_widget_classes
@@ -227,6 +228,7 @@ class ChatApp(
     async def _build(self) -> None:
         """The panes, after the first frame; then the model and the servers start."""
         preload_styles(self, chat_widget_classes())  # parsed with the panes' styles, not mid-reply
+        preload_screen_css(self, STYLES_FOLDER)  # nor as a dialog opens
         # Into the app's own screen, whatever is on top of it by now (F1, the palette).
         await self.screen_stack[0].mount_all(self._layout())
         self.built = True

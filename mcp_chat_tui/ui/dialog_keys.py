@@ -1,33 +1,78 @@
-"""Keys pressed before a deciding dialog was armed are not the dialog's: a part of ``ChatApp``.
+"""Keys go to the screen the person meant: a part of ``ChatApp``.
 
 Textual hands every key the terminal sends to the app, which gives it to whatever screen is on
-top when it gets to the key, however long ago it was pressed. So a letter typed for the prompt
-just before (or just as) a dialog appears would answer the dialog. Here each key and paste is
-looked at first, before any binding: while the screen on top is a ``DecidingScreen`` that was not
-armed when the key was pressed, the key goes back where the user was typing
-(``DecidingScreen.hand_back``), or nowhere. Only the app's own priority keys (Ctrl+C leaves) act
-as they always do. A key that the widget under the dialog did not take and that bubbles up to
-the app is dropped as well, so it cannot reach the dialog's bindings either.
+top when it gets to the key, however long ago it was pressed. Here each key and paste is looked
+at first, before any binding, for two cases:
+
+- A screen just pushed (the palette, export, search, an argument editor) is on top before its
+  widgets are mounted and its field focused: a key the app got to then reached the bare screen
+  and was lost (the first letters of a file name typed straight after opening export). Such keys
+  are held, in order, and given to the screen once it is mounted and its focus set.
+- While the screen on top is a ``DecidingScreen`` that was not armed when the key was pressed,
+  the key goes back where the user was typing (``DecidingScreen.hand_back``), or nowhere. Only
+  the app's own priority keys (Ctrl+C leaves) act as they always do. A key that the widget under
+  the dialog did not take and that bubbles up to the app is dropped as well, so it cannot reach
+  the dialog's bindings either.
 """
 
 from __future__ import annotations
 
 from textual import events
 from textual.app import App
+from textual.screen import Screen
 
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 from mcp_chat_tui.ui.textual_private import key_bindings
+
+TypedEvent = events.Key | events.Paste
 
 
 class DialogKeyGuard:
     """The key guard of ``ChatApp`` (before ``App`` in its bases, so it sees every event first)."""
 
+    _held_keys: list[TypedEvent] | None = None  # keys waiting for a pushed screen to open
+    _held_for: Screen[object] | None = None  # that screen
+
     async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
+            if self._hold_until_open(event):
+                return
         if isinstance(event, (events.Key, events.Paste)) and not self._meant_for_screen(event):
             return
         await super().on_event(event)  # type: ignore[misc]
 
-    def _meant_for_screen(self, event: events.Key | events.Paste) -> bool:
+    def _hold_until_open(self, event: TypedEvent) -> bool:
+        """Whether ``event`` waits for the screen on top to open (or behind keys that do)."""
+        assert isinstance(self, App)
+        if self._held_keys is not None:
+            self._held_keys.append(event)
+            if self._held_for not in self.screen_stack:  # it went before it opened: none will come
+                self.call_later(self._give_held_keys)
+            return True
+        if not self.is_running or len(self.screen_stack) < 2:
+            return False
+        screen = self.screen
+        if screen.is_mounted or isinstance(screen, DecidingScreen):
+            return False  # open; or a dialog that gives keys typed before it back (``hand_back``)
+        if isinstance(event, events.Key) and any(binding.priority for binding in key_bindings(self, event.key)):
+            return False  # Ctrl+C: the app's own, whatever is on top
+        self._held_keys, self._held_for = [event], screen
+        screen.call_later(self._screen_opened, screen)  # runs once the screen has mounted
+        return True
+
+    def _screen_opened(self, screen: Screen[object]) -> None:
+        """``screen`` is mounted; its focus is set by the app's callbacks queued as it mounted, so
+        the held keys are given after those."""
+        assert isinstance(self, App)
+        self.call_later(self._give_held_keys)
+
+    async def _give_held_keys(self) -> None:
+        held, self._held_keys, self._held_for = self._held_keys or [], None, None
+        for event in held:
+            if self._meant_for_screen(event):
+                await super().on_event(event)  # type: ignore[misc]
+
+    def _meant_for_screen(self, event: TypedEvent) -> bool:
         """False for a key or paste the dialog on top must not act on (it is given back first)."""
         assert isinstance(self, App)
         if not self.is_running or not self.screen_stack:

@@ -14,11 +14,8 @@ import base64
 import logging
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types
-from mcp import Client
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcp_chat_tui.core.attachments import IMAGE, PROMPT, RESOURCE, Attachment, binary_placeholder
@@ -32,6 +29,10 @@ from mcp_chat_tui.servers.results import (
     validation_problems,
     within_media_budget,
 )
+
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp import Client
 
 log = logging.getLogger(__name__)
 
@@ -221,6 +222,8 @@ def contents_attachment(
     contents: Any, server: str, redactor: Redactor, name: str = "", kind: str = RESOURCE
 ) -> Attachment:
     """One ``TextResourceContents`` or ``BlobResourceContents`` as an attachment (binary: a placeholder)."""
+    import mcp_types
+
     mime = contents.mime_type or ""
     uri = str(contents.uri)
     original = contents.text if isinstance(contents, mcp_types.TextResourceContents) else blob_text(contents)
@@ -262,6 +265,8 @@ def prompt_turn(
 ) -> tuple[str, list[Attachment]]:
     """A prompt's messages as a user turn: their text joined, embedded resources and images attached,
     and first the command it came from (so the transcript keeps it)."""
+    import mcp_types
+
     texts: list[str] = []
     attachments = [Attachment(PROMPT, prompt.server, prompt.name, arguments=dict(arguments))]
     for message in result.messages:
@@ -352,6 +357,8 @@ class CatalogAccess:
         self, server: str, ref: PromptInfo | ResourceInfo, argument: str, value: str, context: dict[str, str]
     ) -> list[str]:
         """Values the server suggests for an argument (none when it offers no completions or fails)."""
+        import mcp_types
+
         rt = self._runtimes.get(server)
         if rt is None or rt.client is None or "completions" not in rt.status.capabilities:
             return []
@@ -369,6 +376,8 @@ class CatalogAccess:
     async def subscribe_resource(self, server: str, uri: str) -> bool:
         """Hear when ``uri`` changes (``resources/updated``), where the server supports it. Each
         subscription that succeeded is one holder: ``unsubscribe_resource`` lets it go."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
         rt = self._runtimes.get(server)
         if rt is None:
             return False
@@ -396,6 +405,8 @@ class CatalogAccess:
         """One holder of ``uri``'s subscription lets go (the screen that showed it moved on or
         closed); the last one ends it: ``resources/unsubscribe`` on 2025-11-25, the listen stream
         opened again without it on 2026-07-28. A server stopped meanwhile ended it already."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
         rt = self._runtimes.get(server)
         if rt is None or uri not in rt.status.subscribed:
             return
@@ -434,6 +445,9 @@ class CatalogAccess:
     def _catalog_message(self, rt: Any, message: Any) -> None:
         """A 2025-11-25 notification about prompts or resources (on 2026-07-28 the SDK hands the
         listen stream's events here too: the stream handles those)."""
+        import mcp_types
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
         if rt.client is None or rt.client.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return
         if isinstance(message, (mcp_types.PromptListChangedNotification, mcp_types.ResourceListChangedNotification)):
@@ -464,6 +478,8 @@ class CatalogAccess:
         """On 2026-07-28: a ``subscriptions/listen`` stream for prompt and resource changes (and the
         subscribed resources); a new one replaces the old. Returns a future done once the server
         acknowledged it (or the stream failed)."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return None
         capabilities = client.server_capabilities

@@ -17,12 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
-
-import anyio
-import mcp_types
-from mcp import Client
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from typing import TYPE_CHECKING, Any
 
 from mcp_chat_tui.core.memory import keep_freed_memory
 from mcp_chat_tui.core.paths import user_data_dir
@@ -57,6 +52,9 @@ from mcp_chat_tui.servers.transports import (
     sse_transport,
     stdio_transport,
 )
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 log = logging.getLogger(__name__)
 
@@ -294,6 +292,8 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
 
     async def _own(self, rt: _Runtime, generation: int, started: float) -> None:
         """The one task that holds this server's SDK client from start to stop."""
+        import anyio
+
         try:
             client = self._new_client(rt, generation)
             async with client:
@@ -417,6 +417,8 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
 
     @staticmethod
     def _wants_listen(client: Client) -> bool:
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
         tools_capability = client.server_capabilities.tools
         return (
             client.protocol_version in MODERN_PROTOCOL_VERSIONS
@@ -454,6 +456,8 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         self._changed(rt, tools_changed=True)
 
     async def _on_message(self, rt: _Runtime, generation: int, message: Any) -> None:
+        import mcp_types
+
         if generation != rt.generation:
             return
         # A message that could not be read is a protocol problem, while starting too (the stdio

@@ -1,11 +1,9 @@
 """The server hub: starts every configured MCP server through the official SDK, tracks it, calls its tools.
 
-One asyncio task per server holds its SDK ``Client`` from start to stop; observers hear every
-state change through a plain callback; everything a server says passes through the hub's
-``Redactor`` first. Its parts are mixed in from their own modules: tool calls (``calls.py``),
-sign-in (``sign_in.py``), prompts and resources (``catalog.py``), logging and roots
-(``client_context.py``).
-"""
+One asyncio task per server holds its SDK ``Client`` from start to stop; observers hear every state
+change through a plain callback; everything a server says passes through the hub's ``Redactor`` first.
+Its parts are mixed in: tool calls (``calls.py``), sign-in (``sign_in.py``), prompts and resources
+(``catalog.py``), logging and roots (``client_context.py``). The SDK is imported where it is used."""
 
 from __future__ import annotations
 
@@ -30,7 +28,7 @@ from mcp_chat_tui.servers.call_clock import ServerLife
 from mcp_chat_tui.servers.callbacks import ClientCallbacks
 from mcp_chat_tui.servers.calls import ToolCalls
 from mcp_chat_tui.servers.catalog import CatalogAccess
-from mcp_chat_tui.servers.client_context import LogListener, ServerContext
+from mcp_chat_tui.servers.client_context import LogListener, ServerContext, is_modern
 from mcp_chat_tui.servers.client_requests import DEFAULT_SAMPLING_PER_MINUTE, ClientRequests, RequestDesk
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, noise_excerpt, noise_line, unreadable_message
@@ -47,6 +45,7 @@ from mcp_chat_tui.servers.token_vault import TOKEN_FILE_NAME, TokenVault
 from mcp_chat_tui.servers.transports import (
     describe_start_failure,
     http_transport,
+    import_sdk,
     memory_transport,
     root_cause,
     sse_transport,
@@ -235,6 +234,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
 
     async def start_all(self) -> list[ServerStatus]:
         """Start every enabled server concurrently; returns when each is ready or has failed."""
+        await import_sdk()
         runtimes = [rt for rt in self._runtimes.values() if rt.status.state != ServerState.DISABLED]
         await asyncio.gather(*(self._start(rt) for rt in runtimes))
         return self.statuses
@@ -417,14 +417,8 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
 
     @staticmethod
     def _wants_listen(client: Client) -> bool:
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
         tools_capability = client.server_capabilities.tools
-        return (
-            client.protocol_version in MODERN_PROTOCOL_VERSIONS
-            and tools_capability is not None
-            and bool(tools_capability.list_changed)
-        )
+        return is_modern(client) and tools_capability is not None and bool(tools_capability.list_changed)
 
     async def _listen_for_tool_changes(self, rt: _Runtime, client: Client) -> None:
         try:

@@ -1,11 +1,9 @@
 """Each server's prompts, resources and resource templates: listed, kept fresh, read, got, completed.
 
-``CatalogAccess`` is the part of ``ServerHub`` that does this through the SDK client the hub
-keeps for each server. A server without the capability has none; a list that fails is noted
-in ``ServerStatus.catalog_problems`` (like refused tools) and never fails the server. Changes
-arrive as ``notifications/*/list_changed`` and ``resources/updated`` (2025-11-25) or on a
-``subscriptions/listen`` stream (2026-07-28); each leads to one fresh reading, and observers hear it.
-"""
+``CatalogAccess`` is the part of ``ServerHub`` that does this through the SDK client the hub keeps for
+each server. A server without the capability has none; a list that fails is noted in ``catalog_problems``
+(like refused tools), never failing the server. Changes arrive as ``notifications/*/list_changed`` and
+``resources/updated`` (2025-11-25) or on a ``subscriptions/listen`` stream (2026-07-28): one fresh reading each."""
 
 from __future__ import annotations
 
@@ -22,6 +20,7 @@ from mcp_chat_tui.core.attachments import IMAGE, PROMPT, RESOURCE, Attachment, b
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.text import one_line
+from mcp_chat_tui.servers.client_context import is_modern
 from mcp_chat_tui.servers.results import (
     blob_text,
     content_part,
@@ -376,8 +375,6 @@ class CatalogAccess:
     async def subscribe_resource(self, server: str, uri: str) -> bool:
         """Hear when ``uri`` changes (``resources/updated``), where the server supports it. Each
         subscription that succeeded is one holder: ``unsubscribe_resource`` lets it go."""
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
         rt = self._runtimes.get(server)
         if rt is None:
             return False
@@ -390,7 +387,7 @@ class CatalogAccess:
         if capability is None or not capability.subscribe:
             return False
         rt.status.subscribed[uri] = 1
-        if rt.client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if is_modern(rt.client):
             await self._listen_again(rt, rt.client)  # with this resource too
             return True
         try:
@@ -405,8 +402,6 @@ class CatalogAccess:
         """One holder of ``uri``'s subscription lets go (the screen that showed it moved on or
         closed); the last one ends it: ``resources/unsubscribe`` on 2025-11-25, the listen stream
         opened again without it on 2026-07-28. A server stopped meanwhile ended it already."""
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
         rt = self._runtimes.get(server)
         if rt is None or uri not in rt.status.subscribed:
             return
@@ -418,7 +413,7 @@ class CatalogAccess:
         if client is None or not rt.status.state.usable:
             return
         try:
-            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            if is_modern(client):
                 await self._listen_again(rt, client)
             else:
                 await _legacy_subscription(client, uri, subscribe=False)
@@ -446,9 +441,8 @@ class CatalogAccess:
         """A 2025-11-25 notification about prompts or resources (on 2026-07-28 the SDK hands the
         listen stream's events here too: the stream handles those)."""
         import mcp_types
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-        if rt.client is None or rt.client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if rt.client is None or is_modern(rt.client):
             return
         if isinstance(message, (mcp_types.PromptListChangedNotification, mcp_types.ResourceListChangedNotification)):
             self._catalog_changed(rt, rt.client)
@@ -478,9 +472,7 @@ class CatalogAccess:
         """On 2026-07-28: a ``subscriptions/listen`` stream for prompt and resource changes (and the
         subscribed resources); a new one replaces the old. Returns a future done once the server
         acknowledged it (or the stream failed)."""
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        if not is_modern(client):
             return None
         capabilities = client.server_capabilities
         prompts = bool(capabilities.prompts and capabilities.prompts.list_changed)

@@ -50,9 +50,9 @@ async def import_sdk() -> None:
 
     def run() -> None:
         try:
-            from mcp_chat_tui.servers import sdk_private
+            from mcp_chat_tui.servers.sdk_private import LEGACY_VERSION
 
-            del sdk_private  # imported for what it imports: the SDK
+            del LEGACY_VERSION  # the module imported for what it imports: the SDK
         except BaseException:  # raised again, and shown, where the SDK is used
             pass
         finally:

@@ -12,7 +12,7 @@ import pytest
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub, ServerState
-from mcp_chat_tui.servers.oauth import client_auth_method
+from mcp_chat_tui.servers.oauth_provider import client_auth_method
 from mcp_chat_tui.servers.token_vault import TOKEN_FILE_NAME, TokenVault
 from tests.helpers import free_port
 from tests.oauth_helpers import Browser, protected_server

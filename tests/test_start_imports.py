@@ -1,6 +1,7 @@
 """The full-screen app's first frame waits for no library it does not draw with (issue 33): the
-model's (MLX, mlx-lm, transformers), the hub client's, the keyring, the image libraries are
-imported after it, when the model loads or an image is first shown.
+model's (MLX, mlx-lm, transformers), the hub client's, the keyring, the image libraries, the MCP SDK
+(its client, server, HTTP and auth parts and its protocol types) are imported after it, when the
+model loads, the servers start or an image is first shown.
 
 Checked in a new Python process, which builds the app as ``mcp-chat-tui --demo`` does (the command
 line, config.toml and the bundled mcp.json read, the engine and the hub made, nothing started) and
@@ -27,6 +28,12 @@ NOT_BEFORE_THE_FIRST_FRAME = (
     "PIL",
     "numpy",
     "textual_image",
+    "mcp",
+    "mcp_types",
+    "httpx2",
+    "anyio",
+    "starlette",
+    "uvicorn",
 )
 
 FIRST_FRAME = textwrap.dedent(
@@ -80,7 +87,7 @@ def libraries_at_first_frame(libraries: tuple[str, ...]) -> list[str]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_the_first_frame_is_drawn_before_the_model_hub_keyring_and_image_libraries_are_imported(isolated_user_dirs):
+def test_the_first_frame_is_drawn_before_the_model_hub_keyring_image_and_sdk_libraries_are_imported(isolated_user_dirs):
     assert libraries_at_first_frame(NOT_BEFORE_THE_FIRST_FRAME) == []
 
 

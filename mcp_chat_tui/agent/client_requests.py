@@ -15,16 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
-from typing import Any, Protocol
-
-from mcp_types import (
-    CreateMessageRequestParams,
-    ElicitRequestFormParams,
-    ElicitRequestParams,
-    ElicitRequestURLParams,
-    ElicitResult,
-    ErrorData,
-)
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_chat_tui.agent.events import AgentSink, ServerRequestAnswered
 from mcp_chat_tui.agent.sampling import ToolUse, generate, request_record, result_record, sampling_result
@@ -33,6 +24,15 @@ from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.servers.client_requests import USER_REJECTED, ElicitationAnswer, SamplingAnswer
 from mcp_chat_tui.servers.elicit_form import FormField, form_fields, redacted_values
 from mcp_chat_tui.servers.url_required import NOBODY_TO_ASK
+
+if TYPE_CHECKING:
+    from mcp_types import (
+        CreateMessageRequestParams,
+        ElicitRequestParams,
+        ElicitRequestURLParams,
+        ElicitResult,
+        ErrorData,
+    )
 
 BUSY_MESSAGE = "sampling refused: the model is busy writing the user's reply; ask again when that reply is done"
 NOBODY_MESSAGE = "sampling refused: there was no one to ask (no terminal); --yes lets the model answer"
@@ -137,16 +137,22 @@ class AskingClientRequests:
         self._report(server, "sampling", request_record(params), "refused", {"error": message})
 
     def _rejected(self, server: str, asked: dict[str, Any], message: str) -> ErrorData:
+        from mcp_types import ErrorData
+
         self._report(server, "sampling", asked, "rejected", {"error": message})
         return ErrorData(code=USER_REJECTED, message=message)
 
     def _refused(self, server: str, kind: str, asked: dict[str, Any], message: str) -> ErrorData:
+        from mcp_types import ErrorData
+
         self._report(server, kind, asked, "refused", {"error": message})
         return ErrorData(code=USER_REJECTED, message=message)
 
     # ----- elicitation -----------------------------------------------------------------------
 
     async def elicit(self, server: str, params: ElicitRequestParams) -> ElicitationAnswer:
+        from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
+
         async with self._one_at_a_time:
             if isinstance(params, ElicitRequestURLParams):
                 return await self._visit(server, params)
@@ -169,6 +175,8 @@ class AskingClientRequests:
                 self.redactor.add(f"{server}.{form_field.name}", value)
 
     async def _visit(self, server: str, params: ElicitRequestURLParams) -> ElicitResult:
+        from mcp_types import ElicitResult
+
         asked = {"mode": "url", "message": params.message, "url": params.url}
         action = await self.asker.visit_url(server, params.message, params.url)
         self._report(server, "elicitation", asked, action, {"action": action})

@@ -10,22 +10,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
-
-from mcp_types import (
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    CreateMessageResultWithTools,
-    SamplingMessage,
-    TextContent,
-    ToolResultContent,
-    ToolUseContent,
-)
+from typing import TYPE_CHECKING, Any
 
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import Done, TextDelta, Throughput, ToolCallMalformed, ToolCallProposed
 from mcp_chat_tui.engine.generation import ReplyOverrides
 from mcp_chat_tui.engine.stops import STOP_SEQUENCE
+
+if TYPE_CHECKING:
+    from mcp_types import (
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        CreateMessageResultWithTools,
+        SamplingMessage,
+    )
 
 STOP_REASONS = {"length": "maxTokens", STOP_SEQUENCE: "stopSequence"}  # the engine's finish, as the spec says it
 
@@ -50,6 +48,8 @@ class SampledReply:
 
 def block_text(block: Any) -> str:
     """A content block as text for the model and the dialog (images and audio by their type)."""
+    from mcp_types import TextContent, ToolResultContent, ToolUseContent
+
     if isinstance(block, TextContent):
         return block.text
     if isinstance(block, ToolUseContent):
@@ -67,12 +67,16 @@ def message_text(message: SamplingMessage) -> str:
 
 def editable(message: SamplingMessage) -> bool:
     """Whether a message is plain text, which the user may edit (tool use and results are not)."""
+    from mcp_types import TextContent
+
     return all(isinstance(block, TextContent) for block in message.content_as_list)
 
 
 def with_edits(params: CreateMessageRequestParams, system_prompt: str, texts: list[str]) -> CreateMessageRequestParams:
     """The request with the user's system prompt and message texts (``texts`` has one per message;
     a message that is not plain text keeps its content)."""
+    from mcp_types import SamplingMessage, TextContent
+
     messages = [
         SamplingMessage(role=message.role, content=TextContent(text=text)) if editable(message) else message
         for message, text in zip(params.messages, texts, strict=True)
@@ -82,6 +86,8 @@ def with_edits(params: CreateMessageRequestParams, system_prompt: str, texts: li
 
 def chat_messages(params: CreateMessageRequestParams) -> list[dict[str, Any]]:
     """The request as OpenAI chat messages (tool use as ``tool_calls``, tool results as ``tool`` messages)."""
+    from mcp_types import ToolResultContent, ToolUseContent
+
     messages: list[dict[str, Any]] = []
     if params.system_prompt:
         messages.append({"role": "system", "content": params.system_prompt})
@@ -175,6 +181,8 @@ def sampling_result(
 ) -> CreateMessageResult | CreateMessageResultWithTools:
     """The spec's answer: with tools in the request the array form (``tool_use`` blocks after the
     text, ``stopReason: toolUse``), else one text block."""
+    from mcp_types import CreateMessageResult, CreateMessageResultWithTools, TextContent, ToolUseContent
+
     if not params.tools and params.tool_choice is None:
         return CreateMessageResult(
             role="assistant", content=TextContent(text=text), model=model, stop_reason=stop_reason
@@ -231,6 +239,8 @@ def asked_settings(params: CreateMessageRequestParams) -> list[str]:
 
 def result_record(result: CreateMessageResult | CreateMessageResultWithTools) -> dict[str, Any]:
     """What went back to the server, for the chat and the transcript."""
+    from mcp_types import ToolUseContent
+
     blocks = result.content if isinstance(result.content, list) else [result.content]
     record: dict[str, Any] = {"text": "\n".join(block_text(b) for b in blocks if not isinstance(b, ToolUseContent))}
     uses = [{"name": b.name, "arguments": b.input} for b in blocks if isinstance(b, ToolUseContent)]

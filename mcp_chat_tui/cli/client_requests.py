@@ -12,9 +12,8 @@ import asyncio
 import contextlib
 import webbrowser
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_types import CreateMessageRequestParams
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
@@ -28,6 +27,9 @@ from mcp_chat_tui.core.page_address import check_page_address
 from mcp_chat_tui.core.text import pretty_json, visible_controls
 from mcp_chat_tui.servers.elicit_form import FormField
 from mcp_chat_tui.servers.request_ties import withdrawal
+
+if TYPE_CHECKING:
+    from mcp_types import CreateMessageRequestParams
 
 
 def literal(value: object, style: str = "") -> Text:

@@ -15,9 +15,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
-
-import httpx2
+from typing import TYPE_CHECKING, Any
 
 from mcp_chat_tui.core.redact import shown_url, without_url_secrets
 from mcp_chat_tui.engine.base import Engine
@@ -36,6 +34,9 @@ from mcp_chat_tui.engine.special_tokens import TurnMarkup
 from mcp_chat_tui.engine.stops import STOP_SEQUENCE, StopSequences
 from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
+
+if TYPE_CHECKING:
+    import httpx2
 
 _CHAT_PATH = "/chat/completions"
 
@@ -101,6 +102,8 @@ class OpenAIEngine(Engine):
     def _client(self, timeout: float) -> httpx2.AsyncClient:
         """A client for one request, sending the API key if its variable is set, and the endpoint's
         ``user:password@`` as Basic auth."""
+        import httpx2
+
         key = os.environ.get(self.api_key_env)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         parts = httpx2.URL(self._address)
@@ -256,6 +259,8 @@ class OpenAIEngine(Engine):
     @contextmanager
     def _transport_errors(self, timeout: float) -> Iterator[None]:
         """Turn httpx2's errors into an ``EngineError`` that says what went wrong and what to check."""
+        import httpx2
+
         try:
             yield
         except httpx2.TimeoutException:

@@ -12,6 +12,7 @@ from mcp_chat_tui.servers.notifications import LogEntry, level_rank, next_level
 from mcp_chat_tui.servers.oauth import SignInRequest
 from mcp_chat_tui.servers.request_ties import withdrawal
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage, protocol_notes, tool_list_notes
+from mcp_chat_tui.servers.transports import import_sdk
 from mcp_chat_tui.servers.user_calls import CallCommandError, call_attachment, call_yourself, parse_call, schema_problem
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "call_attachment",
     "call_yourself",
     "command_text",
+    "import_sdk",
     "level_rank",
     "next_level",
     "parse_call",

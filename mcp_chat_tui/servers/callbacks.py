@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any
-
-import mcp_types
-from mcp_types import Implementation
+from typing import TYPE_CHECKING, Any
 
 from mcp_chat_tui import __version__
 from mcp_chat_tui.servers.client_requests import RequestDesk
 from mcp_chat_tui.servers.request_ties import while_wanted
-from mcp_chat_tui.servers.task_session import TaskClient
+
+if TYPE_CHECKING:
+    import mcp_types
+
+    from mcp_chat_tui.servers.task_session import TaskClient
 
 MOOT = "the call this request came during has ended: nothing to answer"
 
@@ -36,6 +37,11 @@ class ClientCallbacks:
 
     def _new_client(self, rt: Any, generation: int) -> TaskClient:
         """The SDK client for one start of a server, with the callbacks for what the server may send."""
+        import mcp_types
+        from mcp_types import Implementation
+
+        from mcp_chat_tui.servers.task_session import TaskClient
+
         return TaskClient(
             self._transport(rt, generation),
             client_info=Implementation(name="mcp-chat-tui", version=__version__),
@@ -50,10 +56,14 @@ class ClientCallbacks:
         )
 
     async def _on_sampling(self, rt: Any, context: Any, params: mcp_types.CreateMessageRequestParams) -> Any:
+        import mcp_types
+
         work = self.requests.sample(rt.status, params, partial(self._changed, rt))
         return await self._while_wanted(rt, work, mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=MOOT))
 
     async def _on_elicitation(self, rt: Any, context: Any, params: Any) -> Any:
+        import mcp_types
+
         return await self._while_wanted(
             rt, self.requests.elicit(rt.status, params), mcp_types.ElicitResult(action="cancel")
         )

@@ -11,10 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
-
-from mcp import Client
-from mcp_types import ElicitRequestURLParams
+from typing import TYPE_CHECKING, Any, cast
 
 from mcp_chat_tui.core.progress import ToolProgress
 from mcp_chat_tui.core.redact import Redactor
@@ -31,6 +28,10 @@ from mcp_chat_tui.servers.results import call_failure, convert_result, server_br
 from mcp_chat_tui.servers.state import ServerState, ToolUsage
 from mcp_chat_tui.servers.task_calls import TaskCalls, TaskListener, TaskLost
 from mcp_chat_tui.servers.url_required import MAX_ROUNDS, not_visited, pages_required, redacted_pages, still_required
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from mcp_types import ElicitRequestURLParams
 
 
 @dataclass

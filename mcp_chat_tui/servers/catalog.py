@@ -1,11 +1,9 @@
 """Each server's prompts, resources and resource templates: listed, kept fresh, read, got, completed.
 
-``CatalogAccess`` is the part of ``ServerHub`` that does this through the SDK client the hub
-keeps for each server. A server without the capability has none; a list that fails is noted
-in ``ServerStatus.catalog_problems`` (like refused tools) and never fails the server. Changes
-arrive as ``notifications/*/list_changed`` and ``resources/updated`` (2025-11-25) or on a
-``subscriptions/listen`` stream (2026-07-28); each leads to one fresh reading, and observers hear it.
-"""
+``CatalogAccess`` is the part of ``ServerHub`` that does this through the SDK client the hub keeps for
+each server. A server without the capability has none; a list that fails is noted in ``catalog_problems``
+(like refused tools), never failing the server. Changes arrive as ``notifications/*/list_changed`` and
+``resources/updated`` (2025-11-25) or on a ``subscriptions/listen`` stream (2026-07-28): one fresh reading each."""
 
 from __future__ import annotations
 
@@ -14,17 +12,15 @@ import base64
 import logging
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types
-from mcp import Client
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcp_chat_tui.core.attachments import IMAGE, PROMPT, RESOURCE, Attachment, binary_placeholder
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.text import one_line
+from mcp_chat_tui.servers.client_context import is_modern
 from mcp_chat_tui.servers.results import (
     blob_text,
     content_part,
@@ -32,6 +28,10 @@ from mcp_chat_tui.servers.results import (
     validation_problems,
     within_media_budget,
 )
+
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp import Client
 
 log = logging.getLogger(__name__)
 
@@ -221,6 +221,8 @@ def contents_attachment(
     contents: Any, server: str, redactor: Redactor, name: str = "", kind: str = RESOURCE
 ) -> Attachment:
     """One ``TextResourceContents`` or ``BlobResourceContents`` as an attachment (binary: a placeholder)."""
+    import mcp_types
+
     mime = contents.mime_type or ""
     uri = str(contents.uri)
     original = contents.text if isinstance(contents, mcp_types.TextResourceContents) else blob_text(contents)
@@ -262,6 +264,8 @@ def prompt_turn(
 ) -> tuple[str, list[Attachment]]:
     """A prompt's messages as a user turn: their text joined, embedded resources and images attached,
     and first the command it came from (so the transcript keeps it)."""
+    import mcp_types
+
     texts: list[str] = []
     attachments = [Attachment(PROMPT, prompt.server, prompt.name, arguments=dict(arguments))]
     for message in result.messages:
@@ -352,6 +356,8 @@ class CatalogAccess:
         self, server: str, ref: PromptInfo | ResourceInfo, argument: str, value: str, context: dict[str, str]
     ) -> list[str]:
         """Values the server suggests for an argument (none when it offers no completions or fails)."""
+        import mcp_types
+
         rt = self._runtimes.get(server)
         if rt is None or rt.client is None or "completions" not in rt.status.capabilities:
             return []
@@ -381,7 +387,7 @@ class CatalogAccess:
         if capability is None or not capability.subscribe:
             return False
         rt.status.subscribed[uri] = 1
-        if rt.client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if is_modern(rt.client):
             await self._listen_again(rt, rt.client)  # with this resource too
             return True
         try:
@@ -407,7 +413,7 @@ class CatalogAccess:
         if client is None or not rt.status.state.usable:
             return
         try:
-            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            if is_modern(client):
                 await self._listen_again(rt, client)
             else:
                 await _legacy_subscription(client, uri, subscribe=False)
@@ -434,7 +440,9 @@ class CatalogAccess:
     def _catalog_message(self, rt: Any, message: Any) -> None:
         """A 2025-11-25 notification about prompts or resources (on 2026-07-28 the SDK hands the
         listen stream's events here too: the stream handles those)."""
-        if rt.client is None or rt.client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        import mcp_types
+
+        if rt.client is None or is_modern(rt.client):
             return
         if isinstance(message, (mcp_types.PromptListChangedNotification, mcp_types.ResourceListChangedNotification)):
             self._catalog_changed(rt, rt.client)
@@ -464,7 +472,7 @@ class CatalogAccess:
         """On 2026-07-28: a ``subscriptions/listen`` stream for prompt and resource changes (and the
         subscribed resources); a new one replaces the old. Returns a future done once the server
         acknowledged it (or the stream failed)."""
-        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        if not is_modern(client):
             return None
         capabilities = client.server_capabilities
         prompts = bool(capabilities.prompts and capabilities.prompts.list_changed)

@@ -14,17 +14,15 @@ import warnings
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-import mcp_types
-from mcp import Client
-from mcp.shared.exceptions import MCPDeprecationWarning
-from mcp_types import LOG_LEVEL_META_KEY
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from typing import TYPE_CHECKING, Any
 
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.servers.notifications import LogEntry, instructions_prompt, log_text
 from mcp_chat_tui.servers.roots import ROOTS_USAGE, Roots, parse_roots_command
+
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp import Client
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +32,15 @@ SETTLE_WAIT_SECONDS = 5.0  # the longest a model request waits for a tool list b
 
 
 def is_modern(client: Client) -> bool:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
     return client.protocol_version in MODERN_PROTOCOL_VERSIONS
 
 
 def roots_result(paths: list[Path]) -> mcp_types.ListRootsResult:
     """The answer to ``roots/list``: each folder as a ``file://`` URI named by its last part."""
+    import mcp_types
+
     return mcp_types.ListRootsResult(
         roots=[mcp_types.Root(uri=path.as_uri(), name=path.name or str(path)) for path in paths]
     )
@@ -47,6 +49,8 @@ def roots_result(paths: list[Path]) -> mcp_types.ListRootsResult:
 async def send_log_level(client: Client, level: str) -> bool:
     """Ask a 2025-11-25 server that offers logging for ``level`` and above; False when the
     protocol has no ``logging/setLevel`` or the server offers no logging (nothing is sent)."""
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
     if is_modern(client) or client.server_capabilities.logging is None:
         return False
     with warnings.catch_warnings():
@@ -57,11 +61,15 @@ async def send_log_level(client: Client, level: str) -> bool:
 
 def log_level_meta(client: Client, level: str) -> dict[str, Any] | None:
     """The ``_meta`` that asks a 2026-07-28 server for log messages at ``level`` with one request."""
+    from mcp_types import LOG_LEVEL_META_KEY
+
     return {LOG_LEVEL_META_KEY: level} if is_modern(client) else None
 
 
 async def send_roots_changed(client: Client) -> bool:
     """``notifications/roots/list_changed`` where the protocol has it; returns whether it was sent."""
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
     if is_modern(client):
         return False
     with warnings.catch_warnings():

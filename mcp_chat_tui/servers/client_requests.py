@@ -12,29 +12,29 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Protocol
-
-import mcp_types
-from mcp_types import (
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    CreateMessageResultWithTools,
-    ElicitRequestParams,
-    ElicitRequestURLParams,
-    ElicitResult,
-    ErrorData,
-)
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from mcp_chat_tui.core.text import counted, lone_surrogate
 from mcp_chat_tui.servers.url_required import NOBODY_TO_ASK
+
+if TYPE_CHECKING:
+    from mcp_types import (
+        CreateMessageRequestParams,
+        CreateMessageResult,
+        CreateMessageResultWithTools,
+        ElicitRequestParams,
+        ElicitRequestURLParams,
+        ElicitResult,
+        ErrorData,
+    )
 
 DEFAULT_SAMPLING_PER_MINUTE = 10
 USER_REJECTED = -1  # the spec's code for a sampling request the user rejected (or a policy refused)
 RATE_WINDOW_SECONDS = 60.0
 NO_ONE_TO_SAMPLE = "sampling refused: mcp-chat-tui has no one to approve the request here"
 
-SamplingAnswer = CreateMessageResult | CreateMessageResultWithTools | ErrorData
-ElicitationAnswer = ElicitResult | ErrorData
+SamplingAnswer: TypeAlias = "CreateMessageResult | CreateMessageResultWithTools | ErrorData"
+ElicitationAnswer: TypeAlias = "ElicitResult | ErrorData"
 
 
 class ClientRequests(Protocol):
@@ -54,9 +54,14 @@ class DecliningRequests:
     """Used until a front end installs its own: elicitation declined, sampling refused with why."""
 
     async def sample(self, server: str, params: CreateMessageRequestParams) -> SamplingAnswer:
+        import mcp_types
+        from mcp_types import ErrorData
+
         return ErrorData(code=mcp_types.INVALID_REQUEST, message=NO_ONE_TO_SAMPLE)
 
     async def elicit(self, server: str, params: ElicitRequestParams) -> ElicitationAnswer:
+        from mcp_types import ElicitResult
+
         return ElicitResult(action="decline")
 
 
@@ -108,6 +113,9 @@ class RequestDesk:
 
     async def sample(self, status: Any, params: CreateMessageRequestParams, changed: Any) -> SamplingAnswer:
         """A sampling request of the server whose status is ``status``; ``changed()`` after counting."""
+        import mcp_types
+        from mcp_types import ErrorData
+
         status.sampling_per_minute = self.limit.per_minute
         refused = self.limit.take(status.name)
         status.samples_asked += 1
@@ -132,6 +140,9 @@ class RequestDesk:
         return answer
 
     async def elicit(self, status: Any, params: ElicitRequestParams) -> ElicitationAnswer:
+        import mcp_types
+        from mcp_types import ErrorData
+
         try:
             return await self.handler.elicit(status.name, self._redacted(params))
         except Exception as exc:  # noqa: BLE001

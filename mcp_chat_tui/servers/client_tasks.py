@@ -16,12 +16,13 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
-
-import mcp_types
-from mcp.shared.exceptions import MCPError
+from typing import TYPE_CHECKING, Any
 
 from mcp_chat_tui.core.tasks import TERMINAL_STATUSES
+
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp.shared.exceptions import MCPError
 
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
 TASK_METHODS = ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel")
@@ -94,6 +95,9 @@ class ClientTasks:
         return {"task": task.wire()}
 
     async def _run(self, task: ClientTask, work: Work) -> None:
+        import mcp_types
+        from mcp.shared.exceptions import MCPError
+
         try:
             task.answer = await work()
         except asyncio.CancelledError:
@@ -111,6 +115,9 @@ class ClientTasks:
 
     async def serve(self, method: str, params: Any) -> dict[str, Any]:
         """The answer to one of the server's ``tasks/*`` requests."""
+        import mcp_types
+        from mcp.shared.exceptions import MCPError
+
         self._forget_expired()
         if method == "tasks/list":
             return {"tasks": [task.wire() for task in self._tasks.values()]}
@@ -131,6 +138,9 @@ class ClientTasks:
         return {**task.answer, "_meta": meta}
 
     def _cancel(self, task: ClientTask) -> dict[str, Any]:
+        import mcp_types
+        from mcp.shared.exceptions import MCPError
+
         if task.status in TERMINAL_STATUSES:
             raise MCPError(code=mcp_types.INVALID_PARAMS, message=f"task {task.task_id} is already {task.status}")
         task.move("cancelled", "cancelled at the server's request")

@@ -1,11 +1,9 @@
 """The server hub: starts every configured MCP server through the official SDK, tracks it, calls its tools.
 
-One asyncio task per server holds its SDK ``Client`` from start to stop; observers hear every
-state change through a plain callback; everything a server says passes through the hub's
-``Redactor`` first. Its parts are mixed in from their own modules: tool calls (``calls.py``),
-sign-in (``sign_in.py``), prompts and resources (``catalog.py``), logging and roots
-(``client_context.py``).
-"""
+One asyncio task per server holds its SDK ``Client`` from start to stop; observers hear every state
+change through a plain callback; everything a server says passes through the hub's ``Redactor`` first.
+Its parts are mixed in: tool calls (``calls.py``), sign-in (``sign_in.py``), prompts and resources
+(``catalog.py``), logging and roots (``client_context.py``). The SDK is imported where it is used."""
 
 from __future__ import annotations
 
@@ -17,12 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
-
-import anyio
-import mcp_types
-from mcp import Client
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from typing import TYPE_CHECKING, Any
 
 from mcp_chat_tui.core.memory import keep_freed_memory
 from mcp_chat_tui.core.paths import user_data_dir
@@ -35,7 +28,7 @@ from mcp_chat_tui.servers.call_clock import ServerLife
 from mcp_chat_tui.servers.callbacks import ClientCallbacks
 from mcp_chat_tui.servers.calls import ToolCalls
 from mcp_chat_tui.servers.catalog import CatalogAccess
-from mcp_chat_tui.servers.client_context import LogListener, ServerContext
+from mcp_chat_tui.servers.client_context import LogListener, ServerContext, is_modern
 from mcp_chat_tui.servers.client_requests import DEFAULT_SAMPLING_PER_MINUTE, ClientRequests, RequestDesk
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, noise_excerpt, noise_line, unreadable_message
@@ -52,11 +45,15 @@ from mcp_chat_tui.servers.token_vault import TOKEN_FILE_NAME, TokenVault
 from mcp_chat_tui.servers.transports import (
     describe_start_failure,
     http_transport,
+    import_sdk,
     memory_transport,
     root_cause,
     sse_transport,
     stdio_transport,
 )
+
+if TYPE_CHECKING:
+    from mcp import Client
 
 log = logging.getLogger(__name__)
 
@@ -237,6 +234,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
 
     async def start_all(self) -> list[ServerStatus]:
         """Start every enabled server concurrently; returns when each is ready or has failed."""
+        await import_sdk()
         runtimes = [rt for rt in self._runtimes.values() if rt.status.state != ServerState.DISABLED]
         await asyncio.gather(*(self._start(rt) for rt in runtimes))
         return self.statuses
@@ -294,6 +292,8 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
 
     async def _own(self, rt: _Runtime, generation: int, started: float) -> None:
         """The one task that holds this server's SDK client from start to stop."""
+        import anyio
+
         try:
             client = self._new_client(rt, generation)
             async with client:
@@ -418,11 +418,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
     @staticmethod
     def _wants_listen(client: Client) -> bool:
         tools_capability = client.server_capabilities.tools
-        return (
-            client.protocol_version in MODERN_PROTOCOL_VERSIONS
-            and tools_capability is not None
-            and bool(tools_capability.list_changed)
-        )
+        return is_modern(client) and tools_capability is not None and bool(tools_capability.list_changed)
 
     async def _listen_for_tool_changes(self, rt: _Runtime, client: Client) -> None:
         try:
@@ -454,6 +450,8 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         self._changed(rt, tools_changed=True)
 
     async def _on_message(self, rt: _Runtime, generation: int, message: Any) -> None:
+        import mcp_types
+
         if generation != rt.generation:
             return
         # A message that could not be read is a protocol problem, while starting too (the stdio

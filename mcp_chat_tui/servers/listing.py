@@ -14,19 +14,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mcp_types
-from mcp import Client
-from mcp.shared.inbound import find_invalid_x_mcp_header
-from mcp_types.methods import validate_server_result
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.text import one_line
 from mcp_chat_tui.core.tools import ToolSpec
-from mcp_chat_tui.servers.sdk_private import LEGACY_VERSION, absorb_tool_listing, noting_absorbed_pages, raw_result
+
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp import Client
+
 
 MAX_TITLE_CHARS = 60  # of a tool's title, which is shown in one line where its name would be
 BAD_HEADER_PROBLEM = (
@@ -86,11 +85,17 @@ def _noting_dropped_tools(client: Client, listing: ToolListing) -> Iterator[None
     """On 2026-07-28 the SDK takes every tool with an invalid ``x-mcp-header`` out of a page it absorbs
     (the spec: a client must not call one), saying so only in its log: note each in
     ``listing.unsupported`` with why, as it absorbs the page."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    from mcp_chat_tui.servers.sdk_private import noting_absorbed_pages
+
     if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         yield
         return
 
     def note(result: mcp_types.ListToolsResult) -> None:
+        from mcp.shared.inbound import find_invalid_x_mcp_header
+
         for tool in result.tools:
             if (reason := find_invalid_x_mcp_header(tool.input_schema)) is not None:
                 listing.unsupported.append(RefusedTool(tool.name, BAD_HEADER_PROBLEM.format(reason=reason)))
@@ -101,6 +106,11 @@ def _noting_dropped_tools(client: Client, listing: ToolListing) -> Iterator[None
 
 async def _list_page_tool_by_tool(client: Client, cursor: str | None, listing: ToolListing) -> str | None:
     """Ask for one page again, keep its valid tools, note the rest; returns the next cursor."""
+    import mcp_types
+    from mcp_types.methods import validate_server_result
+
+    from mcp_chat_tui.servers.sdk_private import LEGACY_VERSION, absorb_tool_listing
+
     raw = await _raw_tools_page(client, cursor)
     raw_tools = raw.get("tools")
     if not isinstance(raw_tools, list):
@@ -127,6 +137,10 @@ async def _list_page_tool_by_tool(client: Client, cursor: str | None, listing: T
 async def _raw_tools_page(client: Client, cursor: str | None) -> dict[str, Any]:
     """One ``tools/list`` page as the server sent it (``sdk_private.raw_result``: the SDK has no
     public way to a page its whole-result check refuses)."""
+    import mcp_types
+
+    from mcp_chat_tui.servers.sdk_private import raw_result
+
     request = mcp_types.ListToolsRequest(params=mcp_types.PaginatedRequestParams(cursor=cursor))
     raw = await raw_result(client.session, request)
     if not isinstance(raw, Mapping):

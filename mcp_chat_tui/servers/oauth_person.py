@@ -11,9 +11,12 @@ import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlparse
 
-from mcp.shared.auth import AuthorizationCodeResult
+if TYPE_CHECKING:
+    from mcp.shared.auth import AuthorizationCodeResult
+
 
 CALLBACK_PATH = "/callback"
 LOOPBACK_HOST = "127.0.0.1"
@@ -149,6 +152,8 @@ class LoopbackListener:
 
     def _take(self, query: dict[str, list[str]]) -> tuple[int, str]:
         """The callback's query: a code (the sign-in goes on) or an error (it fails)."""
+        from mcp.shared.auth import AuthorizationCodeResult
+
         assert self._outcome is not None
         first = {key: values[0] for key, values in query.items() if values}
         if self._outcome.done():

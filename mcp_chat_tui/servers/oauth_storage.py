@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlparse
 
-from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata
-from mcp.shared.auth import OAuthToken as SdkToken
-from mcp.shared.auth_utils import calculate_token_expiry
 from pydantic import BaseModel, ValidationError
 
 from mcp_chat_tui.servers.oauth_person import CALLBACK_PATH, LOOPBACK_HOST
 from mcp_chat_tui.servers.token_vault import TokenVault
+
+if TYPE_CHECKING:
+    from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata
+    from mcp.shared.auth import OAuthToken as SdkToken
 
 
 class ServerTokenStorage:
@@ -49,9 +50,13 @@ class ServerTokenStorage:
         self._note_secrets()
 
     async def get_tokens(self) -> SdkToken | None:
+        from mcp.shared.auth import OAuthToken as SdkToken
+
         return _parsed(SdkToken, self.record.get("tokens"))
 
     async def set_tokens(self, tokens: SdkToken) -> None:
+        from mcp.shared.auth_utils import calculate_token_expiry
+
         self.record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
         self.record["expires_at"] = calculate_token_expiry(tokens.expires_in) if tokens.expires_in else None
         metadata = self.metadata_source()
@@ -65,6 +70,8 @@ class ServerTokenStorage:
         self.vault.save(self.key, self.record)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
+        from mcp.shared.auth import OAuthClientInformationFull
+
         if self.configured_client is not None:
             return self.configured_client
         return _parsed(OAuthClientInformationFull, self.record.get("client_info"))
@@ -101,6 +108,8 @@ class ServerTokenStorage:
 
     @property
     def metadata(self) -> OAuthMetadata | None:
+        from mcp.shared.auth import OAuthMetadata
+
         return _parsed(OAuthMetadata, self.record.get("metadata"))
 
     def registered_redirect_port(self) -> int | None:

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.shared.message import SessionMessage
-from mcp_types import JSONRPCResponse
+if TYPE_CHECKING:
+    from mcp.shared.message import SessionMessage
 
-from mcp_chat_tui.servers.sdk_private import TransportStreams
+    from mcp_chat_tui.servers.sdk_private import TransportStreams
+
 
 RESULT_TYPE = "resultType"
 COMPLETE = "complete"
@@ -31,6 +32,9 @@ COMPLETE = "complete"
 
 def with_result_type(item: SessionMessage | Exception) -> SessionMessage | Exception:
     """``item`` with ``resultType: "complete"`` added to a result that has none."""
+    from mcp.shared.message import SessionMessage
+    from mcp_types import JSONRPCResponse
+
     if not isinstance(item, SessionMessage):
         return item
     message = item.message

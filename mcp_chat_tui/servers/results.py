@@ -18,12 +18,8 @@ import json
 import re
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
-import mcp_types
-from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
 from pydantic import ValidationError
 
 from mcp_chat_tui.core.content import MAX_MEDIA_BYTES, ContentPart, size_text
@@ -32,8 +28,13 @@ from mcp_chat_tui.core.tools import FailureKind, ToolCallResult
 from mcp_chat_tui.servers.client_requests import USER_REJECTED
 from mcp_chat_tui.servers.stdout_lines import line_limit
 
+if TYPE_CHECKING:
+    import mcp_types
+
 
 def _block_text(block: Any) -> str:
+    import mcp_types
+
     if isinstance(block, mcp_types.TextContent):
         return block.text
     if isinstance(block, (mcp_types.ImageContent, mcp_types.AudioContent)):
@@ -56,6 +57,8 @@ def blob_text(contents: Any) -> str | None:
     """The text of a blob declared ``text/*`` (its ``charset``, else UTF-8), which the model is given
     as text; bytes that do not decode become U+FFFD and a last line says so. None for any other
     contents, and for a blob that is not base64 (it stays binary, described in a line)."""
+    import mcp_types
+
     mime = (getattr(contents, "mime_type", None) or "").strip()
     if not isinstance(contents, mcp_types.BlobResourceContents) or not mime.lower().startswith("text/"):
         return None
@@ -110,6 +113,8 @@ def _media_bytes(encoded: str) -> tuple[bytes | None, int, str]:
 def content_part(block: Any, text: str) -> ContentPart:
     """A block (of a tool result, or of a prompt's message) for the screen; ``text`` is its
     (redacted) text or one-line description. ``ui/widgets/media.MediaView`` draws an image or audio part."""
+    import mcp_types
+
     audience, priority = _annotations(block)
     if isinstance(block, (mcp_types.ImageContent, mcp_types.AudioContent)):
         data, size, note = _media_bytes(block.data)
@@ -126,6 +131,8 @@ def content_part(block: Any, text: str) -> ContentPart:
 def resource_part(contents: mcp_types.TextResourceContents | mcp_types.BlobResourceContents, text: str) -> ContentPart:
     """A resource's contents for the screen: an image or audio blob keeps its bytes (bounded like a
     result's), anything else is its ``text`` (the resource's text, or a line describing it)."""
+    import mcp_types
+
     mime = contents.mime_type or ""
     kind = mime.split("/")[0]
     if isinstance(contents, mcp_types.BlobResourceContents) and kind in ("image", "audio"):
@@ -263,6 +270,10 @@ def call_failure(exc: Exception, server: str, tool: str, limit: float) -> tuple[
     Returns:
         The failure's kind, its message, and why the server now counts as crashed ("" when it does not).
     """
+    import anyio
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED, PARSE_ERROR, REQUEST_TIMEOUT
+
     if isinstance(exc, MCPError):
         if exc.code == REQUEST_TIMEOUT:
             message = f"{tool} gave no result within {limit:g} s; the call was cancelled (the server keeps running)"

@@ -56,7 +56,7 @@ PRIVATE_NAMES: tuple[tuple[Any, str], ...] = (
     (ClientSession, "_on_request"),
     (ClientSession, "_on_notify"),
     (Client, "_build_session"),  # overridden by task_session.TaskClient, which builds as the SDK does
-    (OAuthClientProvider, "_initialize"),  # overridden by oauth.AppOAuthProvider
+    (OAuthClientProvider, "_initialize"),  # overridden by oauth_provider.AppOAuthProvider
     (OAuthClientProvider, "_perform_authorization"),
     (OAuthClientProvider, "_exchange_token_authorization_code"),
     (OAuthClientProvider, "_refresh_token"),

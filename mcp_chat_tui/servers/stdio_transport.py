@@ -20,28 +20,23 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 
-import anyio
-import anyio.lowlevel
-import mcp_types
 import pydantic_core
-from mcp import StdioServerParameters
-from mcp.client import stdio as sdk_stdio
-from mcp.shared.message import SessionMessage
-from mcp_types import PARSE_ERROR, ErrorData, JSONRPCError, JSONRPCNotification
 from pydantic import ValidationError
 from pydantic_core import InitErrorDetails
 
 from mcp_chat_tui.servers.noise import MessageTooLong, noise_line, outline, unreadable_message
-from mcp_chat_tui.servers.sdk_private import (
-    TransportStreams,
-    drain_stdout,
-    executable_command,
-    spawn_server,
-    stop_server,
-)
 from mcp_chat_tui.servers.stdout_lines import MessageLines, OverlongLine
+
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp import StdioServerParameters
+    from mcp.shared.message import SessionMessage
+
+    from mcp_chat_tui.servers.sdk_private import (
+        TransportStreams,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -53,13 +48,16 @@ READ_BYTES = 1024 * 1024  # the most one read of stdout takes (the pipe holds le
 READ_AHEAD = 64
 WRITER_FLUSH_SECONDS = 0.5  # for messages already accepted, before stdin closes (the SDK's figure)
 
-Item = SessionMessage | Exception
+Item: TypeAlias = "SessionMessage | Exception"
 MESSAGE_TITLE = "union[JSONRPCRequest,JSONRPCNotification,JSONRPCResponse,JSONRPCError]"  # as the SDK's errors say
 
 
 def read_line(line: str | OverlongLine) -> list[Item]:
     """What one line of stdout is for the session: a message; or the exception that says why it is
     not one, followed by a parse error for the request it answered, when it is an answer."""
+    from mcp.shared.message import SessionMessage
+    from mcp_types import PARSE_ERROR, ErrorData, JSONRPCError
+
     if isinstance(line, OverlongLine):
         problem: Exception = MessageTooLong(line)
     else:
@@ -82,6 +80,8 @@ def parse_message(line: str) -> mcp_types.JSONRPCMessage:
     pydantic's JSON parser, then the SDK's validation of what it read: the same message, and the
     same error, as the SDK's ``validate_json``, in a quarter of the time for a large message (which
     holds the event loop while it is read: 200 MB took 3 s)."""
+    import mcp_types
+
     adapter = mcp_types.jsonrpc_message_adapter
     try:
         data = pydantic_core.from_json(line, allow_inf_nan=True)
@@ -103,6 +103,9 @@ def latest_progress_only(items: list[Item]) -> list[Item]:
 
 
 def _progress_token(item: Item) -> object:
+    from mcp.shared.message import SessionMessage
+    from mcp_types import JSONRPCNotification
+
     message = item.message if isinstance(item, SessionMessage) else None
     if isinstance(message, JSONRPCNotification) and message.method == "notifications/progress":
         token = (message.params or {}).get("progressToken")
@@ -119,6 +122,11 @@ async def stdio_streams(
 ) -> AsyncIterator[TransportStreams]:
     """Start the server as the SDK does (``on_spawn`` hears of its process at once) and exchange
     messages with it; on leaving, stop it as the SDK does (stdin closed, then SIGTERM, SIGKILL)."""
+    import anyio.lowlevel
+    from mcp.client import stdio as sdk_stdio
+
+    from mcp_chat_tui.servers.sdk_private import executable_command, spawn_server
+
     command = await executable_command(server.command)
     process = await spawn_server(
         command=command,
@@ -148,6 +156,9 @@ class _Pipes:
     """The server's stdin and stdout, and the session's streams they feed and drain."""
 
     def __init__(self, process: Any, encoding_errors: str, max_line_bytes: int | None) -> None:
+        import anyio.lowlevel
+        from mcp.shared.message import SessionMessage
+
         self.process = process
         self.encoding_errors = encoding_errors
         self.lines = MessageLines(max_line_bytes)
@@ -157,6 +168,10 @@ class _Pipes:
         self.shutting_down = False
 
     async def read_stdout(self) -> None:
+        import anyio.lowlevel
+
+        from mcp_chat_tui.servers.sdk_private import drain_stdout
+
         try:
             async with self.read_writer:
                 try:
@@ -172,6 +187,8 @@ class _Pipes:
     async def _deliver(self) -> None:
         """Read stdout to its end, handing each message on; returns early when the session is gone
         or the transport is closing (what comes then is drained unread)."""
+        import anyio.lowlevel
+
         while True:
             try:
                 chunk = await self.process.stdout.receive(READ_BYTES)
@@ -190,6 +207,8 @@ class _Pipes:
                     return
 
     async def write_stdin(self) -> None:
+        import anyio.lowlevel
+
         try:
             async with self.write_reader:
                 async for session_message in self.write_reader:
@@ -201,6 +220,10 @@ class _Pipes:
             self.writer_done.set()
 
     async def shut_down(self) -> None:
+        import anyio.lowlevel
+
+        from mcp_chat_tui.servers.sdk_private import stop_server
+
         self.read_stream.close()  # the reader drains stdout, so a server blocked writing can read its stdin
         self.write_stream.close()
         with anyio.move_on_after(WRITER_FLUSH_SECONDS):

@@ -22,16 +22,18 @@ import asyncio
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
-
-import mcp_types
-from mcp import Client
-from mcp.shared.exceptions import MCPError
+from typing import TYPE_CHECKING, Any
 
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tasks import TERMINAL_STATUSES, TaskState, status_message
 from mcp_chat_tui.servers.call_clock import CallClock, ProgressRelay
-from mcp_chat_tui.servers.task_session import TaskSession, task_session
+
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    from mcp_chat_tui.servers.task_session import TaskSession
 
 TASK_TTL_MS = 24 * 60 * 60 * 1000  # asked of the server: a day, so a conversation resumed later finds it
 DEFAULT_POLL_SECONDS = 1.0
@@ -67,6 +69,11 @@ class TaskCalls:
     async def _run_task(self, rt: Any, client: Client, call: Any, progress: ProgressRelay, meta: Any) -> Any:
         """The call's ``CallToolResult``, once its task has ended (``call.resume_task``: a task an earlier
         run created). ``call.task`` follows the task's state."""
+        import mcp_types
+        from mcp.shared.exceptions import MCPError
+
+        from mcp_chat_tui.servers.task_session import task_session
+
         session = task_session(client)
         if session is None:
             raise MCPError(code=mcp_types.INTERNAL_ERROR, message="this connection cannot run tasks")
@@ -94,6 +101,8 @@ class TaskCalls:
 
     async def _find_task(self, session: TaskSession, call: Any) -> None:
         """A resumed call's task as its server has it now; ``TaskLost`` when it has none."""
+        from mcp.shared.exceptions import MCPError
+
         try:
             task = await self._get(session, call.resume_task)
         except MCPError as exc:
@@ -106,6 +115,8 @@ class TaskCalls:
     async def _follow(self, session: TaskSession, call: Any, clock: CallClock) -> mcp_types.CallToolResult:
         """Poll the task until ``tasks/result`` answers (asked again once the task has ended when the
         server answered it early with an error)."""
+        from mcp.shared.exceptions import MCPError
+
         fetching: asyncio.Future[mcp_types.CallToolResult] | None = asyncio.ensure_future(self._payload(session, call))
         try:
             while True:
@@ -134,12 +145,16 @@ class TaskCalls:
 
     @staticmethod
     async def _get(session: TaskSession, task_id: str) -> mcp_types.GetTaskResult:
+        import mcp_types
+
         request = mcp_types.GetTaskRequest(params=mcp_types.GetTaskRequestParams(task_id=task_id))
         return await session.send_request(request, mcp_types.GetTaskResult)
 
     @staticmethod
     async def _payload(session: TaskSession, call: Any) -> mcp_types.CallToolResult:
         """``tasks/result``: the tool's result, checked against its output schema as the SDK checks a call's."""
+        import mcp_types
+
         request = mcp_types.GetTaskPayloadRequest(
             params=mcp_types.GetTaskPayloadRequestParams(task_id=call.task.task_id)
         )
@@ -156,6 +171,8 @@ class TaskCalls:
 
     def _failed_task(self, call: Any, error: MCPError) -> mcp_types.CallToolResult:
         """A task that ended without a result (failed, or cancelled by its server): an error result."""
+        import mcp_types
+
         task = call.task
         detail = self.redactor.text(error.error.message)
         said = f"the task {task.status.replace('_', ' ')} at the server: {detail}"
@@ -170,6 +187,9 @@ class TaskCalls:
 
     async def _cancel_at_server(self, session: TaskSession, call: Any) -> None:
         """``tasks/cancel`` for a call stopped here; a server that does not answer in time is left to it."""
+        import mcp_types
+        from mcp.shared.exceptions import MCPError
+
         request = mcp_types.CancelTaskRequest(params=mcp_types.CancelTaskRequestParams(task_id=call.task.task_id))
         try:
             answer = await asyncio.wait_for(

@@ -12,11 +12,13 @@ are called normally. 2026-07-28 moved tasks out of the core protocol: there no t
 
 from __future__ import annotations
 
-import mcp_types
-from mcp import Client
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from typing import TYPE_CHECKING
 
 from mcp_chat_tui.servers.listing import RefusedTool, ToolListing
+
+if TYPE_CHECKING:
+    import mcp_types
+    from mcp import Client
 
 TASK_REQUIRED_PROBLEM = (
     'needs to run as a task (execution.taskSupport is "required"), but its server does not declare task '
@@ -28,6 +30,8 @@ TASK_SUPPORTS = ("required", "optional")
 def server_runs_tasks(client: Client) -> bool:
     """Whether the server takes tool calls as tasks: a 2025-11-25 connection whose server declares
     ``capabilities.tasks.requests.tools.call``."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
     if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
         return False
     tasks = client.server_capabilities.tasks

@@ -2,33 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import shutil
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import httpx2
-from mcp import StdioServerParameters
-from mcp.client import sse as sdk_sse
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, PARSE_ERROR
 from pydantic import ValidationError
 
 from mcp_chat_tui.core.redact import without_url_secrets
 from mcp_chat_tui.servers.result_type import complete_by_default
 from mcp_chat_tui.servers.results import validation_problems
-from mcp_chat_tui.servers.sdk_private import (
-    InMemoryTransport,
-    create_mcp_http_client,
-    read_sse_events_with,
-    set_stdio_graces,
-    sse_within_origin,
-)
 from mcp_chat_tui.servers.stdio_transport import stdio_streams
 from mcp_chat_tui.servers.stdout_lines import line_limit
 from mcp_chat_tui.servers.watchdog import server_watchdog
+
+if TYPE_CHECKING:
+    import httpx2
+
+    from mcp_chat_tui.servers.sdk_private import InMemoryTransport
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +35,34 @@ SERVER_EXIT_GRACE = 0.25  # seconds after stdin closes before SIGTERM
 SERVER_KILL_GRACE = 0.3  # seconds after SIGTERM before SIGKILL
 
 
+async def import_sdk() -> None:
+    """Import the SDK (its client, transports and protocol types: a second of CPU) on a thread, so
+    the first server's start does not hold the event loop, and the screen, while it imports. The app's
+    first frame waits for none of it; the app imports it before the model's libraries, so that the
+    servers' processes start while those import (docs/architecture.md, "Start-up"). A daemon thread:
+    leaving the app never waits for it. An import that fails is left to fail again where it is used."""
+    loop = asyncio.get_running_loop()
+    imported: asyncio.Future[None] = loop.create_future()
+
+    def settle() -> None:
+        if not imported.done():
+            imported.set_result(None)
+
+    def run() -> None:
+        try:
+            from mcp_chat_tui.servers.sdk_private import LEGACY_VERSION
+
+            del LEGACY_VERSION  # the module imported for what it imports: the SDK
+        except BaseException:  # raised again, and shown, where the SDK is used
+            pass
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits
+                loop.call_soon_threadsafe(settle)
+
+    threading.Thread(target=run, name="sdk-import", daemon=True).start()
+    await imported
+
+
 @asynccontextmanager
 async def stdio_transport(
     config: Any, errlog: TextIO, on_spawn: Callable[[Any], None] | None = None
@@ -49,6 +72,10 @@ async def stdio_transport(
     reads these module settings when it stops a server), and the server's process group watched
     from spawn to stop, so neither it nor its children outlive the app. ``on_spawn`` hears of the
     process as soon as it exists."""
+    from mcp import StdioServerParameters
+
+    from mcp_chat_tui.servers.sdk_private import set_stdio_graces
+
     set_stdio_graces(SERVER_EXIT_GRACE, SERVER_KILL_GRACE)
     params = StdioServerParameters(
         command=config.command,
@@ -79,6 +106,8 @@ def memory_transport(config: Any) -> InMemoryTransport | None:
     """The SDK's in-memory transport to the ``MCPServer`` that a config built by the tests carries
     (its ``in_process()``): the same server code and the same client above the transport, without
     a process to start (tests/helpers.py). None for every config the app reads from a file."""
+    from mcp_chat_tui.servers.sdk_private import InMemoryTransport
+
     build = getattr(config, "in_process", None)
     return InMemoryTransport(build()) if build is not None else None
 
@@ -96,6 +125,10 @@ async def http_transport(
     ``on_http_error`` hears every HTTP error status, which the SDK reports only
     as a generic error, so a refused token can be named as such.
     """
+    from mcp.client.streamable_http import streamable_http_client
+
+    from mcp_chat_tui.servers.sdk_private import create_mcp_http_client
+
     async with create_mcp_http_client(headers=headers or None, auth=auth) as http_client:
         if on_http_error is not None:
 
@@ -114,6 +147,10 @@ async def http_transport(
 
 def sse_transport(url: str, headers: dict[str, str], auth: httpx2.Auth | None = None) -> Any:
     """The SDK's SSE transport, with stdio's limit on one message (``_sse_events``)."""
+    from mcp.client import sse as sdk_sse
+
+    from mcp_chat_tui.servers.sdk_private import read_sse_events_with
+
     read_sse_events_with(_sse_events)
     return complete_by_default(sdk_sse.sse_client(url, headers=headers or None, auth=auth))
 
@@ -122,6 +159,8 @@ def _sse_events(client: httpx2.AsyncClient, url: Any, **options: Any) -> Any:
     """The SDK's event source for its SSE transport, which keeps each event to 1 MiB and gives no
     way to say otherwise: past that the connection is lost (the server shown crashed). Past stdio's
     limit it still is: the SDK's SSE reader ends on an event it will not keep."""
+    from mcp_chat_tui.servers.sdk_private import sse_within_origin
+
     return sse_within_origin(client, url, **(options | {"max_event_size": line_limit()}))
 
 
@@ -141,6 +180,9 @@ def describe_start_failure(
 ) -> str:
     """Why a server did not start, with what to check (never showing values from password inputs);
     ``exit_code``: what its process exited with, when it did."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED, PARSE_ERROR
+
     exc = root_cause(exc)
     url = config.display_url() if hasattr(config, "display_url") else config.url
     if http_error is not None:

@@ -11,11 +11,14 @@ call fails with a message naming each page, so the user can visit it and ask aga
 
 from __future__ import annotations
 
-from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
-from mcp_types import URL_ELICITATION_REQUIRED, ElicitRequestURLParams
+from typing import TYPE_CHECKING
+
 from pydantic import ValidationError
 
 from mcp_chat_tui.core.redact import Redactor
+
+if TYPE_CHECKING:
+    from mcp_types import ElicitRequestURLParams
 
 MAX_ROUNDS = 3  # a server that asks again after every visit is not asked forever
 NOBODY_TO_ASK = "there was no one to ask (no terminal): open the page yourself, then ask again"
@@ -24,6 +27,9 @@ NOBODY_TO_ASK = "there was no one to ask (no terminal): open the page yourself, 
 def pages_required(exc: BaseException) -> list[ElicitRequestURLParams] | None:
     """The pages a -32042 error asks the user to visit (None: ``exc`` is no such error, or names no
     page the SDK can read)."""
+    from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
+    from mcp_types import URL_ELICITATION_REQUIRED
+
     if not isinstance(exc, MCPError) or exc.code != URL_ELICITATION_REQUIRED:
         return None
     try:
@@ -34,6 +40,8 @@ def pages_required(exc: BaseException) -> list[ElicitRequestURLParams] | None:
 
 
 def redacted_pages(pages: list[ElicitRequestURLParams], redactor: Redactor) -> list[ElicitRequestURLParams]:
+    from mcp_types import ElicitRequestURLParams
+
     dumped = [page.model_dump(by_alias=True, mode="json", exclude_none=True) for page in pages]
     return [ElicitRequestURLParams.model_validate(redactor.value(page)) for page in dumped]
 

@@ -305,8 +305,6 @@ class ChatApp(
         if not self._shut_down and saver is not None and saver.path == message.path:  # not a file left before
             self._show_save_problem(message.problem)
 
-    # ----- servers ---------------------------------------------------------------------------
-
     def _on_server_change(self, status) -> None:
         self.post_message(ServerChanged(status))
 

@@ -4,9 +4,8 @@ whatever task the request came in on and answered through a future."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_types import CreateMessageRequestParams
 from textual.app import App
 from textual.screen import Screen
 
@@ -21,6 +20,9 @@ from mcp_chat_tui.ui.screens.requests import (
     SamplingScreen,
     ToolUseScreen,
 )
+
+if TYPE_CHECKING:
+    from mcp_types import CreateMessageRequestParams
 
 
 class DialogAsker:

@@ -11,7 +11,7 @@ from mcp_chat_tui.config.folder_trust import FolderFile
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.text import counted, one_line
 from mcp_chat_tui.core.tools import BUILTIN_SERVER
-from mcp_chat_tui.servers import ServerState
+from mcp_chat_tui.servers import ServerState, import_sdk
 from mcp_chat_tui.ui import heap
 from mcp_chat_tui.ui.folder_trust import settle_folder_trust
 from mcp_chat_tui.ui.messages import EngineProgress
@@ -32,8 +32,10 @@ class StartUp:
         self._model_loading = True
         self._show_start_up()
         self.set_interval(1.0, self._tick_starting)
-        load = asyncio.ensure_future(self.engine.load(lambda p: self.post_message(EngineProgress(p))))
         servers = asyncio.ensure_future(self._start_servers())
+        if self.hub.statuses:  # the SDK before the model's libraries: the servers' processes start meanwhile
+            await import_sdk()
+        load = asyncio.ensure_future(self.engine.load(lambda p: self.post_message(EngineProgress(p))))
         try:
             await load
         except UserFacingError as exc:

@@ -10,9 +10,8 @@ from __future__ import annotations
 import asyncio
 import webbrowser
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp_types import CreateMessageRequestParams
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -30,6 +29,9 @@ from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 from mcp_chat_tui.ui.widgets.schema_form import SchemaForm
 from mcp_chat_tui.ui.widgets.scrolling import Scroll, scroll_to_now
 
+if TYPE_CHECKING:
+    from mcp_types import CreateMessageRequestParams
+
 CSS = Path(__file__).with_name("requests.tcss")
 
 
@@ -40,7 +42,7 @@ def _title(server: str, what: str) -> Text:
     return title
 
 
-class SamplingScreen(DecidingScreen[CreateMessageRequestParams | None]):
+class SamplingScreen(DecidingScreen["CreateMessageRequestParams | None"]):
     """A server's sampling request: what it asks of the reply (maxTokens, temperature, stop sequences),
     its tools, and its messages and system prompt, editable; Ctrl+S runs the (edited) request on the
     app's model, Esc rejects it."""

@@ -190,7 +190,9 @@ def main() -> None:
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--config", help=argparse.SUPPRESS)
     parser.add_argument(
-        "--smoke", action="store_true", help="a tiny model, one short run (without llama.cpp: MLX only): checks it runs"
+        "--smoke",
+        action="store_true",
+        help="a tiny model, one file, one short run (without llama.cpp: MLX only): checks it runs",
     )
     args = parser.parse_args()
     if args.smoke:  # bench/cpu_speed.py's tiny model (MCT_BENCH_SMOKE, inherited by the workers)
@@ -205,6 +207,8 @@ def main() -> None:
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="gguf-speed-"))
     work.mkdir(parents=True, exist_ok=True)
     files = build_files(work) + list(args.gguf) + ([REAL_MODEL] if REAL_MODEL.exists() and not args.no_real else [])
+    if args.smoke:  # every configuration on one file (the Q4_1 one): each is a process importing mlx, seconds of CPU
+        files = files[1:2]
     configs = args.configs.split(",")
     figures: dict[str, dict[str, list[dict]]] = {f.name: {c: [] for c in configs} for f in files}
     for run in range(args.runs):

@@ -122,19 +122,20 @@ def time_open(turns: int, folder: Path, repeats: int = 3) -> float:
     return statistics.median(samples)
 
 
-def time_search(folder: Path, repeats: int = 3) -> tuple[float, float]:
-    """Milliseconds to search 1,000 saved conversations for a rare word and for a common one."""
+def time_search(folder: Path, repeats: int = 3, conversations: int = 1000) -> tuple[float, float]:
+    """Milliseconds to search 1,000 saved conversations (fewer for a smoke run) for a rare word
+    (said by one in a hundred) and for a common one (said by all: the first 200 matches)."""
     from mcp_chat_tui.transcript.search import search_conversations
 
     saved = folder / "conversations"
     saved.mkdir()
-    for index in range(1000):
+    for index in range(conversations):
         transcript = conversation(10)
         if index % 100 == 7:
             transcript.exchanges[5].steps[1].text += " the zebra crossing"
         write_atomically(saved / f"conversation-{index:04}.md", render(transcript))
     figures = []
-    for word, expected in (("zebra", 10), ("topic", 200)):
+    for word, expected in (("zebra", conversations // 100), ("topic", 200)):
         samples = []
         for _ in range(repeats):
             started = time.perf_counter()
@@ -223,14 +224,14 @@ def main() -> None:
     scale = 10 if smoke else 1  # the sizes below are divided by it
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
-        save = {turns: time_save(turns, folder) for turns in (10, 100, 1000)}
+        if smoke:
+            print("smoke run: a tenth of the sizes named below, one round; the figures mean nothing")
+        save = {turns: time_save(turns // scale, folder) for turns in (10, 100, 1000)}
         load_per_turn = time_load(1000 // scale, folder)
         print(
             f"save: 10 turns {save[10]:.2f} ms, 100 turns {save[100]:.2f} ms, 1000 turns {save[1000]:.2f} ms "
             f"(1000/100 = {save[1000] / save[100]:.1f}x for 10x the turns)"
         )
-        if smoke:
-            print("smoke run: a tenth of the sizes named below, one round; the figures mean nothing")
         print(f"load: {load_per_turn:.3f} ms per turn")
         open_1k, open_10k = time_open(1000 // scale, folder), time_open(10_000 // scale, folder)
         size_10k = (folder / f"open-{10_000 // scale}.md").stat().st_size / 1e6
@@ -238,7 +239,7 @@ def main() -> None:
             f"open: 1,000 exchanges {open_1k:.3f} s, 10,000 exchanges ({size_10k:.1f} MB) {open_10k:.3f} s "
             f"(10,000/1,000 = {open_10k / open_1k:.1f}x for 10x the exchanges)"
         )
-        search_rare, search_common = time_search(folder)
+        search_rare, search_common = time_search(folder, 1 if smoke else 3, 1000 // scale)
         print(f"search 1,000 conversations: a word 10 say {search_rare:.0f} ms, a word all say {search_common:.0f} ms")
         on, off = asyncio.run(stall_ratio(folder, 1 if smoke else 3, STREAM_TOKENS // scale))
         print(f"longest event-loop pause while streaming: autosave on {on * 1000:.1f} ms, off {off * 1000:.1f} ms")

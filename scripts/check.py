@@ -26,12 +26,28 @@ PYTHON = sys.executable
 BENCH_SMOKE = [
     ["bench/transcript.py", "--smoke"],
     ["bench/mcp_overhead.py", "--smoke"],
-    ["bench/ui_stream.py", "--runs", "1", "--tokens", "20", "--appends", "2000", "--append-runs", "1", "--starts", "1"],
+    [
+        "bench/ui_stream.py",
+        "--runs",
+        "1",
+        "--tokens",
+        "20",
+        "--appends",
+        "2000",
+        "--append-runs",
+        "1",
+        "--starts",
+        "1",
+        "--command-starts",
+        "1",
+        "--key-rounds",
+        "1",
+    ],
     ["bench/engine_overhead.py", "--runs", "2", "--tokens", "8"],
     ["bench/cpu_speed.py", "--smoke"],
     ["bench/options.py", "--smoke"],
     ["bench/gguf_speed.py", "--smoke"],
-    ["bench/tool_use.py", "demo", "--questions", "2", "--timeout", "300"],
+    ["bench/tool_use.py", "demo", "--questions", "1", "--timeout", "300"],
 ]
 
 

@@ -22,6 +22,7 @@ from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import Exchange, Proposal, Step, Transcript, parse, read_transcript_text, render
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import call_report
+from tests import cli_in_process
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import new_marker, pids_with, wait_until
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
@@ -92,14 +93,9 @@ def test_a_call_killed_mid_run_is_never_run_again_and_the_model_is_told_it_was_i
 
     with ScriptedEndpoint(["I cannot tell whether it ran.", "It may or may not have been paid."]) as endpoint:
         command = [endpoint.url if part == "{url}" else part for part in base]
-        resumed = subprocess.run(
-            [*command, "-p", "so, was it paid?", "--json"],
-            cwd=tmp_path,
-            env=cli_env(isolated_user_dirs),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
+        assert command[: len(CLI)] == CLI  # the resume in this process: its report, code and file are checked
+        resumed = cli_in_process.run_cli(
+            [*command[len(CLI) :], "-p", "so, was it paid?", "--json"], cwd=tmp_path, env=cli_env(isolated_user_dirs)
         )
     gate.touch()
     assert lines(ledger) == ["paid"], "the interrupted call ran again on resume"
@@ -466,15 +462,11 @@ def test_json_says_who_allowed_the_calls_a_resume_runs(tmp_path, isolated_user_d
     servers = tmp_path / "servers.json"
     servers.write_text(json.dumps({"servers": {"ledger": {"command": sys.executable, "args": [LEDGER_SERVER]}}}))
     with ScriptedEndpoint(["Paid.", "It is paid."]) as endpoint:
-        result = subprocess.run(
-            [*CLI, "--endpoint", endpoint.url, "scripted", "--mcp-config", str(servers), "--transcript", str(path)]
+        result = cli_in_process.run_cli(  # in this process: its report, code and the ledger are checked
+            ["--endpoint", endpoint.url, "scripted", "--mcp-config", str(servers), "--transcript", str(path)]
             + ["--yes", "-p", "is it paid?", "--json"],
             cwd=tmp_path,
             env=cli_env(isolated_user_dirs),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
         )
     assert result.returncode == 0, result.stderr
     assert lines(ledger) == ["paid"]

@@ -4,9 +4,10 @@ on the real MLX engine: the bundled demo model and locally built tiny models."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
-import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,7 @@ from mcp_chat_tui.cli.chat import demo_model_path
 from mcp_chat_tui.engine.context import PromptTooLong, estimate_tokens
 from mcp_chat_tui.engine.events import Done, EngineError
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
+from tests import cli_in_process
 
 QUESTION = [{"role": "user", "content": "what is 12 * 7? " * 20}]
 
@@ -104,15 +106,13 @@ async def test_a_prompt_that_cannot_fit_is_refused_with_the_figures_and_the_engi
         await engine.close()
 
 
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """The CLI in this process (tests/cli_in_process.py): what it says and its exit code are checked."""
+    return cli_in_process.run_cli(args, cwd=cwd, env=dict(os.environ))
+
+
 def test_the_cli_says_what_to_do_when_the_prompt_cannot_fit(tmp_path):
-    result = subprocess.run(
-        [sys.executable, "-m", "mcp_chat_tui.cli.main", "--demo", "--context-length", "30", "-p", "what is 12 * 7?"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    result = run_cli("--demo", "--context-length", "30", "-p", "what is 12 * 7?", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     said = " ".join(result.stderr.split())  # the console wraps long lines
     assert "takes 30 (prompt and reply)" in said and "set a larger context_length" in said
@@ -123,13 +123,6 @@ def test_the_cli_says_what_to_do_when_the_prompt_cannot_fit(tmp_path):
     ("value", "why"), [("0", "0 is less than 1"), ("-3", "-3 is less than 1"), ("many", "'many' is not a whole number")]
 )
 def test_a_bad_context_length_flag_is_a_usage_error(tmp_path, value, why):
-    result = subprocess.run(
-        [sys.executable, "-m", "mcp_chat_tui.cli.main", "--demo", f"--context-length={value}", "-p", "hi"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    result = run_cli("--demo", f"--context-length={value}", "-p", "hi", cwd=tmp_path)
     assert result.returncode == 2
     assert f"argument --context-length: {why}" in result.stderr and "Traceback" not in result.stderr

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.transcript import parse, read_transcript_text, to_openai_messages
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from tests import cli_in_process
 from tests.helpers import demo_config, mentions
 from tests.test_plain import environment
 from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
@@ -154,13 +154,11 @@ def test_the_readme_questions_in_one_plain_conversation(tmp_path, isolated_user_
         "env": {"MCP_CHAT_TUI_DEMO_NOW": NOW},
     }
     config.write_text(json.dumps({"servers": {"demo": server}}))
-    result = subprocess.run(
-        [sys.executable, "-m", "mcp_chat_tui.cli.main", "--demo", "--plain", "--yes", "--mcp-config", str(config)],
-        input="".join(f"{question.text}\n" for question in README_QUESTIONS) + "bye\n",
+    result = cli_in_process.run_cli(  # in this process (tests/cli_in_process.py): its output and file are checked
+        ["--demo", "--plain", "--yes", "--mcp-config", str(config)],
+        cwd=tmp_path,
         env=environment(isolated_user_dirs),
-        capture_output=True,
-        text=True,
-        timeout=900,
+        stdin="".join(f"{question.text}\n" for question in README_QUESTIONS) + "bye\n",
     )
     assert result.returncode == 0, result.stderr
     assert "malformed" not in result.stdout and "<|" not in result.stdout, result.stdout

@@ -23,6 +23,7 @@ from mcp_chat_tui.engine.events import EngineError, LoadProgress
 from mcp_chat_tui.engine.gguf import _affine, converted_arrays, gguf_folder, is_gguf_file
 from mcp_chat_tui.engine.loading import resolve_model
 from mcp_chat_tui.engine.ollama import ollama_gguf
+from tests import cli_in_process
 from tests.gguf_files import DEMO_MODEL, llama_permute, write_gguf
 
 Q = GGMLQuantizationType
@@ -269,9 +270,9 @@ def test_the_app_answers_through_a_gguf_file_as_through_the_folder_it_came_from(
     env = {**os.environ, "MCP_CHAT_TUI_CACHE_DIR": str(cache_dir), "MCP_CHAT_TUI_DATA_DIR": str(tmp_path / "data")}
 
     def ask(model: str) -> dict:
-        command = [sys.executable, "-m", "mcp_chat_tui.cli.main", model, "--mcp-config", str(bundled_path("mcp.json"))]
+        command = [model, "--mcp-config", str(bundled_path("mcp.json"))]
         command += ["--engine", "mlx", "--yes", "--no-save", "--json", "-p", "convert 5 km to miles"]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        done = cli_in_process.run_cli(command, cwd=tmp_path, env=env)  # in this process: its report is checked
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 

@@ -22,6 +22,7 @@ from mcp_chat_tui.engine.events import Done, EngineError, Stats, TextDelta, Tool
 from mcp_chat_tui.engine.generation import ReplyOverrides  # noqa: E402
 from mcp_chat_tui.engine.llama_engine import LLAMA_CPP, MLX, LlamaCppEngine, choose_engine  # noqa: E402
 from mcp_chat_tui.engine.mlx_engine import MlxEngine  # noqa: E402
+from tests import cli_in_process  # noqa: E402
 from tests.gguf_files import DEMO_MODEL, write_gguf  # noqa: E402
 from tests.test_llama_spin import busy_process as busy_process  # noqa: E402 (a fixture)
 
@@ -204,10 +205,10 @@ def test_the_app_answers_with_llama_cpp_as_with_mlx(demo_gguf: Path, tmp_path: P
     from mcp_chat_tui.core.paths import bundled_path
 
     def ask(engine: str) -> dict:
-        command = [sys.executable, "-m", "mcp_chat_tui.cli.main", str(demo_gguf), "--engine", engine, "--yes"]
+        command = [str(demo_gguf), "--engine", engine, "--yes"]
         command += ["--mcp-config", str(bundled_path("mcp.json")), "--no-save", "--json", "-p", "what is 12 * 7?"]
         env = {**os.environ, "MCP_CHAT_TUI_DATA_DIR": str(tmp_path / "data")}
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        done = cli_in_process.run_cli(command, cwd=tmp_path, env=env)  # in this process: its report is checked
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 

@@ -9,9 +9,8 @@ import sys
 from pathlib import Path
 
 from mcp_chat_tui.transcript import parse, read_transcript_text
+from tests import cli_in_process
 from tests.helpers import mentions, pids_running_in, wait_until
-
-CLI = [sys.executable, "-m", "mcp_chat_tui.cli.main"]
 
 
 def environment(dirs: Path) -> dict[str, str]:
@@ -19,6 +18,12 @@ def environment(dirs: Path) -> dict[str, str]:
     for kind in ("CONFIG", "DATA", "LOG"):
         env[f"MCP_CHAT_TUI_{kind}_DIR"] = str(dirs / kind.lower())
     return env
+
+
+def run_cli(*args: str, dirs: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """The CLI in this process (tests/cli_in_process.py): these tests are about its words, codes and
+    files and the servers it leaves, not about its own process; stdin is a pipe, never a terminal."""
+    return cli_in_process.run_cli(args, cwd=Path.cwd(), env=environment(dirs), stdin=stdin)
 
 
 def demo_servers_in(folder: Path) -> Path:
@@ -38,14 +43,7 @@ def demo_servers_in(folder: Path) -> Path:
 
 def test_one_prompt_with_yes_runs_the_tool_prints_the_call_and_saves_the_conversation(tmp_path, isolated_user_dirs):
     config = demo_servers_in(tmp_path)
-    result = subprocess.run(
-        [*CLI, "--demo", "--mcp-config", str(config), "-p", "what is 12 * 7?", "--yes"],
-        env=environment(isolated_user_dirs),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    result = run_cli("--demo", "--mcp-config", str(config), "-p", "what is 12 * 7?", "--yes", dirs=isolated_user_dirs)
     assert result.returncode == 0, result.stderr
     err = result.stderr  # -p keeps stdout for the answer
     assert "calculator" in err and '"expression": "12 * 7"' in err and "12 * 7 = 84" in err
@@ -60,13 +58,14 @@ def test_one_prompt_with_yes_runs_the_tool_prints_the_call_and_saves_the_convers
 
 def test_the_prompt_loop_answers_and_bye_leaves_with_no_server_left(tmp_path, isolated_user_dirs):
     config = demo_servers_in(tmp_path)
-    result = subprocess.run(
-        [*CLI, "--demo", "--plain", "--yes", "--mcp-config", str(config)],
-        input="what is 12 * 7?\nbye\n",
-        env=environment(isolated_user_dirs),
-        capture_output=True,
-        text=True,
-        timeout=120,
+    result = run_cli(
+        "--demo",
+        "--plain",
+        "--yes",
+        "--mcp-config",
+        str(config),
+        dirs=isolated_user_dirs,
+        stdin="what is 12 * 7?\nbye\n",
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("demo model · 6 tools from 1 server · type bye or quit to leave")
@@ -77,14 +76,7 @@ def test_the_prompt_loop_answers_and_bye_leaves_with_no_server_left(tmp_path, is
 
 def test_without_a_terminal_calls_are_denied_unless_yes(tmp_path, isolated_user_dirs):
     config = demo_servers_in(tmp_path)
-    result = subprocess.run(
-        [*CLI, "--demo", "--mcp-config", str(config), "-p", "what is 12 * 7?"],
-        env=environment(isolated_user_dirs),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    result = run_cli("--demo", "--mcp-config", str(config), "-p", "what is 12 * 7?", dirs=isolated_user_dirs)
     assert result.returncode == 3, result.stderr  # a denied call: the answer may be incomplete
     assert "no terminal to ask: call denied (use --yes to allow calls)" in result.stderr
     assert "⊘ calculator denied" in result.stderr

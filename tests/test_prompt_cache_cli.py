@@ -16,6 +16,7 @@ from pathlib import Path
 
 from mcp_chat_tui.core.paths import prompt_cache_path
 from mcp_chat_tui.transcript import parse, read_transcript_text
+from tests import cli_in_process
 from tests.helpers import wait_until
 
 CLI = [sys.executable, "-m", "mcp_chat_tui.cli.main", "--demo", "--yes", "--json"]
@@ -34,17 +35,22 @@ def environment(dirs: Path) -> dict[str, str]:
 
 
 def ask(prompt: str, conversation: Path, dirs: Path, **options) -> dict:
-    """One ``-p`` run on ``conversation``; its ``--json`` object."""
-    done = subprocess.run(
-        [*CLI, "-p", prompt, "--transcript", str(conversation)],
-        cwd=conversation.parent,
-        env=environment(dirs),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        **options,
-    )
+    """One ``-p`` run on ``conversation``; its ``--json`` object. In this process (tests/cli_in_process.py:
+    what is tested is the run's report and files), unless ``options`` ask for a process of its own."""
+    args = [*CLI[3:], "-p", prompt, "--transcript", str(conversation)]
+    if options:
+        done = subprocess.run(
+            [*CLI[:3], *args],
+            cwd=conversation.parent,
+            env=environment(dirs),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            **options,
+        )
+    else:
+        done = cli_in_process.run_cli(args, cwd=conversation.parent, env=environment(dirs))
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

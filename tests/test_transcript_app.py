@@ -23,6 +23,7 @@ from mcp_chat_tui.transcript import (
     render,
 )
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from tests import cli_in_process
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import wait_until
 from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
@@ -174,14 +175,8 @@ def test_a_bad_transcript_stops_the_cli_with_the_line_and_is_not_overwritten(tmp
     env = dict(
         os.environ, **{f"MCP_CHAT_TUI_{k}_DIR": str(isolated_user_dirs / k.lower()) for k in ("CONFIG", "DATA", "LOG")}
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "mcp_chat_tui.cli.main", "--demo", "--plain", "--transcript", str(bad)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    # in this process (tests/cli_in_process.py): its words, exit code and the file are checked
+    result = cli_in_process.run_cli(["--demo", "--plain", "--transcript", str(bad)], cwd=tmp_path, env=env)
     assert result.returncode == 2
     assert f"{bad}: line 5:" in result.stderr and "JSON is broken" in result.stderr
     assert bad.read_text(encoding="utf-8") == text

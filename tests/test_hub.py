@@ -60,7 +60,9 @@ async def test_stdio_and_http_servers_start_together_and_answer(tmp_path):
 
 
 async def test_same_tool_name_on_two_servers_is_made_unique_and_maps_back():
-    hub = ServerHub([fixture_config("alpha", in_process=True), fixture_config("beta", in_process=True), demo_config("demo")])
+    hub = ServerHub(
+        [fixture_config("alpha", in_process=True), fixture_config("beta", in_process=True), demo_config("demo")]
+    )
     async with hub:
         await hub.start_all()
         names = {spec.model_name: spec for spec in hub.tools()}

@@ -78,6 +78,21 @@ def in_process_config(config: ServerConfig, build) -> InProcessConfig:
     return memory
 
 
+class StreamsServer:
+    """A server whose own loop serves a pair of streams (a 2025-11-25-only runner, which a process
+    runs on stdio), in the form the SDK's in-memory transport runs: ``serve(read, write)`` on its
+    memory streams instead."""
+
+    def __init__(self, serve) -> None:
+        self.serve = serve
+
+    def create_initialization_options(self) -> None:
+        return None
+
+    async def run(self, read, write, _options, raise_exceptions: bool = False) -> None:
+        await self.serve(read, write)
+
+
 def demo_server():
     from mcp_chat_tui.demo.server import server
 

@@ -6,16 +6,14 @@ ten times its timeout; log messages do not; a person's time answering a form is 
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 
 import pytest
 from mcp_types import ElicitResult
 
-from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub
-from tests.test_client_requests import ASKING_SERVER
+from tests.test_client_requests import asking_config
 from tests.test_floods import flood_config
 
 FRAMES_PER_SECOND = 30  # servers/call_clock.py FRAME_SECONDS
@@ -65,8 +63,7 @@ class SlowPerson:
 
 @pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
 async def test_the_time_a_person_takes_to_answer_a_form_is_not_the_calls(era):
-    flags = ["--legacy"] if era == "2025-11-25" else []
-    config = ServerConfig(name="asking", type="stdio", command=sys.executable, args=[ASKING_SERVER, *flags], timeout=1)
+    config = asking_config("legacy" if era == "2025-11-25" else "modern", timeout=1)
     async with ServerHub([config]) as hub:
         await hub.start_all()
         assert hub.status("asking").protocol_version == era

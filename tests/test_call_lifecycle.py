@@ -24,7 +24,7 @@ from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import call_report
 from tests import cli_in_process
 from tests.fakes import ScriptedEngine, call
-from tests.helpers import new_marker, pids_with, wait_until
+from tests.helpers import REAL_SERVERS, in_process_config, new_marker, pids_with, server_module, wait_until
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
@@ -33,7 +33,13 @@ CLI = [sys.executable, "-m", "mcp_chat_tui.cli.main"]
 
 
 def ledger_config(marker: str = "") -> ServerConfig:
-    return ServerConfig(name="ledger", type="stdio", command=sys.executable, args=[LEDGER_SERVER, marker])
+    """tests/servers/ledger_server.py: a process with a ``marker`` for the process table (the CLI
+    killed mid-call, its server found and killed after it) and with ``MCT_REAL_SERVERS=1``; otherwise
+    in this process (a fresh copy of its module at each start), for the app's and the hub's tests."""
+    config = ServerConfig(name="ledger", type="stdio", command=sys.executable, args=[LEDGER_SERVER, marker])
+    if marker or REAL_SERVERS:
+        return config
+    return in_process_config(config, lambda: server_module(LEDGER_SERVER).server)
 
 
 def cli_env(dirs: Path) -> dict[str, str]:

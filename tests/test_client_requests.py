@@ -18,14 +18,23 @@ from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.client_requests import NO_ONE_TO_SAMPLE
 from tests.fakes import ScriptedEngine, call
+from tests.helpers import REAL_SERVERS, StreamsServer, in_process_config, server_module
 
 ASKING_SERVER = str(Path(__file__).parent / "servers" / "asking_server.py")
 ERAS = ["modern", "legacy"]
 
 
-def asking_config(era: str, name: str = "asking") -> ServerConfig:
+def asking_config(era: str, name: str = "asking", **overrides: object) -> ServerConfig:
+    """tests/servers/asking_server.py, in this process (a fresh copy of its module at each start, as a
+    new process has; the legacy era through its own 2025-11-25 loop on memory streams), or a process
+    of its own with ``MCT_REAL_SERVERS=1``. No test of it is about processes."""
     args = [ASKING_SERVER] + (["--legacy"] if era == "legacy" else [])
-    return ServerConfig(name=name, type="stdio", command=sys.executable, args=args)
+    config = ServerConfig(name=name, type="stdio", command=sys.executable, args=args, **overrides)
+    if REAL_SERVERS:
+        return config
+    if era == "legacy":
+        return in_process_config(config, lambda: StreamsServer(server_module(ASKING_SERVER).serve_legacy_on))
+    return in_process_config(config, lambda: server_module(ASKING_SERVER).server)
 
 
 class ScriptedAsker:

@@ -18,7 +18,7 @@ from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.ui.records import CallState
 from mcp_chat_tui.ui.screens.requests import ElicitFormScreen
 from tests.fakes import ScriptedEngine, call
-from tests.helpers import in_process_config, server_module
+from tests.helpers import REAL_SERVERS, in_process_config, server_module
 from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
 FORM_SERVER = str(Path(__file__).parent / "servers" / "form_server.py")
@@ -29,7 +29,7 @@ def form_config(*flags: str, timeout: float = 1.0, in_process: bool = True) -> S
     config = ServerConfig(
         name="forms", type="stdio", command=sys.executable, args=[FORM_SERVER, *flags], timeout=timeout
     )
-    if not in_process:
+    if not in_process or REAL_SERVERS:
         return config
     return in_process_config(config, lambda: server_module(FORM_SERVER).build())
 

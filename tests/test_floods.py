@@ -18,6 +18,8 @@ FLOOD_SERVER = str(Path(__file__).parent / "servers" / "flood_server.py")
 
 
 def flood_config(name: str = "flood", **overrides: object) -> ServerConfig:
+    """tests/servers/flood_server.py, always a process: its tools write large and raw results to its
+    stdout, and what is tested is how the stdio transport reads them."""
     return ServerConfig(name=name, type="stdio", command=sys.executable, args=[FLOOD_SERVER], **overrides)
 
 

@@ -10,15 +10,32 @@ from pathlib import Path
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
 from mcp_chat_tui.servers import ServerHub, ServerState
-from tests.helpers import call_by_model_name, eventually
+from tests.helpers import REAL_SERVERS, call_by_model_name, eventually, in_process_config, server_module
 
 HOSTILE_SERVER = str(Path(__file__).parent / "servers" / "hostile_server.py")
 VALID_TOOLS = {"echo", "whoami", "flood_changes", "grow", "listings_served"}
 
 
+# A process's: what hostile_server.py writes to stdout before (or instead of) serving, or how it serves;
+# and long, paged tool lists, where the server's work runs beside the client's on the other core
+# (in memory both share one thread, and a busy machine passed the init timeout).
+PROCESS_FLAGS = {"--banner", "--garbage", "--then-hang", "--http", "--marker", "--extra-tools", "--page-size"}
+
+
 def hostile_config(name: str, *flags: str, **overrides: object) -> ServerConfig:
-    """A stdio server running tests/servers/hostile_server.py with the given flags."""
-    return ServerConfig(name=name, type="stdio", command=sys.executable, args=[HOSTILE_SERVER, *flags], **overrides)
+    """A stdio server running tests/servers/hostile_server.py with the given flags: in this process
+    (a fresh copy of its module at each start) for its lies about tools, which a client hears the
+    same on any transport; a process of its own for the noise on stdout and long tool lists
+    (``PROCESS_FLAGS``) and with ``MCT_REAL_SERVERS=1``."""
+    config = ServerConfig(name=name, type="stdio", command=sys.executable, args=[HOSTILE_SERVER, *flags], **overrides)
+    if REAL_SERVERS or PROCESS_FLAGS & set(flags):
+        return config
+
+    def build():
+        module = server_module(HOSTILE_SERVER)
+        return module.build(module.parse_args(list(flags)))
+
+    return in_process_config(config, build)
 
 
 def hostile_entry(*flags: str) -> dict:
@@ -425,7 +442,7 @@ async def test_a_tool_list_longer_than_the_pages_read_says_so():
     async with hub:
         await hub.start_all()
         status = hub.status("endless")
-        assert status.state == ServerState.READY and len(status.tools) == 2 * MAX_TOOL_PAGES
+        assert status.state == ServerState.READY and len(status.tools) == 2 * MAX_TOOL_PAGES, status.reason
         assert tool_list_notes(status) == (f"its tool list has more than {MAX_TOOL_PAGES} pages: only those were read")
 
 

@@ -60,7 +60,9 @@ async def test_stdio_and_http_servers_start_together_and_answer(tmp_path):
 
 
 async def test_same_tool_name_on_two_servers_is_made_unique_and_maps_back():
-    hub = ServerHub([fixture_config("alpha"), fixture_config("beta"), demo_config("demo")])
+    hub = ServerHub(
+        [fixture_config("alpha", in_process=True), fixture_config("beta", in_process=True), demo_config("demo")]
+    )
     async with hub:
         await hub.start_all()
         names = {spec.model_name: spec for spec in hub.tools()}
@@ -85,7 +87,7 @@ async def test_command_not_found_is_reported_and_others_keep_working():
     hub = ServerHub(
         [
             ServerConfig(name="ghost", type="stdio", command="mcp-chat-tui-no-such-command"),
-            fixture_config("ok"),
+            fixture_config("ok", in_process=True),
         ]
     )
     async with hub:
@@ -101,7 +103,7 @@ async def test_command_not_found_is_reported_and_others_keep_working():
 
 
 async def test_server_exiting_during_initialize_is_reported_with_its_stderr():
-    hub = ServerHub([fixture_config("quitter", "--exit-during-init"), fixture_config("ok")])
+    hub = ServerHub([fixture_config("quitter", "--exit-during-init"), fixture_config("ok", in_process=True)])
     async with hub:
         await hub.start_all()
         quitter = hub.status("quitter")
@@ -112,7 +114,7 @@ async def test_server_exiting_during_initialize_is_reported_with_its_stderr():
 
 
 async def test_server_that_never_answers_initialize_times_out():
-    hub = ServerHub([fixture_config("mute", "--never-answer", init_timeout=1.5), fixture_config("ok")])
+    hub = ServerHub([fixture_config("mute", "--never-answer", init_timeout=1.5), fixture_config("ok", in_process=True)])
     async with hub:
         started = time.monotonic()
         await hub.start_all()
@@ -126,7 +128,7 @@ async def test_server_that_never_answers_initialize_times_out():
 
 async def test_server_crashing_during_a_call_is_reported_and_can_be_restarted():
     marker = new_marker()
-    hub = ServerHub([fixture_config("fragile", marker=marker), fixture_config("ok")])
+    hub = ServerHub([fixture_config("fragile", marker=marker), fixture_config("ok", in_process=True)])
     async with hub:
         await hub.start_all()
         result = await hub.call_tool("fragile", "crash", {})
@@ -143,7 +145,7 @@ async def test_server_crashing_during_a_call_is_reported_and_can_be_restarted():
 
 
 async def test_tool_past_its_timeout_fails_after_that_time_and_server_stays_usable():
-    hub = ServerHub([fixture_config("sleepy", timeout=1.0)])
+    hub = ServerHub([fixture_config("sleepy", timeout=1.0, in_process=True)])
     async with hub:
         await hub.start_all()
         started = time.monotonic()
@@ -205,7 +207,7 @@ async def test_stderr_is_captured_in_the_tail_and_the_log_file(tmp_path):
 
 
 async def test_tool_list_changed_refreshes_that_servers_tools():
-    hub = ServerHub([fixture_config("grower")])
+    hub = ServerHub([fixture_config("grower", in_process=True)])
     heard = []
     hub.add_observer(lambda status: heard.append([t.name for t in status.tools]))
     async with hub:
@@ -220,7 +222,7 @@ async def test_tool_list_changed_refreshes_that_servers_tools():
 
 
 async def test_all_pages_of_a_long_tool_list_are_read():
-    hub = ServerHub([fixture_config("many", "--extra-tools", "150")])
+    hub = ServerHub([fixture_config("many", "--extra-tools", "150", in_process=True)])
     async with hub:
         await hub.start_all()
         names = {spec.name for spec in hub.status("many").tools}
@@ -228,7 +230,7 @@ async def test_all_pages_of_a_long_tool_list_are_read():
 
 
 async def test_observers_hear_each_state_change():
-    hub = ServerHub([fixture_config("watched")])
+    hub = ServerHub([fixture_config("watched", in_process=True)])
     states = []
     hub.add_observer(lambda status: states.append(status.state))
     async with hub:

@@ -17,15 +17,29 @@ from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.notifications import INSTRUCTIONS_CHARS, LOG_LINES_KEPT
 from mcp_chat_tui.servers.roots import Roots
 from tests.fakes import ScriptedEngine, call
-from tests.helpers import eventually
+from tests.helpers import REAL_SERVERS, StreamsServer, eventually, in_process_config, server_module
 
 NOTIFY_SERVER = str(Path(__file__).parent / "servers" / "notify_server.py")
 ERAS = {"2025-11-25": ["--legacy"], "2026-07-28": []}
 
 
 def notify_config(name: str = "notify", *flags: str, **overrides: object) -> ServerConfig:
-    """tests/servers/notify_server.py with ``flags`` (``--legacy``, ``--instructions TEXT``)."""
-    return ServerConfig(name=name, type="stdio", command=sys.executable, args=[NOTIFY_SERVER, *flags], **overrides)
+    """tests/servers/notify_server.py with ``flags`` (``--legacy``, ``--instructions TEXT``), in this
+    process (a fresh copy of its module at each start; ``--legacy`` through its own 2025-11-25 loop on
+    memory streams), or a process of its own with ``MCT_REAL_SERVERS=1``. No test of it is about processes."""
+    config = ServerConfig(name=name, type="stdio", command=sys.executable, args=[NOTIFY_SERVER, *flags], **overrides)
+    if REAL_SERVERS:
+        return config
+
+    def build():
+        module = server_module(NOTIFY_SERVER)
+        args = module.parse_args(list(flags))
+        server = module.build(args)
+        if not args.legacy:
+            return server
+        return StreamsServer(lambda read, write: module.serve_legacy_on(server, read, write))
+
+    return in_process_config(config, build)
 
 
 @pytest.fixture(params=list(ERAS))

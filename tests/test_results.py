@@ -24,12 +24,19 @@ from mcp_chat_tui.servers.listing import list_all_tools
 from mcp_chat_tui.servers.results import convert_result
 from mcp_chat_tui.servers.tasks import server_runs_tasks, set_apart_task_tools
 from mcp_chat_tui.servers.transports import stdio_transport
+from tests.helpers import REAL_SERVERS, in_process_config, server_module
 
 RESULTS_SERVER = str(Path(__file__).parent / "servers" / "results_server.py")
 
 
 def results_config(name: str = "results", *flags: str) -> ServerConfig:
-    return ServerConfig(name=name, type="stdio", command=sys.executable, args=[RESULTS_SERVER, *flags])
+    """tests/servers/results_server.py: in this process (a fresh copy of its module at each start);
+    a process of its own with ``--legacy-only`` (which changes the SDK's runner for the whole process)
+    or ``MCT_REAL_SERVERS=1``. No test of it is about processes."""
+    config = ServerConfig(name=name, type="stdio", command=sys.executable, args=[RESULTS_SERVER, *flags])
+    if "--legacy-only" in flags or REAL_SERVERS:
+        return config
+    return in_process_config(config, lambda: server_module(RESULTS_SERVER).build())
 
 
 @pytest.fixture(params=["2026-07-28", "2025-11-25"])

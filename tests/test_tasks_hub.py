@@ -28,6 +28,8 @@ TASK_SERVER = str(Path(__file__).parent / "servers" / "task_server.py")
 
 
 def task_config(log: Path, name: str = "films") -> ServerConfig:
+    """tests/servers/task_server.py, always a process: it changes the SDK's runner for the whole
+    process (tasks are 2025-11-25's) and keeps its log and poll interval in module globals."""
     return ServerConfig(name=name, type="stdio", command=sys.executable, args=[TASK_SERVER, "--log", str(log)])
 
 

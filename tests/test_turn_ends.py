@@ -38,7 +38,7 @@ UNKNOWN = "unknown tool 'add-17-and-25'; the nearest offered tools: calculator, 
 
 @pytest.fixture
 async def hub():
-    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0)])
+    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0, in_process=True)])
     async with servers:
         await servers.start_all()
         yield servers

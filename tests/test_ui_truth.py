@@ -226,7 +226,7 @@ LONG_SERVER = "fixture-server-with-a-long-name-" + "n" * 170
 def long_cells_app():
     """The demo server and a server with a long name offering a tool with a 200-character name; both
     called with long arguments, without asking."""
-    servers = [demo_config(), fixture_config(LONG_SERVER, "--long-tool-name", "200")]
+    servers = [demo_config(), fixture_config(LONG_SERVER, "--long-tool-name", "200", in_process=True)]
     return make_app(ScriptedEngine([]), servers, policy=ApprovalPolicy("auto"))
 
 

@@ -120,7 +120,7 @@ def build(args: argparse.Namespace) -> "MCPServer":
     return server
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--bad-tools", action="store_true")
     parser.add_argument("--odd-names", action="store_true")
@@ -133,7 +133,11 @@ def main() -> None:
     parser.add_argument("--then-hang", action="store_true", help="after the banner or garbage, never answer")
     parser.add_argument("--marker", default="")
     parser.add_argument("--http", type=int, default=0, help="serve streamable HTTP on 127.0.0.1:PORT")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = parse_args()
     if args.garbage:
         os.write(1, b"\x89PNG\r\n\x1a\n\x00\xff\xfe binary\n")
     if args.banner:

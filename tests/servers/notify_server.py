@@ -115,33 +115,42 @@ def build(args: argparse.Namespace) -> MCPServer:
 
 async def serve_legacy_only(server: MCPServer) -> None:
     """stdio, answering ``server/discover`` with "method not found" before the server sees it."""
-    lowlevel = server._lowlevel_server
     async with stdio_server() as (read_stream, write_stream):
-        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](100)
-
-        async def without_discover() -> None:
-            async with send:
-                async for item in read_stream:
-                    message = getattr(item, "message", None)
-                    if isinstance(message, mcp_types.JSONRPCRequest) and message.method == "server/discover":
-                        error = mcp_types.ErrorData(code=mcp_types.METHOD_NOT_FOUND, message="Method not found")
-                        await write_stream.send(
-                            SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error))
-                        )
-                        continue
-                    await send.send(item)
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(without_discover)
-            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
-            group.cancel_scope.cancel()
+        await serve_legacy_on(server, read_stream, write_stream)
 
 
-def main() -> None:
+async def serve_legacy_on(server: MCPServer, read_stream, write_stream) -> None:
+    """The 2025-11-25-only server on a pair of streams (stdio's, or the tests' in-memory ones)."""
+    lowlevel = server._lowlevel_server
+    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](100)
+
+    async def without_discover() -> None:
+        async with send:
+            async for item in read_stream:
+                message = getattr(item, "message", None)
+                if isinstance(message, mcp_types.JSONRPCRequest) and message.method == "server/discover":
+                    error = mcp_types.ErrorData(code=mcp_types.METHOD_NOT_FOUND, message="Method not found")
+                    await write_stream.send(
+                        SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error))
+                    )
+                    continue
+                await send.send(item)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(without_discover)
+        await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+        group.cancel_scope.cancel()
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--legacy", action="store_true")
     parser.add_argument("--instructions", default="")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    args = parse_args()
     server = build(args)
     if args.legacy:
         anyio.run(serve_legacy_only, server)

@@ -3,8 +3,6 @@ again; the file keeps the discarded reply as discarded, and a resume neither sen
 
 from __future__ import annotations
 
-import subprocess
-
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.events import ApprovalChoice, ApprovalNeeded, CallFinished, Notice, TurnStarted
 from mcp_chat_tui.agent.retrying import GREEDY_RETRY, NOTHING_TO_RETRY, RETRY_BUSY, RETRY_LINE
@@ -186,17 +184,11 @@ def _notices(app) -> str:
 
 
 def test_retry_in_plain_asks_the_demo_model_again_and_says_so(tmp_path, isolated_user_dirs):
-    from tests.test_plain import CLI, demo_servers_in, environment
+    from tests.test_plain import demo_servers_in, run_cli
 
     config = demo_servers_in(tmp_path)
-    result = subprocess.run(
-        [*CLI, "--demo", "--plain", "--yes", "--mcp-config", str(config)],
-        input="/retry\nwhat is 12 * 7?\n/retry\nbye\n",
-        env=environment(isolated_user_dirs),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    stdin = "/retry\nwhat is 12 * 7?\n/retry\nbye\n"
+    result = run_cli("--demo", "--plain", "--yes", "--mcp-config", str(config), dirs=isolated_user_dirs, stdin=stdin)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert NOTHING_TO_RETRY in out and RETRY_LINE in out

@@ -31,7 +31,7 @@ async def test_the_welcome_line_and_the_status_bar_count_the_same_tools():
 
 def test_the_slash_list_offers_every_command_the_app_answers():
     offered = [candidate.name for candidate in candidates("/", 1, [], [])]
-    assert offered == ["/compact", "/retry", "/call", "/roots"]
+    assert offered == ["/compact", "/retry", "/call", "/model", "/roots"]
     assert [command.command for command in APP_COMMANDS] == offered
 
 

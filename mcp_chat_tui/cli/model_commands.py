@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mcp_chat_tui.conversation import ModelSwitcher, SwitchRefused, model_argument
+from mcp_chat_tui.conversation import ModelSwitcher, SwitchRefused, model_argument, switched_line
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import LoadProgress
@@ -30,9 +30,7 @@ async def model_command(switcher: ModelSwitcher | None, console: Console, text: 
     except SwitchRefused as exc:
         console.print(Text(visible_controls(str(exc)), style="red"), soft_wrap=True)
         return
-    console.print(
-        Text(visible_controls(f"switched to {choice.name}{_settings(engine)}"), style="green"), soft_wrap=True
-    )
+    console.print(Text(visible_controls(switched_line(choice.name, engine)), style="green"), soft_wrap=True)
 
 
 async def _switch(switcher: ModelSwitcher, choice: ModelChoice, console: Console) -> Engine:
@@ -45,12 +43,6 @@ async def _switch(switcher: ModelSwitcher, choice: ModelChoice, console: Console
                 status.update(visible_controls(progress.message))
 
         return await switcher.switch(choice, on_progress)
-
-
-def _settings(engine: Engine) -> str:
-    generation = engine.generation
-    summary = generation.summary() if generation is not None else ""
-    return f" ({summary})" if summary else ""
 
 
 def print_models(console: Console, models: list[ModelChoice], current: str) -> None:

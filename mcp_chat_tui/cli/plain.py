@@ -36,6 +36,7 @@ from mcp_chat_tui.conversation import (
     Route,
     Routed,
     route_line,
+    switched_line,
 )
 from mcp_chat_tui.conversation.conversation import SaveReport
 from mcp_chat_tui.conversation.recording import tee
@@ -56,7 +57,7 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
     switches = transcript.model_switches()
     for index, exchange in enumerate(transcript.exchanges):
         if index in switches:
-            console.print(literal(f"— switched to {switches[index]} —", "dim"))
+            console.print(literal(f"— {switched_line(switches[index])} —", "dim"))
         console.print(literal(PROMPT + exchange.user, "bold"))
         print_attachments(console, exchange.attachments)
         for step in exchange.steps:

@@ -2,7 +2,14 @@
 
 from mcp_chat_tui.agent.retrying import NOTHING_TO_RETRY, RETRY_BUSY, RETRY_LINE
 from mcp_chat_tui.conversation.conversation import NOTHING_TO_COMPACT, Conversation, Switched, chat_agent
-from mcp_chat_tui.conversation.models import ModelChoice, ModelSwitcher, SwitchRefused, model_argument
+from mcp_chat_tui.conversation.models import (
+    ModelChoice,
+    ModelSwitcher,
+    SwitchRefused,
+    model_argument,
+    not_during_a_turn,
+    switched_line,
+)
 from mcp_chat_tui.conversation.opening import CannotOpen, OpenedFile, held_for_the_run, read_if_present
 from mcp_chat_tui.conversation.routing import EXIT_WORDS, RETRY_COMMAND, Route, Routed, route_line
 
@@ -25,6 +32,8 @@ __all__ = [
     "chat_agent",
     "held_for_the_run",
     "model_argument",
+    "not_during_a_turn",
     "read_if_present",
     "route_line",
+    "switched_line",
 ]

@@ -26,7 +26,15 @@ from mcp_chat_tui.engine.model_list import (
     named_models,
 )
 
-__all__ = ["MODEL_COMMAND", "EngineMaker", "ModelChoice", "ModelSwitcher", "SwitchRefused"]
+__all__ = [
+    "MODEL_COMMAND",
+    "EngineMaker",
+    "ModelChoice",
+    "ModelSwitcher",
+    "SwitchRefused",
+    "not_during_a_turn",
+    "switched_line",
+]
 
 EngineMaker = Callable[[ModelChoice], Engine]
 """Builds the engine for a model (the command line's flags and config.toml's settings for it)."""
@@ -42,6 +50,19 @@ def is_model_command(text: str) -> bool:
     """``/model`` alone or with a model's name."""
     head = text.strip().split(maxsplit=1)
     return bool(head) and head[0].lower() == MODEL_COMMAND
+
+
+def not_during_a_turn(current: str) -> str:
+    """Why ``/model`` waits while ``current`` answers (both front ends say it the same way)."""
+    return f"not during a turn: {current} is answering (Esc stops it, then /model)"
+
+
+def switched_line(model: str, engine: Engine | None = None) -> str:
+    """The line that says the conversation goes on with ``model`` (live with its ``engine``'s
+    generation settings; resumed without)."""
+    generation = engine.generation if engine is not None else None
+    settings = generation.summary() if generation is not None else ""
+    return f"switched to {model}" + (f" ({settings})" if settings else "")
 
 
 def model_argument(text: str) -> str:
@@ -90,7 +111,7 @@ class ModelSwitcher:
         ``CancelledError`` when cancelled (the half-loaded model is freed once its load ends)."""
         agent = self.conversation.agent
         if agent.busy or agent.summarising:
-            raise SwitchRefused(f"not during a turn: {self.current} is answering (Esc stops it, then /model)")
+            raise SwitchRefused(not_during_a_turn(self.current))
         engine = self.make_engine(choice)
         load = asyncio.ensure_future(engine.load(on_progress))
         try:

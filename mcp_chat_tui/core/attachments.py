@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_chat_tui.core.content import ContentPart
+from mcp_chat_tui.core.content import size_text as content_size_text
 
 RESOURCE = "resource"
 IMAGE = "image"
@@ -128,13 +129,8 @@ def user_content(text: str, attachments: tuple[Attachment, ...] | list[Attachmen
 
 
 def size_text(size: int | None) -> str:
-    if size is None:
-        return ""
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / 1024 / 1024:.1f} MB"
+    """``core/content.py``'s size (``12.3 KB``), or "" for a size not known."""
+    return "" if size is None else content_size_text(size)
 
 
 def _quoted(value: str) -> str:

@@ -11,10 +11,16 @@ import asyncio
 
 from textual.worker import Worker
 
-from mcp_chat_tui.conversation import ModelChoice, ModelSwitcher, SwitchRefused, model_argument
+from mcp_chat_tui.conversation import (
+    ModelChoice,
+    ModelSwitcher,
+    SwitchRefused,
+    model_argument,
+    not_during_a_turn,
+    switched_line,
+)
 from mcp_chat_tui.engine import LoadProgress
 from mcp_chat_tui.ui.screens.models import ModelPickerScreen
-from mcp_chat_tui.ui.transcript_view import switched_note
 from mcp_chat_tui.ui.widgets.chat import Notice
 
 
@@ -76,11 +82,7 @@ class ModelActions:
             self.notify("a model is loading already (Esc cancels it)", severity="warning", markup=False)
             return
         if self._turn_running or self.agent.busy:
-            self.notify(
-                f"not during a turn: {self.model_label} is answering (Esc stops it, then /model)",
-                severity="warning",
-                markup=False,
-            )
+            self.notify(not_during_a_turn(self.model_label), severity="warning", markup=False)
             return
         self._switching = self.run_worker(self._switch(wanted), group="model-switch", exit_on_error=False)
 
@@ -105,8 +107,7 @@ class ModelActions:
         self.status_bar.model = self.model_label
         self.status_bar.compute = engine.compute_label
         self.status_bar.context_length = engine.context_length
-        settings = engine.generation.summary() if engine.generation is not None else ""
-        said = switched_note(self.model_label) + (f" ({settings})" if settings else "")
+        said = switched_line(self.model_label, engine)
         await self.chat.mount(Notice(said, muted=True))
         self.notify(said, title="model", markup=False)
 

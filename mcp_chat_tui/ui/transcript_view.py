@@ -9,6 +9,7 @@ from mcp_chat_tui.agent.budget import cut_label
 from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import ApprovalChoice
 from mcp_chat_tui.agent.turn import repeat_reason
+from mcp_chat_tui.conversation import switched_line
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
 from mcp_chat_tui.ui.call_store import CallStore
@@ -89,7 +90,7 @@ async def show_transcript(
         if leaving():  # the app is leaving: stop here, the screen is being taken down
             return None
         if index in switches:
-            await chat.mount(Notice(switched_note(switches[index]), muted=True))
+            await chat.mount(Notice(switched_line(switches[index]), muted=True))
         attached = exchange.attachments
         await chat.add_prompt(user_message(exchange.user, attached) if attached else UserMessage(exchange.user))
         prompt.remember(exchange.user)
@@ -99,11 +100,6 @@ async def show_transcript(
     if table.row_count:
         table.move_cursor(row=table.row_count - 1, animate=False)
     return reply
-
-
-def switched_note(model: str) -> str:
-    """The line that says the conversation went on with another model (``/model``), live and resumed."""
-    return f"switched to {model}"
 
 
 def _list_earlier(exchanges: list[Exchange], prompt: PromptInput, calls: CallStore) -> None:

@@ -16,8 +16,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.events import DescendantFocus
-from textual.widget import Widget
 from textual.widgets import Static, TextArea
 
 from mcp_chat_tui.agent.sampling import ToolUse, asked_settings, editable, message_text, with_edits
@@ -27,7 +25,7 @@ from mcp_chat_tui.servers import FormField
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 from mcp_chat_tui.ui.widgets.schema_form import SchemaForm
-from mcp_chat_tui.ui.widgets.scrolling import Scroll, scroll_to_now
+from mcp_chat_tui.ui.widgets.scrolling import Scroll
 
 if TYPE_CHECKING:
     from mcp_types import CreateMessageRequestParams
@@ -195,13 +193,6 @@ class ElicitFormScreen(DecidingScreen[tuple[str, dict[str, Any]]]):
                 "[b]Ctrl+S[/] send  [b]Ctrl+D[/] decline  [b]Esc[/] cancel", classes="request-keys dialog-keys"
             )
             yield SchemaForm(self.fields)
-
-    def on_descendant_focus(self, event: DescendantFocus) -> None:
-        """The focused field is shown whole, its label and description with it (Textual scrolls only
-        the field into view), once Textual's own scrolling is done."""
-        group = next((node for node in event.widget.ancestors if node.has_class("form-field")), None)
-        if isinstance(group, Widget):
-            self.call_after_refresh(scroll_to_now, self.query_one(".request-dialog"), group)
 
     def action_accept(self) -> None:
         values = self.query_one(SchemaForm).values()

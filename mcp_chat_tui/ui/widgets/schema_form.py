@@ -12,13 +12,15 @@ from dataclasses import replace
 from typing import Any
 
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import ScrollableContainer, Vertical
+from textual.events import DescendantFocus
 from textual.widget import Widget
 from textual.widgets import Input, Select, SelectionList, Static, Switch
 from textual.widgets.selection_list import Selection
 
 from mcp_chat_tui.servers import FormField
 from mcp_chat_tui.ui.format import literal
+from mcp_chat_tui.ui.widgets.scrolling import scroll_to_now
 
 
 def filled(fields: list[FormField], values: dict[str, Any]) -> list[FormField]:
@@ -61,6 +63,14 @@ class SchemaForm(Vertical):
                     yield Static(literal(field.description), classes="field-description")
                 yield field_input(index, field)
                 yield Static("", id=f"field-error-{index}", classes="field-error")
+
+    def on_descendant_focus(self, event: DescendantFocus) -> None:
+        """The focused field is shown whole in the pane the form scrolls in, its label and description
+        with it (Textual scrolls only the field into view), once Textual's own scrolling is done."""
+        group = next((node for node in event.widget.ancestors if node.has_class("form-field")), None)
+        pane = next((node for node in self.ancestors if isinstance(node, ScrollableContainer)), None)
+        if isinstance(group, Widget) and pane is not None:
+            self.call_after_refresh(scroll_to_now, pane, group)
 
     def values(self) -> dict[str, Any] | None:
         """The fields' values (a field left empty is left out), or None when one is wrong: then each

@@ -3,7 +3,9 @@
 The steps: ``lint`` (ruff), ``types`` (mypy), ``imports`` (import-linter's contracts, when
 pyproject.toml has them), ``dead code`` (vulture, with pyproject.toml's ``[tool.vulture]``), ``packaging`` (the sdist and the wheel built from it, and the wheel
 installed: scripts/check_package.py), ``tests`` (pytest, without the tests marked ``step``, which
-check by hand what the steps above check) and ``benches`` (each bench in bench/ in its smoke mode:
+check by hand what the steps above check), ``conformance`` (the official MCP conformance suite's
+scored client scenarios of both spec versions: scripts/conformance.py; skipped, saying why, where
+Node 22 or the suite cannot be installed) and ``benches`` (each bench in bench/ in its smoke mode:
 it still runs, its figures are not judged). Each step prints the commands it runs and its time; all
 steps run, and the exit status is 1 when any failed. ``--only`` / ``--skip`` take step names;
 arguments after ``--`` go to pytest.
@@ -21,6 +23,7 @@ from pathlib import Path
 
 TOP = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
+SKIPPED = 77  # a command's exit code for "could not run here" (it says why): the step is not failed
 
 # The benches' smoke runs: small sizes, one round (bench/README.md says what each measures).
 BENCH_SMOKE = [
@@ -69,6 +72,7 @@ def steps(pytest_args: list[str]) -> dict[str, object]:
         "dead code": [[PYTHON, "-m", "vulture"]],
         "packaging": [[PYTHON, "scripts/check_package.py"]],
         "tests": [[PYTHON, "-m", "pytest", "-q", "-m", "not step", *pytest_args]],
+        "conformance": [[PYTHON, "scripts/conformance.py", "--scored-only"]],
         "benches": [[PYTHON, *command] for command in BENCH_SMOKE],
     }
 
@@ -76,14 +80,19 @@ def steps(pytest_args: list[str]) -> dict[str, object]:
 def run_step(name: str, commands) -> bool:
     print(f"\n== {name}", flush=True)
     started = time.monotonic()
-    ok = True
+    ok, skipped = True, False
     for command in commands() if callable(commands) else commands:
         shown = " ".join(Path(part).name if part == PYTHON else part for part in command)
         print(f"+ {shown}", flush=True)
-        if subprocess.run(command, cwd=TOP, env=os.environ).returncode != 0:
+        code = subprocess.run(command, cwd=TOP, env=os.environ).returncode
+        if code == SKIPPED:
+            print(f"-- skipped: {shown} (it said why above)", flush=True)
+            skipped = True
+        elif code != 0:
             print(f"!! failed: {shown}", flush=True)
             ok = False
-    print(f"== {name}: {'passed' if ok else 'FAILED'} in {time.monotonic() - started:.0f} s", flush=True)
+    verdict = "FAILED" if not ok else "skipped" if skipped else "passed"
+    print(f"== {name}: {verdict} in {time.monotonic() - started:.0f} s", flush=True)
     return ok
 
 

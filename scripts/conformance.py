@@ -225,7 +225,11 @@ def main() -> int:
         return SKIPPED
     scenarios: list[tuple[Path, Scenario]] = []
     for spec in args.spec or sorted(SUITES):
-        entry = suite_entry(cache, SUITES[spec])
+        try:
+            entry = suite_entry(cache, SUITES[spec])
+        except subprocess.CalledProcessError:
+            print(f"skipped: npm could not install {SUITE_PACKAGE}@{SUITES[spec]} (is the npm registry reachable?)")
+            return SKIPPED
         for scenario in list_scenarios(node, entry, spec):
             if args.scenario and scenario.name not in args.scenario:
                 continue

@@ -50,6 +50,9 @@ LIST_ONLY = {"json-schema-ref-no-deref"}
 # Scenarios whose server asks for a form during a call: the CLI runs on a terminal, where a person
 # fills it in, keeping each field's default.
 ASKS_FORMS = {"elicitation-sep1034-client-defaults", "sep-2322-client-request-state"}
+# Scenarios whose server offers a tool that takes back the input schema of another of its tools, to
+# see what the client kept of it: the model passes the schema exactly as the app offered it.
+ECHOES_SCHEMA = {"json-schema-2020-12-preservation": ("json_schema_echo", "json_schema_2020_12_tool")}
 
 
 class ScenarioModel(ScriptedEndpoint):
@@ -76,6 +79,8 @@ class ScenarioModel(ScriptedEndpoint):
         if self.scenario in LIST_ONLY:
             return []
         by_name = {tool["name"]: tool for tool in offered}
+        if self.scenario in ECHOES_SCHEMA:
+            return _schema_echo(ECHOES_SCHEMA[self.scenario], by_name)
         wanted = self.context.get("toolCalls")
         calls = []
         if wanted:
@@ -88,6 +93,15 @@ class ScenarioModel(ScriptedEndpoint):
             arguments = example_arguments(tool.get("parameters") or {})
             calls.append({"id": f"call_{index + 1}", "name": tool["name"], "arguments": arguments})
         return calls
+
+
+def _schema_echo(names: tuple[str, str], offered: dict[str, dict]) -> list[dict]:
+    """A call of the echoing tool with the other tool's parameters as the model was given them."""
+    echo, focal = (_offered_name(name, offered) for name in names)
+    if echo is None or focal is None:
+        return []
+    schema = offered[focal].get("parameters") or {}
+    return [{"id": "call_1", "name": echo, "arguments": {"schema": schema}}]
 
 
 def _offered_name(name: str, offered: dict[str, dict]) -> str | None:

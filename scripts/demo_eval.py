@@ -23,10 +23,10 @@ from demo_conversations import README_QUESTIONS, TOOL_KINDS, Conversations, Tool
 from demo_memory import Instructions, summary_line
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
-from mcp_chat_tui.agent.summaries import MAX_SUMMARY_CHARS, summary_request
+from mcp_chat_tui.agent.memory_window import MAX_SUMMARY_CHARS, summary_request
 from mcp_chat_tui.agent.turn import DENIED_MESSAGE
 from mcp_chat_tui.core.text import one_line
-from mcp_chat_tui.engine.messages import for_template
+from mcp_chat_tui.engine.message_shapes import for_template
 
 CALL_START, CALL_END = "<tool_call>", "</tool_call>"
 MOMENT = datetime(2026, 3, 14, 15, 9, tzinfo=UTC)  # the clock of the conversations played

@@ -4,7 +4,7 @@ At each exchange the agent sends (``Agent.prompt_messages``): a system message h
 server's instructions, one user message with the summaries of the turns that left the window (the
 last ``max_turns``), then the window's turns in full. After each reply the app asks the model for
 the one-line summary of each turn that leaves the window, in a request of its own
-(``agent/summaries.py``: ``summary_request``). ``play`` runs a synthetic conversation through the
+(``agent/memory_window.py``: ``summary_request``). ``play`` runs a synthetic conversation through the
 agent's own ``Memory`` and prompt code, so the prompts and summary requests the model is trained on
 are those the app sends, token for token (``tests/test_demo_training_data.py`` checks it against the
 real agent and server).
@@ -27,7 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy  # noqa: E402
-from mcp_chat_tui.agent.summaries import MAX_SUMMARY_CHARS, summary_request  # noqa: E402
+from mcp_chat_tui.agent.memory_window import MAX_SUMMARY_CHARS, summary_request  # noqa: E402
 from mcp_chat_tui.agent.turn import DENIED_MESSAGE  # noqa: E402
 from mcp_chat_tui.core.text import one_line  # noqa: E402
 from mcp_chat_tui.servers.notifications import instructions_prompt  # noqa: E402

@@ -83,9 +83,9 @@ from demo_conversations import (  # noqa: E402
 from demo_eval import Replier, evaluate_conversations, evaluate_requests  # noqa: E402
 from demo_memory import View, play, system_text  # noqa: E402
 
-from mcp_chat_tui.agent.summaries import summary_request  # noqa: E402
+from mcp_chat_tui.agent.memory_window import summary_request  # noqa: E402
 from mcp_chat_tui.engine.blas import load_blas  # noqa: E402
-from mcp_chat_tui.engine.messages import for_template  # noqa: E402
+from mcp_chat_tui.engine.message_shapes import for_template  # noqa: E402
 
 IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
 CALL_START, CALL_END = "<tool_call>", "</tool_call>"

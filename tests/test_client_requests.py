@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
+from mcp_chat_tui.agent.asking_requests import AskingClientRequests, YesAsker
 from mcp_chat_tui.agent.events import ServerRequestAnswered
 from mcp_chat_tui.agent.sampling import ToolUse
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub
-from mcp_chat_tui.servers.client_requests import NO_ONE_TO_SAMPLE
+from mcp_chat_tui.servers.incoming_requests import NO_ONE_TO_SAMPLE
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import REAL_SERVERS, StreamsServer, in_process_config, server_module
 

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
-from mcp_chat_tui.agent.summaries import SUMMARY_INSTRUCTION
+from mcp_chat_tui.agent.memory_window import SUMMARY_INSTRUCTION
 from mcp_chat_tui.cli.chat import demo_model_path
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import Done, TextDelta, ToolCallProposed
-from mcp_chat_tui.engine.messages import for_template
+from mcp_chat_tui.engine.message_shapes import for_template
 from mcp_chat_tui.servers import ServerHub
 from tests.helpers import demo_config
 

@@ -125,7 +125,7 @@ async def test_a_form_the_server_takes_back_closes_at_once_saying_so():
 
 
 async def test_a_plain_form_question_withdrawn_says_why_and_what_was_typed_for_it_is_not_a_prompt(monkeypatch):
-    """--plain's form (cli/client_requests.py) on a terminal (tests/test_plain_typed_ahead.FedReader):
+    """--plain's form (cli/request_prompts.py) on a terminal (tests/test_plain_typed_ahead.FedReader):
     the call it came during ends while the name is being asked; the notice says why, and the name
     typed as the notice appeared is dropped, not taken as the next prompt."""
     import asyncio
@@ -134,7 +134,7 @@ async def test_a_plain_form_question_withdrawn_says_why_and_what_was_typed_for_i
     from rich.console import Console
 
     from mcp_chat_tui.cli import typed_lines
-    from mcp_chat_tui.cli.client_requests import ConsoleAsker
+    from mcp_chat_tui.cli.request_prompts import ConsoleAsker
     from mcp_chat_tui.servers.elicit_form import form_fields
     from mcp_chat_tui.servers.request_ties import WITHDRAWN
     from tests.test_plain_typed_ahead import FedReader

@@ -12,7 +12,7 @@ import pytest
 from textual.widgets import Input, SelectionList
 
 from mcp_chat_tui.agent import ApprovalPolicy
-from mcp_chat_tui.agent.client_requests import AskingClientRequests
+from mcp_chat_tui.agent.asking_requests import AskingClientRequests
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.ui.screens.requests import ElicitFormScreen

@@ -22,7 +22,7 @@ from mcp_chat_tui.engine.events import (
     Throughput,
     ToolCallProposed,
 )
-from mcp_chat_tui.engine.messages import for_template
+from mcp_chat_tui.engine.message_shapes import for_template
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.engine.thread_load import LOAD_WINDOW, ThreadLoad, available_cores
 from tests.fakes import FakeHubDownload

@@ -4,7 +4,7 @@ loaded (the agent, the record, a server's sampling), a failed load is closed and
 from __future__ import annotations
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
-from mcp_chat_tui.agent.client_requests import AskingClientRequests
+from mcp_chat_tui.agent.asking_requests import AskingClientRequests
 from mcp_chat_tui.conversation import Conversation, ModelSwitcher, SwitchRefused
 from mcp_chat_tui.engine.events import EngineError
 from mcp_chat_tui.engine.model_list import MLX, ModelChoice

@@ -15,7 +15,7 @@ import mcp_types as t
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import UrlElicitationRequiredError
 
-from mcp_chat_tui.agent.client_requests import AskingClientRequests
+from mcp_chat_tui.agent.asking_requests import AskingClientRequests
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.servers import ServerHub
 from tests.fakes import ScriptedEngine

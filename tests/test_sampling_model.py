@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import mcp_chat_tui.demo.server as demo
-from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
+from mcp_chat_tui.agent.asking_requests import AskingClientRequests, YesAsker
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.engine.events import TextDelta, ToolCallMalformed
 from mcp_chat_tui.engine.mlx_engine import MlxEngine

@@ -9,7 +9,7 @@ import pytest
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.events import SummariesEnded, SummaryFailed, SummaryStarted, SummaryWritten
-from mcp_chat_tui.agent.summaries import (
+from mcp_chat_tui.agent.memory_window import (
     MAX_SUMMARY_CHARS,
     SUMMARIES_HEADING,
     SUMMARY_INSTRUCTION,

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from mcp_chat_tui.agent.summaries import SUMMARIES_HEADING, SUMMARY_INSTRUCTION
+from mcp_chat_tui.agent.memory_window import SUMMARIES_HEADING, SUMMARY_INSTRUCTION
 from mcp_chat_tui.config import Settings
 from mcp_chat_tui.transcript import Exchange, Step, Transcript, parse, read_transcript_text, render
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu

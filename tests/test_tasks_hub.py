@@ -14,7 +14,7 @@ from pathlib import Path
 import mcp_types
 import pytest
 
-from mcp_chat_tui.agent.client_requests import AskingClientRequests
+from mcp_chat_tui.agent.asking_requests import AskingClientRequests
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.tools import FailureKind

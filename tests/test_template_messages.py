@@ -11,7 +11,7 @@ import pytest
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.engine.events import Done, Stats, TextDelta, ToolCallProposed
-from mcp_chat_tui.engine.messages import for_template
+from mcp_chat_tui.engine.message_shapes import for_template
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.servers import ServerHub
 from tests.fakes import ScriptedEngine

@@ -330,7 +330,7 @@ async def test_a_reply_with_text_is_answered(hub):
 
 
 def test_a_summary_request_says_the_apps_message_is_the_apps():
-    from mcp_chat_tui.agent.summaries import exchange_text
+    from mcp_chat_tui.agent.memory_window import exchange_text
     from mcp_chat_tui.core.feedback import feedback_message
 
     turn = [{"role": "user", "content": "what is 17 + 25?"}, {"role": "assistant", "content": "{bad"}]

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from mcp_chat_tui.agent import ApprovalPolicy
-from mcp_chat_tui.agent.client_requests import AskingClientRequests
+from mcp_chat_tui.agent.asking_requests import AskingClientRequests
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub

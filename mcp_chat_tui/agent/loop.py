@@ -32,9 +32,9 @@ from mcp_chat_tui.agent.events import (
     TurnFinished,
     TurnStarted,
 )
+from mcp_chat_tui.agent.memory_window import Memory, summaries_text
 from mcp_chat_tui.agent.retrying import Retrying
-from mcp_chat_tui.agent.summaries import Memory, summaries_text
-from mcp_chat_tui.agent.summarising import Summarising
+from mcp_chat_tui.agent.summary_writing import Summarising
 from mcp_chat_tui.agent.tool_provider import ToolProvider
 from mcp_chat_tui.agent.turn import (
     NO_ANSWER_NOTE,
@@ -81,7 +81,7 @@ class Agent(CallDecisions, CallRunning, Summarising, ContextBudget, Retrying):
 
     ``max_turns`` user turns (the current one included) go into each prompt in
     full; older turns go as their one-line summary (``write_summaries``; a turn
-    whose summary is missing goes in full: agent/summaries.py). ``max_tool_rounds``
+    whose summary is missing goes in full: agent/memory_window.py). ``max_tool_rounds``
     bounds the rounds of calls of one turn (None: no limit): the calls of the reply
     after the last round are not run, the model is told so, and its next reply (with
     the same tools offered, so the prompt's cache still serves) ends the turn.

@@ -199,7 +199,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
         try:
             await _load_and_start(engine, hub, model, len(mcp_config.enabled()), console)
             if sys.stdin.isatty():  # without a terminal nobody can sign in: check_start says what to run
-                from mcp_chat_tui.cli.sign_in import offer_sign_in
+                from mcp_chat_tui.cli.sign_in_command import offer_sign_in
 
                 await offer_sign_in(hub, console)
             check_start(hub, settings, console)

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_search(args.search, as_json=args.json)
         if args.sign_in or args.sign_out:
-            from mcp_chat_tui.cli.sign_in import sign_in_command, sign_out_command
+            from mcp_chat_tui.cli.sign_in_command import sign_in_command, sign_out_command
 
             command = sign_out_command if args.sign_out else sign_in_command
             return asyncio.run(run_until_signal(lambda: command(args, Console(highlight=False))))

@@ -18,15 +18,15 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
+from mcp_chat_tui.agent.asking_requests import describe_answered
 from mcp_chat_tui.agent.budget import cut_label
-from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import AgentEvent
-from mcp_chat_tui.cli.client_requests import install_console_requests
 from mcp_chat_tui.cli.input_text import NotUtf8Line
 from mcp_chat_tui.cli.model_commands import model_command
 from mcp_chat_tui.cli.plain_console import PlainConsole, literal
 from mcp_chat_tui.cli.prompt_commands import command_turn, print_attachments
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
+from mcp_chat_tui.cli.request_prompts import install_console_requests
 from mcp_chat_tui.cli.typed_lines import LineReader, terminal_lines
 from mcp_chat_tui.conversation import (
     NOTHING_TO_COMPACT,

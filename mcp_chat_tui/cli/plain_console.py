@@ -14,8 +14,8 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
+from mcp_chat_tui.agent.asking_requests import describe_answered
 from mcp_chat_tui.agent.budget import cut_label, near_limit, usage_label
-from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import (
     AgentEvent,
     ApprovalChoice,

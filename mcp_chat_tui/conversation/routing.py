@@ -10,7 +10,7 @@ import enum
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from mcp_chat_tui.agent.summaries import is_compact_command
+from mcp_chat_tui.agent.memory_window import is_compact_command
 from mcp_chat_tui.conversation.models import is_model_command
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.servers.commands import is_command

@@ -4,7 +4,7 @@ A malformed call is never put in the conversation as a call: a model imitates wh
 call named ``malformed_tool_call`` with a tool result taught one to call a tool of that name. The
 assistant message keeps what the model wrote (its text, the call's raw text included), and why the
 call could not be used goes back as a plain user message from the app, after the reply's tool
-results. The agent builds these messages as a turn runs; ``transcript/messages.py`` builds the same
+results. The agent builds these messages as a turn runs; ``transcript/model_messages.py`` builds the same
 ones from a conversation file (docs/transcript-format.md).
 """
 

@@ -41,7 +41,7 @@ from mcp_chat_tui.engine.loading import (
     resolve_model,
     template_supports_tools,
 )
-from mcp_chat_tui.engine.messages import for_template, has_tool_turns, system_in_first_user
+from mcp_chat_tui.engine.message_shapes import for_template, has_tool_turns, system_in_first_user
 from mcp_chat_tui.engine.mlx_request import Cancelled, Failure, GenerationStream, Request, Run
 from mcp_chat_tui.engine.mlx_thread import MLX_THREAD
 from mcp_chat_tui.engine.prefix_cache import PrefixStore, static_prefix_length

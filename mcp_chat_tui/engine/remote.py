@@ -28,7 +28,7 @@ from mcp_chat_tui.engine.events import (
     ThinkingDelta,
 )
 from mcp_chat_tui.engine.generation import DEFAULT, GenerationSettings, ReplyOverrides, applied, resolve
-from mcp_chat_tui.engine.messages import for_wire
+from mcp_chat_tui.engine.message_shapes import for_wire
 from mcp_chat_tui.engine.settings import EngineSettings
 from mcp_chat_tui.engine.special_tokens import TurnMarkup
 from mcp_chat_tui.engine.stops import STOP_SEQUENCE, StopSequences

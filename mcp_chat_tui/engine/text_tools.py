@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_chat_tui.engine.messages import _text
+from mcp_chat_tui.engine.message_shapes import _text
 
 TEXT = "text"  # the tool_prompt value that turns this on
 

@@ -12,7 +12,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from mcp_chat_tui import __version__
-from mcp_chat_tui.servers.client_requests import RequestDesk
+from mcp_chat_tui.servers.incoming_requests import RequestDesk
 from mcp_chat_tui.servers.request_ties import while_wanted
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, To
 from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, Resources, call_builtin
 from mcp_chat_tui.servers.call_clock import CallClock, ProgressListener, ProgressRelay
 from mcp_chat_tui.servers.client_context import log_level_meta
-from mcp_chat_tui.servers.client_requests import RequestDesk
+from mcp_chat_tui.servers.incoming_requests import RequestDesk
 from mcp_chat_tui.servers.oauth import needs_sign_in, sign_in_failure
 from mcp_chat_tui.servers.request_ties import how_it_ended
 from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol, unreadable_answer
@@ -250,7 +250,7 @@ class ToolCalls(TaskCalls):
 
     def _call_failed(self, rt: Any, call: _Call, exc: Exception, limit: float) -> ToolCallResult:
         """The failed call's result; a crash marks the server crashed, a protocol breach is counted.
-        A call its server's sign-in ended (``servers/sign_in.py``) says so instead."""
+        A call its server's sign-in ended (``servers/oauth_sign_in.py``) says so instead."""
         if isinstance(exc, TaskLost):
             return self._failed_call(call, FailureKind.TASK_LOST, str(exc))
         signing = sign_in_failure(rt)

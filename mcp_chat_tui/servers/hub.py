@@ -2,7 +2,7 @@
 
 One asyncio task per server holds its SDK ``Client`` from start to stop; observers hear every state
 change through a plain callback; everything a server says passes through the hub's ``Redactor`` first.
-Its parts are mixed in: tool calls (``calls.py``), sign-in (``sign_in.py``), prompts and resources
+Its parts are mixed in: tool calls (``calls.py``), sign-in (``oauth_sign_in.py``), prompts and resources
 (``catalog.py``), logging and roots (``client_context.py``). The SDK is imported where it is used."""
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ from mcp_chat_tui.servers.callbacks import ClientCallbacks
 from mcp_chat_tui.servers.calls import ToolCalls
 from mcp_chat_tui.servers.catalog import CatalogAccess
 from mcp_chat_tui.servers.client_context import LogListener, ServerContext, is_modern
-from mcp_chat_tui.servers.client_requests import DEFAULT_SAMPLING_PER_MINUTE, ClientRequests, RequestDesk
+from mcp_chat_tui.servers.incoming_requests import DEFAULT_SAMPLING_PER_MINUTE, ClientRequests, RequestDesk
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, noise_excerpt, noise_line, unreadable_message
 from mcp_chat_tui.servers.oauth import OAuthSession, PersonClock, SignInPrompt
+from mcp_chat_tui.servers.oauth_sign_in import SignIn
 from mcp_chat_tui.servers.output import ServerOutput
 from mcp_chat_tui.servers.request_ties import CallsInFlight, gone_reason
 from mcp_chat_tui.servers.roots import Roots
-from mcp_chat_tui.servers.sign_in import SignIn
 from mcp_chat_tui.servers.starting import StartLife, silent_reason
 from mcp_chat_tui.servers.state import ServerState, ServerStatus
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from mcp_chat_tui.core.content import MAX_MEDIA_BYTES, ContentPart, size_text
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult
-from mcp_chat_tui.servers.client_requests import USER_REJECTED
+from mcp_chat_tui.servers.incoming_requests import USER_REJECTED
 from mcp_chat_tui.servers.stdout_lines import line_limit
 
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 
 from mcp_chat_tui.transcript.format import TranscriptError, parse, render
 from mcp_chat_tui.transcript.lock import TranscriptInUse, TranscriptLock
-from mcp_chat_tui.transcript.messages import to_openai_messages
 from mcp_chat_tui.transcript.model import Exchange, Proposal, ServerRequest, Step, ToolResult, Transcript
+from mcp_chat_tui.transcript.model_messages import to_openai_messages
 from mcp_chat_tui.transcript.recorder import TranscriptRecorder
 from mcp_chat_tui.transcript.store import (
     AutoSaver,

@@ -18,7 +18,7 @@ from textual import on, work
 from textual.message_pump import MessagePump
 from textual.screen import Screen
 
-from mcp_chat_tui.agent.client_requests import describe_answered
+from mcp_chat_tui.agent.asking_requests import describe_answered
 from mcp_chat_tui.agent.events import (
     AgentEvent,
     ApprovalChoice,

@@ -21,7 +21,7 @@ from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Input, Static
 
 from mcp_chat_tui.agent import ApprovalPolicy
-from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
+from mcp_chat_tui.agent.asking_requests import AskingClientRequests, YesAsker
 from mcp_chat_tui.config import Settings
 from mcp_chat_tui.conversation import Conversation, Route, chat_agent, route_line
 from mcp_chat_tui.core.attachments import Attachment

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mcp_chat_tui.agent.summaries import COMPACT_COMMAND
+from mcp_chat_tui.agent.memory_window import COMPACT_COMMAND
 from mcp_chat_tui.core.attachments import size_text
 from mcp_chat_tui.core.local_files import LocalFile
 from mcp_chat_tui.servers import PromptInfo, ResourceInfo

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mcp_chat_tui.agent.approval import decision_label
+from mcp_chat_tui.agent.asking_requests import describe_answered
 from mcp_chat_tui.agent.budget import cut_label
-from mcp_chat_tui.agent.client_requests import describe_answered
 from mcp_chat_tui.agent.events import ApprovalChoice
 from mcp_chat_tui.agent.turn import repeat_reason
 from mcp_chat_tui.conversation import switched_line

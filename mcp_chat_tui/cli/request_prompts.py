@@ -19,7 +19,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from mcp_chat_tui.agent import Agent
-from mcp_chat_tui.agent.client_requests import AskingClientRequests, YesAsker
+from mcp_chat_tui.agent.asking_requests import AskingClientRequests, YesAsker
 from mcp_chat_tui.agent.events import AgentSink
 from mcp_chat_tui.agent.sampling import ToolUse, asked_settings, editable, message_text, with_edits
 from mcp_chat_tui.cli.typed_lines import LineReader, Question

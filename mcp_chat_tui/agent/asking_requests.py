@@ -21,8 +21,8 @@ from mcp_chat_tui.agent.events import AgentSink, ServerRequestAnswered
 from mcp_chat_tui.agent.sampling import ToolUse, generate, request_record, result_record, sampling_result
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.engine.base import Engine
-from mcp_chat_tui.servers.client_requests import USER_REJECTED, ElicitationAnswer, SamplingAnswer
 from mcp_chat_tui.servers.elicit_form import FormField, form_fields, redacted_values
+from mcp_chat_tui.servers.incoming_requests import USER_REJECTED, ElicitationAnswer, SamplingAnswer
 from mcp_chat_tui.servers.url_required import NOBODY_TO_ASK
 
 if TYPE_CHECKING:

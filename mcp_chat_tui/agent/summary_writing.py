@@ -1,7 +1,7 @@
 """How the agent has the model write the summaries of the turns that leave the window, between turns.
 
 Mixed into ``Agent`` (``agent/loop.py``); which turns are due and how one summary is asked for:
-``agent/summaries.py``.
+``agent/memory_window.py``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import asyncio
 from typing import Any
 
 from mcp_chat_tui.agent.events import AgentSink, SummariesEnded, SummaryFailed, SummaryStarted, SummaryWritten
-from mcp_chat_tui.agent.summaries import Memory, SummaryError, write_summary
+from mcp_chat_tui.agent.memory_window import Memory, SummaryError, write_summary
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import EngineError

@@ -35,6 +35,42 @@ def download_bar(done: int, total: int | None, width: int = BAR_WIDTH) -> Text:
     return bar
 
 
+KEEP = 0  # a part never left out; the others go in the order of their rank (1 first) when the line is too long
+MODEL_NAME_SHORTENED = 20  # the model's name is cut to this before the parts ranked above 3 go
+
+
+def fit(model: str, parts: list[tuple[int, Text]], width: int) -> Text:
+    """The model's name, then ``parts``, in ``width`` cells (0: not laid out yet, all of it). The parts
+    ranked 1-3 go before the name is cut, those ranked higher only when the name cut to
+    ``MODEL_NAME_SHORTENED`` is not enough; the name then takes the room left, cut in its middle
+    (its start and its end say most)."""
+    kept = list(parts)
+
+    def parts_length() -> int:
+        return sum(part.cell_len for _, part in kept)
+
+    for rank in sorted({rank for rank, _ in parts if rank != KEEP}):
+        if not width or len(model) + parts_length() <= width:
+            break
+        if rank > 3 and min(len(model), MODEL_NAME_SHORTENED) + parts_length() <= width:
+            break
+        kept = [(r, part) for r, part in kept if r != rank]
+    if width:
+        model = middle_cut(model, max(5, width - parts_length()))
+    text = literal(model, "bold")
+    for _, part in kept:
+        text.append_text(part)
+    return text
+
+
+def middle_cut(name: str, width: int) -> str:
+    """``name`` in ``width`` characters at most, its middle given up for an ellipsis."""
+    if len(name) <= width:
+        return name
+    head = width // 2
+    return name[:head] + "…" + name[len(name) - (width - 1 - head) :]
+
+
 class StatusBar(Widget):
     """Drawn from its fields when painted: several set together (state and detail) cost one
     drawing, and a change repaints its one line without a layout."""
@@ -64,30 +100,29 @@ class StatusBar(Widget):
         self.set_reactive(StatusBar.model, model)
 
     def render(self) -> Text:
-        text = literal(self.model or "no model", "bold")
-        if self.compute:
-            text.append_text(literal(f" ({self.compute})", "dim"))
-        text.append("  ·  ")
+        """The parts in their order; on a narrow terminal the least needed go first (``fit``), so the
+        state, a warning that nothing is saved and the messages waiting are always in view."""
         failed = "failed" in self.engine_state
-        text.append(self.engine_state, style=STATE_COLOUR.get(self.engine_state, "red" if failed else "yellow"))
+        state = Text("  ·  ")
+        state.append(self.engine_state, style=STATE_COLOUR.get(self.engine_state, "red" if failed else "yellow"))
+        parts: list[tuple[int, Text]] = [(KEEP, state)]
+        if self.compute:
+            parts.insert(0, (1, literal(f" ({self.compute})", "dim")))
         if self.download is not None:
-            text.append(" ")
-            text.append_text(download_bar(*self.download))
+            parts.append((KEEP, Text(" ") + download_bar(*self.download)))
         if self.detail:
-            text.append_text(literal(f" {self.detail}", "dim"))
+            parts.append((4, literal(f" {self.detail}", "dim")))
         if self.waiting:
-            text.append(f"  ·  {counted(self.waiting, 'message')} waiting", style="yellow")
+            parts.append((KEEP, Text(f"  ·  {counted(self.waiting, 'message')} waiting", style="yellow")))
         if self.context_tokens:
-            text.append("  ·  ")
-            text.append_text(self._context_usage())
+            parts.append((5, Text("  ·  ") + self._context_usage()))
         if self.summarised:
-            text.append(f"  ·  📝 {self.summarised} summarised", style="dim")
+            parts.append((3, Text(f"  ·  📝 {self.summarised} summarised", style="dim")))
         if self.servers:
-            text.append_text(literal(f"  ·  {self.servers}", "dim"))
+            parts.append((2, literal(f"  ·  {self.servers}", "dim")))
         if self.save_problem:
-            text.append("  ·  ")
-            text.append("not saved", style="bold red")
-        return text
+            parts.append((KEEP, Text("  ·  ") + Text("not saved", style="bold red")))
+        return fit(self.model or "no model", parts, self.content_size.width)
 
     async def on_click(self) -> None:
         """A click on the status bar opens the model detail (the model and its generation settings)."""

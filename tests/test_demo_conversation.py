@@ -21,6 +21,7 @@ import pytest
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.cli.chat import demo_model_path
 from mcp_chat_tui.core.call_state import CallState
+from mcp_chat_tui.demo import TRY_ASKING, try_asking_line
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.transcript import parse, read_transcript_text, to_openai_messages
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
@@ -108,10 +109,15 @@ def demo_app(policy: ApprovalPolicy):
     return make_app(engine, [demo_config(env={"MCP_CHAT_TUI_DEMO_NOW": NOW})], policy=policy, frozen=False)
 
 
+def test_the_questions_the_app_suggests_for_the_demo_are_the_ones_tested_here():
+    assert set(TRY_ASKING) <= {question.text for question in README_QUESTIONS}
+
+
 async def test_the_readme_questions_in_one_conversation_in_the_app_approved_with_keys():
     app = demo_app(ApprovalPolicy("ask"))
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
+        assert try_asking_line() in chat_text(app).replace("\n", " ")  # what to ask it, at the start
         for question in README_QUESTIONS:
             await send(pilot, question.text)
             await wait_for(  # armed: a key pressed before then answers nothing

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mcp_chat_tui.demo import try_asking_line
 from mcp_chat_tui.transcript import parse, read_transcript_text
 from tests import cli_in_process
 from tests.helpers import mentions, pids_running_in, wait_until
@@ -69,6 +70,7 @@ def test_the_prompt_loop_answers_and_bye_leaves_with_no_server_left(tmp_path, is
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("demo model · 6 tools from 1 server · type bye or quit to leave")
+    assert try_asking_line() in " ".join(result.stdout.split())  # what the demo model can be asked
     assert result.stdout.count("prompt -> ") == 2
     assert "12 * 7 = 84" in result.stdout
     assert wait_until(lambda: not pids_running_in(tmp_path), 5)

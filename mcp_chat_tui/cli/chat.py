@@ -29,6 +29,7 @@ from mcp_chat_tui.core.paths import bundled_path, demo_model_path
 from mcp_chat_tui.core.paths import model_display_name as display_name
 from mcp_chat_tui.core.server_identity import SavedRule
 from mcp_chat_tui.core.text import counted, visible_controls
+from mcp_chat_tui.demo import try_asking_line
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.generation import CONFIG, FLAG
 from mcp_chat_tui.engine.model_list import ENDPOINT, ModelChoice
@@ -262,6 +263,8 @@ def _print_ready(hub: ServerHub, model: str, mcp_config: McpConfig, console: Con
         )
     )
     console.print(Text(f"mcp.json: {mcp_config.path} ({mcp_config.source})", style="dim"))
+    if model == demo_model_path() and not one_shot:
+        console.print(Text(try_asking_line(), style="dim"))
     for status in ready:
         if tool_list_notes(status):
             console.print(Text(visible_controls(f"{status.name}: {tool_list_notes(status)}"), style="yellow"))

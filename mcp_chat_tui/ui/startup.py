@@ -9,8 +9,10 @@ from textual import work
 
 from mcp_chat_tui.config.folder_trust import FolderFile
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.paths import demo_model_path
 from mcp_chat_tui.core.text import counted, one_line
 from mcp_chat_tui.core.tools import BUILTIN_SERVER
+from mcp_chat_tui.demo import try_asking_line
 from mcp_chat_tui.servers import ServerState, import_sdk
 from mcp_chat_tui.ui import heap
 from mcp_chat_tui.ui.folder_trust import settle_folder_trust
@@ -162,7 +164,8 @@ class StartUp:
         }.get(self.policy.mode, "")
         if self.policy.yes:
             how = "Tool calls run without asking (--yes)."
-        return f"{ready} {how} Type below and press Enter; F1 lists every key."
+        demo = f" {try_asking_line()}" if getattr(self.engine, "model_name", None) == demo_model_path() else ""
+        return f"{ready} {how}{demo} Type below and press Enter; F1 lists every key."
 
     def _fatal(self, message: str, state: tuple[str, str] = ("failed", "to load the model")) -> None:
         """End the app with ``message`` on the fatal screen; ``state`` is what the status bar says

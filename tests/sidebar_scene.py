@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.widgets import Input
 
 from mcp_chat_tui.agent import ApprovalPolicy
-from mcp_chat_tui.ui.records import CallState
+from mcp_chat_tui.ui.call_records import CallState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config

@@ -15,7 +15,7 @@ from textual.widgets import Input
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig
-from mcp_chat_tui.ui.records import CallState
+from mcp_chat_tui.ui.call_records import CallState
 from mcp_chat_tui.ui.screens.requests import ElicitFormScreen
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import REAL_SERVERS, in_process_config, server_module

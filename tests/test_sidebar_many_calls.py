@@ -7,8 +7,8 @@ from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 
 from mcp_chat_tui.core.call_state import CallState
+from mcp_chat_tui.ui.call_records import CallRecord
 from mcp_chat_tui.ui.format import DisplayClock
-from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen
 from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
 from tests.fakes import ScriptedEngine

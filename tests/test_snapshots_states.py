@@ -18,7 +18,7 @@ import pytest
 from mcp_chat_tui.config import Settings
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import Exchange, Proposal, Step, ToolResult, Transcript, parse, render
-from mcp_chat_tui.ui.records import CallRecord
+from mcp_chat_tui.ui.call_records import CallRecord
 from mcp_chat_tui.ui.screens.conversations import ResumeScreen
 from mcp_chat_tui.ui.screens.detail import TextScreen
 from tests.fakes import ScriptedEngine

@@ -34,7 +34,7 @@ from mcp_chat_tui.agent.turn import not_sent_line, run_unsaved_line
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine import Stats
 from mcp_chat_tui.ui import agent_messages as am
-from mcp_chat_tui.ui.records import CallRecord
+from mcp_chat_tui.ui.call_records import CallRecord
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.deciding import withdraw_dialog
 from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen

@@ -32,19 +32,19 @@ from mcp_chat_tui.transcript import Transcript, TranscriptRecorder
 from mcp_chat_tui.ui import heap
 from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.agent_messages import ReplyText
+from mcp_chat_tui.ui.app_messages import EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.catalog_actions import CatalogActions
-from mcp_chat_tui.ui.client_requests import DialogAsker
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
 from mcp_chat_tui.ui.dialog_keys import DialogKeyGuard
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_table, help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
-from mcp_chat_tui.ui.messages import EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.model_actions import ModelActions
 from mcp_chat_tui.ui.palette import PaletteCommands
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
-from mcp_chat_tui.ui.reply import ReplyController
+from mcp_chat_tui.ui.reply_stream import ReplyController
+from mcp_chat_tui.ui.request_dialogs import DialogAsker
 from mcp_chat_tui.ui.screens import STYLES_FOLDER
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, TextScreen
 from mcp_chat_tui.ui.server_actions import ServerActions

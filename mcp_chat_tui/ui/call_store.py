@@ -22,8 +22,8 @@ from mcp_chat_tui.agent.events import (
 )
 from mcp_chat_tui.agent.turn import repeat_reason
 from mcp_chat_tui.core.call_state import CallState
+from mcp_chat_tui.ui.call_records import RUN_UNSAVED_NOTE, CallRecord
 from mcp_chat_tui.ui.format import DisplayClock
-from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord
 from mcp_chat_tui.ui.widgets.call_columns import PROGRESS_COLUMNS
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
 from mcp_chat_tui.ui.widgets.media import MediaView, StructuredPreview

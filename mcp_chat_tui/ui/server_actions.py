@@ -19,8 +19,8 @@ from mcp_chat_tui.servers import (
     protocol_notes,
     tool_list_notes,
 )
+from mcp_chat_tui.ui.call_records import CallRecord
 from mcp_chat_tui.ui.format import literal, palette_text
-from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.detail import ServerDetailScreen, TextScreen
 from mcp_chat_tui.ui.screens.edit_arguments import EditArgumentsScreen
 from mcp_chat_tui.ui.screens.sign_in import SignInScreen

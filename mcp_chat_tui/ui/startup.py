@@ -15,8 +15,8 @@ from mcp_chat_tui.core.tools import BUILTIN_SERVER
 from mcp_chat_tui.demo import try_asking_line
 from mcp_chat_tui.servers import ServerState, import_sdk
 from mcp_chat_tui.ui import heap
+from mcp_chat_tui.ui.app_messages import EngineProgress
 from mcp_chat_tui.ui.folder_trust import settle_folder_trust
-from mcp_chat_tui.ui.messages import EngineProgress
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
 from mcp_chat_tui.ui.widgets.chat import Notice, UserMessage
 

@@ -12,8 +12,8 @@ from mcp_chat_tui.agent.turn import repeat_reason
 from mcp_chat_tui.conversation import switched_line
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
+from mcp_chat_tui.ui.call_records import RUN_UNSAVED_NOTE, CallRecord
 from mcp_chat_tui.ui.call_store import CallStore
-from mcp_chat_tui.ui.records import RUN_UNSAVED_NOTE, CallRecord
 from mcp_chat_tui.ui.widgets.attachments import user_message
 from mcp_chat_tui.ui.widgets.chat import MAX_EXCHANGES_SHOWN, ChatLog, Notice, UserMessage
 from mcp_chat_tui.ui.widgets.prompt import PromptInput

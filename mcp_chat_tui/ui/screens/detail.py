@@ -23,8 +23,8 @@ from mcp_chat_tui.core.tool_filter import NOT_OFFERED
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.servers import LogEntry, ServerStatus, level_rank, next_level, protocol_notes, tool_list_notes
 from mcp_chat_tui.transcript.media import worth_keeping
+from mcp_chat_tui.ui.call_records import CallRecord
 from mcp_chat_tui.ui.format import DisplayClock, literal
-from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.widgets.media import MediaView
 from mcp_chat_tui.ui.widgets.scrolling import Scroll
 from mcp_chat_tui.ui.widgets.sidebar import ListTable

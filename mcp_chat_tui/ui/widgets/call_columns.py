@@ -15,8 +15,8 @@ from rich.text import Text
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.progress import progress_bar
 from mcp_chat_tui.core.text import arguments_summary, counted, one_line
+from mcp_chat_tui.ui.call_records import CallRecord
 from mcp_chat_tui.ui.format import DisplayClock, literal
-from mcp_chat_tui.ui.records import CallRecord
 
 COLUMNS = ("tool", "state", "took", "args", "result", "by", "time")  # the order the calls table shows them in
 COLUMN_LABELS = {"args": "arguments"}

@@ -13,8 +13,8 @@ from textual.widgets.markdown import MarkdownTableOfContents
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.progress import progress_bar
 from mcp_chat_tui.core.text import counted, one_line
+from mcp_chat_tui.ui.call_records import CallRecord
 from mcp_chat_tui.ui.format import DisplayClock, literal
-from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.styles import widget_classes
 from mcp_chat_tui.ui.widgets import reply
 from mcp_chat_tui.ui.widgets.one_pass import OneLayoutPass

@@ -18,8 +18,8 @@ from textual.widgets import DataTable
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.text import counted, one_line
 from mcp_chat_tui.servers import ServerState, ServerStatus
+from mcp_chat_tui.ui.call_records import CallRecord
 from mcp_chat_tui.ui.format import DisplayClock, literal
-from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.textual_private import row_label_width
 from mcp_chat_tui.ui.widgets.call_columns import (
     COLUMN_LABELS,

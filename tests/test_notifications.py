@@ -237,3 +237,14 @@ async def test_the_agent_reports_progress_of_a_running_call(era):
         await Agent(engine, hub, ApprovalPolicy("auto")).run_turn("count", events.append)
         progress = [event.progress.describe() for event in events if isinstance(event, CallProgress)]
         assert progress[-1] == "2/2 step 2" and progress in (["1/2 step 1", "2/2 step 2"], ["2/2 step 2"])
+
+
+def test_a_log_level_the_sdk_would_refuse_is_asked_for_as_info():
+    from mcp_chat_tui.servers.notifications import known_level
+
+    assert [known_level(level) for level in ("debug", "emergency", "verbose", "")] == [
+        "debug",
+        "emergency",
+        "info",
+        "info",
+    ]

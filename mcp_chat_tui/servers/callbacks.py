@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_chat_tui import __version__
 from mcp_chat_tui.servers.incoming_requests import RequestDesk
+from mcp_chat_tui.servers.notifications import known_level
 from mcp_chat_tui.servers.request_ties import while_wanted
 
 if TYPE_CHECKING:
     import mcp_types
 
+    from mcp_chat_tui.servers.runtime import ServerRuntime
     from mcp_chat_tui.servers.task_session import TaskClient
 
 MOOT = "the call this request came during has ended: nothing to answer"
@@ -35,7 +37,7 @@ class ClientCallbacks:
     _on_task_status: Callable[..., Any]
     _changed: Callable[..., None]
 
-    def _new_client(self, rt: Any, generation: int) -> TaskClient:
+    def _new_client(self, runtime: ServerRuntime, start_number: int) -> TaskClient:
         """The SDK client for one start of a server, with the callbacks for what the server may send."""
         import mcp_types
         from mcp_types import Implementation
@@ -43,44 +45,48 @@ class ClientCallbacks:
         from mcp_chat_tui.servers.task_session import TaskClient
 
         return TaskClient(
-            self._transport(rt, generation),
+            self._transport(runtime, start_number),
             client_info=Implementation(name="mcp-chat-tui", version=__version__),
-            message_handler=partial(self._on_message, rt, generation),
-            sampling_callback=partial(self._on_sampling, rt),
+            message_handler=partial(self._on_message, runtime, start_number),
+            sampling_callback=partial(self._on_sampling, runtime),
             sampling_capabilities=mcp_types.SamplingCapability(tools=mcp_types.SamplingToolsCapability()),
-            elicitation_callback=partial(self._on_elicitation, rt),
-            logging_callback=partial(self._on_log, rt, generation),
-            log_level=rt.status.log_level,
-            list_roots_callback=partial(self._list_roots, rt),
-            on_task_status=partial(self._on_task_status, rt),
+            elicitation_callback=partial(self._on_elicitation, runtime),
+            logging_callback=partial(self._on_log, runtime, start_number),
+            log_level=known_level(runtime.status.log_level),
+            list_roots_callback=partial(self._list_roots, runtime),
+            on_task_status=partial(self._on_task_status, runtime),
         )
 
-    async def _on_sampling(self, rt: Any, context: Any, params: mcp_types.CreateMessageRequestParams) -> Any:
+    async def _on_sampling(
+        self, runtime: ServerRuntime, context: Any, params: mcp_types.CreateMessageRequestParams
+    ) -> Any:
         import mcp_types
 
-        work = self.requests.sample(rt.status, params, partial(self._changed, rt))
-        return await self._while_wanted(rt, work, mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=MOOT))
+        work = self.requests.sample(runtime.status, params, partial(self._changed, runtime))
+        return await self._while_wanted(
+            runtime, work, mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=MOOT)
+        )
 
-    async def _on_elicitation(self, rt: Any, context: Any, params: Any) -> Any:
+    async def _on_elicitation(self, runtime: ServerRuntime, context: Any, params: Any) -> Any:
         import mcp_types
 
         return await self._while_wanted(
-            rt, self.requests.elicit(rt.status, params), mcp_types.ElicitResult(action="cancel")
+            runtime, self.requests.elicit(runtime.status, params), mcp_types.ElicitResult(action="cancel")
         )
 
-    async def _while_wanted(self, rt: Any, work: Awaitable[Any], moot: Any) -> Any:
+    async def _while_wanted(self, runtime: ServerRuntime, work: Awaitable[Any], moot: Any) -> Any:
         """A person's answer to the server's request, for as long as the calls it came during go on
         (``request_ties.py``); their time answering is no call's (``call_clock.py``)."""
-        with rt.life.asking():
-            return await while_wanted(work, rt.calls.now(), partial(self._withdrawn, rt), moot)
+        with runtime.life.asking():
+            return await while_wanted(work, runtime.calls.now(), partial(self._withdrawn, runtime), moot)
 
     @staticmethod
-    def _withdrawn(rt: Any) -> str:
+    def _withdrawn(runtime: ServerRuntime) -> str:
         """Why the server's request ended before it was answered, when the server ended it."""
-        name = rt.config.name
-        if rt.stopping:
+        name = runtime.config.name
+        if runtime.stopping:
             return f"server {name} was stopped or restarted"
-        process = rt.start_life.process
-        if rt.stderr_closed.is_set() or getattr(process, "returncode", None) is not None:
+        process = runtime.start_life.process
+        if runtime.stderr_closed.is_set() or getattr(process, "returncode", None) is not None:
             return f"server {name} exited"
         return f"server {name} took the request back, or its connection ended"

@@ -30,8 +30,9 @@ from mcp_chat_tui.servers.task_calls import TaskCalls, TaskListener, TaskLost
 from mcp_chat_tui.servers.url_required import MAX_ROUNDS, not_visited, pages_required, redacted_pages, still_required
 
 if TYPE_CHECKING:
-    from mcp import Client
     from mcp_types import ElicitRequestURLParams
+
+    from mcp_chat_tui.servers.runtime import ServerRuntime
 
 
 @dataclass
@@ -63,7 +64,7 @@ class ToolCalls(TaskCalls):
     """What ``ServerHub`` does to call tools (mixed in; uses its ``_runtimes``, ``redactor``,
     ``tool_timeout``, ``max_result_chars``, ``find_tool``, ``_set_state`` and ``_changed``)."""
 
-    _runtimes: dict[str, Any]
+    _runtimes: dict[str, ServerRuntime]
     redactor: Redactor
     tool_timeout: float
     max_result_chars: int
@@ -117,22 +118,27 @@ class ToolCalls(TaskCalls):
     async def _call_or_resume(
         self, call: _Call, timeout: float | None, on_progress: ProgressListener | None
     ) -> ToolCallResult:
-        rt = self._runtimes.get(call.server)
-        if rt is None:
+        runtime = self._runtimes.get(call.server)
+        if runtime is None:
             return self._failed_call(
                 call, self._kind(call, FailureKind.UNKNOWN_TOOL), f"there is no server named {call.server!r}"
             )
-        refusal = self._refusal(call, rt)
+        refusal = self._refusal(call, runtime)
         if refusal is not None:
             return self._failed_call(call, self._kind(call, refusal[0]), refusal[1])
-        spec = next((spec for spec in rt.status.tools if spec.name == call.tool), None)
+        spec = next((spec for spec in runtime.status.tools if spec.name == call.tool), None)
         call.task_support = spec.task_support if spec is not None else ""
-        limit = timeout or rt.config.timeout or self.tool_timeout
-        result = await self._call_on_server(rt, rt.client, call, limit, on_progress)
-        return await self._visit_and_call_again(rt, call, result, limit, on_progress)
+        limit = timeout or runtime.config.timeout or self.tool_timeout
+        result = await self._call_on_server(runtime, call, limit, on_progress)
+        return await self._visit_and_call_again(runtime, call, result, limit, on_progress)
 
     async def _visit_and_call_again(
-        self, rt: Any, call: _Call, result: ToolCallResult, limit: float, on_progress: ProgressListener | None
+        self,
+        runtime: ServerRuntime,
+        call: _Call,
+        result: ToolCallResult,
+        limit: float,
+        on_progress: ProgressListener | None,
     ) -> ToolCallResult:
         """The server answered that pages must be visited first (-32042, ``url_required.py``): the
         user is shown them, and once done the call is sent again (at most ``MAX_ROUNDS`` times). The
@@ -142,14 +148,14 @@ class ToolCalls(TaskCalls):
             if not pages:
                 return result
             pages = redacted_pages(pages, self.redactor)
-            with rt.life.asking():  # a person's time on the pages is no call's (``call_clock.py``)
-                why = await self.requests.visit_required(rt.status, call.tool, pages)
+            with runtime.life.asking():  # a person's time on the pages is no call's (``call_clock.py``)
+                why = await self.requests.visit_required(runtime.status, call.tool, pages)
             if why:
                 return self._failed_call(call, FailureKind.REFUSED, not_visited(call.tool, pages, why))
-            refusal = self._refusal(call, rt)  # the server may have gone meanwhile
+            refusal = self._refusal(call, runtime)  # the server may have gone meanwhile
             if refusal is not None:
                 return self._failed_call(call, *refusal)
-            result = await self._call_on_server(rt, rt.client, call, limit, on_progress)
+            result = await self._call_on_server(runtime, call, limit, on_progress)
         if call.pages:
             return self._failed_call(call, FailureKind.REFUSED, still_required(call.tool, call.pages))
         return result
@@ -159,15 +165,15 @@ class ToolCalls(TaskCalls):
         """A resumed task that cannot be reached is lost to this run, whatever kept it from being reached."""
         return FailureKind.TASK_LOST if call.resume_task else kind
 
-    def _refusal(self, call: _Call, rt: Any) -> tuple[FailureKind, str] | None:
+    def _refusal(self, call: _Call, runtime: ServerRuntime) -> tuple[FailureKind, str] | None:
         """Why ``call`` cannot go to its server now (not ready, no such tool), or None."""
         server, tool = call.server, call.tool
-        if rt.status.state is ServerState.NEEDS_SIGN_IN:
-            return FailureKind.NEEDS_SIGN_IN, needs_sign_in(rt)
-        if not rt.status.state.usable or rt.client is None:
-            why = f": {rt.status.reason}" if rt.status.reason else ""
-            return FailureKind.NOT_READY, f"server {server!r} is {rt.status.state.value}{why}"
-        if rt.status.tools and not any(spec.name == tool for spec in rt.status.tools):
+        if runtime.status.state is ServerState.NEEDS_SIGN_IN:
+            return FailureKind.NEEDS_SIGN_IN, needs_sign_in(runtime)
+        if not runtime.status.state.usable or runtime.client is None:
+            why = f": {runtime.status.reason}" if runtime.status.reason else ""
+            return FailureKind.NOT_READY, f"server {server!r} is {runtime.status.state.value}{why}"
+        if runtime.status.tools and not any(spec.name == tool for spec in runtime.status.tools):
             return FailureKind.UNKNOWN_TOOL, f"server {server!r} has no tool named {tool!r}"
         surrogate = lone_surrogate(call.arguments)
         if surrogate is not None:  # the SDK could not encode the request, and the connection would end
@@ -190,22 +196,25 @@ class ToolCalls(TaskCalls):
         )
 
     async def _call_on_server(
-        self, rt: Any, client: Client, call: _Call, limit: float, on_progress: ProgressListener | None
+        self, runtime: ServerRuntime, call: _Call, limit: float, on_progress: ProgressListener | None
     ) -> ToolCallResult:
         """Send the call; the server is busy while any call is in flight. The call is given up when
         its clock runs out (``call_clock.py``: ``limit`` counts from the server's last sign of life)."""
-        rt.status.calls_in_flight += 1
-        if rt.status.state == ServerState.READY:
-            self._set_state(rt, ServerState.BUSY)
+        client = runtime.client
+        if client is None:  # gone since it was found ready
+            return self._failed_call(call, FailureKind.NOT_READY, f"server {call.server!r} is not connected")
+        runtime.status.calls_in_flight += 1
+        if runtime.status.state == ServerState.READY:
+            self._set_state(runtime, ServerState.BUSY)
         result: ToolCallResult | None = None
-        clock = CallClock(limit, rt.life, capped=not call.as_task)
+        clock = CallClock(limit, runtime.life, capped=not call.as_task)
         progress = ProgressRelay(on_progress, self.redactor, clock)
         lost: asyncio.Future[str] = asyncio.get_running_loop().create_future()  # the hub read its answer and failed
-        rt.answers_awaited.add(lost)
-        under_way = rt.calls.begin()  # the server's requests meanwhile are for it (request_ties.py)
-        meta = log_level_meta(client, rt.status.log_level)
+        runtime.answers_awaited.add(lost)
+        under_way = runtime.calls.begin()  # the server's requests meanwhile are for it (request_ties.py)
+        meta = log_level_meta(client, runtime.status.log_level)
         if call.as_task:
-            sending = asyncio.ensure_future(self._run_task(rt, client, call, progress, meta))
+            sending = asyncio.ensure_future(self._run_task(runtime, client, call, progress, meta))
         else:
             sending = asyncio.ensure_future(
                 client.call_tool(call.tool, call.arguments, progress_callback=progress, meta=meta)  # type: ignore[arg-type]
@@ -216,15 +225,15 @@ class ToolCalls(TaskCalls):
                 await asyncio.wait(either, timeout=clock.seconds_left(), return_when=asyncio.FIRST_COMPLETED)
             result = self._outcome(call, sending, lost, clock)
         except Exception as exc:  # noqa: BLE001 - a tool failure never raises into the caller
-            result = self._call_failed(rt, call, exc, limit)
+            result = self._call_failed(runtime, call, exc, limit)
         finally:
             progress.close()  # the last progress is heard before the result
-            rt.answers_awaited.discard(lost)
-            rt.calls.end(under_way, how_it_ended(call.tool, result))
+            runtime.answers_awaited.discard(lost)
+            runtime.calls.end(under_way, how_it_ended(call.tool, result))
             if not sending.done():
                 sending.cancel()  # stopped, given up, or its answer is lost: the SDK tells the server
                 await asyncio.wait({sending})
-            self._call_over(rt, call, result, progress.latest)
+            self._call_over(runtime, call, result, progress.latest)
         return result
 
     def _outcome(
@@ -248,40 +257,44 @@ class ToolCalls(TaskCalls):
         why = f"{call.tool} {clock.out_of_time()}; the call was cancelled (the server keeps running)"
         return self._failed_call(call, FailureKind.TIMEOUT, why)
 
-    def _call_failed(self, rt: Any, call: _Call, exc: Exception, limit: float) -> ToolCallResult:
+    def _call_failed(self, runtime: ServerRuntime, call: _Call, exc: Exception, limit: float) -> ToolCallResult:
         """The failed call's result; a crash marks the server crashed, a protocol breach is counted.
         A call its server's sign-in ended (``servers/oauth_sign_in.py``) says so instead."""
         if isinstance(exc, TaskLost):
             return self._failed_call(call, FailureKind.TASK_LOST, str(exc))
-        signing = sign_in_failure(rt)
+        signing = sign_in_failure(runtime)
         if signing is not None:
             return self._failed_call(call, *signing)
         kind, message, crash = call_failure(exc, call.server, call.tool, limit)
         call.pages = pages_required(exc)
         result = self._failed_call(call, kind, message)
         if crash:
-            self._mark_crashed(rt, crash)
+            self._mark_crashed(runtime, crash)
         if server_broke_protocol(exc):
-            rt.status.protocol_problem_count += 1
-            rt.status.protocol_problems.append(f"{call.tool}: {result.failure.message if result.failure else message}")
+            runtime.status.protocol_problem_count += 1
+            runtime.status.protocol_problems.append(
+                f"{call.tool}: {result.failure.message if result.failure else message}"
+            )
         return result
 
-    def _call_over(self, rt: Any, call: _Call, result: ToolCallResult | None, latest: ToolProgress | None) -> None:
+    def _call_over(
+        self, runtime: ServerRuntime, call: _Call, result: ToolCallResult | None, latest: ToolProgress | None
+    ) -> None:
         """The call ended (``result`` is None when it was cancelled): its duration, last progress,
         the server's usage figures and state."""
-        rt.status.calls_in_flight -= 1
+        runtime.status.calls_in_flight -= 1
         if result is not None:
             if latest is not None:
                 result.progress = latest
             result.duration = call.elapsed()
-            self._record_usage(rt, result)
-        if rt.status.calls_in_flight == 0 and rt.status.state == ServerState.BUSY:
-            self._set_state(rt, ServerState.READY)
+            self._record_usage(runtime, result)
+        if runtime.status.calls_in_flight == 0 and runtime.status.state == ServerState.BUSY:
+            self._set_state(runtime, ServerState.READY)
         elif result is not None:
-            self._changed(rt)
+            self._changed(runtime)
 
-    def _record_usage(self, rt: Any, result: ToolCallResult) -> None:
-        status = rt.status
+    def _record_usage(self, runtime: ServerRuntime, result: ToolCallResult) -> None:
+        status = runtime.status
         status.call_count += 1
         status.last_latency = result.duration
         status.total_latency += result.duration
@@ -291,7 +304,7 @@ class ToolCalls(TaskCalls):
         if not result.ok:
             usage.errors += 1
 
-    def _mark_crashed(self, rt: Any, reason: str) -> None:
-        if rt.status.state.usable and not rt.stopping:
-            self._set_state(rt, ServerState.CRASHED, reason)
-            rt.stop.set()
+    def _mark_crashed(self, runtime: ServerRuntime, reason: str) -> None:
+        if runtime.status.state.usable and not runtime.stopping:
+            self._set_state(runtime, ServerState.CRASHED, reason)
+            runtime.stop.set()

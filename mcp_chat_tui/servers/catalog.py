@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     import mcp_types
     from mcp import Client
 
+    from mcp_chat_tui.servers.runtime import ServerRuntime
+
 log = logging.getLogger(__name__)
 
 MAX_CATALOG_PAGES = 20  # pages read of each list; more are noted, not read
@@ -293,41 +295,40 @@ def prompt_turn(
 
 
 class CatalogAccess:
-    """What ``ServerHub`` does with prompts and resources (it provides ``_runtimes``, ``redactor``
-    and ``_changed``)."""
+    """What ``ServerHub`` does with prompts and resources (the hub provides ``_runtimes``, ``redactor``, ``_changed``)."""
 
-    _runtimes: dict[str, Any]
+    _runtimes: dict[str, ServerRuntime]
     redactor: Redactor
 
-    def _changed(self, rt: Any, *, tools_changed: bool = False) -> None:  # provided by the hub
+    def _changed(self, runtime: ServerRuntime, *, tools_changed: bool = False) -> None:  # provided by the hub
         raise NotImplementedError
 
     # ----- what there is ---------------------------------------------------------------------
 
     def prompts(self) -> list[PromptInfo]:
         """Every prompt of every usable server, in server order."""
-        return [p for rt in self._usable() for p in rt.status.prompts]
+        return [p for runtime in self._usable() for p in runtime.status.prompts]
 
     def resources(self) -> list[ResourceInfo]:
-        return [r for rt in self._usable() for r in rt.status.resources]
+        return [r for runtime in self._usable() for r in runtime.status.resources]
 
     def resource_templates(self) -> list[ResourceInfo]:
-        return [t for rt in self._usable() for t in rt.status.resource_templates]
+        return [t for runtime in self._usable() for t in runtime.status.resource_templates]
 
     def has_resources(self) -> bool:
-        return any(rt.status.resources or rt.status.resource_templates for rt in self._usable())
+        return any(runtime.status.resources or runtime.status.resource_templates for runtime in self._usable())
 
     def _usable(self) -> list[Any]:
-        return [rt for rt in self._runtimes.values() if rt.status.state.usable]
+        return [runtime for runtime in self._runtimes.values() if runtime.status.state.usable]
 
     def _client(self, server: str) -> Client:
-        rt = self._runtimes.get(server)
-        if rt is None:
+        runtime = self._runtimes.get(server)
+        if runtime is None:
             known = ", ".join(self._runtimes) or "none"
             raise CatalogError(f"there is no server named {server!r} (servers: {known})")
-        if not rt.status.state.usable or rt.client is None:
-            raise CatalogError(f"server {server!r} is {rt.status.state.value}; restart it and try again")
-        client: Client = rt.client
+        if not runtime.status.state.usable or runtime.client is None:
+            raise CatalogError(f"server {server!r} is {runtime.status.state.value}; restart it and try again")
+        client: Client = runtime.client
         return client
 
     # ----- reading ---------------------------------------------------------------------------
@@ -358,15 +359,15 @@ class CatalogAccess:
         """Values the server suggests for an argument (none when it offers no completions or fails)."""
         import mcp_types
 
-        rt = self._runtimes.get(server)
-        if rt is None or rt.client is None or "completions" not in rt.status.capabilities:
+        runtime = self._runtimes.get(server)
+        if runtime is None or runtime.client is None or "completions" not in runtime.status.capabilities:
             return []
         if isinstance(ref, PromptInfo):
             reference: Any = mcp_types.PromptReference(type="ref/prompt", name=ref.name)
         else:
             reference = mcp_types.ResourceTemplateReference(type="ref/resource", uri=ref.template)
         try:
-            result = await rt.client.complete(reference, {"name": argument, "value": value}, context or None)
+            result = await runtime.client.complete(reference, {"name": argument, "value": value}, context or None)
         except Exception as exc:  # noqa: BLE001 - suggestions are a help, not a requirement
             log.info("completion of %s from %s failed: %s", argument, server, exc)
             return []
@@ -375,25 +376,25 @@ class CatalogAccess:
     async def subscribe_resource(self, server: str, uri: str) -> bool:
         """Hear when ``uri`` changes (``resources/updated``), where the server supports it. Each
         subscription that succeeded is one holder: ``unsubscribe_resource`` lets it go."""
-        rt = self._runtimes.get(server)
-        if rt is None:
+        runtime = self._runtimes.get(server)
+        if runtime is None:
             return False
-        if uri in rt.status.subscribed:  # one more holder of the same subscription
-            rt.status.subscribed[uri] += 1
+        if uri in runtime.status.subscribed:  # one more holder of the same subscription
+            runtime.status.subscribed[uri] += 1
             return True
-        if rt.client is None:
+        if runtime.client is None:
             return False
-        capability = rt.client.server_capabilities.resources
+        capability = runtime.client.server_capabilities.resources
         if capability is None or not capability.subscribe:
             return False
-        rt.status.subscribed[uri] = 1
-        if is_modern(rt.client):
-            await self._listen_again(rt, rt.client)  # with this resource too
+        runtime.status.subscribed[uri] = 1
+        if is_modern(runtime.client):
+            await self._listen_again(runtime, runtime.client)  # with this resource too
             return True
         try:
-            await _legacy_subscription(rt.client, uri, subscribe=True)
+            await _legacy_subscription(runtime.client, uri, subscribe=True)
         except Exception as exc:  # noqa: BLE001
-            rt.status.subscribed.pop(uri, None)
+            runtime.status.subscribed.pop(uri, None)
             log.info("subscribing to %s on %s failed: %s", uri, server, exc)
             return False
         return True
@@ -402,27 +403,27 @@ class CatalogAccess:
         """One holder of ``uri``'s subscription lets go (the screen that showed it moved on or
         closed); the last one ends it: ``resources/unsubscribe`` on 2025-11-25, the listen stream
         opened again without it on 2026-07-28. A server stopped meanwhile ended it already."""
-        rt = self._runtimes.get(server)
-        if rt is None or uri not in rt.status.subscribed:
+        runtime = self._runtimes.get(server)
+        if runtime is None or uri not in runtime.status.subscribed:
             return
-        rt.status.subscribed[uri] -= 1
-        if rt.status.subscribed[uri] > 0:
+        runtime.status.subscribed[uri] -= 1
+        if runtime.status.subscribed[uri] > 0:
             return
-        del rt.status.subscribed[uri]
-        client = rt.client
-        if client is None or not rt.status.state.usable:
+        del runtime.status.subscribed[uri]
+        client = runtime.client
+        if client is None or not runtime.status.state.usable:
             return
         try:
             if is_modern(client):
-                await self._listen_again(rt, client)
+                await self._listen_again(runtime, client)
             else:
                 await _legacy_subscription(client, uri, subscribe=False)
         except Exception as exc:  # noqa: BLE001 - at worst its updates keep coming
             log.info("unsubscribing from %s on %s failed: %s", uri, server, exc)
 
-    async def _listen_again(self, rt: Any, client: Client) -> None:
+    async def _listen_again(self, runtime: ServerRuntime, client: Client) -> None:
         """A new listen stream for what is wanted now (none when nothing is), once it is acknowledged."""
-        listening = self._watch_catalog(rt, client)
+        listening = self._watch_catalog(runtime, client)
         if listening is not None:
             await asyncio.wait({listening}, timeout=5.0)
 
@@ -431,44 +432,45 @@ class CatalogAccess:
 
     # ----- keeping it fresh ------------------------------------------------------------------
 
-    async def _read_catalog(self, rt: Any, client: Client, *, refresh: bool = False) -> None:
-        listing = await read_catalog(client, rt.config.name, self.redactor, refresh=refresh)
-        status = rt.status
+    async def _read_catalog(self, runtime: ServerRuntime, client: Client, *, refresh: bool = False) -> None:
+        listing = await read_catalog(client, runtime.config.name, self.redactor, refresh=refresh)
+        status = runtime.status
         status.prompts, status.resources = listing.prompts, listing.resources
         status.resource_templates, status.catalog_problems = listing.templates, listing.problems
 
-    def _catalog_message(self, rt: Any, message: Any) -> None:
+    def _catalog_message(self, runtime: ServerRuntime, message: Any) -> None:
         """A 2025-11-25 notification about prompts or resources (on 2026-07-28 the SDK hands the
         listen stream's events here too: the stream handles those)."""
         import mcp_types
 
-        if rt.client is None or is_modern(rt.client):
+        if runtime.client is None or is_modern(runtime.client):
             return
         if isinstance(message, (mcp_types.PromptListChangedNotification, mcp_types.ResourceListChangedNotification)):
-            self._catalog_changed(rt, rt.client)
+            self._catalog_changed(runtime, runtime.client)
         elif isinstance(message, mcp_types.ResourceUpdatedNotification):
-            self._resource_updated(rt, str(message.params.uri))
+            self._resource_updated(runtime, str(message.params.uri))
 
-    def _catalog_changed(self, rt: Any, client: Client) -> None:
+    def _catalog_changed(self, runtime: ServerRuntime, client: Client) -> None:
         """Read the lists again, one reading at a time (a change during one causes one more)."""
-        rt.catalog_wanted = True
-        if rt.catalog_refresh is None or rt.catalog_refresh.done():
-            rt.catalog_refresh = asyncio.get_running_loop().create_task(self._reread_catalog(rt, client))
+        runtime.catalog_wanted = True
+        if runtime.catalog_refresh is None or runtime.catalog_refresh.done():
+            runtime.catalog_refresh = asyncio.get_running_loop().create_task(self._reread_catalog(runtime, client))
 
-    async def _reread_catalog(self, rt: Any, client: Client) -> None:
-        while rt.catalog_wanted and rt.client is client:
-            rt.catalog_wanted = False
+    async def _reread_catalog(self, runtime: ServerRuntime, client: Client) -> None:
+        while runtime.catalog_wanted and runtime.client is client:
+            runtime.catalog_wanted = False
             try:
-                await self._read_catalog(rt, client, refresh=True)
+                await self._read_catalog(runtime, client, refresh=True)
             except Exception as exc:  # noqa: BLE001
-                rt.status.catalog_problems = [self.redactor.text(f"refreshing prompts and resources failed: {exc}")]
-            self._changed(rt, tools_changed=True)  # the built-in resource tools come and go with resources
+                problem = self.redactor.text(f"refreshing prompts and resources failed: {exc}")
+                runtime.status.catalog_problems = [problem]
+            self._changed(runtime, tools_changed=True)  # the built-in resource tools come and go with resources
 
-    def _resource_updated(self, rt: Any, uri: str) -> None:
-        rt.status.resource_updates[uri] = rt.status.resource_updates.get(uri, 0) + 1
-        self._changed(rt)
+    def _resource_updated(self, runtime: ServerRuntime, uri: str) -> None:
+        runtime.status.resource_updates[uri] = runtime.status.resource_updates.get(uri, 0) + 1
+        self._changed(runtime)
 
-    def _watch_catalog(self, rt: Any, client: Client) -> asyncio.Future[None] | None:
+    def _watch_catalog(self, runtime: ServerRuntime, client: Client) -> asyncio.Future[None] | None:
         """On 2026-07-28: a ``subscriptions/listen`` stream for prompt and resource changes (and the
         subscribed resources); a new one replaces the old. Returns a future done once the server
         acknowledged it (or the stream failed)."""
@@ -477,19 +479,25 @@ class CatalogAccess:
         capabilities = client.server_capabilities
         prompts = bool(capabilities.prompts and capabilities.prompts.list_changed)
         resources = bool(capabilities.resources and capabilities.resources.list_changed)
-        if rt.catalog_task is not None:
-            rt.catalog_task.cancel()
-        if not (prompts or resources or rt.status.subscribed):
+        if runtime.catalog_task is not None:
+            runtime.catalog_task.cancel()
+        if not (prompts or resources or runtime.status.subscribed):
             return None
         loop = asyncio.get_running_loop()
         acked: asyncio.Future[None] = loop.create_future()
-        rt.catalog_task = loop.create_task(
-            self._listen_for_catalog(rt, client, prompts, resources, sorted(rt.status.subscribed), acked)
+        runtime.catalog_task = loop.create_task(
+            self._listen_for_catalog(runtime, client, prompts, resources, sorted(runtime.status.subscribed), acked)
         )
         return acked
 
     async def _listen_for_catalog(
-        self, rt: Any, client: Client, prompts: bool, resources: bool, uris: list[str], acked: asyncio.Future[None]
+        self,
+        runtime: ServerRuntime,
+        client: Client,
+        prompts: bool,
+        resources: bool,
+        uris: list[str],
+        acked: asyncio.Future[None],
     ) -> None:
         from mcp.client.subscriptions import ResourceUpdated
 
@@ -500,11 +508,11 @@ class CatalogAccess:
                 acked.set_result(None)
                 async for event in subscription:
                     if isinstance(event, ResourceUpdated):
-                        self._resource_updated(rt, event.uri)
+                        self._resource_updated(runtime, event.uri)
                     else:
-                        self._catalog_changed(rt, client)
+                        self._catalog_changed(runtime, client)
         except Exception as exc:  # noqa: BLE001 - losing the stream only loses live updates
-            log.info("prompt and resource stream of %s ended: %s", rt.config.name, exc)
+            log.info("prompt and resource stream of %s ended: %s", runtime.config.name, exc)
         finally:
             if not acked.done():
                 acked.set_result(None)

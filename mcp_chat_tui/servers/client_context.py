@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     import mcp_types
     from mcp import Client
 
+    from mcp_chat_tui.servers.runtime import ServerRuntime
+
 log = logging.getLogger(__name__)
 
 LogListener = Callable[[str, LogEntry], None]
@@ -101,7 +103,7 @@ class ServerContext:
     """The hub's part for logging, roots, instructions and tool-list settling (mixed into
     ``ServerHub``; uses its ``_runtimes``, ``redactor``, ``roots``, ``_log_listeners``, ``_changed``)."""
 
-    _runtimes: dict[str, Any]
+    _runtimes: dict[str, ServerRuntime]
     redactor: Redactor
     roots: Roots
     _log_listeners: list[LogListener]
@@ -111,56 +113,60 @@ class ServerContext:
         """``listener(server, entry)`` hears every log message, redacted, as it comes."""
         self._log_listeners.append(listener)
 
-    async def _on_log(self, rt: Any, generation: int, params: mcp_types.LoggingMessageNotificationParams) -> None:
-        if generation != rt.generation:
+    async def _on_log(
+        self, runtime: ServerRuntime, start_number: int, params: mcp_types.LoggingMessageNotificationParams
+    ) -> None:
+        if start_number != runtime.start_number:
             return
         entry = log_entry(params, self.redactor)
-        rt.status.log.add(entry)
+        runtime.status.log.add(entry)
         for listener in list(self._log_listeners):
             try:
-                listener(rt.config.name, entry)
+                listener(runtime.config.name, entry)
             except Exception:  # a listener's bug must not take the hub down
                 log.exception("log listener failed")
-        if rt.log_shown_soon is None:  # observers hear of a burst once
-            rt.log_shown_soon = asyncio.get_running_loop().call_later(LOG_SHOW_DELAY, self._log_shown, rt)
+        if runtime.log_shown_soon is None:  # observers hear of a burst once
+            runtime.log_shown_soon = asyncio.get_running_loop().call_later(LOG_SHOW_DELAY, self._log_shown, runtime)
 
-    def _log_shown(self, rt: Any) -> None:
-        rt.log_shown_soon = None
-        self._changed(rt)
+    def _log_shown(self, runtime: ServerRuntime) -> None:
+        runtime.log_shown_soon = None
+        self._changed(runtime)
 
     async def set_log_level(self, name: str, level: str) -> str:
         """Ask one server for log messages at ``level`` and above, from now on; returns how."""
-        rt = self._runtimes[name]
-        rt.status.log_level = level
-        self._changed(rt)
-        client = rt.client
+        runtime = self._runtimes[name]
+        runtime.status.log_level = level
+        self._changed(runtime)
+        client = runtime.client
         if client is None:
             return f"{name}: log level {level} (from its next start)"
-        if await self._send_log_level(rt, client):
+        if await self._send_log_level(runtime, client):
             return f"{name}: log level {level} (sent with logging/setLevel)"
         if is_modern(client):
             return f"{name}: log level {level} (asked for with each request)"
         return f"{name}: log level {level} (the server offers no logging)"
 
-    async def _send_log_level(self, rt: Any, client: Client) -> bool:
+    async def _send_log_level(self, runtime: ServerRuntime, client: Client) -> bool:
         try:
-            return await send_log_level(client, rt.status.log_level)
+            return await send_log_level(client, runtime.status.log_level)
         except Exception as exc:  # noqa: BLE001 - a refused level loses only log messages
-            rt.status.stderr_tail.append(self.redactor.text(f"[mcp-chat-tui] logging/setLevel failed: {exc}"))
+            runtime.status.stderr_tail.append(self.redactor.text(f"[mcp-chat-tui] logging/setLevel failed: {exc}"))
             return False
 
-    async def _list_roots(self, rt: Any, _context: Any) -> mcp_types.ListRootsResult:
-        return roots_result(self.roots.for_server(rt.config.name))
+    async def _list_roots(self, runtime: ServerRuntime, _context: Any) -> mcp_types.ListRootsResult:
+        return roots_result(self.roots.for_server(runtime.config.name))
 
     async def roots_changed(self) -> int:
         """Tell every running server whose protocol has it that the roots changed; returns how many were told."""
         told = 0
-        for rt in self._runtimes.values():
-            if rt.client is not None and rt.status.state.usable:
+        for runtime in self._runtimes.values():
+            if runtime.client is not None and runtime.status.state.usable:
                 try:
-                    told += await send_roots_changed(rt.client)
+                    told += await send_roots_changed(runtime.client)
                 except Exception as exc:  # noqa: BLE001
-                    rt.status.stderr_tail.append(self.redactor.text(f"[mcp-chat-tui] roots/list_changed failed: {exc}"))
+                    runtime.status.stderr_tail.append(
+                        self.redactor.text(f"[mcp-chat-tui] roots/list_changed failed: {exc}")
+                    )
         return told
 
     async def roots_command(self, text: str) -> str | None:
@@ -184,23 +190,29 @@ class ServerContext:
     def instructions_prompt(self) -> str:
         """The usable servers' instructions for the system prompt, each under its name, each capped."""
         return instructions_prompt(
-            [(rt.config.name, rt.status.instructions) for rt in self._runtimes.values() if rt.status.state.usable]
+            [
+                (runtime.config.name, runtime.status.instructions)
+                for runtime in self._runtimes.values()
+                if runtime.status.state.usable
+            ]
         )
 
     async def settle_tools(self) -> None:
         """Wait until every tool, prompt and resource list a server said changed has been read again
         (a model request made next sees the new tools, the built-in resource tools included).
         Notifications that came with a call's result are handled first."""
-        await self._settle(lambda rt: (rt.refresh_task, rt.catalog_refresh))
+        await self._settle(lambda runtime: (runtime.refresh_task, runtime.catalog_refresh))
 
     async def settle_catalog(self) -> None:
         """Wait until every prompt and resource list a server said changed has been read again (the
         ``list_resources`` that follows sees the new list)."""
-        await self._settle(lambda rt: (rt.catalog_refresh,))
+        await self._settle(lambda runtime: (runtime.catalog_refresh,))
 
     async def _settle(self, readings: Callable[[Any], tuple[asyncio.Task[None] | None, ...]]) -> None:
         for _ in range(3):  # the SDK hands each notification to its own task: let those run
             await asyncio.sleep(0)
-        pending = {task for rt in self._runtimes.values() for task in readings(rt) if task and not task.done()}
+        pending = {
+            task for runtime in self._runtimes.values() for task in readings(runtime) if task and not task.done()
+        }
         if pending:
             await asyncio.wait(pending, timeout=SETTLE_WAIT_SECONDS)

@@ -11,7 +11,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -24,7 +23,6 @@ from mcp_chat_tui.core.server_identity import ServerIdentity
 from mcp_chat_tui.core.tool_filter import ToolFilter, split_offered
 from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
 from mcp_chat_tui.servers.builtin import builtin_specs
-from mcp_chat_tui.servers.call_clock import ServerLife
 from mcp_chat_tui.servers.callbacks import ClientCallbacks
 from mcp_chat_tui.servers.calls import ToolCalls
 from mcp_chat_tui.servers.catalog import CatalogAccess
@@ -32,11 +30,12 @@ from mcp_chat_tui.servers.client_context import LogListener, ServerContext, is_m
 from mcp_chat_tui.servers.incoming_requests import DEFAULT_SAMPLING_PER_MINUTE, ClientRequests, RequestDesk
 from mcp_chat_tui.servers.listing import list_all_tools, tool_spec
 from mcp_chat_tui.servers.noise import STDOUT_RULE, noise_excerpt, noise_line, unreadable_message
-from mcp_chat_tui.servers.oauth import OAuthSession, PersonClock, SignInPrompt
+from mcp_chat_tui.servers.oauth import PersonClock
 from mcp_chat_tui.servers.oauth_sign_in import SignIn
 from mcp_chat_tui.servers.output import ServerOutput
-from mcp_chat_tui.servers.request_ties import CallsInFlight, gone_reason
+from mcp_chat_tui.servers.request_ties import gone_reason
 from mcp_chat_tui.servers.roots import Roots
+from mcp_chat_tui.servers.runtime import ServerRuntime
 from mcp_chat_tui.servers.starting import StartLife, silent_reason
 from mcp_chat_tui.servers.state import ServerState, ServerStatus
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
@@ -67,44 +66,6 @@ STOP_WAIT_SECONDS = 10.0
 Observer = Callable[[ServerStatus], None]
 
 
-@dataclass(eq=False)
-class _Runtime:
-    """Live handles for one server; ``status`` is what observers see."""
-
-    config: Any
-    status: ServerStatus
-    task: asyncio.Task[None] | None = None
-    client: Client | None = None
-    stop: asyncio.Event = field(default_factory=asyncio.Event)
-    settled: asyncio.Event = field(default_factory=asyncio.Event)
-    stderr_closed: asyncio.Event = field(default_factory=asyncio.Event)
-    capture: StderrCapture | None = None
-    generation: int = 0
-    stopping: bool = False
-    init_timed_out: bool = False
-    http_error: tuple[int, str] | None = None
-    refresh_task: asyncio.Task[None] | None = None
-    refresh_wanted: bool = False
-    stdout_noise: str = ""  # the first line on stdout that was not JSON-RPC, while starting
-    start_refused: str = ""  # why the start was given up before the init timeout
-    refused_state: ServerState = ServerState.FAILED  # the state a start given up leaves
-    oauth: OAuthSession | None = None
-    sign_in_prompt: SignInPrompt | None = None  # a person to ask, while signing in
-    person: PersonClock = field(default_factory=PersonClock)  # their time is not the init timeout's
-    start_life: StartLife = field(default_factory=StartLife)  # signs of life while starting (starting.py)
-    catalog_task: asyncio.Task[None] | None = None  # the prompt and resource change stream (2026-07-28)
-    catalog_refresh: asyncio.Task[None] | None = None  # reading prompts and resources again
-    catalog_wanted: bool = False
-    answers_awaited: set[asyncio.Future[str]] = field(default_factory=set)  # calls in flight, told a lost answer
-    task_calls: dict[str, Any] = field(default_factory=dict)  # calls run as tasks, by task id (task_calls.py)
-    task_progress: dict[Any, Any] = field(default_factory=dict)  # their progress relays, by progress token
-
-    log_shown_soon: asyncio.TimerHandle | None = None
-    # A person's time on the server's requests (a form, a sampled reply), which no call's clock counts.
-    life: ServerLife = field(default_factory=ServerLife)
-    calls: CallsInFlight = field(default_factory=CallsInFlight)  # what its requests are for (request_ties.py)
-
-
 class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, ServerOutput, SignIn):
     """Runs the configured servers; ``async with ServerHub(...)`` starts nothing, ``start_all()`` does."""
 
@@ -133,7 +94,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         self.tool_timeout = tool_timeout
         self.log_dir = log_dir
         self.max_result_chars = max_result_chars
-        self._runtimes: dict[str, _Runtime] = {}
+        self._runtimes: dict[str, ServerRuntime] = {}
         self._observers: list[Observer] = []
         self._tools: list[ToolSpec] = []
         self._by_model_name: dict[str, ToolSpec] = {}
@@ -141,7 +102,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         for config in servers:
             self._add_runtime(config)
 
-    def _add_runtime(self, config: Any) -> _Runtime:
+    def _add_runtime(self, config: Any) -> ServerRuntime:
         transport = config.type
         status = ServerStatus(name=config.name, transport=transport, sampling_per_minute=self._sampling_per_minute)
         status.log_level = getattr(config, "log_level", None) or status.log_level
@@ -149,7 +110,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
             status.state = ServerState.DISABLED
         if self.log_dir is not None and transport == "stdio":
             status.log_path = self.log_dir / f"{log_file_name(config.name)}.log"
-        self._runtimes[config.name] = _Runtime(config=config, status=status)
+        self._runtimes[config.name] = ServerRuntime(config=config, status=status)
         return self._runtimes[config.name]
 
     def add_servers(self, servers: Iterable[Any]) -> None:
@@ -172,24 +133,24 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         if observer in self._observers:
             self._observers.remove(observer)
 
-    def _changed(self, rt: _Runtime, *, tools_changed: bool = False) -> None:
+    def _changed(self, runtime: ServerRuntime, *, tools_changed: bool = False) -> None:
         if tools_changed:
             self._rebuild_tool_index()
         for observer in list(self._observers):
             try:
-                observer(rt.status)
+                observer(runtime.status)
             except Exception:  # an observer's bug must not take the hub down
                 log.exception("server observer failed")
 
-    def _set_state(self, rt: _Runtime, state: ServerState, reason: str = "") -> None:
-        offers_tools_changed = rt.status.state.usable != state.usable
-        rt.status.state = state
-        rt.status.reason = self.redactor.text(reason)
-        self._changed(rt, tools_changed=offers_tools_changed)
+    def _set_state(self, runtime: ServerRuntime, state: ServerState, reason: str = "") -> None:
+        offers_tools_changed = runtime.status.state.usable != state.usable
+        runtime.status.state = state
+        runtime.status.reason = self.redactor.text(reason)
+        self._changed(runtime, tools_changed=offers_tools_changed)
 
     @property
     def statuses(self) -> list[ServerStatus]:
-        return [rt.status for rt in self._runtimes.values()]
+        return [runtime.status for runtime in self._runtimes.values()]
 
     def status(self, name: str) -> ServerStatus:
         return self._runtimes[name].status
@@ -216,7 +177,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
     # ----- tools -----------------------------------------------------------------------------
 
     def _rebuild_tool_index(self) -> None:
-        specs = [spec for rt in self._runtimes.values() if rt.status.state.usable for spec in rt.status.tools]
+        specs = [spec for live in self._runtimes.values() if live.status.state.usable for spec in live.status.tools]
         specs += builtin_specs() if self.has_resources() else []
         self._tools = unique_model_names(specs)
         self._by_model_name = {spec.model_name: spec for spec in self._tools}
@@ -235,183 +196,185 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
     async def start_all(self) -> list[ServerStatus]:
         """Start every enabled server concurrently; returns when each is ready or has failed."""
         await import_sdk()
-        runtimes = [rt for rt in self._runtimes.values() if rt.status.state != ServerState.DISABLED]
-        await asyncio.gather(*(self._start(rt) for rt in runtimes))
+        runtimes = [runtime for runtime in self._runtimes.values() if runtime.status.state != ServerState.DISABLED]
+        await asyncio.gather(*(self._start(runtime) for runtime in runtimes))
         return self.statuses
 
     async def restart(self, name: str) -> ServerStatus:
         """Stop one server (if running) and start it again; other servers are untouched."""
-        rt = self._runtimes[name]
-        await self._stop(rt, final_state=ServerState.STOPPED)
-        rt.status.restarts += 1
-        await self._start(rt)
-        return rt.status
+        runtime = self._runtimes[name]
+        await self._stop(runtime, final_state=ServerState.STOPPED)
+        runtime.status.restarts += 1
+        await self._start(runtime)
+        return runtime.status
 
-    async def _start(self, rt: _Runtime) -> None:
-        rt.generation += 1
-        generation = rt.generation
-        rt.stop = asyncio.Event()
-        rt.settled = asyncio.Event()
-        rt.stderr_closed = asyncio.Event()
-        rt.stopping = False
-        rt.init_timed_out = False
-        rt.stdout_noise = ""
-        rt.start_refused = ""
-        rt.refused_state = ServerState.FAILED
-        rt.person = PersonClock()
-        rt.start_life = StartLife()
-        rt.status.stderr_tail.clear()
-        rt.status.started_at = datetime.now()
-        rt.status.start_seconds = None
-        rt.status.tools = []
-        rt.status.refused_tools = []
-        rt.status.unsupported_tools = []
-        rt.status.tool_pages_unread = False
-        rt.status.prompts, rt.status.resources, rt.status.resource_templates = [], [], []
-        rt.status.catalog_problems, rt.status.subscribed = [], {}
-        self._set_state(rt, ServerState.STARTING)
-        timeout = rt.config.init_timeout or self.init_timeout
+    async def _start(self, runtime: ServerRuntime) -> None:
+        runtime.start_number += 1
+        start_number = runtime.start_number
+        runtime.stop = asyncio.Event()
+        runtime.settled = asyncio.Event()
+        runtime.stderr_closed = asyncio.Event()
+        runtime.stopping = False
+        runtime.init_timed_out = False
+        runtime.stdout_noise = ""
+        runtime.start_refused = ""
+        runtime.refused_state = ServerState.FAILED
+        runtime.person = PersonClock()
+        runtime.start_life = StartLife()
+        runtime.status.stderr_tail.clear()
+        runtime.status.started_at = datetime.now()
+        runtime.status.start_seconds = None
+        runtime.status.tools = []
+        runtime.status.refused_tools = []
+        runtime.status.unsupported_tools = []
+        runtime.status.tool_pages_unread = False
+        runtime.status.prompts, runtime.status.resources, runtime.status.resource_templates = [], [], []
+        runtime.status.catalog_problems, runtime.status.subscribed = [], {}
+        self._set_state(runtime, ServerState.STARTING)
+        timeout = runtime.config.init_timeout or self.init_timeout
         started = time.perf_counter()
-        rt.task = asyncio.create_task(self._own(rt, generation, started), name=f"mcp-server-{rt.config.name}")
+        name = f"mcp-server-{runtime.config.name}"
+        runtime.task = asyncio.create_task(self._own(runtime, start_number, started), name=name)
         try:
-            await self._wait_for_start(rt, timeout)
+            await self._wait_for_start(runtime, timeout)
         except TimeoutError:
-            rt.init_timed_out = True
-            rt.task.cancel()
-            await asyncio.wait({rt.task}, timeout=STOP_WAIT_SECONDS)
-            if rt.stdout_noise:
+            runtime.init_timed_out = True
+            runtime.task.cancel()
+            await asyncio.wait({runtime.task}, timeout=STOP_WAIT_SECONDS)
+            if runtime.stdout_noise:
                 reason = (
                     f"no answer to initialize within {timeout:g} s; its stdout had "
-                    f"{noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC: {STDOUT_RULE}"
+                    f"{noise_excerpt(runtime.stdout_noise)}, which is not JSON-RPC: {STDOUT_RULE}"
                 )
             else:
-                reason = silent_reason(timeout, rt.start_life, list(rt.status.stderr_tail))
-            self._set_state(rt, ServerState.FAILED, reason)
-        if rt.start_refused and rt.status.state == ServerState.STARTING:
-            self._set_state(rt, rt.refused_state, rt.start_refused)
+                reason = silent_reason(timeout, runtime.start_life, list(runtime.status.stderr_tail))
+            self._set_state(runtime, ServerState.FAILED, reason)
+        if runtime.start_refused and runtime.status.state == ServerState.STARTING:
+            self._set_state(runtime, runtime.refused_state, runtime.start_refused)
 
-    async def _own(self, rt: _Runtime, generation: int, started: float) -> None:
+    async def _own(self, runtime: ServerRuntime, start_number: int, started: float) -> None:
         """The one task that holds this server's SDK client from start to stop."""
         import anyio
 
         try:
-            client = self._new_client(rt, generation)
+            client = self._new_client(runtime, start_number)
             async with client:
-                if rt.capture is not None:
-                    rt.capture.release_write_end()
-                rt.client = client
-                await self._list_tools(rt, client)
-                await self._read_catalog(rt, client)
-                await self._send_log_level(rt, client)
-                self._record_server_info(rt, client)
-                rt.status.start_seconds = time.perf_counter() - started
-                self._set_state(rt, ServerState.READY)
-                rt.settled.set()
+                if runtime.capture is not None:
+                    runtime.capture.release_write_end()
+                runtime.client = client
+                await self._list_tools(runtime, client)
+                await self._read_catalog(runtime, client)
+                await self._send_log_level(runtime, client)
+                self._record_server_info(runtime, client)
+                runtime.status.start_seconds = time.perf_counter() - started
+                self._set_state(runtime, ServerState.READY)
+                runtime.settled.set()
                 async with anyio.create_task_group() as group:
                     if self._wants_listen(client):
-                        group.start_soon(self._listen_for_tool_changes, rt, client)
-                    self._watch_catalog(rt, client)
-                    await rt.stop.wait()
+                        group.start_soon(self._listen_for_tool_changes, runtime, client)
+                    self._watch_catalog(runtime, client)
+                    await runtime.stop.wait()
                     group.cancel_scope.cancel()
         except asyncio.CancelledError:
-            if not (rt.init_timed_out or rt.stopping or rt.start_refused):
+            if not (runtime.init_timed_out or runtime.stopping or runtime.start_refused):
                 raise
         except BaseException as exc:  # noqa: BLE001 - every failure becomes a state the user sees
             if isinstance(root_cause(exc), (KeyboardInterrupt, SystemExit)):
                 raise
-            await self._client_failed(rt, generation, exc)
+            await self._client_failed(runtime, start_number, exc)
         finally:
-            rt.client = None
-            rt.calls.server_gone(gone_reason(rt))
-            await self._close_oauth(rt)
-            for task in (rt.refresh_task, rt.catalog_task, rt.catalog_refresh):
+            runtime.client = None
+            runtime.calls.server_gone(gone_reason(runtime))
+            await self._close_oauth(runtime)
+            for task in (runtime.refresh_task, runtime.catalog_task, runtime.catalog_refresh):
                 if task is not None and not task.done():
                     task.cancel()
-            if rt.log_shown_soon is not None:  # observers hear of the last log messages with the state change
-                rt.log_shown_soon.cancel()
-                rt.log_shown_soon = None
-            if rt.capture is not None:
-                rt.capture.release_write_end()
-            rt.settled.set()
+            if runtime.log_shown_soon is not None:  # observers hear of the last log messages with the state change
+                runtime.log_shown_soon.cancel()
+                runtime.log_shown_soon = None
+            if runtime.capture is not None:
+                runtime.capture.release_write_end()
+            runtime.settled.set()
 
-    async def _client_failed(self, rt: _Runtime, generation: int, exc: BaseException) -> None:
+    async def _client_failed(self, runtime: ServerRuntime, start_number: int, exc: BaseException) -> None:
         """The client's task failed: the server crashed if it was running, else its start failed."""
-        config = rt.config
-        if rt.capture is not None:
-            rt.capture.release_write_end()
+        config = runtime.config
+        if runtime.capture is not None:
+            runtime.capture.release_write_end()
             try:
-                await asyncio.wait_for(rt.stderr_closed.wait(), 1.0)
+                await asyncio.wait_for(runtime.stderr_closed.wait(), 1.0)
             except TimeoutError:
                 pass
         # A running server whose sign-in ended (``_oauth_failed``) keeps saying so.
-        signed_out = rt.status.state is ServerState.NEEDS_SIGN_IN
-        if generation == rt.generation and not (rt.stopping or rt.start_refused or signed_out):
-            if rt.status.state.usable:
-                self._set_state(rt, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
+        signed_out = runtime.status.state is ServerState.NEEDS_SIGN_IN
+        if start_number == runtime.start_number and not (runtime.stopping or runtime.start_refused or signed_out):
+            if runtime.status.state.usable:
+                self._set_state(runtime, ServerState.CRASHED, f"connection lost: {root_cause(exc)}")
             else:
-                reason = self._oauth_refusal(rt) or describe_start_failure(
-                    config, exc, list(rt.status.stderr_tail), rt.http_error, await rt.start_life.exited()
+                reason = self._oauth_refusal(runtime) or describe_start_failure(
+                    config, exc, list(runtime.status.stderr_tail), runtime.http_error, await runtime.start_life.exited()
                 )
-                if rt.stdout_noise:
+                if runtime.stdout_noise:
                     reason += (
-                        f"; its stdout had {noise_excerpt(rt.stdout_noise)}, which is not JSON-RPC ({STDOUT_RULE})"
+                        f"; its stdout had {noise_excerpt(runtime.stdout_noise)}, which is not JSON-RPC ({STDOUT_RULE})"
                     )
-                self._set_state(rt, ServerState.FAILED, reason)
+                self._set_state(runtime, ServerState.FAILED, reason)
 
-    def _transport(self, rt: _Runtime, generation: int) -> Any:
-        config = rt.config
+    def _transport(self, runtime: ServerRuntime, start_number: int) -> Any:
+        config = runtime.config
         if (memory := memory_transport(config)) is not None:  # a test's server object, connected in memory
-            rt.capture = None
+            runtime.capture = None
             return memory
         if config.type == "stdio":
             loop = asyncio.get_running_loop()
-            rt.capture = StderrCapture(
+            runtime.capture = StderrCapture(
                 loop,
-                rt.status.log_path,
-                on_lines=partial(self._on_stderr, rt, generation),
-                on_closed=partial(self._on_stderr_closed, rt, generation),
+                runtime.status.log_path,
+                on_lines=partial(self._on_stderr, runtime, start_number),
+                on_closed=partial(self._on_stderr_closed, runtime, start_number),
                 redact=self.redactor.text,
             )
-            return stdio_transport(config, rt.capture.errlog, rt.start_life.spawned)
-        rt.capture = None
-        rt.http_error = None
-        auth = self._oauth(rt, generation)
+            return stdio_transport(config, runtime.capture.errlog, runtime.start_life.spawned)
+        runtime.capture = None
+        runtime.http_error = None
+        auth = self._oauth(runtime, start_number)
         if config.type == "sse":
             return sse_transport(config.url, dict(config.headers), auth)
 
         def note(code: int, phrase: str) -> None:
             # 404 and 405 are normal while the SDK probes which protocol the server speaks.
             if code in (401, 403, 407) or code >= 500:
-                rt.http_error = (code, phrase)
+                runtime.http_error = (code, phrase)
 
         return http_transport(config.url, dict(config.headers), note, auth)
 
-    async def _list_tools(self, rt: _Runtime, client: Client, refresh: bool = False) -> None:
+    async def _list_tools(self, runtime: ServerRuntime, client: Client, refresh: bool = False) -> None:
         """Read every page of the tool list into the status: valid tools, and those refused with why."""
         listing = await list_all_tools(client, refresh=refresh, max_pages=MAX_TOOL_PAGES)
         runs_tasks = server_runs_tasks(client)
-        rt.status.unsupported_tools = listing.unsupported + set_apart_task_tools(listing, runs_tasks)
+        runtime.status.unsupported_tools = listing.unsupported + set_apart_task_tools(listing, runs_tasks)
         specs = [
-            tool_spec(rt.config.name, t, self.redactor, task_support(t) if runs_tasks else "") for t in listing.tools
+            tool_spec(runtime.config.name, t, self.redactor, task_support(t) if runs_tasks else "")
+            for t in listing.tools
         ]
-        filters = [rt.config.tool_filter(), self.tool_filters.get(rt.config.name, ToolFilter())]
-        rt.status.tools, rt.status.not_offered_tools = split_offered(specs, lambda spec: spec.name, filters)
-        rt.status.refused_tools = listing.refused
-        rt.status.tool_pages_read, rt.status.tool_pages_unread = listing.pages_read, listing.pages_unread
+        filters = [runtime.config.tool_filter(), self.tool_filters.get(runtime.config.name, ToolFilter())]
+        runtime.status.tools, runtime.status.not_offered_tools = split_offered(specs, lambda spec: spec.name, filters)
+        runtime.status.refused_tools = listing.refused
+        runtime.status.tool_pages_read, runtime.status.tool_pages_unread = listing.pages_read, listing.pages_unread
 
-    def _record_server_info(self, rt: _Runtime, client: Client) -> None:
+    def _record_server_info(self, runtime: ServerRuntime, client: Client) -> None:
         info = client.server_info
         redact = self.redactor.text
-        rt.status.server_name = redact(info.name) if info else ""
-        rt.status.server_version = redact(info.version) if info and info.version else ""
-        rt.status.protocol_version = client.protocol_version or ""
+        runtime.status.server_name = redact(info.name) if info else ""
+        runtime.status.server_version = redact(info.version) if info and info.version else ""
+        runtime.status.protocol_version = client.protocol_version or ""
         capabilities = client.server_capabilities
-        rt.status.capabilities = [
+        runtime.status.capabilities = [
             name
             for name in ("tools", "prompts", "resources", "logging", "completions")
             if getattr(capabilities, name, None) is not None
         ]
-        rt.status.instructions = redact(client.instructions or "")
+        runtime.status.instructions = redact(client.instructions or "")
 
     # ----- notifications and stderr ----------------------------------------------------------
 
@@ -420,74 +383,76 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         tools_capability = client.server_capabilities.tools
         return is_modern(client) and tools_capability is not None and bool(tools_capability.list_changed)
 
-    async def _listen_for_tool_changes(self, rt: _Runtime, client: Client) -> None:
+    async def _listen_for_tool_changes(self, runtime: ServerRuntime, client: Client) -> None:
         try:
             async with client.listen(tools_list_changed=True) as subscription:
                 async for _event in subscription:
-                    self._want_refresh(rt, client)
+                    self._want_refresh(runtime, client)
         except Exception as exc:  # noqa: BLE001 - losing the stream only loses live tool updates
-            log.info("tool-change stream of %s ended: %s", rt.config.name, exc)
+            log.info("tool-change stream of %s ended: %s", runtime.config.name, exc)
 
-    def _want_refresh(self, rt: _Runtime, client: Client) -> None:
+    def _want_refresh(self, runtime: ServerRuntime, client: Client) -> None:
         """The tool list changed: read it again soon, one reading at a time however many changes
         arrive (a burst within REFRESH_SETTLE_SECONDS is one reading; changes during a reading
         cause one more after it, so the last change is never missed)."""
-        rt.refresh_wanted = True
-        if rt.refresh_task is None or rt.refresh_task.done():
-            rt.refresh_task = asyncio.get_running_loop().create_task(self._refresh_while_wanted(rt, client))
+        runtime.refresh_wanted = True
+        if runtime.refresh_task is None or runtime.refresh_task.done():
+            runtime.refresh_task = asyncio.get_running_loop().create_task(self._refresh_while_wanted(runtime, client))
 
-    async def _refresh_while_wanted(self, rt: _Runtime, client: Client) -> None:
-        while rt.refresh_wanted and rt.client is client:
+    async def _refresh_while_wanted(self, runtime: ServerRuntime, client: Client) -> None:
+        while runtime.refresh_wanted and runtime.client is client:
             await asyncio.sleep(REFRESH_SETTLE_SECONDS)
-            rt.refresh_wanted = False
-            await self._refresh_tools(rt, client)
+            runtime.refresh_wanted = False
+            await self._refresh_tools(runtime, client)
 
-    async def _refresh_tools(self, rt: _Runtime, client: Client) -> None:
+    async def _refresh_tools(self, runtime: ServerRuntime, client: Client) -> None:
         try:
-            await self._list_tools(rt, client, refresh=True)
+            await self._list_tools(runtime, client, refresh=True)
         except Exception as exc:  # noqa: BLE001
-            rt.status.stderr_tail.append(self.redactor.text(f"[mcp-chat-tui] refreshing the tool list failed: {exc}"))
-        self._changed(rt, tools_changed=True)
+            runtime.status.stderr_tail.append(
+                self.redactor.text(f"[mcp-chat-tui] refreshing the tool list failed: {exc}")
+            )
+        self._changed(runtime, tools_changed=True)
 
-    async def _on_message(self, rt: _Runtime, generation: int, message: Any) -> None:
+    async def _on_message(self, runtime: ServerRuntime, start_number: int, message: Any) -> None:
         import mcp_types
 
-        if generation != rt.generation:
+        if start_number != runtime.start_number:
             return
         # A message that could not be read is a protocol problem, while starting too (the stdio
         # transport fails the request it answered, so a start ends at once saying why); anything
         # else on stdout is noise.
         if isinstance(message, Exception) and (problem := unreadable_message(message)):
-            self._on_unreadable_message(rt, problem)
+            self._on_unreadable_message(runtime, problem)
         elif isinstance(message, Exception):
-            self._on_stdout_noise(rt, noise_line(message))
-        elif isinstance(message, mcp_types.ToolListChangedNotification) and rt.client is not None:
-            self._want_refresh(rt, rt.client)
+            self._on_stdout_noise(runtime, noise_line(message))
+        elif isinstance(message, mcp_types.ToolListChangedNotification) and runtime.client is not None:
+            self._want_refresh(runtime, runtime.client)
         elif isinstance(message, mcp_types.ElicitCompleteNotification):
-            self.requests.completed(rt.config.name, message.params.elicitation_id)
+            self.requests.completed(runtime.config.name, message.params.elicitation_id)
         elif isinstance(message, mcp_types.ProgressNotification):  # a task's: the SDK matched it to no request
-            await self._task_progress(rt, message.params)
+            await self._task_progress(runtime, message.params)
         else:
-            self._catalog_message(rt, message)
+            self._catalog_message(runtime, message)
 
     # ----- stopping --------------------------------------------------------------------------
 
-    async def _stop(self, rt: _Runtime, final_state: ServerState) -> None:
-        task = rt.task
+    async def _stop(self, runtime: ServerRuntime, final_state: ServerState) -> None:
+        task = runtime.task
         if task is None or task.done():
-            if rt.status.state.usable or rt.status.state == ServerState.STARTING:
-                self._set_state(rt, final_state)
+            if runtime.status.state.usable or runtime.status.state == ServerState.STARTING:
+                self._set_state(runtime, final_state)
             return
-        rt.stopping = True
-        rt.stop.set()
-        if not rt.settled.is_set():
+        runtime.stopping = True
+        runtime.stop.set()
+        if not runtime.settled.is_set():
             task.cancel()
         done, _ = await asyncio.wait({task}, timeout=STOP_WAIT_SECONDS)
         if not done:
             task.cancel()
             await asyncio.wait({task}, timeout=STOP_WAIT_SECONDS)
-        if rt.status.state.usable or rt.status.state == ServerState.STARTING:
-            self._set_state(rt, final_state)
+        if runtime.status.state.usable or runtime.status.state == ServerState.STARTING:
+            self._set_state(runtime, final_state)
 
     async def stop(self, name: str) -> None:
         await self._stop(self._runtimes[name], ServerState.STOPPED)
@@ -497,7 +462,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
         Calls running as tasks are left to their servers (``leaving``), not cancelled: set before the
         first wait, so a turn the app stopped just before (``action_quit``) sends no ``tasks/cancel``."""
         self.leaving = True
-        await asyncio.gather(*(self._stop(rt, ServerState.STOPPED) for rt in self._runtimes.values()))
+        await asyncio.gather(*(self._stop(runtime, ServerState.STOPPED) for runtime in self._runtimes.values()))
 
     async def __aenter__(self) -> ServerHub:
         return self

@@ -10,10 +10,11 @@ import json
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, get_args
 
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-DEFAULT_LOG_LEVEL = "info"
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+LOG_LEVELS: tuple[LogLevel, ...] = get_args(LogLevel)
+DEFAULT_LOG_LEVEL: LogLevel = "info"
 WARNING_RANK = LOG_LEVELS.index("warning")
 LOG_LINES_KEPT = 500  # per server: a flooding server replaces its oldest lines, memory stays bounded
 LOG_TEXT_CHARS = 2_000  # one message's text is cut to this
@@ -25,7 +26,12 @@ def level_rank(level: str) -> int:
     return LOG_LEVELS.index(level) if level in LOG_LEVELS else LOG_LEVELS.index(DEFAULT_LOG_LEVEL)
 
 
-def next_level(level: str, step: int) -> str:
+def known_level(level: str) -> LogLevel:
+    """``level`` if it is one of the syslog levels, else ``info``."""
+    return LOG_LEVELS[level_rank(level)]
+
+
+def next_level(level: str, step: int) -> LogLevel:
     """The level ``step`` places above (positive) or below ``level``, kept within the list."""
     return LOG_LEVELS[max(0, min(len(LOG_LEVELS) - 1, level_rank(level) + step))]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.servers.oauth import SignInPrompt, SignInRequest, oauth_failure, open_oauth_session
@@ -23,12 +23,15 @@ from mcp_chat_tui.servers.starting import wait_for_start
 from mcp_chat_tui.servers.state import ServerState, ServerStatus
 from mcp_chat_tui.servers.token_vault import TokenVault
 
+if TYPE_CHECKING:
+    from mcp_chat_tui.servers.runtime import ServerRuntime
+
 
 class SignIn:
     """What ``ServerHub`` does to sign in to servers (mixed in; uses its ``_runtimes``, ``redactor``,
     ``token_vault``, ``restart`` and ``_set_state``)."""
 
-    _runtimes: dict[str, Any]
+    _runtimes: dict[str, ServerRuntime]
     redactor: Redactor
     token_vault: TokenVault
     _set_state: Callable[..., None]
@@ -38,59 +41,61 @@ class SignIn:
     async def sign_in(self, name: str, prompt: SignInPrompt) -> ServerStatus:
         """Start ``name`` again with a person to authorize it (``prompt`` shows them the URL); the
         init timeout waits for them. Returns the state it ends in (ready, or why not)."""
-        rt = self._runtimes[name]
-        forget_tokens_short_of_more_access(self.token_vault, rt.config.url or "")
-        rt.sign_in_prompt = prompt
+        runtime = self._runtimes[name]
+        forget_tokens_short_of_more_access(self.token_vault, runtime.config.url or "")
+        runtime.sign_in_prompt = prompt
         try:
             return await self.restart(name)
         finally:
-            rt.sign_in_prompt = None
+            runtime.sign_in_prompt = None
 
     def forget_sign_in(self, name: str) -> bool:
         """Drop the tokens (and registered client) kept for ``name``; True when there were some."""
         return self.token_vault.forget(self._runtimes[name].config.url or "")
 
-    async def _wait_for_start(self, rt: Any, timeout: float) -> None:
+    async def _wait_for_start(self, runtime: ServerRuntime, timeout: float) -> None:
         """Wait until the start settles; ``timeout`` counts from the server's last sign of life
         (``starting.py``), and the time a person takes to sign in is not counted (raises
         TimeoutError past it)."""
-        await wait_for_start(rt.settled, timeout, rt.start_life, rt.person)
+        await wait_for_start(runtime.settled, timeout, runtime.start_life, runtime.person)
 
-    def _oauth(self, rt: Any, generation: int) -> Any:
+    def _oauth(self, runtime: ServerRuntime, start_number: int) -> Any:
         """The OAuth sign-in for an http or sse server (None where it is off); see servers/oauth.py."""
-        if rt.config.oauth_settings is None:
+        if runtime.config.oauth_settings is None:
             return None
-        prompt = rt.sign_in_prompt
+        prompt = runtime.sign_in_prompt
         asked: SignInPrompt | None = (
-            rt.person.timed(prompt, lambda: rt.sign_in_prompt is prompt, rt.config.name) if prompt else None
+            runtime.person.timed(prompt, lambda: runtime.sign_in_prompt is prompt, runtime.config.name)
+            if prompt
+            else None
         )
 
         def person(step_up: bool) -> SignInPrompt | None:
             # Once the sign-in is over, a later 401 is not met with the person of that sign-in.
-            if asked is not None and rt.sign_in_prompt is prompt:
+            if asked is not None and runtime.sign_in_prompt is prompt:
                 return asked
             step_up_prompt = self.step_up_prompt
             if not step_up or step_up_prompt is None:
                 return None
 
             async def ask_for_more_access(request: SignInRequest) -> None:
-                await self._ask_for_more_access(rt, step_up_prompt, request)
+                await self._ask_for_more_access(runtime, step_up_prompt, request)
 
             return ask_for_more_access
 
-        rt.oauth = open_oauth_session(
-            rt.config,
+        runtime.oauth = open_oauth_session(
+            runtime.config,
             self.token_vault,
             person=person,
             signing_in=asked is not None,
-            on_failure=partial(self._oauth_failed, rt, generation),
-            on_secret=lambda value: self.redactor.add(f"{rt.config.name} sign-in", value),
+            on_failure=partial(self._oauth_failed, runtime, start_number),
+            on_secret=lambda value: self.redactor.add(f"{runtime.config.name} sign-in", value),
         )
-        return rt.oauth.provider
+        return runtime.oauth.provider
 
-    async def _ask_for_more_access(self, rt: Any, prompt: SignInPrompt, request: SignInRequest) -> None:
+    async def _ask_for_more_access(self, runtime: ServerRuntime, prompt: SignInPrompt, request: SignInRequest) -> None:
         """Show the step-up sign-in; the person's time until the browser comes back is no call's."""
-        asking = rt.life.asking()
+        asking = runtime.life.asking()
         asking.__enter__()
         request.outcome.add_done_callback(lambda _: asking.__exit__(None, None, None))
         try:
@@ -99,27 +104,27 @@ class SignIn:
             request.cancel("the sign-in could not be shown")
             raise
 
-    def _oauth_failed(self, rt: Any, generation: int, exc: Exception) -> None:
+    def _oauth_failed(self, runtime: ServerRuntime, start_number: int, exc: Exception) -> None:
         """The sign-in stopped (needs a person, refused, broken): the SDK's transport would only
         log it and wait, so the start ends here, with why; a running server needs sign-in again."""
-        if generation != rt.generation or rt.stopping:
+        if start_number != runtime.start_number or runtime.stopping:
             return
-        state, reason = oauth_failure(rt.config, exc, rt.http_error)
+        state, reason = oauth_failure(runtime.config, exc, runtime.http_error)
         reason = self.redactor.text(reason)
-        if rt.status.state == ServerState.STARTING and rt.task is not None and not rt.start_refused:
-            rt.start_refused, rt.refused_state = reason, state
-            rt.task.cancel()
-        elif rt.status.state.usable:
-            self._set_state(rt, state, reason)
-            rt.stop.set()
+        if runtime.status.state == ServerState.STARTING and runtime.task is not None and not runtime.start_refused:
+            runtime.start_refused, runtime.refused_state = reason, state
+            runtime.task.cancel()
+        elif runtime.status.state.usable:
+            self._set_state(runtime, state, reason)
+            runtime.stop.set()
 
-    def _oauth_refusal(self, rt: Any) -> str:
+    def _oauth_refusal(self, runtime: ServerRuntime) -> str:
         """Why the server refused the start for want of scopes a new sign-in would not give ("": it did not)."""
-        provider = rt.oauth.provider if rt.oauth is not None else None
-        return f"{rt.config.display_url()} {provider.refusal}" if provider is not None and provider.refusal else ""
+        provider = runtime.oauth.provider if runtime.oauth is not None else None
+        return f"{runtime.config.display_url()} {provider.refusal}" if provider is not None and provider.refusal else ""
 
-    async def _close_oauth(self, rt: Any) -> None:
+    async def _close_oauth(self, runtime: ServerRuntime) -> None:
         """Close the sign-in session of a start that ended."""
-        if rt.oauth is not None:
-            await rt.oauth.close()
-            rt.oauth = None
+        if runtime.oauth is not None:
+            await runtime.oauth.close()
+            runtime.oauth = None

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult
+
+if TYPE_CHECKING:
+    from mcp_chat_tui.servers.runtime import ServerRuntime
 
 Answer = TypeVar("Answer")
 WITHDRAWN = "withdrawn: "  # starts the message of a cancellation that says why a request ended
@@ -54,11 +57,11 @@ class CallsInFlight:
         return set(self._ends)
 
 
-def gone_reason(rt: Any) -> str:
-    """Why a server's connection ended (``rt``: its hub runtime), for the dialogs of its requests."""
-    if rt.stopping:
-        return f"server {rt.config.name} was stopped or restarted"
-    return f"server {rt.config.name} stopped ({rt.status.reason or rt.status.state.value})"
+def gone_reason(runtime: ServerRuntime) -> str:
+    """Why a server's connection ended (``runtime``: its hub runtime), for the dialogs of its requests."""
+    if runtime.stopping:
+        return f"server {runtime.config.name} was stopped or restarted"
+    return f"server {runtime.config.name} stopped ({runtime.status.reason or runtime.status.state.value})"
 
 
 def how_it_ended(tool: str, result: ToolCallResult | None) -> str:

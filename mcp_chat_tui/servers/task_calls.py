@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp.shared.exceptions import MCPError
 
+    from mcp_chat_tui.servers.runtime import ServerRuntime
     from mcp_chat_tui.servers.task_session import TaskSession
 
 TASK_TTL_MS = 24 * 60 * 60 * 1000  # asked of the server: a day, so a conversation resumed later finds it
@@ -66,7 +67,9 @@ class TaskCalls:
     redactor: Redactor
     leaving: bool = False  # the app is ending: tasks are left to finish at their servers, not cancelled
 
-    async def _run_task(self, rt: Any, client: Client, call: Any, progress: ProgressRelay, meta: Any) -> Any:
+    async def _run_task(
+        self, runtime: ServerRuntime, client: Client, call: Any, progress: ProgressRelay, meta: Any
+    ) -> Any:
         """The call's ``CallToolResult``, once its task has ended (``call.resume_task``: a task an earlier
         run created). ``call.task`` follows the task's state."""
         import mcp_types
@@ -78,7 +81,7 @@ class TaskCalls:
         if session is None:
             raise MCPError(code=mcp_types.INTERNAL_ERROR, message="this connection cannot run tasks")
         token = f"mct-task-{uuid.uuid4().hex}"
-        rt.task_progress[token] = progress
+        runtime.task_progress[token] = progress
         try:
             if call.resume_task:
                 await self._find_task(session, call)
@@ -88,16 +91,16 @@ class TaskCalls:
                     call.tool, call.arguments, ttl_ms=TASK_TTL_MS, meta=progress_meta
                 )
                 self._heard(call, task_state(created.task, self.redactor))
-            rt.task_calls[call.task.task_id] = (call, progress.clock)
+            runtime.task_calls[call.task.task_id] = (call, progress.clock)
             return await self._follow(session, call, progress.clock)
         except asyncio.CancelledError:
             if call.task is not None and not call.task.terminal and not self.leaving:
                 await self._cancel_at_server(session, call)
             raise
         finally:
-            rt.task_progress.pop(token, None)
+            runtime.task_progress.pop(token, None)
             if call.task is not None:
-                rt.task_calls.pop(call.task.task_id, None)
+                runtime.task_calls.pop(call.task.task_id, None)
 
     async def _find_task(self, session: TaskSession, call: Any) -> None:
         """A resumed call's task as its server has it now; ``TaskLost`` when it has none."""
@@ -209,16 +212,16 @@ class TaskCalls:
         if changed and call.on_task is not None:
             call.on_task(state)
 
-    async def _on_task_status(self, rt: Any, task: mcp_types.Task) -> None:
+    async def _on_task_status(self, runtime: ServerRuntime, task: mcp_types.Task) -> None:
         """``notifications/tasks/status`` about a task being followed."""
-        following = rt.task_calls.get(task.task_id)
+        following = runtime.task_calls.get(task.task_id)
         if following is not None:
             call, clock = following
             self._heard(call, task_state(task, self.redactor))
             clock.heard()
 
-    async def _task_progress(self, rt: Any, params: mcp_types.ProgressNotificationParams) -> None:
+    async def _task_progress(self, runtime: ServerRuntime, params: mcp_types.ProgressNotificationParams) -> None:
         """Progress with the token a task's call was sent with (the SDK hands on what it cannot match)."""
-        relay = rt.task_progress.get(params.progress_token)
+        relay = runtime.task_progress.get(params.progress_token)
         if relay is not None:
             await relay(params.progress, params.total, params.message)

@@ -164,7 +164,7 @@ class StartUp:
         }.get(self.policy.mode, "")
         if self.policy.yes:
             how = "Tool calls run without asking (--yes)."
-        demo = f" {try_asking_line()}" if getattr(self.engine, "model_name", None) == demo_model_path() else ""
+        demo = f" {try_asking_line()}" if self.engine.model_name == demo_model_path() else ""
         return f"{ready} {how}{demo} Type below and press Enter; F1 lists every key."
 
     def _fatal(self, message: str, state: tuple[str, str] = ("failed", "to load the model")) -> None:

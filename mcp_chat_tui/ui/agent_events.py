@@ -15,7 +15,6 @@ from functools import partial
 from typing import Any, TypeVar
 
 from textual import on, work
-from textual.message_pump import MessagePump
 from textual.screen import Screen
 
 from mcp_chat_tui.agent.client_requests import describe_answered
@@ -34,6 +33,7 @@ from mcp_chat_tui.agent.turn import not_sent_line, run_unsaved_line
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine import Stats
 from mcp_chat_tui.ui import agent_messages as am
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.deciding import withdraw_dialog
@@ -77,7 +77,7 @@ def handles(method: Callable[[Any, M], Awaitable[None]]) -> Callable[[Any, M], A
     return handler
 
 
-class AgentEventView(MessagePump):
+class AgentEventView(ChatAppBase):
     """The agent's events shown in the chat, the sidebar and the status bar: uses ``ChatApp``'s
     ``reply``, ``call_store``, ``chat``, ``status_bar`` and ``_engine_state``.
 

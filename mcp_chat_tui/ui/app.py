@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from textual import events, on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
@@ -28,7 +28,7 @@ from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine import Engine
 from mcp_chat_tui.servers import ServerHub
-from mcp_chat_tui.transcript import Transcript, TranscriptRecorder
+from mcp_chat_tui.transcript import Transcript
 from mcp_chat_tui.ui import heap
 from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.agent_messages import ReplyText
@@ -74,7 +74,6 @@ class ChatApp(
     ModelActions,
     PaletteCommands,
     DialogKeyGuard,
-    App[int],
 ):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
 
@@ -137,25 +136,6 @@ class ChatApp(
         """On the saver's thread: saving ``path`` failed (``problem``) or works again (None)."""
         self.post_message(SaveChanged(path, problem))
 
-    @property
-    def engine(self) -> Engine:
-        """The model answering now (``/model`` changes it)."""
-        return self.agent.engine
-
-    @property
-    def model_label(self) -> str:
-        """How the model answering now is named (status bar, replies, the transcript)."""
-        return self.conversation.model_label
-
-    @property
-    def recorder(self) -> TranscriptRecorder:
-        return self.conversation.recorder
-
-    @property
-    def transcript_file(self) -> Path | None:
-        """The conversation's file (None until the first prompt names a new one)."""
-        return self.conversation.path
-
     def _answer_server_requests(self) -> None:
         """Servers' samples and forms are asked in dialogs (``--yes`` allows them); a call's sign-in for more access too."""
         self.hub.step_up_prompt = self._show_sign_in
@@ -202,22 +182,6 @@ class ChatApp(
             ),
             KeyFooter(),
         ]
-
-    @property
-    def status_bar(self) -> StatusBar:
-        return self.query_one(StatusBar)
-
-    @property
-    def calls_table(self) -> ToolCallTable:
-        return self.query_one(ToolCallTable)
-
-    @property
-    def servers_table(self) -> ServerTable:
-        return self.query_one(ServerTable)
-
-    @property
-    def chat(self) -> ChatLog:
-        return self.query_one(ChatLog)
 
     async def on_mount(self) -> None:
         self._report_theme_problems()

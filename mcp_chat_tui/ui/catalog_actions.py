@@ -16,6 +16,7 @@ from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.local_files import LocalFile, completions, read_attachment
 from mcp_chat_tui.servers import PromptCommand, PromptInfo, ResourceInfo, command_text, parse_command
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.completion import AppCommand, Candidate, candidates, starts_at_word
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
@@ -25,7 +26,7 @@ from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
 
-class CatalogActions:
+class CatalogActions(ChatAppBase):
     """Prompts and resources behaviour of ``ChatApp``: uses its ``hub`` and the prompt box."""
 
     def _completion_menu(self, prompt: PromptInput) -> CompletionMenu:

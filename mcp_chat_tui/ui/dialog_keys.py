@@ -21,13 +21,14 @@ from textual import events
 from textual.app import App
 from textual.screen import Screen
 
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 from mcp_chat_tui.ui.textual_private import key_bindings
 
 TypedEvent = events.Key | events.Paste
 
 
-class DialogKeyGuard:
+class DialogKeyGuard(ChatAppBase):
     """The key guard of ``ChatApp`` (before ``App`` in its bases, so it sees every event first)."""
 
     _held_keys: list[TypedEvent] | None = None  # keys waiting for a pushed screen to open

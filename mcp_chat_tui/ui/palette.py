@@ -13,6 +13,7 @@ from textual.screen import Screen
 
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.transcript.search import Match
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.format import palette_text
 from mcp_chat_tui.ui.screens.model import ModelDetailScreen
 from mcp_chat_tui.ui.screens.search import SearchScreen
@@ -20,7 +21,7 @@ from mcp_chat_tui.ui.widgets.chat import UserMessage
 from mcp_chat_tui.ui.widgets.scrolling import scroll_to_now
 
 
-class PaletteCommands:
+class PaletteCommands(ChatAppBase):
     """``ChatApp``'s palette: uses its ``hub``, ``policy`` and actions."""
 
     def action_model_detail(self) -> None:

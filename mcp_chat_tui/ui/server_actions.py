@@ -19,6 +19,7 @@ from mcp_chat_tui.servers import (
     protocol_notes,
     tool_list_notes,
 )
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.format import literal, palette_text
 from mcp_chat_tui.ui.records import CallRecord
 from mcp_chat_tui.ui.screens.detail import ServerDetailScreen, TextScreen
@@ -29,7 +30,7 @@ from mcp_chat_tui.ui.widgets.sidebar import ServerTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
 
 
-class ServerActions:
+class ServerActions(ChatAppBase):
     """Server panel behaviour of ``ChatApp``: uses its ``hub``, ``policy`` and tables."""
 
     def _tool_spec(self, server: str, tool: str) -> ToolSpec | None:

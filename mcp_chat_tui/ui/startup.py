@@ -13,6 +13,7 @@ from mcp_chat_tui.core.text import counted, one_line
 from mcp_chat_tui.core.tools import BUILTIN_SERVER
 from mcp_chat_tui.servers import ServerState, import_sdk
 from mcp_chat_tui.ui import heap
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.folder_trust import settle_folder_trust
 from mcp_chat_tui.ui.messages import EngineProgress
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
@@ -21,7 +22,7 @@ from mcp_chat_tui.ui.widgets.chat import Notice, UserMessage
 SETTLED_POLL_SECONDS = 0.25  # how often start-up looks whether only slow servers are left starting
 
 
-class StartUp:
+class StartUp(ChatAppBase):
     """Start-up of ``ChatApp``: uses its ``engine``, ``hub``, ``chat``, ``status_bar`` and ``ready``."""
 
     folder_to_trust: FolderFile | None = None  # a folder's mcp.json to ask about before any server starts

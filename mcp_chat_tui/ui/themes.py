@@ -13,6 +13,7 @@ from textual.theme import Theme
 from mcp_chat_tui.config import save_setting
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.textual_private import refresh_truecolor_filter
 
 DEFAULT_THEME = "mcp-dark"
@@ -70,7 +71,7 @@ def load_themes(dirs: list[Path] | None = None) -> tuple[list[Theme], list[str]]
     return themes, problems
 
 
-class ThemeSettings:
+class ThemeSettings(ChatAppBase):
     """The theme part of ``ChatApp`` (mixed into it): the theme files, the saved choice, and
     saving a new one; uses its ``settings``, ``settings_file`` and ``theme_dirs``."""
 

@@ -27,7 +27,7 @@ from mcp_chat_tui.conversation import Conversation, Route, chat_agent, route_lin
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine import Engine
-from mcp_chat_tui.servers import ServerHub
+from mcp_chat_tui.servers import ServerHub, ServerStatus
 from mcp_chat_tui.transcript import Transcript
 from mcp_chat_tui.ui import heap
 from mcp_chat_tui.ui.agent_events import AgentEventView
@@ -78,7 +78,7 @@ class ChatApp(
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
 
     TITLE = "mcp-chat-tui"
-    BINDINGS = APP_BINDINGS
+    BINDINGS = [*APP_BINDINGS]  # a list of its own: Textual types it as a list of any binding form
     # Notifications at the chat's top-left, under the status bar: never over the sidebar rows they are about.
     CSS = "ToastRack { dock: top; align: left top; margin-top: 1; margin-bottom: 0; }"
 
@@ -106,7 +106,7 @@ class ChatApp(
         self.clock = clock or DisplayClock()
         self.theme_dirs = theme_dirs
         self.agent = chat_agent(engine, hub, policy, settings)
-        policy.add_listener(lambda: self.post_message(PolicyChanged()))
+        policy.add_listener(self._post_policy_changed)
         self.ready = asyncio.Event()
         self.fatal_error: str | None = None
         self._model_loading = False  # between start-up's start and the model being loaded
@@ -131,6 +131,9 @@ class ChatApp(
         self._theme_problems: list[str] = []
         self._register_themes()
         self._answer_server_requests()
+
+    def _post_policy_changed(self) -> None:
+        self.post_message(PolicyChanged())
 
     def _post_save_change(self, path: Path, problem: str | None) -> None:
         """On the saver's thread: saving ``path`` failed (``problem``) or works again (None)."""
@@ -269,7 +272,7 @@ class ChatApp(
         if not self._shut_down and saver is not None and saver.path == message.path:  # not a file left before
             self._show_save_problem(message.problem)
 
-    def _on_server_change(self, status) -> None:
+    def _on_server_change(self, status: ServerStatus) -> None:
         self.post_message(ServerChanged(status))
 
     @on(ServerChanged)
@@ -304,13 +307,15 @@ class ChatApp(
 
     @on(DataTable.RowSelected, "#calls")
     def _open_call(self, message: DataTable.RowSelected) -> None:
-        record = self.calls_table.records.get(message.row_key.value)
+        record = self.calls_table.records.get(message.row_key.value or "")  # (every row has its record's key)
         if record is not None:
             self.push_screen(CallDetailScreen(record, self.clock))
 
     @on(DataTable.RowSelected, "#servers")
     def _open_server(self, message: DataTable.RowSelected) -> None:
-        self.push_screen(self.server_detail(self.hub.status(message.row_key.value)))
+        name = message.row_key.value  # (every row has its server's name)
+        if name is not None:
+            self.push_screen(self.server_detail(self.hub.status(name)))
 
     # ----- prompts and turns -----------------------------------------------------------------
 

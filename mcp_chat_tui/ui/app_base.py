@@ -9,11 +9,11 @@ defines it. The state is set in ``ChatApp.__init__``; the widgets are found on t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.app import App
+from textual.app import App, SystemCommand
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.config import Settings
@@ -31,6 +31,8 @@ from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
 
 if TYPE_CHECKING:
+    from textual.worker import Worker
+
     from mcp_chat_tui.agent.events import AgentEvent
     from mcp_chat_tui.core.attachments import Attachment
     from mcp_chat_tui.servers import ServerStatus
@@ -109,9 +111,11 @@ class ChatAppBase(App[int]):
 
         async def _queue_turn(self, prompt: str, attachments: Sequence[Attachment] = ()) -> None: ...  # ChatApp
 
-        def run_turns(self) -> object: ...  # ChatApp (a worker)
+        def run_turns(self) -> Worker[None]: ...  # ChatApp (a worker)
 
         async def action_quit(self, return_code: int = 0) -> None: ...  # ChatApp
+
+        async def action_clear_chat(self) -> None: ...  # ChatApp
 
         def _sink(self, event: AgentEvent) -> None: ...  # AgentEventView
 
@@ -120,3 +124,23 @@ class ChatAppBase(App[int]):
         async def _wait_until_drawn(self) -> None: ...  # AgentEventView
 
         def _show_server(self, status: ServerStatus) -> None: ...  # ServerActions
+
+        def restart_server(self, name: str) -> None: ...  # ServerActions
+
+        def toggle_tool_auto_run(self, server: str, tool: str) -> bool | None: ...  # ServerActions
+
+        def sign_in_commands(self) -> Iterator[SystemCommand]: ...  # ServerActions
+
+        async def open_conversation(self, path: Path) -> bool: ...  # ConversationActions
+
+        def action_export(self) -> None: ...  # ConversationActions
+
+        def action_resume(self) -> None: ...  # ConversationActions
+
+        def stop_waiting_for_reads(self) -> bool: ...  # CatalogActions
+
+        def action_resources(self, server: str | None = None) -> None: ...  # CatalogActions
+
+        def action_toggle_sidebar(self) -> None: ...  # SidebarActions
+
+        def action_switch_model(self) -> None: ...  # ModelActions

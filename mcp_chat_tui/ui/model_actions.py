@@ -29,7 +29,7 @@ class ModelActions(ChatAppBase):
     """``ChatApp``'s model switching: uses its ``model_switcher`` (set by the command line), status bar and chat."""
 
     model_switcher: ModelSwitcher | None = None
-    _switching: Worker | None = None  # the switch under way (None: none)
+    _switching: Worker[None] | None = None  # the switch under way (None: none)
 
     @property
     def switching_model(self) -> bool:

@@ -7,6 +7,7 @@ A part of ``ChatApp`` (mixed into it, before ``App``, whose own entries come fir
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from textual.app import SystemCommand
 from textual.screen import Screen
@@ -52,7 +53,7 @@ class PaletteCommands(ChatAppBase):
         if not self.chat.toggle_last_thinking():
             self.notify("no reply in the chat has any thinking", timeout=3)
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Clear the chat", "Start a new conversation", self.action_clear_chat)
         yield SystemCommand("Export the transcript", "Write this conversation to a file you choose", self.action_export)

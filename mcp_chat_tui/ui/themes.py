@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from textual.app import App
@@ -102,7 +101,7 @@ class ThemeSettings(ChatAppBase):
             self.notify(problem, title="theme skipped", severity="warning", timeout=8)
         self.theme_changed_signal.subscribe(self, self._save_theme)
 
-    def _save_theme(self, theme: Any) -> None:
+    def _save_theme(self, theme: Theme) -> None:
         if self.settings_file is not None and theme.name != self.settings.theme:
             try:
                 self.settings = save_setting(self.settings_file, ("theme",), theme.name)

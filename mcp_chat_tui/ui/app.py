@@ -133,6 +133,7 @@ class ChatApp(
         self._answer_server_requests()
 
     def _post_policy_changed(self) -> None:
+        """The approval policy changed (a toggle, a saved "always"): the marks it draws follow (``PolicyChanged``)."""
         self.post_message(PolicyChanged())
 
     def _post_save_change(self, path: Path, problem: str | None) -> None:

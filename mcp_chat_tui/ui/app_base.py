@@ -4,6 +4,7 @@
 Each part subclasses ``ChatAppBase``, so that what a part uses of the app (its state, its widgets,
 a method of another part) has a declared type that mypy checks, in the part and in the part that
 defines it. The state is set in ``ChatApp.__init__``; the widgets are found on the app's screen.
+Being an ``App`` (a ``MessagePump``), each part also has its ``@on`` handlers found by Textual.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from functools import partial
 from typing import Any, TypeVar
 
 from textual import on, work
-from textual.message_pump import MessagePump
 from textual.screen import Screen
 
 from mcp_chat_tui.agent.asking_requests import describe_answered
@@ -34,6 +33,7 @@ from mcp_chat_tui.agent.turn import not_sent_line, run_unsaved_line
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine import Stats
 from mcp_chat_tui.ui import agent_messages as am
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.call_records import CallRecord
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.deciding import withdraw_dialog
@@ -54,14 +54,15 @@ def cached_note(stats: Stats | None) -> str:
     return f"· {stats.prompt_tokens - stats.prefilled_tokens} of {stats.prompt_tokens} prompt tokens were cached"
 
 
-M = TypeVar("M", bound=am.AgentMessage)
+M = TypeVar("M", bound=am.AgentMessage[Any])
+View = TypeVar("View", bound=ChatAppBase)
 
 
-def handles(method: Callable[[Any, M], Awaitable[None]]) -> Callable[[Any, M], Awaitable[None]]:
+def handles(method: Callable[[View, M], Awaitable[None]]) -> Callable[[View, M], Awaitable[None]]:
     """Wrap an agent message's handler: skipped once the app is leaving, counted as handled at its end."""
 
     @functools.wraps(method)
-    async def handler(self: Any, message: M) -> None:
+    async def handler(self: View, message: M) -> None:
         if message is self._queued_text:
             self._queued_text = None
         try:
@@ -77,12 +78,9 @@ def handles(method: Callable[[Any, M], Awaitable[None]]) -> Callable[[Any, M], A
     return handler
 
 
-class AgentEventView(MessagePump):
+class AgentEventView(ChatAppBase):
     """The agent's events shown in the chat, the sidebar and the status bar: uses ``ChatApp``'s
-    ``reply``, ``call_store``, ``chat``, ``status_bar`` and ``_engine_state``.
-
-    A ``MessagePump`` only so that Textual finds the ``@on`` handlers of this part of the app.
-    """
+    ``reply``, ``call_store``, ``chat``, ``status_bar`` and ``_engine_state``."""
 
     _turn_first_stats: Stats | None = None  # the figures of the turn's first reply (its prompt's cached part)
     _turn_figures: TurnFigures | None = None  # the turn's replies so far (the rate shown is the turn's)
@@ -308,7 +306,7 @@ class AgentEventView(MessagePump):
     async def _add_record(self, record: CallRecord) -> None:
         await self.reply.add_widget(self.call_store.add(record))
 
-    def _decided_elsewhere(self, screen: Screen, what: str, decision: asyncio.Future[Any]) -> None:
+    def _decided_elsewhere(self, screen: Screen[Any], what: str, decision: asyncio.Future[Any]) -> None:
         """A dialog's decision was settled without it: the turn it was for was stopped (the call
         stopped, the conversation cleared or another opened), or it was answered some other way."""
         if decision.cancelled():

@@ -8,7 +8,7 @@ for an event.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import ClassVar, Generic, TypeVar, get_args
+from typing import Any, ClassVar, Generic, TypeVar, get_args
 
 from textual.message import Message
 
@@ -24,13 +24,13 @@ class AgentMessage(Message, Generic[E]):
         event: The event, as the agent reported it.
     """
 
-    for_event: ClassVar[dict[type, type[AgentMessage]]] = {}
+    for_event: ClassVar[dict[type, type[AgentMessage[Any]]]] = {}
 
     def __init__(self, event: E) -> None:
         super().__init__()
         self.event = event
 
-    def __init_subclass__(cls, **options) -> None:
+    def __init_subclass__(cls, **options: Any) -> None:
         super().__init_subclass__(**options)
         for base in cls.__dict__.get("__orig_bases__", ()):
             for event_type in get_args(base):
@@ -140,6 +140,6 @@ class SummariesEnded(AgentMessage[events.SummariesEnded]):
     """The summaries due are written (or stopped)."""
 
 
-def agent_message(event: events.AgentEvent) -> AgentMessage:
+def agent_message(event: events.AgentEvent) -> AgentMessage[Any]:
     """The message that posts ``event`` to the app."""
     return AgentMessage.for_event[type(event)](event)

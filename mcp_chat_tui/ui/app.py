@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from textual import events, on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
@@ -27,8 +27,8 @@ from mcp_chat_tui.conversation import Conversation, Route, chat_agent, route_lin
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine import Engine
-from mcp_chat_tui.servers import ServerHub
-from mcp_chat_tui.transcript import Transcript, TranscriptRecorder
+from mcp_chat_tui.servers import ServerHub, ServerStatus
+from mcp_chat_tui.transcript import Transcript
 from mcp_chat_tui.ui import heap
 from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.agent_messages import ReplyText
@@ -74,12 +74,11 @@ class ChatApp(
     ModelActions,
     PaletteCommands,
     DialogKeyGuard,
-    App[int],
 ):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
 
     TITLE = "mcp-chat-tui"
-    BINDINGS = APP_BINDINGS
+    BINDINGS = [*APP_BINDINGS]  # a list of its own: Textual types it as a list of any binding form
     # Notifications at the chat's top-left, under the status bar: never over the sidebar rows they are about.
     CSS = "ToastRack { dock: top; align: left top; margin-top: 1; margin-bottom: 0; }"
 
@@ -107,7 +106,7 @@ class ChatApp(
         self.clock = clock or DisplayClock()
         self.theme_dirs = theme_dirs
         self.agent = chat_agent(engine, hub, policy, settings)
-        policy.add_listener(lambda: self.post_message(PolicyChanged()))
+        policy.add_listener(self._post_policy_changed)
         self.ready = asyncio.Event()
         self.fatal_error: str | None = None
         self._model_loading = False  # between start-up's start and the model being loaded
@@ -133,28 +132,13 @@ class ChatApp(
         self._register_themes()
         self._answer_server_requests()
 
+    def _post_policy_changed(self) -> None:
+        """The approval policy changed (a toggle, a saved "always"): the marks it draws follow (``PolicyChanged``)."""
+        self.post_message(PolicyChanged())
+
     def _post_save_change(self, path: Path, problem: str | None) -> None:
         """On the saver's thread: saving ``path`` failed (``problem``) or works again (None)."""
         self.post_message(SaveChanged(path, problem))
-
-    @property
-    def engine(self) -> Engine:
-        """The model answering now (``/model`` changes it)."""
-        return self.agent.engine
-
-    @property
-    def model_label(self) -> str:
-        """How the model answering now is named (status bar, replies, the transcript)."""
-        return self.conversation.model_label
-
-    @property
-    def recorder(self) -> TranscriptRecorder:
-        return self.conversation.recorder
-
-    @property
-    def transcript_file(self) -> Path | None:
-        """The conversation's file (None until the first prompt names a new one)."""
-        return self.conversation.path
 
     def _answer_server_requests(self) -> None:
         """Servers' samples and forms are asked in dialogs (``--yes`` allows them); a call's sign-in for more access too."""
@@ -202,22 +186,6 @@ class ChatApp(
             ),
             KeyFooter(),
         ]
-
-    @property
-    def status_bar(self) -> StatusBar:
-        return self.query_one(StatusBar)
-
-    @property
-    def calls_table(self) -> ToolCallTable:
-        return self.query_one(ToolCallTable)
-
-    @property
-    def servers_table(self) -> ServerTable:
-        return self.query_one(ServerTable)
-
-    @property
-    def chat(self) -> ChatLog:
-        return self.query_one(ChatLog)
 
     async def on_mount(self) -> None:
         self._report_theme_problems()
@@ -305,7 +273,7 @@ class ChatApp(
         if not self._shut_down and saver is not None and saver.path == message.path:  # not a file left before
             self._show_save_problem(message.problem)
 
-    def _on_server_change(self, status) -> None:
+    def _on_server_change(self, status: ServerStatus) -> None:
         self.post_message(ServerChanged(status))
 
     @on(ServerChanged)
@@ -340,13 +308,15 @@ class ChatApp(
 
     @on(DataTable.RowSelected, "#calls")
     def _open_call(self, message: DataTable.RowSelected) -> None:
-        record = self.calls_table.records.get(message.row_key.value)
+        record = self.calls_table.records.get(message.row_key.value or "")  # (every row has its record's key)
         if record is not None:
             self.push_screen(CallDetailScreen(record, self.clock))
 
     @on(DataTable.RowSelected, "#servers")
     def _open_server(self, message: DataTable.RowSelected) -> None:
-        self.push_screen(self.server_detail(self.hub.status(message.row_key.value)))
+        name = message.row_key.value  # (every row has its server's name)
+        if name is not None:
+            self.push_screen(self.server_detail(self.hub.status(name)))
 
     # ----- prompts and turns -----------------------------------------------------------------
 

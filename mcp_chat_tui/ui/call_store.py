@@ -53,7 +53,7 @@ class CallStore:
         return self._table()
 
     def new_record(
-        self, call_id: str, server: str, tool: str, arguments: dict, proposed_at: datetime | None = None
+        self, call_id: str, server: str, tool: str, arguments: dict[str, Any], proposed_at: datetime | None = None
     ) -> CallRecord:
         self._count += 1
         return CallRecord(
@@ -192,7 +192,7 @@ class CallStore:
         card = self.cards.get(record.key)
         shown: list[Widget] = [StructuredPreview(record.structured)] if record.structured is not None else []
         shown += [MediaView(part) for part in record.media]
-        if card is not None and card.parent is not None and shown:
+        if card is not None and isinstance(card.parent, Widget) and shown:
             await card.parent.mount_all(shown, after=card)
 
     def resumed(self, call: PlannedCall) -> None:

@@ -7,17 +7,18 @@ A part of ``ChatApp`` (mixed into it); the ``@on`` handlers that call these stay
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from pathlib import Path
 
 from textual import work
+from textual.widget import Widget
 
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.local_files import LocalFile, completions, read_attachment
-from mcp_chat_tui.servers import PromptCommand, PromptInfo, ResourceInfo, command_text, parse_command
+from mcp_chat_tui.servers import PromptCommand, PromptInfo, ResourceInfo, ServerHub, command_text, parse_command
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.completion import AppCommand, Candidate, candidates, starts_at_word
-from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
+from mcp_chat_tui.ui.queued_prompt import QueuedPrompt, Read
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
 from mcp_chat_tui.ui.screens.resources import ResourcesScreen, variables_form
 from mcp_chat_tui.ui.widgets.attachments import user_message
@@ -25,7 +26,7 @@ from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
 
-class CatalogActions:
+class CatalogActions(ChatAppBase):
     """Prompts and resources behaviour of ``ChatApp``: uses its ``hub`` and the prompt box."""
 
     def _completion_menu(self, prompt: PromptInput) -> CompletionMenu:
@@ -78,7 +79,7 @@ class CatalogActions:
             else:
                 await self._attach_file(prompt, item, candidate.name)
             return
-        await self._attach(prompt, item, candidate.name)
+        await self._attach_resource(prompt, item, candidate.name)
 
     async def _attach_file(self, prompt: PromptInput, item: LocalFile, word: str) -> None:
         """A text file from the disk attached to the message being written (a binary one refused)."""
@@ -89,7 +90,7 @@ class CatalogActions:
         prompt.attached.append((word, read))
         self.notify(f"attached {read.label()}", markup=False)
 
-    async def _attach(self, prompt: PromptInput, item: ResourceInfo, word: str) -> None:
+    async def _attach_resource(self, prompt: PromptInput, item: ResourceInfo, word: str) -> None:
         uri = item.uri
         if item.is_template:
             values = await self.push_screen_wait(variables_form(self.hub, item))
@@ -153,7 +154,7 @@ class CatalogActions:
         back to the prompt box with what it carried."""
         self._engine_state("reading", f"{', '.join(queued.reading)}… (Esc: do not send)")
         stop = self._stop_reading = asyncio.get_running_loop().create_future()
-        pending: set[asyncio.Future] = set(queued.reading.values())
+        pending: set[Read] = set(queued.reading.values())
         try:
             while pending and not stop.done():
                 await asyncio.wait(pending | {stop}, return_when=asyncio.FIRST_COMPLETED)
@@ -174,7 +175,7 @@ class CatalogActions:
             self.notify(
                 f"stopped waiting for {waited}; the message is back in the prompt box", title="not sent", markup=False
             )
-        if queued.shown.is_attached:  # not if the chat has trimmed it since
+        if queued.shown is not None and queued.shown.is_attached:  # not if the chat has trimmed it since
             await queued.shown.remove()
         self.query_one(PromptInput).give_back(queued)
         self._engine_state("ready")
@@ -184,7 +185,7 @@ class CatalogActions:
         """The prompt's message in the chat, now with every attachment."""
         shown = queued.shown
         queued.shown = user_message(queued.prompt, queued.attachments)
-        if shown.is_attached:
+        if shown is not None and shown.is_attached and isinstance(shown.parent, Widget):
             await shown.parent.mount(queued.shown, after=shown)
             await shown.remove()
 
@@ -198,18 +199,12 @@ class CatalogActions:
     def action_resources(self, server: str | None = None) -> None:
         self.push_screen(ResourcesScreen(self.hub, server))
 
-    async def _queue_turn(self, prompt: str, attachments: Sequence[Attachment] = ()) -> None:
-        raise NotImplementedError  # the app's
-
-    def _engine_state(self, state: str, detail: str = "") -> None:
-        raise NotImplementedError  # the app's
-
 
 def pending_words(queued: QueuedPrompt) -> list[str]:
     return [word for word, read in queued.reading.items() if not read.done()]
 
 
-def arguments_form(hub, command: PromptCommand) -> ArgumentsScreen:
+def arguments_form(hub: ServerHub, command: PromptCommand) -> ArgumentsScreen:
     """The form for a prompt's arguments (what was typed filled in), each completed through the server."""
     prompt = command.prompt
 

@@ -101,11 +101,12 @@ def candidates(
     before = text[:cursor]
     if before.startswith("/") and " " not in before:
         typed = before[1:].lower()
-        found = [p for p in prompts if typed in p.command[1:].lower()]
-        found.sort(key=lambda p: not p.command[1:].lower().startswith(typed) and not p.name.startswith(typed))
+        matching = [p for p in prompts if typed in p.command[1:].lower()]
+        matching.sort(key=lambda p: not p.command[1:].lower().startswith(typed) and not p.name.startswith(typed))
         commands = [c for c in APP_COMMANDS if typed in c.command[1:]]
         end = _word_end(text, 0)
-        listed = sorted([*found, *commands], key=lambda item: item.command != text[:end])  # Enter sends it
+        both: list[PromptInfo | AppCommand] = [*matching, *commands]
+        listed = sorted(both, key=lambda item: item.command != text[:end])  # Enter sends it
         return [Candidate(item, 0, end) for item in listed[:MAX_CANDIDATES]]
     match = _AT_TOKEN.search(before)
     if match is None:

@@ -9,6 +9,7 @@ from mcp_chat_tui.conversation import NOTHING_TO_COMPACT, RETRY_BUSY, RETRY_LINE
 from mcp_chat_tui.transcript import Transcript, TranscriptInUse, recent_conversations, write_export
 from mcp_chat_tui.transcript.media import self_contained
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.screens.conversations import ExportScreen, ExportTarget, ResumeScreen
 from mcp_chat_tui.ui.transcript_view import show_transcript
 from mcp_chat_tui.ui.widgets.attachments import user_message
@@ -16,7 +17,7 @@ from mcp_chat_tui.ui.widgets.chat import Notice
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 
 
-class ConversationActions:
+class ConversationActions(ChatAppBase):
     """What ``ChatApp`` shows and asks of its ``conversation`` (``conversation/``): uses its ``chat`` and tables."""
 
     def _attach_saver(self, first_prompt: str = "") -> None:

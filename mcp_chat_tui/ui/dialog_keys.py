@@ -18,16 +18,16 @@ at first, before any binding, for two cases:
 from __future__ import annotations
 
 from textual import events
-from textual.app import App
 from textual.screen import Screen
 
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 from mcp_chat_tui.ui.textual_private import key_bindings
 
 TypedEvent = events.Key | events.Paste
 
 
-class DialogKeyGuard:
+class DialogKeyGuard(ChatAppBase):
     """The key guard of ``ChatApp`` (before ``App`` in its bases, so it sees every event first)."""
 
     _held_keys: list[TypedEvent] | None = None  # keys waiting for a pushed screen to open
@@ -39,11 +39,10 @@ class DialogKeyGuard:
                 return
         if isinstance(event, (events.Key, events.Paste)) and not self._meant_for_screen(event):
             return
-        await super().on_event(event)  # type: ignore[misc]
+        await super().on_event(event)
 
     def _hold_until_open(self, event: TypedEvent) -> bool:
         """Whether ``event`` waits for the screen on top to open (or behind keys that do)."""
-        assert isinstance(self, App)
         if self._held_keys is not None:
             self._held_keys.append(event)
             if self._held_for not in self.screen_stack:  # it went before it opened: none will come
@@ -63,18 +62,16 @@ class DialogKeyGuard:
     def _screen_opened(self, screen: Screen[object]) -> None:
         """``screen`` is mounted; its focus is set by the app's callbacks queued as it mounted, so
         the held keys are given after those."""
-        assert isinstance(self, App)
         self.call_later(self._give_held_keys)
 
     async def _give_held_keys(self) -> None:
         held, self._held_keys, self._held_for = self._held_keys or [], None, None
         for event in held:
             if self._meant_for_screen(event):
-                await super().on_event(event)  # type: ignore[misc]
+                await super().on_event(event)
 
     def _meant_for_screen(self, event: TypedEvent) -> bool:
         """False for a key or paste the dialog on top must not act on (it is given back first)."""
-        assert isinstance(self, App)
         if not self.is_running or not self.screen_stack:
             return True
         dialog = self.screen

@@ -8,21 +8,25 @@ no, or when the form is cancelled, the app chats without them and says so in the
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, TypeVar
 
+from textual.app import App
 from textual.screen import Screen
 
 from mcp_chat_tui.config import InputCache
 from mcp_chat_tui.config.folder_trust import FolderFile, TrustStore
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.screens.arguments import Field
 from mcp_chat_tui.ui.screens.folder_trust import FolderInputsScreen, FolderTrustScreen
 from mcp_chat_tui.ui.widgets.chat import Notice
 
+Result = TypeVar("Result")
+
 INPUTS_ABOUT = "Asked once for this run; a password is typed without echo and never written to a file or log."
 
 
-async def settle_folder_trust(app: Any, folder: FolderFile) -> None:
+async def settle_folder_trust(app: ChatAppBase, folder: FolderFile) -> None:
     """Ask about ``folder`` and, when trusted, add its servers to ``app.hub`` (not started yet).
     A file that cannot be loaded once its inputs are answered ends the app, as at the command line."""
     if not await answer(app, FolderTrustScreen(folder)):
@@ -51,11 +55,16 @@ async def settle_folder_trust(app: Any, folder: FolderFile) -> None:
     app.hub.add_servers(config.servers.values())
 
 
-async def answer(app: Any, screen: Screen[Any]) -> Any:
+async def answer(app: App[Any], screen: Screen[Result]) -> Result | None:
     """Push ``screen`` and wait for its result (outside a worker, unlike ``push_screen_wait``); if the
     wait is cancelled, the dialog goes with it."""
-    result: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    app.push_screen(screen, callback=lambda value: result.done() or result.set_result(value))
+    result: asyncio.Future[Result | None] = asyncio.get_running_loop().create_future()
+
+    def settle(value: Result | None) -> None:
+        if not result.done():
+            result.set_result(value)
+
+    app.push_screen(screen, callback=settle)
     try:
         return await result
     except asyncio.CancelledError:

@@ -20,15 +20,16 @@ from mcp_chat_tui.conversation import (
     switched_line,
 )
 from mcp_chat_tui.engine import LoadProgress
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.screens.models import ModelPickerScreen
 from mcp_chat_tui.ui.widgets.chat import Notice
 
 
-class ModelActions:
+class ModelActions(ChatAppBase):
     """``ChatApp``'s model switching: uses its ``model_switcher`` (set by the command line), status bar and chat."""
 
     model_switcher: ModelSwitcher | None = None
-    _switching: Worker | None = None  # the switch under way (None: none)
+    _switching: Worker[None] | None = None  # the switch under way (None: none)
 
     @property
     def switching_model(self) -> bool:

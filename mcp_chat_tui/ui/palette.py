@@ -7,12 +7,14 @@ A part of ``ChatApp`` (mixed into it, before ``App``, whose own entries come fir
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from textual.app import SystemCommand
 from textual.screen import Screen
 
 from mcp_chat_tui.core.tools import ToolSpec
 from mcp_chat_tui.transcript.search import Match
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.format import palette_text
 from mcp_chat_tui.ui.screens.model import ModelDetailScreen
 from mcp_chat_tui.ui.screens.search import SearchScreen
@@ -20,7 +22,7 @@ from mcp_chat_tui.ui.widgets.chat import UserMessage
 from mcp_chat_tui.ui.widgets.scrolling import scroll_to_now
 
 
-class PaletteCommands:
+class PaletteCommands(ChatAppBase):
     """``ChatApp``'s palette: uses its ``hub``, ``policy`` and actions."""
 
     def action_model_detail(self) -> None:
@@ -51,7 +53,7 @@ class PaletteCommands:
         if not self.chat.toggle_last_thinking():
             self.notify("no reply in the chat has any thinking", timeout=3)
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Clear the chat", "Start a new conversation", self.action_clear_chat)
         yield SystemCommand("Export the transcript", "Write this conversation to a file you choose", self.action_export)

@@ -6,9 +6,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from textual.widget import Widget
+
 from mcp_chat_tui.core.attachments import Attachment
 
-Read = asyncio.Future  # its result: the resource's contents, or why they could not be read (str)
+Read = asyncio.Future[list[Attachment] | str]  # the resource's contents, or why they could not be read
 
 
 @dataclass
@@ -16,7 +18,7 @@ class QueuedPrompt:
     prompt: str
     attached: list[tuple[str, Attachment]] = field(default_factory=list)  # (the @word, contents) read already
     reading: dict[str, Read] = field(default_factory=dict)  # @word: its read under way when sent
-    shown: object = None  # the chat's message for it (replaced once the reads end)
+    shown: Widget | None = None  # the chat's message for it (replaced once the reads end)
 
     @property
     def attachments(self) -> tuple[Attachment, ...]:
@@ -24,10 +26,13 @@ class QueuedPrompt:
 
     def failures(self) -> dict[str, str]:
         """The reads that ended without contents: @word -> why."""
-        return {word: read.result() for word, read in self.reading.items() if isinstance(read.result(), str)}
+        results = {word: read.result() for word, read in self.reading.items()}
+        return {word: result for word, result in results.items() if isinstance(result, str)}
 
     def take_reads(self) -> None:
-        """Add the contents of the reads (all ended) to ``attached``."""
+        """Add the contents of the reads (all ended, none failed) to ``attached``."""
         for word, read in self.reading.items():
-            self.attached += [(word, contents) for contents in read.result()]
+            contents = read.result()
+            assert not isinstance(contents, str), f"{word} failed: {contents}"  # failures() is empty
+            self.attached += [(word, content) for content in contents]
         self.reading = {}

@@ -4,7 +4,7 @@ whatever task the request came in on and answered through a future."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual.app import App
 from textual.screen import Screen
@@ -24,20 +24,22 @@ from mcp_chat_tui.ui.screens.requests import (
 if TYPE_CHECKING:
     from mcp_types import CreateMessageRequestParams
 
+Answer = TypeVar("Answer")
+
 
 class DialogAsker:
     """Asks the user in the app's dialogs."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App[Any]) -> None:
         self.app = app
 
-    async def _ask(self, screen: Screen, what: str) -> Any:
+    async def _ask(self, screen: Screen[Answer], what: str) -> Answer | None:
         """The dialog's answer. When what it answers ends first (the server took the request back or
         went away, the call it came during ended), it is taken away with a notice saying why
         (``what``: the dialog, as the notice names it), and nothing typed in it is sent."""
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Answer | None] = asyncio.get_running_loop().create_future()
 
-        def answered(result: Any) -> None:
+        def answered(result: Answer | None) -> None:
             if not future.done():
                 future.set_result(result)
 
@@ -59,7 +61,8 @@ class DialogAsker:
         return await self._ask(SamplingScreen(server, params), f"{server}'s sampling request")
 
     async def approve_tool_use(self, server: str, use: ToolUse) -> bool:
-        return bool(await self._ask(ToolUseScreen(server, use), f"the tool use {use.name} for {server}"))
+        allowed = await self._ask(ToolUseScreen(server, use), f"the tool use {use.name} for {server}")
+        return bool(allowed)
 
     async def review_sample(self, server: str, text: str, tool_uses: list[ToolUse]) -> str | None:
         return await self._ask(SampleReviewScreen(server, text, tool_uses), f"the sampled answer for {server}")
@@ -71,4 +74,5 @@ class DialogAsker:
         return await self._ask(ElicitUrlScreen(server, message, url), f"{server}'s page to open") or "cancel"
 
     async def page_done(self, server: str, tool: str, url: str, completed: asyncio.Event) -> bool:
-        return bool(await self._ask(PageDoneScreen(server, tool, url, completed), f"{server}'s page for {tool}"))
+        done = await self._ask(PageDoneScreen(server, tool, url, completed), f"{server}'s page for {tool}")
+        return bool(done)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from textual.app import SystemCommand
+from textual.notifications import SeverityLevel
 from textual.widgets import Static
 
 from mcp_chat_tui.core.text import counted, visible_controls
@@ -19,6 +21,7 @@ from mcp_chat_tui.servers import (
     protocol_notes,
     tool_list_notes,
 )
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.call_records import CallRecord
 from mcp_chat_tui.ui.format import literal, palette_text
 from mcp_chat_tui.ui.screens.detail import ServerDetailScreen, TextScreen
@@ -29,7 +32,7 @@ from mcp_chat_tui.ui.widgets.sidebar import ServerTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
 
 
-class ServerActions:
+class ServerActions(ChatAppBase):
     """Server panel behaviour of ``ChatApp``: uses its ``hub``, ``policy`` and tables."""
 
     def _tool_spec(self, server: str, tool: str) -> ToolSpec | None:
@@ -95,7 +98,7 @@ class ServerActions:
         spec = self._tool_spec(record.server, record.tool)
         return spec is not None and self.policy.runs_without_asking(spec)
 
-    def _server_auto_run(self, status) -> bool:
+    def _server_auto_run(self, status: ServerStatus) -> bool:
         """Whether every tool of a server runs without asking now (its ⚡ mark)."""
         return bool(status.tools) and all(self.policy.runs_without_asking(spec) for spec in status.tools)
 
@@ -107,7 +110,7 @@ class ServerActions:
         for status in self.hub.statuses:
             self.servers_table.show(status)
 
-    def _show_server(self, status) -> None:
+    def _show_server(self, status: ServerStatus) -> None:
         tables = self.query(ServerTable)  # none while the panes are still mounted, or after they are gone
         if tables:
             table = tables.first()
@@ -133,9 +136,9 @@ class ServerActions:
         )
         reason = self.query_one("#server-reason", Static)
         reason.display = bool(lines)
-        reason.update(literal(f"{status.name}: " + "\n".join(lines)) if lines else "")
+        reason.update(literal(f"{status.name}: " + "\n".join(lines)) if status is not None and lines else "")
 
-    def _rule_notes(self, status) -> str:
+    def _rule_notes(self, status: ServerStatus) -> str:
         """config.toml's choices for this server's tools that were saved for another server of its
         name (another command or URL), which the policy does not apply to it."""
         by_server: dict[str, list[str]] = {}
@@ -154,7 +157,7 @@ class ServerActions:
 
         async def restart() -> None:
             status = await self.hub.restart(name)
-            severity = "information" if status.state.usable else "error"
+            severity: SeverityLevel = "information" if status.state.usable else "error"
             self.notify(
                 visible_controls(f"{name}: {status.state.value} {status.reason}".strip()),
                 severity=severity,
@@ -170,7 +173,7 @@ class ServerActions:
 
         async def sign_in() -> None:
             status = await self.hub.sign_in(name, self._show_sign_in)
-            severity = "information" if status.state.usable else "error"
+            severity: SeverityLevel = "information" if status.state.usable else "error"
             text = (
                 f"{name}: signed in, {counted(len(status.tools), 'tool')}" if status.state.usable else status.summary()
             )
@@ -183,7 +186,7 @@ class ServerActions:
     async def _show_sign_in(self, request: SignInRequest) -> None:
         await self.push_screen(SignInScreen(request))
 
-    def sign_in_commands(self):
+    def sign_in_commands(self) -> Iterator[SystemCommand]:
         """Palette commands: sign in to each server that signs in with OAuth (found by typing
         "sign in" unless it needs it now, when the palette lists it)."""
         for status in self.hub.statuses:

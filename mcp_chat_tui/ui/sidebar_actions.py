@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from mcp_chat_tui.config import save_setting
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar_pane import SidebarPane
 
 WIDTH_STEP = 5  # percent of the terminal per key press
 
 
-class SidebarActions:
+class SidebarActions(ChatAppBase):
     """Uses ``ChatApp``'s ``settings``, ``settings_file`` and its ``#sidebar``."""
 
     def sidebar_pane(self) -> SidebarPane:

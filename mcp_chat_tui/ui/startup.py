@@ -13,8 +13,10 @@ from mcp_chat_tui.core.paths import demo_model_path
 from mcp_chat_tui.core.text import counted, one_line
 from mcp_chat_tui.core.tools import BUILTIN_SERVER
 from mcp_chat_tui.demo import try_asking_line
-from mcp_chat_tui.servers import ServerState, import_sdk
+from mcp_chat_tui.engine import LoadProgress
+from mcp_chat_tui.servers import ServerState, ServerStatus, import_sdk
 from mcp_chat_tui.ui import heap
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.app_messages import EngineProgress
 from mcp_chat_tui.ui.folder_trust import settle_folder_trust
 from mcp_chat_tui.ui.screens.fatal import FatalScreen
@@ -23,7 +25,7 @@ from mcp_chat_tui.ui.widgets.chat import Notice, UserMessage
 SETTLED_POLL_SECONDS = 0.25  # how often start-up looks whether only slow servers are left starting
 
 
-class StartUp:
+class StartUp(ChatAppBase):
     """Start-up of ``ChatApp``: uses its ``engine``, ``hub``, ``chat``, ``status_bar`` and ``ready``."""
 
     folder_to_trust: FolderFile | None = None  # a folder's mcp.json to ask about before any server starts
@@ -37,7 +39,7 @@ class StartUp:
         servers = asyncio.ensure_future(self._start_servers())
         if self.hub.statuses:  # the SDK before the model's libraries: the servers' processes start meanwhile
             await import_sdk()
-        load = asyncio.ensure_future(self.engine.load(lambda p: self.post_message(EngineProgress(p))))
+        load = asyncio.ensure_future(self.engine.load(self._post_engine_progress))
         try:
             await load
         except UserFacingError as exc:
@@ -77,6 +79,10 @@ class StartUp:
             self._turn_running = True
             self.run_turns()
 
+    def _post_engine_progress(self, progress: LoadProgress) -> None:
+        """The model's load progress, to the app's queue (from whichever thread the engine reports it on)."""
+        self.post_message(EngineProgress(progress))
+
     async def _servers_settled(self, servers: asyncio.Future[None]) -> None:
         """Wait for the servers' start; a resumed conversation waits for all of them (its calls need
         them), else those still starting past the longest init timeout go on behind a working chat."""
@@ -90,9 +96,10 @@ class StartUp:
             await asyncio.wait({servers}, timeout=SETTLED_POLL_SECONDS)
 
     def _init_timeout(self, name: str) -> float:
-        return getattr(self.hub.config(name), "init_timeout", None) or self.hub.init_timeout
+        own: float | None = getattr(self.hub.config(name), "init_timeout", None)  # mcp.json's, for this server
+        return own or self.hub.init_timeout
 
-    async def _say_failed(self, failed: list) -> None:
+    async def _say_failed(self, failed: list[ServerStatus]) -> None:
         """Servers that failed: named in the chat with why and how to retry; the app goes on without
         them (a server is never worth the whole app; ``on_server_failure`` is for ``-p`` and ``--plain``)."""
         if failed:

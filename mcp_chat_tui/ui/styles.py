@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from textual.app import App
 from textual.widget import Widget
@@ -31,7 +32,7 @@ def widget_classes(*modules: ModuleType) -> list[type[Widget]]:
     return found
 
 
-def preload_styles(app: App, classes: Iterable[type[Widget]]) -> None:
+def preload_styles(app: App[Any], classes: Iterable[type[Widget]]) -> None:
     """Add the default CSS of ``classes`` (and of their bases) to ``app``'s style sheet, as
     mounting a first widget of each would; the sheet is parsed once, when next applied."""
     stylesheet = app.stylesheet
@@ -40,7 +41,7 @@ def preload_styles(app: App, classes: Iterable[type[Widget]]) -> None:
             stylesheet.add_source(css, read_from=read_from, is_default_css=True, tie_breaker=tie_breaker, scope=scope)
 
 
-def preload_screen_css(app: App, folder: Path) -> None:
+def preload_screen_css(app: App[Any], folder: Path) -> None:
     """Read the style files of the screens (``*.tcss`` in ``folder``, their ``CSS_PATH``) into
     ``app``'s style sheet, parsed with the panes' styles: Textual reads a screen's file when the
     screen is first pushed, and then parses every sheet again and restyles every widget under it

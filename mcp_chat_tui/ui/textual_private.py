@@ -71,6 +71,7 @@ def forward_event(widget: Widget, event: Any) -> None:
     widget._forward_event(event)
 
 
-def default_css(cls: type[Widget]) -> Iterable[tuple[str, str, int, str]]:
-    """The default CSS of ``cls`` and its bases, as mounting one would add it (read from the class alone)."""
+def default_css(cls: type[Widget]) -> Iterable[tuple[tuple[str, str], str, int, str]]:
+    """The default CSS of ``cls`` and its bases, as mounting one would add it (read from the class alone):
+    each as (where it was read: file and class, the CSS, its tie-breaker, its scope)."""
     return cls.__new__(cls)._get_default_css()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from textual.app import App
@@ -13,6 +12,7 @@ from textual.theme import Theme
 from mcp_chat_tui.config import save_setting
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
+from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.textual_private import refresh_truecolor_filter
 
 DEFAULT_THEME = "mcp-dark"
@@ -70,7 +70,7 @@ def load_themes(dirs: list[Path] | None = None) -> tuple[list[Theme], list[str]]
     return themes, problems
 
 
-class ThemeSettings:
+class ThemeSettings(ChatAppBase):
     """The theme part of ``ChatApp`` (mixed into it): the theme files, the saved choice, and
     saving a new one; uses its ``settings``, ``settings_file`` and ``theme_dirs``."""
 
@@ -101,7 +101,7 @@ class ThemeSettings:
             self.notify(problem, title="theme skipped", severity="warning", timeout=8)
         self.theme_changed_signal.subscribe(self, self._save_theme)
 
-    def _save_theme(self, theme: Any) -> None:
+    def _save_theme(self, theme: Theme) -> None:
         if self.settings_file is not None and theme.name != self.settings.theme:
             try:
                 self.settings = save_setting(self.settings_file, ("theme",), theme.name)

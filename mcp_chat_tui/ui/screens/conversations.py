@@ -58,7 +58,9 @@ class ResumeScreen(ModalScreen[Path | None]):
 
     @on(DataTable.RowSelected)
     def _chosen(self, message: DataTable.RowSelected) -> None:
-        self.dismiss(self.conversations[int(message.row_key.value)].path)
+        index = message.row_key.value  # each row's key is its index
+        if index is not None:
+            self.dismiss(self.conversations[int(index)].path)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ Why half a second: core/arming.py (``--plain`` waits as long before it takes a l
 from __future__ import annotations
 
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from textual import events
 from textual.app import App
@@ -118,7 +118,7 @@ class DecidingScreen(ModalScreen[ResultType]):
             field.call_later(field.action_delete_left)
 
 
-def withdraw_dialog(app: App, screen: Screen, what: str, why: str) -> None:
+def withdraw_dialog(app: App[Any], screen: Screen[Any], what: str, why: str) -> None:
     """What ``screen`` answers has ended (``why``): it goes now (or as soon as it is uncovered, or is
     never shown), answering None, and a notice says so; nothing typed in it is sent."""
     if screen.is_current:
@@ -128,7 +128,7 @@ def withdraw_dialog(app: App, screen: Screen, what: str, why: str) -> None:
     app.notify(f"{what} closed: {why}. Nothing typed in it was sent.", severity="warning", timeout=10, markup=False)
 
 
-def _focus_below(screen: Screen) -> object:
+def _focus_below(screen: Screen[Any]) -> object:
     """What has the focus on the screen right under ``screen`` (None: nothing, or no such screen)."""
     stack = screen.app.screen_stack
     index = stack.index(screen) if screen in stack else 0

@@ -162,7 +162,7 @@ class ServerDetailScreen(ModalScreen[None]):
     CSS_PATH = CSS
     BINDINGS = [
         Binding("escape,q", "dismiss", "Close", id="server_detail.close"),
-        Binding("a", "toggle", "Toggle auto-run", id="server_detail.toggle"),
+        Binding("a", "toggle_auto_run", "Toggle auto-run", id="server_detail.toggle"),
         Binding("plus,equals_sign", "log_level(1)", "Fewer log messages", id="server_detail.log_less"),
         Binding("minus", "log_level(-1)", "More log messages", id="server_detail.log_more"),
     ]
@@ -172,7 +172,7 @@ class ServerDetailScreen(ModalScreen[None]):
         status: ServerStatus,
         clock: DisplayClock,
         auto_run: Callable[[ToolSpec], bool],
-        on_toggle,
+        on_toggle: Callable[[str, str], object],
         on_log_level: Callable[[str, str], None] | None = None,
         on_call: Callable[[ToolSpec], None] | None = None,
     ) -> None:
@@ -181,7 +181,7 @@ class ServerDetailScreen(ModalScreen[None]):
         self.status = status
         self.clock = clock
         self.auto_run = auto_run  # whether a tool runs without asking now (its ⚡)
-        self.on_toggle = on_toggle
+        self.on_toggle = on_toggle  # (server, tool): flip its auto-run
         self.on_log_level = on_log_level  # (server, level): ask the server for that level from now on
         self._log_shown: tuple[int, str] | None = None  # (messages, level) the log view shows
 
@@ -259,7 +259,7 @@ class ServerDetailScreen(ModalScreen[None]):
         elif self.on_call is not None:
             self.on_call(spec)
 
-    def action_toggle(self) -> None:
+    def action_toggle_auto_run(self) -> None:
         table = self.query_one(DataTable)
         if table.row_count == 0:
             return

@@ -25,7 +25,7 @@ from textual.widgets import DataTable, Static
 from mcp_chat_tui.core.attachments import size_text
 from mcp_chat_tui.core.content import ContentPart
 from mcp_chat_tui.core.media_info import save_all_media
-from mcp_chat_tui.servers import CatalogError, ResourceInfo
+from mcp_chat_tui.servers import CatalogError, ResourceInfo, ServerHub
 from mcp_chat_tui.ui.format import literal
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
 from mcp_chat_tui.ui.widgets.attachments import preview
@@ -46,7 +46,7 @@ class ResourcesScreen(ModalScreen[None]):
     ]
     KEYS = "[b]Enter[/] preview  [b]Esc[/] or [b]q[/] close"
 
-    def __init__(self, hub: Any, server: str | None = None) -> None:
+    def __init__(self, hub: ServerHub, server: str | None = None) -> None:
         super().__init__()
         self.hub = hub
         self.server = server  # the one server shown first (from the server panel)
@@ -184,7 +184,7 @@ class ResourcesScreen(ModalScreen[None]):
             self.notify(literal("; ".join(problems)).plain, severity="error", markup=False, timeout=10)
 
 
-def variables_form(hub: Any, item: ResourceInfo) -> ArgumentsScreen:
+def variables_form(hub: ServerHub, item: ResourceInfo) -> ArgumentsScreen:
     """The form for a template's variables, each completed through the server."""
 
     async def complete(name: str, value: str, context: dict[str, str]) -> list[str]:

@@ -38,7 +38,7 @@ class UserMessageWithAttachments(UserMessage):
 
     async def on_mount(self) -> None:
         media = [MediaView(a.media, classes="-attached") for a in self.attachments if a.media is not None]
-        if media and self.parent is not None:  # siblings: the chat trims an exchange from its message on
+        if media and isinstance(self.parent, Widget):  # siblings: the chat trims an exchange from its message on
             await self.parent.mount_all(media, after=self)
 
 

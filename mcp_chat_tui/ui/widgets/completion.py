@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 from textual.message import Message
 from textual.widgets import OptionList
@@ -25,7 +27,7 @@ class CompletionMenu(ScrollbarInPlace, OptionList):
     class Clicked(Message):
         """An entry was clicked: taken as Tab or Enter would take it."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.candidates: list[Candidate] = []
 

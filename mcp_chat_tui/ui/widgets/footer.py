@@ -44,7 +44,7 @@ class KeyFooter(Footer):
     _shown: tuple[Any, ...] | None = None  # what the keys were built from (``_keys_to_show``)
     _rebuild_asked = False
 
-    def bindings_changed(self, screen: Screen) -> None:
+    def bindings_changed(self, screen: Screen[Any]) -> None:
         """The screen's keys may have changed: look again after this frame (once, however often asked)."""
         self._bindings_ready = True
         if not screen.app.app_focus or not self.is_attached or screen is not self.screen:

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual import work
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Static
@@ -32,7 +33,13 @@ if TYPE_CHECKING:
     from PIL.Image import Image as PillowImage
 
 
-def _image_widget() -> tuple[type[Widget] | None, str]:
+class ImageWidget(Protocol):
+    """A widget class of textual-image's, which draws ``image`` (which one depends on the terminal)."""
+
+    def __call__(self, image: PillowImage, *, classes: str | None = None) -> Widget: ...
+
+
+def _image_widget() -> tuple[ImageWidget | None, str]:
     """textual-image's widget for this terminal, or None and why it cannot draw here.
 
     Importing it asks the terminal (cell size in pixels, Sixel, Kitty graphics); a terminal that
@@ -50,11 +57,11 @@ def _image_widget() -> tuple[type[Widget] | None, str]:
     return (HalfcellImage if AutoRenderable is UnicodeRenderable else AutoImage), ""
 
 
-_asked: tuple[type[Widget] | None, str] | None = None  # what _image_widget said, once asked
+_asked: tuple[ImageWidget | None, str] | None = None  # what _image_widget said, once asked
 _asking = threading.Lock()
 
 
-def image_support() -> tuple[type[Widget] | None, str]:
+def image_support() -> tuple[ImageWidget | None, str]:
     """The widget images are drawn with here, or None and why they are not: asked once, on the first
     call (which waits for a probe already running)."""
     global _asked
@@ -101,7 +108,7 @@ class MediaView(Vertical):
         super().__init__(classes=" ".join(name for name in ("-large" if large else "", classes) if name))
         self.part = part
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield Static(literal(media_line(self.part)), classes="media-line")
 
     def on_mount(self) -> None:
@@ -114,13 +121,15 @@ class MediaView(Vertical):
 
     @work(thread=True, exclusive=True, group="media")
     def load_image(self) -> None:
+        # Each ``type: ignore`` below: mypy cannot solve ``call_from_thread``'s ``T | Awaitable[T]`` for
+        # a coroutine function (it finds ``Never``); the calls are as Textual documents them.
         data = self.part.media_bytes()
         try:
             image = prepare_image(data or b"")
         except ImageProblem as problem:
-            self.app.call_from_thread(self._show_problem, str(problem))
+            self.app.call_from_thread(self._show_problem, str(problem))  # type: ignore[arg-type]
             return
-        self.app.call_from_thread(self._show_image, image)
+        self.app.call_from_thread(self._show_image, image)  # type: ignore[arg-type]
 
     async def _show_image(self, image: PillowImage) -> None:
         drawn_with = image_support()[0]

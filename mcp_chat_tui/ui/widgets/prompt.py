@@ -7,6 +7,8 @@ waits in ``reading``, and a prompt sent before it ends takes it along (the app w
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
@@ -36,7 +38,7 @@ class PromptInput(Input):
             super().__init__()
             self.candidate = candidate
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         # Coming back to the prompt (F5, Tab, typing in the chat) keeps the cursor where it was:
         # with Textual's default the whole draft would be selected, and the next key replace it.
         kwargs.setdefault("select_on_focus", False)

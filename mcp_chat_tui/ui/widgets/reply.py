@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any, cast
 
 from markdown_it import MarkdownIt
 from rich.markdown import Markdown as RichMarkdown
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets.markdown import MarkdownBlock
 
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.ui.format import literal
@@ -25,10 +28,11 @@ _LIST_ITEM = re.compile(r"\s*([-*+]|\d+[.)])\s")
 THINKING_TITLE = "thinking"  # the collapsed block under a reply with what the model thought (Ctrl+T opens it)
 
 
-def _one_pass_blocks(blocks: dict[str, type[Widget]]) -> dict[str, type[Widget]]:
+def _one_pass_blocks(blocks: dict[str, type[MarkdownBlock]]) -> dict[str, type[MarkdownBlock]]:
     """Markdown's block classes, each with ``OneLayoutPass`` (same names, so the same styles)."""
-    made = {
-        block: type(block.__name__, (OneLayoutPass, block), {"__module__": __name__}) for block in set(blocks.values())
+    made = {  # (``type`` makes each class; only ``cast`` can say it is the block's subclass)
+        block: cast(type[MarkdownBlock], type(block.__name__, (OneLayoutPass, block), {"__module__": __name__}))
+        for block in set(blocks.values())
     }
     return {name: made[block] for name, block in blocks.items()}
 
@@ -49,7 +53,7 @@ class ReplyMarkdown(OneLayoutPass, Markdown):
 
     BLOCKS = _one_pass_blocks(Markdown.BLOCKS)
 
-    def __init__(self, markdown: str | None = None, **kwargs) -> None:
+    def __init__(self, markdown: str | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("parser_factory", shared_parser)
         super().__init__(markdown, **kwargs)
 
@@ -89,7 +93,7 @@ class AssistantReply(OneLayoutPass, Vertical):
         self._segment_text = ""
         self._closed_text = ""
         self._closed_segments: list[tuple[Markdown, str]] = []
-        self._stream = None
+        self._stream: PacedMarkdownStream | None = None  # the open segment's (None: no segment is open)
         self._budget = DrawingBudget(model_cost)  # from the start of the turn (``count_from_now``)
         self._in_fence, self._line_tail, self._last_line = False, "", ""
         self._thinking: Static | None = None
@@ -101,9 +105,10 @@ class AssistantReply(OneLayoutPass, Vertical):
         self._spare: ReplyMarkdown | None = ReplyMarkdown()
         self.finished = False
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield ReplyHeader(literal(f"◆ {self.model_label}"), classes="reply-header")
-        yield self._spare
+        if self._spare is not None:
+            yield self._spare
 
     def count_from_now(self) -> None:
         """The model starts generating now: the drawing budget counts the app's CPU time from here."""
@@ -137,6 +142,7 @@ class AssistantReply(OneLayoutPass, Vertical):
         """Text with at most one blank line, at its end."""
         if not piece:
             return
+        stream = self._stream
         if self._segment is None:
             if not piece.strip():  # space between segments: kept in the text, nothing to show
                 self._closed_text += piece
@@ -148,10 +154,11 @@ class AssistantReply(OneLayoutPass, Vertical):
                 await self.mount(self._segment)
             self._segment_text = ""
             self._in_fence, self._line_tail, self._last_line = False, "", ""
-            self._stream = PacedMarkdownStream(self._segment, self._budget)
-            self._stream.start()
+            stream = self._stream = PacedMarkdownStream(self._segment, self._budget)
+            stream.start()
+        assert stream is not None  # an open segment has its stream
         self._extend_segment(piece)
-        await self._stream.write(piece)
+        await stream.write(piece)
         if len(self._segment_text) >= SEAL_AFTER and self._segment_text.endswith("\n\n") and self._may_end_here():
             # A long segment ends at a paragraph break and the text goes on in a new one: each
             # update costs what the open segment holds, not the whole reply.
@@ -217,6 +224,8 @@ class AssistantReply(OneLayoutPass, Vertical):
         """Close the open segment and show it as one static rendering, as a finished reply is."""
         await self._stop_stream()
         widget, text = self._segment, self._segment_text
+        if widget is None:  # (called with a segment open)
+            return
         self._closed_text += text
         self._segment, self._segment_text = None, ""
         await self._show_static(widget, text)

@@ -8,26 +8,24 @@ change again. ``ScrollbarInPlace`` gives the bar the pane's place each time the 
 
 from __future__ import annotations
 
-from typing import cast
-
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
+from mcp_chat_tui.ui.widgets.widget_mixin import WidgetMixin
 
-class ScrollbarInPlace:
+
+class ScrollbarInPlace(WidgetMixin):
     """Mixed in before a scrolling widget's class: its scrollbars start at the pane's place when
-    shown. (Not a ``Widget`` itself, so that the widget's CSS and component classes come from the
-    class it is mixed into.)"""
+    shown. (Not a ``Widget`` when the app runs, so that the widget's CSS and component classes come
+    from the class it is mixed into: ``WidgetMixin``.)"""
 
     def watch_show_vertical_scrollbar(self, shown: bool) -> None:
-        pane = cast(Widget, self)
         if shown:
-            pane.vertical_scrollbar.position = pane.scroll_y
+            self.vertical_scrollbar.position = self.scroll_y
 
     def watch_show_horizontal_scrollbar(self, shown: bool) -> None:
-        pane = cast(Widget, self)
         if shown:
-            pane.horizontal_scrollbar.position = pane.scroll_x
+            self.horizontal_scrollbar.position = self.scroll_x
 
 
 class Scroll(ScrollbarInPlace, VerticalScroll):

@@ -6,14 +6,18 @@ Each table's state column shows whole at any width; the name before it is cut to
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from rich.console import Console
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.geometry import Region
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey, RowKey
 
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.core.text import counted, one_line
@@ -38,12 +42,12 @@ LIST_KEYS = [
 ]
 
 
-class ListTable(ScrollbarInPlace, DataTable):
+class ListTable(ScrollbarInPlace, DataTable[Text]):
     """A row-cursor table with j and k as well as the arrows (used by the detail screens)."""
 
-    BINDINGS = LIST_KEYS
+    BINDINGS = [*LIST_KEYS]
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", **kwargs)
 
 
@@ -51,19 +55,19 @@ MIN_CUT_WIDTH = 6  # a cut name keeps at least this many columns (a few letters 
 MAX_NAME_WIDTH = 28  # a server name takes at most this many columns, on a wide sidebar too
 
 
-def measured(console, cell: object) -> int:
+def measured(console: Console, cell: object) -> int:
     """The columns ``cell`` takes in a table (a ``str`` is markup there, as ``DataTable`` shows it)."""
     text = Text.from_markup(cell) if isinstance(cell, str) else cell
     return console.measure(text).maximum if isinstance(text, Text) else console.measure(str(text)).maximum
 
 
-class FittedTable(ScrollbarInPlace, DataTable):
+class FittedTable(ScrollbarInPlace, DataTable[Text]):
     """A row-cursor table whose ``name_column`` is cut to what the pane's width leaves once the
     columns before it and its state column (``whole_width`` columns, padding included) are whole."""
 
     whole_width = 0
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", **kwargs)
         self.name_width = MAX_NAME_WIDTH
 
@@ -77,7 +81,9 @@ class FittedTable(ScrollbarInPlace, DataTable):
     def recut(self) -> None:
         """Show every row again with the names cut to ``name_width``."""
 
-    def update_cell(self, row_key, column_key, value, *, update_width: bool = False) -> None:
+    def update_cell(
+        self, row_key: RowKey | str, column_key: ColumnKey | str, value: Text, *, update_width: bool = False
+    ) -> None:
         """``DataTable.update_cell``, the column measured again at once when ``update_width``.
 
         The table measures its columns only when idle: a frame drawn before that keeps the cell
@@ -87,8 +93,8 @@ class FittedTable(ScrollbarInPlace, DataTable):
             self._fit_column(column_key, row_key, value)
         super().update_cell(row_key, column_key, value, update_width=update_width)
 
-    def _fit_column(self, column_key, row_key, value) -> None:
-        column = self.columns.get(column_key)
+    def _fit_column(self, column_key: ColumnKey | str, row_key: RowKey | str, value: Text) -> None:
+        column = self.columns.get(column_key if isinstance(column_key, ColumnKey) else ColumnKey(column_key))
         if column is None or row_key not in self.rows:
             return
         console = self.app.console
@@ -157,7 +163,7 @@ class ToolCallTable(FittedTable):
             self.server = server
             self.tool = tool
 
-    def __init__(self, clock: DisplayClock, auto_run: Callable[[CallRecord], bool] = never, **kwargs) -> None:
+    def __init__(self, clock: DisplayClock, auto_run: Callable[[CallRecord], bool] = never, **kwargs: Any) -> None:
         super().__init__(zebra_stripes=False, cell_padding=0, **kwargs)
         self.clock = clock
         self.auto_run = auto_run
@@ -248,7 +254,7 @@ class ToolCallTable(FittedTable):
         if self.row_count == 0:
             return None
         key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
-        return self.records.get(key)
+        return self.records.get(key or "")  # (every row has its record's key)
 
     def action_toggle_auto_run(self) -> None:
         record = self.selected_record()
@@ -268,7 +274,7 @@ class ToolCallTable(FittedTable):
             return record is not None and record.state is CallState.RUNNING
         return shown
 
-    def watch_cursor_coordinate(self, old: object, new: object) -> None:
+    def watch_cursor_coordinate(self, old: Coordinate, new: Coordinate) -> None:
         super().watch_cursor_coordinate(old, new)
         self._offer_cancel()
 
@@ -303,7 +309,7 @@ class ServerTable(FittedTable):
             self.action = action
             self.server = server
 
-    def __init__(self, clock: DisplayClock, auto_run: Callable[[ServerStatus], bool] = never, **kwargs) -> None:
+    def __init__(self, clock: DisplayClock, auto_run: Callable[[ServerStatus], bool] = never, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.clock = clock
         self.auto_run = auto_run
@@ -395,7 +401,7 @@ class ServerTable(FittedTable):
             return status is not None and status.state == ServerState.NEEDS_SIGN_IN
         return shown
 
-    def watch_cursor_coordinate(self, old: object, new: object) -> None:
+    def watch_cursor_coordinate(self, old: Coordinate, new: Coordinate) -> None:
         super().watch_cursor_coordinate(old, new)
         self.refresh_bindings()
 

@@ -3,9 +3,12 @@ F8 or dragging its left edge with the mouse change."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import events
 from textual.containers import Vertical
 from textual.message import Message
+from textual.widget import Widget
 
 from mcp_chat_tui.config.settings import SIDEBAR_WIDTHS
 
@@ -24,7 +27,7 @@ class SidebarPane(Vertical):
             super().__init__()
             self.percent = percent
 
-    def __init__(self, *children, percent: int, **options) -> None:
+    def __init__(self, *children: Widget, percent: int, **options: Any) -> None:
         super().__init__(*children, **options)
         self._dragging = False
         self.percent = 0

@@ -6,6 +6,8 @@ The state and its detail read as one phrase ("generating 12.3 tok/s"): the detai
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -95,7 +97,7 @@ class StatusBar(Widget):
     waiting = reactive(0)  # prompts sent that wait for the model (start-up, or the turn before them)
     summarised = reactive(0)  # old exchanges the prompt sends as their one-line summary
 
-    def __init__(self, model: str = "", **options) -> None:
+    def __init__(self, model: str = "", **options: Any) -> None:
         super().__init__(**options)
         self.set_reactive(StatusBar.model, model)
 

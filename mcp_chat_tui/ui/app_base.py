@@ -1,0 +1,147 @@
+"""What the parts of ``ChatApp`` share, declared once with its types.
+
+``ChatApp`` (ui/app.py) is built from parts, one file each (ui/startup.py, ui/server_actions.py, …).
+Each part subclasses ``ChatAppBase``, so that what a part uses of the app (its state, its widgets,
+a method of another part) has a declared type that mypy checks, in the part and in the part that
+defines it. The state is set in ``ChatApp.__init__``; the widgets are found on the app's screen.
+Being an ``App`` (a ``MessagePump``), each part also has its ``@on`` handlers found by Textual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.app import App, SystemCommand
+
+from mcp_chat_tui.agent import Agent, ApprovalPolicy
+from mcp_chat_tui.config import Settings
+from mcp_chat_tui.conversation import Conversation
+from mcp_chat_tui.engine import Engine
+from mcp_chat_tui.servers import ServerHub
+from mcp_chat_tui.transcript import TranscriptRecorder
+from mcp_chat_tui.ui.agent_messages import ReplyText
+from mcp_chat_tui.ui.call_store import CallStore
+from mcp_chat_tui.ui.format import DisplayClock
+from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
+from mcp_chat_tui.ui.reply_stream import ReplyController
+from mcp_chat_tui.ui.widgets.chat import ChatLog
+from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
+from mcp_chat_tui.ui.widgets.status import StatusBar
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
+
+    from mcp_chat_tui.agent.events import AgentEvent
+    from mcp_chat_tui.core.attachments import Attachment
+    from mcp_chat_tui.servers import ServerStatus
+
+
+class ChatAppBase(App[int]):
+    """The app's state and widgets, and the methods one part of the app calls in another."""
+
+    hub: ServerHub
+    policy: ApprovalPolicy
+    settings: Settings
+    settings_file: Path | None
+    clock: DisplayClock
+    theme_dirs: list[Path] | None
+    agent: Agent
+    conversation: Conversation
+    ready: asyncio.Event  # set once the model is loaded and the servers have settled
+    fatal_error: str | None
+    unsaved: str | None  # why events of the conversation could not be saved (the exit code is then 1)
+    reply: ReplyController
+    call_store: CallStore
+    built: bool  # the panes are mounted
+    open_resume: bool
+    _model_loading: bool
+    _queue: list[QueuedPrompt]
+    _stop_reading: asyncio.Future[None] | None
+    _turn_running: bool
+    _compact_asked: bool
+    _retry_asked: bool
+    _resume_pending: bool
+    _queued_text: ReplyText | None
+    _agent_messages: int
+    _shut_down: bool
+    _theme_problems: list[str]
+
+    @property
+    def engine(self) -> Engine:
+        """The model answering now (``/model`` changes it)."""
+        return self.agent.engine
+
+    @property
+    def model_label(self) -> str:
+        """How the model answering now is named (status bar, replies, the transcript)."""
+        return self.conversation.model_label
+
+    @property
+    def recorder(self) -> TranscriptRecorder:
+        return self.conversation.recorder
+
+    @property
+    def transcript_file(self) -> Path | None:
+        """The conversation's file (None until the first prompt names a new one)."""
+        return self.conversation.path
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def calls_table(self) -> ToolCallTable:
+        return self.query_one(ToolCallTable)
+
+    @property
+    def servers_table(self) -> ServerTable:
+        return self.query_one(ServerTable)
+
+    @property
+    def chat(self) -> ChatLog:
+        return self.query_one(ChatLog)
+
+    if TYPE_CHECKING:
+        # Defined by one part, called by others (the part is named); for the checker only, so that
+        # the part's own definition is the one that runs.
+
+        def _engine_state(self, state: str, detail: str = "") -> None: ...  # ChatApp
+
+        async def _queue_turn(self, prompt: str, attachments: Sequence[Attachment] = ()) -> None: ...  # ChatApp
+
+        def run_turns(self) -> Worker[None]: ...  # ChatApp (a worker)
+
+        async def action_quit(self, return_code: int = 0) -> None: ...  # ChatApp
+
+        async def action_clear_chat(self) -> None: ...  # ChatApp
+
+        def _sink(self, event: AgentEvent) -> None: ...  # AgentEventView
+
+        async def _open_reply(self) -> None: ...  # AgentEventView
+
+        async def _wait_until_drawn(self) -> None: ...  # AgentEventView
+
+        def _show_server(self, status: ServerStatus) -> None: ...  # ServerActions
+
+        def restart_server(self, name: str) -> None: ...  # ServerActions
+
+        def toggle_tool_auto_run(self, server: str, tool: str) -> bool | None: ...  # ServerActions
+
+        def sign_in_commands(self) -> Iterator[SystemCommand]: ...  # ServerActions
+
+        async def open_conversation(self, path: Path) -> bool: ...  # ConversationActions
+
+        def action_export(self) -> None: ...  # ConversationActions
+
+        def action_resume(self) -> None: ...  # ConversationActions
+
+        def stop_waiting_for_reads(self) -> bool: ...  # CatalogActions
+
+        def action_resources(self, server: str | None = None) -> None: ...  # CatalogActions
+
+        def action_toggle_sidebar(self) -> None: ...  # SidebarActions
+
+        def action_switch_model(self) -> None: ...  # ModelActions

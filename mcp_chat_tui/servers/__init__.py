@@ -4,7 +4,8 @@ The names below are what the front ends (``ui/``, ``cli/``) show and steer; ``ui
 else from here (an import-linter contract in pyproject.toml).
 """
 
-from mcp_chat_tui.servers.catalog import CatalogError, PromptInfo, ResourceInfo
+from mcp_chat_tui.servers.catalog import CatalogError
+from mcp_chat_tui.servers.catalog_items import PromptInfo, ResourceInfo
 from mcp_chat_tui.servers.commands import PromptCommand, command_text, parse_command
 from mcp_chat_tui.servers.elicit_form import FormField, form_fields
 from mcp_chat_tui.servers.hub import ServerHub

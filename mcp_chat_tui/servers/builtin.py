@@ -15,7 +15,8 @@ from typing import Any, Protocol
 
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.tools import BUILTIN_SERVER, FailureKind, ToolCallResult, ToolFailure, ToolSpec
-from mcp_chat_tui.servers.catalog import CatalogError, ResourceInfo
+from mcp_chat_tui.servers.catalog import CatalogError
+from mcp_chat_tui.servers.catalog_items import ResourceInfo
 
 __all__ = ["BUILTIN_SERVER", "builtin_specs", "call_builtin"]
 

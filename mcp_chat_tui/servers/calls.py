@@ -22,9 +22,9 @@ from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, Resources, call_builtin
 from mcp_chat_tui.servers.call_clock import CallClock, ProgressListener, ProgressRelay
 from mcp_chat_tui.servers.client_context import log_level_meta
 from mcp_chat_tui.servers.incoming_requests import RequestDesk
-from mcp_chat_tui.servers.oauth import needs_sign_in, sign_in_failure
 from mcp_chat_tui.servers.request_ties import how_it_ended
 from mcp_chat_tui.servers.results import call_failure, convert_result, server_broke_protocol, unreadable_answer
+from mcp_chat_tui.servers.runtime import needs_sign_in, sign_in_failure
 from mcp_chat_tui.servers.state import ServerState, ToolUsage
 from mcp_chat_tui.servers.task_calls import TaskCalls, TaskListener, TaskLost
 from mcp_chat_tui.servers.url_required import MAX_ROUNDS, not_visited, pages_required, redacted_pages, still_required

@@ -20,6 +20,8 @@ from mcp_chat_tui.core.attachments import IMAGE, PROMPT, RESOURCE, Attachment, b
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.text import one_line
+from mcp_chat_tui.servers.catalog_items import PromptArgumentInfo, PromptInfo, ResourceInfo
+from mcp_chat_tui.servers.catalog_stream import CatalogStream
 from mcp_chat_tui.servers.client_context import is_modern
 from mcp_chat_tui.servers.results import (
     blob_text,
@@ -43,84 +45,6 @@ MAX_ATTACHMENT_CHARS = 100_000  # text of one resource the model is given, at mo
 
 class CatalogError(UserFacingError):
     """A prompt, read or completion that failed; the message names the server and what to do."""
-
-
-@dataclass(frozen=True)
-class PromptArgumentInfo:
-    name: str
-    description: str = ""
-    required: bool = False
-
-
-@dataclass(frozen=True)
-class PromptInfo:
-    """One prompt of one server, as ``prompts/list`` gave it (redacted)."""
-
-    server: str
-    name: str
-    title: str = ""
-    description: str = ""
-    arguments: tuple[PromptArgumentInfo, ...] = ()
-
-    @property
-    def command(self) -> str:
-        return f"/{self.server}:{self.name}"
-
-
-@dataclass(frozen=True)
-class ResourceInfo:
-    """One resource (``uri``) or resource template (``template``, RFC 6570) of one server."""
-
-    server: str
-    name: str
-    uri: str = ""
-    template: str = ""
-    title: str = ""
-    description: str = ""
-    mime_type: str = ""
-    size: int | None = None
-
-    @property
-    def is_template(self) -> bool:
-        return bool(self.template)
-
-    @property
-    def variables(self) -> list[str]:
-        """A template's variable names, in order (``{city}``, ``{+path}``, ``{?q,lang}``)."""
-        names: list[str] = []
-        for expression in _expressions(self.template):
-            for part in expression.lstrip("+#./;?&").split(","):
-                name = part.rstrip("*").split(":", 1)[0]
-                if name and name not in names:
-                    names.append(name)
-        return names
-
-    def expand(self, values: dict[str, str]) -> str:
-        """The URI for these variable values (RFC 6570 simple, reserved and query forms)."""
-        from urllib.parse import quote
-
-        uri = self.template
-        for expression in _expressions(self.template):
-            operator = expression[0] if expression[0] in "+#./;?&" else ""
-            names = [p.rstrip("*").split(":", 1)[0] for p in expression[len(operator) :].split(",")]
-            if operator in ("?", "&"):
-                pairs = [f"{n}={quote(values[n], safe='')}" for n in names if values.get(n)]
-                text = (operator + "&".join(pairs)) if pairs else ""
-            else:
-                safe = "/:@!$&'()*+,;=?#[]" if operator in ("+", "#") else ""
-                text = ",".join(quote(values.get(n, ""), safe=safe) for n in names)
-                text = (operator if operator not in ("", "+") else "") + text if text else ""
-            uri = uri.replace("{" + expression + "}", text, 1)
-        return uri
-
-
-def _expressions(template: str) -> list[str]:
-    out, rest = [], template
-    while "{" in rest and "}" in rest.split("{", 1)[1]:
-        inner, rest = rest.split("{", 1)[1].split("}", 1)
-        if inner:
-            out.append(inner)
-    return out
 
 
 @dataclass
@@ -294,7 +218,7 @@ def prompt_turn(
 # ----- the hub's part --------------------------------------------------------------------------
 
 
-class CatalogAccess:
+class CatalogAccess(CatalogStream):
     """What ``ServerHub`` does with prompts and resources (the hub provides ``_runtimes``, ``redactor``, ``_changed``)."""
 
     _runtimes: dict[str, ServerRuntime]
@@ -469,50 +393,3 @@ class CatalogAccess:
     def _resource_updated(self, runtime: ServerRuntime, uri: str) -> None:
         runtime.status.resource_updates[uri] = runtime.status.resource_updates.get(uri, 0) + 1
         self._changed(runtime)
-
-    def _watch_catalog(self, runtime: ServerRuntime, client: Client) -> asyncio.Future[None] | None:
-        """On 2026-07-28: a ``subscriptions/listen`` stream for prompt and resource changes (and the
-        subscribed resources); a new one replaces the old. Returns a future done once the server
-        acknowledged it (or the stream failed)."""
-        if not is_modern(client):
-            return None
-        capabilities = client.server_capabilities
-        prompts = bool(capabilities.prompts and capabilities.prompts.list_changed)
-        resources = bool(capabilities.resources and capabilities.resources.list_changed)
-        if runtime.catalog_task is not None:
-            runtime.catalog_task.cancel()
-        if not (prompts or resources or runtime.status.subscribed):
-            return None
-        loop = asyncio.get_running_loop()
-        acked: asyncio.Future[None] = loop.create_future()
-        runtime.catalog_task = loop.create_task(
-            self._listen_for_catalog(runtime, client, prompts, resources, sorted(runtime.status.subscribed), acked)
-        )
-        return acked
-
-    async def _listen_for_catalog(
-        self,
-        runtime: ServerRuntime,
-        client: Client,
-        prompts: bool,
-        resources: bool,
-        uris: list[str],
-        acked: asyncio.Future[None],
-    ) -> None:
-        from mcp.client.subscriptions import ResourceUpdated
-
-        try:
-            async with client.listen(
-                prompts_list_changed=prompts, resources_list_changed=resources, resource_subscriptions=uris
-            ) as subscription:
-                acked.set_result(None)
-                async for event in subscription:
-                    if isinstance(event, ResourceUpdated):
-                        self._resource_updated(runtime, event.uri)
-                    else:
-                        self._catalog_changed(runtime, client)
-        except Exception as exc:  # noqa: BLE001 - losing the stream only loses live updates
-            log.info("prompt and resource stream of %s ended: %s", runtime.config.name, exc)
-        finally:
-            if not acked.done():
-                acked.set_result(None)

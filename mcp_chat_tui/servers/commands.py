@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
-from mcp_chat_tui.servers.catalog import PromptInfo
+from mcp_chat_tui.servers.catalog_items import PromptInfo
 
 if TYPE_CHECKING:
     from mcp_chat_tui.servers.hub import ServerHub

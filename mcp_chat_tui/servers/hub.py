@@ -33,9 +33,8 @@ from mcp_chat_tui.servers.noise import STDOUT_RULE, noise_excerpt, noise_line, u
 from mcp_chat_tui.servers.oauth import PersonClock
 from mcp_chat_tui.servers.oauth_sign_in import SignIn
 from mcp_chat_tui.servers.output import ServerOutput
-from mcp_chat_tui.servers.request_ties import gone_reason
 from mcp_chat_tui.servers.roots import Roots
-from mcp_chat_tui.servers.runtime import ServerRuntime
+from mcp_chat_tui.servers.runtime import ServerRuntime, gone_reason
 from mcp_chat_tui.servers.starting import StartLife, silent_reason
 from mcp_chat_tui.servers.state import ServerState, ServerStatus
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name

@@ -22,7 +22,6 @@ from urllib.parse import urlparse
 from pydantic import AnyUrl
 
 from mcp_chat_tui import __version__
-from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers.oauth_person import (
     CALLBACK_PATH,
     LOOPBACK_HOST,
@@ -45,7 +44,6 @@ if TYPE_CHECKING:
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull
 
     from mcp_chat_tui.servers.oauth_provider import AppOAuthProvider
-    from mcp_chat_tui.servers.runtime import ServerRuntime
 
 __all__ = ["PersonClock", "SignInFailed", "SignInPrompt", "SignInRequest", "SignInRequired", "MoreAccessRequired"]
 
@@ -233,22 +231,3 @@ def oauth_failure(config: Any, exc: Exception, http_error: tuple[int, str] | Non
     if http_error is None or http_error[0] not in (401, 403) or isinstance(exc, OAuthRegistrationError):
         return ServerState.FAILED, reason
     return ServerState.FAILED, f"{reason}; signing in with OAuth failed: {exc}"
-
-
-def needs_sign_in(runtime: ServerRuntime) -> str:
-    """Why a call cannot go to a server that needs sign-in, and what to do."""
-    why = runtime.status.reason or sign_in_hint(runtime.config.name)
-    return f"server {runtime.config.name!r} {why if why.startswith('needs sign-in') else f'needs sign-in: {why}'}"
-
-
-def sign_in_failure(runtime: ServerRuntime) -> tuple[FailureKind, str] | None:
-    """Why a call failed when its server's sign-in is the cause: the server needs sign-in (the call
-    ended its tokens, or wanted more access), or it refused the call for want of scopes that a new
-    sign-in would not give; None otherwise."""
-    if runtime.status.state is ServerState.NEEDS_SIGN_IN:
-        return FailureKind.NEEDS_SIGN_IN, needs_sign_in(runtime)
-    provider = runtime.oauth.provider if runtime.oauth is not None else None
-    if provider is not None and provider.refusal:
-        refusal, provider.refusal = provider.refusal, ""
-        return FailureKind.PROTOCOL_ERROR, f"server {runtime.config.name!r} {refusal}"
-    return None

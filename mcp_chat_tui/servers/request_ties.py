@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult
-
-if TYPE_CHECKING:
-    from mcp_chat_tui.servers.runtime import ServerRuntime
 
 Answer = TypeVar("Answer")
 WITHDRAWN = "withdrawn: "  # starts the message of a cancellation that says why a request ended
@@ -55,13 +52,6 @@ class CallsInFlight:
     def now(self) -> set[asyncio.Future[str]]:
         """The calls under way now: a request asked meanwhile is for them."""
         return set(self._ends)
-
-
-def gone_reason(runtime: ServerRuntime) -> str:
-    """Why a server's connection ended (``runtime``: its hub runtime), for the dialogs of its requests."""
-    if runtime.stopping:
-        return f"server {runtime.config.name} was stopped or restarted"
-    return f"server {runtime.config.name} stopped ({runtime.status.reason or runtime.status.state.value})"
 
 
 def how_it_ended(tool: str, result: ToolCallResult | None) -> str:

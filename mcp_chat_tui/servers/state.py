@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mcp_chat_tui.core.text import counted
 from mcp_chat_tui.core.tools import ToolSpec
-from mcp_chat_tui.servers.catalog import PromptInfo, ResourceInfo
+from mcp_chat_tui.servers.catalog_items import PromptInfo, ResourceInfo
 from mcp_chat_tui.servers.listing import RefusedTool
 from mcp_chat_tui.servers.notifications import DEFAULT_LOG_LEVEL, ServerLog
 

@@ -73,3 +73,18 @@ def test_a_local_model_named_in_config_toml_takes_over_and_a_missing_one_is_refu
     assert "no model 'no-such-model' on this machine: /model lists them" in result.stdout, result.stdout
     assert "switched to tiny-b" in result.stdout, result.stdout
     assert [exchange.model for exchange in saved(isolated_user_dirs).exchanges] == [tiny_model.name, "tiny-b"]
+
+
+def test_a_switch_before_the_first_prompt_is_printed_when_the_conversation_is_resumed(
+    tiny_model, tmp_path, isolated_user_dirs
+):
+    second = build_tiny_model(tmp_path / "tiny-b", seed=7)
+    config = f"local_models = [{json.dumps(str(second))}]\n"
+    first = plain([str(tiny_model), "--max-tokens", "3"], tmp_path, isolated_user_dirs, "/model tiny-b\nhello\n", config)
+    assert first.returncode == 0, first.stderr
+    [path] = sorted((isolated_user_dirs / "data" / "conversations").glob("*.md"))
+    resumed = plain(
+        [str(second), "--max-tokens", "3", "--transcript", str(path)], tmp_path, isolated_user_dirs, "bye\n", config
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert re.search(r"— switched to tiny-b —\s*\n\s*prompt -> hello", resumed.stdout), resumed.stdout

@@ -8,11 +8,23 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mcp_chat_tui.conversation import ModelSwitcher, SwitchRefused, model_argument, switched_line
+from mcp_chat_tui.conversation import ModelSwitcher, SwitchRefused, is_model_command, model_argument, switched_line
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine.base import Engine
 from mcp_chat_tui.engine.events import LoadProgress
 from mcp_chat_tui.engine.model_list import ModelChoice
+
+
+ONE_SHOT_MODEL = (
+    "-p runs one turn and exits, so /model would switch to a model and ask it nothing: name the model on "
+    "the command line instead (mcp-chat-tui MODEL -p PROMPT, with --transcript FILE to go on with a saved "
+    "conversation on it); /model lists and switches models in --plain and the full-screen app"
+)
+
+
+def one_shot_problem(prompt: str) -> str | None:
+    """Why ``-p``'s prompt is refused before anything loads: ``/model`` (None for any other prompt)."""
+    return ONE_SHOT_MODEL if is_model_command(prompt) else None
 
 
 async def model_command(switcher: ModelSwitcher | None, console: Console, text: str) -> None:

@@ -32,6 +32,7 @@ __all__ = [
     "ModelChoice",
     "ModelSwitcher",
     "SwitchRefused",
+    "is_model_command",
     "not_during_a_turn",
     "switched_line",
 ]

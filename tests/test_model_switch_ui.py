@@ -162,7 +162,9 @@ async def test_a_model_that_fails_to_load_leaves_the_current_one(tiny_model, tmp
         await app.action_quit()
 
 
-async def test_esc_cancels_a_load_and_the_current_model_stays(tiny_model, second_model, tmp_path, monkeypatch):
+async def test_esc_cancels_a_load_its_download_stops_and_the_current_model_stays(
+    tiny_model, second_model, tmp_path, monkeypatch
+):
     download = FakeHubDownload(second_model, tmp_path / "snapshot", pause=0.3)  # a slow download, shown
     monkeypatch.setattr(loading, "snapshot_download", download)
     made: list = []
@@ -180,6 +182,9 @@ async def test_esc_cancels_a_load_and_the_current_model_stays(tiny_model, second
         assert f"loading cancelled: still on {tiny_model.name}" in said, said
         assert app.engine is old and app.model_label == tiny_model.name
         await wait_for(pilot, lambda: made[0]._closed, 60, "the cancelled model freed")
+        fetched = sum(path.stat().st_size for path in (tmp_path / "snapshot").iterdir())
+        whole = sum(path.stat().st_size for path in second_model.iterdir() if path.is_file())
+        assert fetched < whole, "the download went on to the end after the cancel"
         assert "ready" in status(app) and "tiny-b" not in status(app), status(app)
         await send(pilot, "hello")
         await wait_turn_done(pilot, app)

@@ -131,7 +131,7 @@ def test_plain_attaches_the_files_a_line_names_refuses_a_binary_one_and_a_resume
 
     (workspace / "mcp.json").write_text('{"servers": {}}')
     (workspace / "blob.bin").write_bytes(b"\x00\x01binary")
-    typed = "what is in @blob.bin?\nsum up @notes/a.md for @alice\nbye\n"
+    typed = "what is in @blob.bin?\nsum up @notes/a.md for @alice (see @notes)\nbye\n"
     with ScriptedEndpoint(["Alpha."]) as endpoint:
         result = run_cli(
             "--endpoint", endpoint.url, "scripted", "--plain", cwd=workspace, dirs=isolated_user_dirs, stdin=typed
@@ -144,7 +144,7 @@ def test_plain_attaches_the_files_a_line_names_refuses_a_binary_one_and_a_resume
     [request] = requests  # the refused prompt never reached the model
     assert (
         request["messages"][-1]["content"]
-        == "sum up @notes/a.md for @alice\n\n[attached: file › notes/a.md]\nalpha notes\n"
+        == "sum up @notes/a.md for @alice (see @notes)\n\n[attached: file › notes/a.md]\nalpha notes\n"
     )
     [path] = (isolated_user_dirs / "data" / "conversations").glob("*.md")
     [exchange] = read_conversation(path).exchanges

@@ -121,7 +121,7 @@ def files_named(text: str, cwd: Path, roots: list[Path]) -> tuple[list[Attachmen
     word that names an existing path is read as the app attaches a chosen file (``read_attachment``);
     the second list says why each that cannot be attached is not (binary, outside the roots). A word
     ends before the punctuation a sentence puts after it (``@notes.md?``) when only that names a
-    file; an ``@`` word that names nothing on the disk (a person, a resource) stays text."""
+    file; an ``@`` word that names nothing on the disk but a folder (a person, a resource) stays text."""
     attached: list[Attachment] = []
     problems: list[str] = []
     for word in dict.fromkeys(AT_WORD.findall(text)):
@@ -137,4 +137,7 @@ def files_named(text: str, cwd: Path, roots: list[Path]) -> tuple[list[Attachmen
 
 
 def _names_a_path(typed: str, cwd: Path) -> bool:
-    return os.path.lexists(cwd / os.path.expanduser(typed))
+    """Whether ``typed`` names something on the disk other than a folder (``@home`` with a folder
+    ``home`` here is a word, not a file to attach)."""
+    path = cwd / os.path.expanduser(typed)
+    return os.path.lexists(path) and not os.path.isdir(path)

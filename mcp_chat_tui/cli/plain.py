@@ -62,6 +62,8 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
         console.print(literal(PROMPT + exchange.user, "bold"))
         print_attachments(console, exchange.attachments)
         for step in exchange.steps:
+            if step.thought:  # as the live reply printed it
+                console.print(literal(f"thinking: {step.thought}", "dim italic"))
             if step.text:
                 console.print(literal(step.text))
             for proposal in step.proposals:

@@ -46,7 +46,7 @@ from mcp_chat_tui.core.local_files import FileNotAttached, files_named
 from mcp_chat_tui.core.text import counted, pretty_json
 from mcp_chat_tui.servers.hub import ServerHub
 from mcp_chat_tui.servers.user_calls import call_attachment, call_yourself
-from mcp_chat_tui.transcript import Exchange, Transcript
+from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
 
 PROMPT = "prompt -> "
@@ -67,25 +67,29 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
             if step.text:
                 console.print(literal(step.text))
             for proposal in step.proposals:
-                status = (
-                    proposal.result.status
-                    if proposal.result
-                    else (
-                        "interrupted" if proposal.interrupted else "waiting" if proposal.awaiting_choice else "approved"
-                    )
-                )
-                progress = proposal.result.progress if proposal.result else None
-                if progress is not None:
-                    status += f" (last progress {progress.describe()})"
-                cut = proposal.result.cut if proposal.result else None
-                if cut is not None:
-                    status += f" (✂ {cut_label(cut.kept_tokens, cut.total_tokens)})"
-                console.print(literal(f"  ⚙ {proposal.name} {pretty_json(proposal.arguments)} → {status}", "dim"))
+                console.print(literal(loaded_call_line(proposal), "dim"))
             for request in step.requests:
                 console.print(literal(f"  {describe_answered(request)}", "dim"))
         if exchange is not goes_on and (note := end_note(exchange)):
             console.print(literal(note, "yellow"))
     console.print(literal(f"— resumed: {counted(len(transcript.exchanges), 'exchange')} —", "dim"))
+
+
+def loaded_call_line(proposal: Proposal) -> str:
+    """One call of a loaded conversation: its tool, the model's arguments (and the ones it ran with
+    when you edited them), how it ended."""
+    if proposal.result:
+        status = proposal.result.status
+    else:
+        status = "interrupted" if proposal.interrupted else "waiting" if proposal.awaiting_choice else "approved"
+    progress = proposal.result.progress if proposal.result else None
+    if progress is not None:
+        status += f" (last progress {progress.describe()})"
+    cut = proposal.result.cut if proposal.result else None
+    if cut is not None:
+        status += f" (✂ {cut_label(cut.kept_tokens, cut.total_tokens)})"
+    edited = f", ran with {pretty_json(proposal.ran_with)} (edited by you)" if proposal.ran_with is not None else ""
+    return f"  ⚙ {proposal.name} {pretty_json(proposal.arguments)}{edited} → {status}"
 
 
 def end_note(exchange: Exchange) -> str:

@@ -1,6 +1,6 @@
 """A cancelled model switch stops the load's work, not only the wait for it: the weights are read in
 steps with a look at the cancel before each, so the MLX thread is free again after the step under way
-(the current model stays, the half-loaded one is freed)."""
+(the current model stays, the half-loaded one is freed); a GGUF conversion stops at its next tensor."""
 
 from __future__ import annotations
 
@@ -77,3 +77,32 @@ def _parameters(folder):
 
     model, _ = load_model(folder, lazy=True)
     return model.parameters()
+
+
+def test_a_cancelled_gguf_conversion_stops_at_its_next_tensor_and_leaves_nothing_half_written(tmp_path, monkeypatch):
+    """A cancel seen at a conversion's progress report (one per tensor) ends it there: no converted
+    folder and no temporary one are left, and the next load converts the file whole."""
+    from gguf import GGMLQuantizationType
+
+    from mcp_chat_tui.core.paths import user_cache_dir
+    from mcp_chat_tui.engine.gguf import gguf_folder
+    from tests.gguf_files import write_gguf
+
+    monkeypatch.setenv("MCP_CHAT_TUI_CACHE_DIR", str(tmp_path / "cache"))
+    path = write_gguf(tmp_path / "demo.gguf", matrix_type=GGMLQuantizationType.F16)
+    stop = loading.LoadStop("demo.gguf")
+    seen: list = []
+
+    def report(progress) -> None:
+        stop.check()
+        seen.append(progress)
+        if len([p for p in seen if p.stage == "convert"]) == 2:
+            stop.cancel()  # as Esc does, from the other thread, between two tensors
+
+    with pytest.raises(loading.LoadCancelled):
+        gguf_folder(path, report)
+    done = [p.bytes_done for p in seen if p.stage == "convert"]
+    assert len(done) == 2 and done[-1] < (seen[0].bytes_total or 0)
+    assert list((user_cache_dir() / "gguf").iterdir()) == []
+    folder = gguf_folder(path, lambda progress: None)
+    assert (folder / "config.json").exists() and list(folder.glob("model*.safetensors"))

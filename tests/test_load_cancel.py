@@ -106,3 +106,20 @@ def test_a_cancelled_gguf_conversion_stops_at_its_next_tensor_and_leaves_nothing
     assert list((user_cache_dir() / "gguf").iterdir()) == []
     folder = gguf_folder(path, lambda progress: None)
     assert (folder / "config.json").exists() and list(folder.glob("model*.safetensors"))
+
+
+async def test_reading_the_weights_reports_its_progress_step_by_step(tiny_model, monkeypatch):
+    """The load says how far it has read the weights (the status bar's ``loading NAME (40%)``)."""
+    monkeypatch.setattr(loading, "STEP_BYTES", 64 * 1024)
+    seen: list = []
+    engine = MlxEngine(str(tiny_model), max_tokens=4)
+    try:
+        await engine.load(seen.append)
+        await until(lambda: any(p.stage == "ready" for p in seen), "the last report")
+    finally:
+        await engine.close()
+    reading = [p for p in seen if p.stage == "load" and p.message.endswith("%)")]
+    assert len(reading) > 2, [p.message for p in seen]
+    done = [p.bytes_done for p in reading]
+    assert done == sorted(done) and done[0] == 0 and done[-1] < reading[-1].bytes_total
+    assert reading[0].message == f"loading {tiny_model} (0%)"

@@ -61,23 +61,36 @@ def no_stop() -> None:
     """A load nobody can cancel (the draft model's own checks pass this when given none)."""
 
 
-def evaluate_in_steps(model: Any, check: Callable[[], None]) -> None:
+def evaluate_in_steps(model: Any, check: Callable[[], None], tell: Callable[[int, int], None] | None = None) -> None:
     """Read (or compute) ``model``'s lazy parameters about ``STEP_BYTES`` at a time, calling ``check``
-    before each step: the same work as one ``mx.eval`` of them all, stoppable between steps."""
+    before each step: the same work as one ``mx.eval`` of them all, stoppable between steps. ``tell``
+    hears the bytes done and the total before each step (the load's progress)."""
     import mlx.core as mx
     from mlx.utils import tree_flatten
 
+    arrays = [array for _, array in tree_flatten(model.parameters())]
+    total = sum(array.nbytes for array in arrays)
     step: list[Any] = []
-    size = 0
-    for _, array in tree_flatten(model.parameters()):
+    size = done = 0
+    for array in arrays:
         step.append(array)
         size += array.nbytes
-        if size >= STEP_BYTES:
+        if size >= STEP_BYTES or array is arrays[-1]:
             check()
+            if tell is not None:
+                tell(done, total)
             mx.eval(step)
-            step, size = [], 0
+            done, step, size = done + size, [], 0
     check()
-    mx.eval(step)
+
+
+def reading_weights(report: Report, name: str) -> Callable[[int, int], None]:
+    """``evaluate_in_steps``'s ``tell`` for a load: the bytes read so far as its progress (``loading NAME (40%)``)."""
+
+    def tell(done: int, total: int) -> None:
+        report(LoadProgress("load", done, total, f"loading {name} ({100 * done // max(total, 1)}%)"))
+
+    return tell
 
 
 def looks_like_path(name: str) -> bool:
@@ -157,16 +170,19 @@ def download(repo_id: str, report: Report) -> Path:
     return Path(folder)
 
 
-def load_model_and_tokenizer(name: str, path: Path, check: Callable[[], None] = no_stop) -> tuple[Any, Any]:
+def load_model_and_tokenizer(
+    name: str, path: Path, check: Callable[[], None] = no_stop, tell: Callable[[int, int], None] | None = None
+) -> tuple[Any, Any]:
     """Load weights and tokenizer from a local folder with mlx-lm; the weights are read in steps, with
-    ``check`` (which raises ``LoadCancelled`` once the load is cancelled) before each."""
+    ``check`` (which raises ``LoadCancelled`` once the load is cancelled) and ``tell`` (the bytes
+    read, of all) before each."""
     from mlx_lm.utils import load
 
     if not (path / "config.json").exists():
         raise EngineError(f"cannot load model '{name}': no config.json in {path} (is this an MLX/HF model folder?)")
     try:
         model, tokenizer = load(str(path), lazy=True)  # the model built, its weights not read yet
-        evaluate_in_steps(model, check)
+        evaluate_in_steps(model, check, tell)
     except EngineError:
         raise
     except FileNotFoundError as exc:

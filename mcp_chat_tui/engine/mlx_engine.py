@@ -34,6 +34,7 @@ from mcp_chat_tui.engine.loading import (
     LoadStop,
     has_thinking_switch,
     load_model_and_tokenizer,
+    reading_weights,
     resolve_model,
     template_supports_tools,
 )
@@ -234,7 +235,7 @@ class MlxEngine(Engine):
         path = resolve_model(name, report)
         size = sum(f.stat().st_size for f in path.glob("model*.safetensors"))
         report(LoadProgress("load", 0, size, f"loading {name}"))
-        model, tokenizer = load_model_and_tokenizer(name, path, self._load_stop.check)
+        model, tokenizer = load_model_and_tokenizer(name, path, self._load_stop.check, reading_weights(report, name))
         self.compute = prepare_compute(model, self.settings.compute_dtype, self._load_stop.check)
         self.speed_hint = fast_path_hint(path)
         self._model_defaults = read_model_defaults(path)

@@ -147,3 +147,34 @@ def test_e_at_the_plain_approval_question_takes_json_checks_it_and_runs_the_edit
     assert told == [
         'The user edited this call\'s arguments before it ran; it ran with: {"expression": "12 * 8"}\n\n12 * 8 = 96'
     ]
+
+
+def test_a_resumed_conversation_in_plain_shows_the_models_arguments_and_the_ones_that_ran(tmp_path, isolated_user_dirs):
+    from mcp_chat_tui.transcript import ToolResult
+    from tests.scripted_endpoint import ScriptedEndpoint
+    from tests.test_oneshot import run_cli
+
+    recorder = TranscriptRecorder()
+    recorder.user("what is 12 * 7?")
+    recorder.reply_started("scripted")
+    call_json = {"expression": "12 * 7"}
+    recorder.proposed(
+        {"id": "call_1", "type": "function", "function": {"name": "calculator", "arguments": json.dumps(call_json)}}
+    )
+    recorder.chose("call_1", ApprovalChoice.ALLOW_ONCE.value, EDITED_LABEL, {"expression": "12 * 8"})
+    recorder.finished(ToolResult(name="calculator", call_id="call_1", status="done", content="12 * 8 = 96"))
+    recorder.text("It is 96.")
+    recorder.turn_ended()
+    path = tmp_path / "chat.md"
+    path.write_text(render(recorder.transcript), encoding="utf-8")
+    (tmp_path / "mcp.json").write_text('{"servers": {}}')
+    with ScriptedEndpoint([]) as endpoint:
+        result = run_cli(
+            "--endpoint", endpoint.url, "scripted", "--plain", "--transcript", str(path),
+            cwd=tmp_path, dirs=isolated_user_dirs, stdin="bye\n",
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    said = " ".join(result.stdout.split())
+    assert (
+        '⚙ calculator { "expression": "12 * 7" }, ran with { "expression": "12 * 8" } (edited by you) → done' in said
+    ), said

@@ -117,3 +117,60 @@ async def test_the_app_attaches_a_file_the_model_reads_it_and_a_resume_shows_it(
     [exchange] = read_conversation(path).exchanges
     [attachment] = exchange.attachments
     assert (attachment.kind, attachment.name, attachment.text) == (FILE, "notes/a.md", "alpha notes\n")
+
+
+def test_plain_attaches_the_files_a_line_names_refuses_a_binary_one_and_a_resume_shows_them(
+    workspace, isolated_user_dirs
+):
+    """``--plain`` has no completion menu: ``@PATH`` typed in full attaches the file (📎 under the
+    prompt), the model gets its text, the file keeps it; an ``@`` word that is no file is text; a
+    binary file is refused and that prompt is not sent."""
+    from mcp_chat_tui.transcript.media import read_conversation
+    from tests.scripted_endpoint import ScriptedEndpoint
+    from tests.test_oneshot import run_cli
+
+    (workspace / "mcp.json").write_text('{"servers": {}}')
+    (workspace / "blob.bin").write_bytes(b"\x00\x01binary")
+    typed = "what is in @blob.bin?\nsum up @notes/a.md for @alice (see @notes)\nbye\n"
+    with ScriptedEndpoint(["Alpha."]) as endpoint:
+        result = run_cli(
+            "--endpoint", endpoint.url, "scripted", "--plain", cwd=workspace, dirs=isolated_user_dirs, stdin=typed
+        )  # fmt: skip
+        requests = endpoint.requests
+    assert result.returncode == 0, result.stderr
+    said = " ".join(result.stdout.split())
+    assert "not sent: blob.bin is a binary file" in said, said
+    assert "📎 file › notes/a.md" in said, said
+    [request] = requests  # the refused prompt never reached the model
+    assert (
+        request["messages"][-1]["content"]
+        == "sum up @notes/a.md for @alice (see @notes)\n\n[attached: file › notes/a.md]\nalpha notes\n"
+    )
+    [path] = (isolated_user_dirs / "data" / "conversations").glob("*.md")
+    [exchange] = read_conversation(path).exchanges
+    assert [(a.kind, a.name, a.text) for a in exchange.attachments] == [(FILE, "notes/a.md", "alpha notes\n")]
+    with ScriptedEndpoint([]) as endpoint:
+        resumed = run_cli(
+            "--endpoint", endpoint.url, "scripted", "--plain", "--transcript", str(path),
+            cwd=workspace, dirs=isolated_user_dirs, stdin="bye\n",
+        )  # fmt: skip
+    assert "📎 file › notes/a.md" in resumed.stdout, resumed.stdout + resumed.stderr
+
+
+def test_one_shot_attaches_a_named_file_and_refuses_one_outside_the_roots_as_bad_input(workspace, isolated_user_dirs):
+    from tests.scripted_endpoint import ScriptedEndpoint
+    from tests.test_oneshot import run_cli
+
+    (workspace / "mcp.json").write_text('{"servers": {}}')
+    with ScriptedEndpoint(["Beta."]) as endpoint:
+        ok = run_cli(
+            "--endpoint", endpoint.url, "scripted", "-p", "@notes/b.txt says?", cwd=workspace, dirs=isolated_user_dirs
+        )  # fmt: skip
+        refused = run_cli(
+            "--endpoint", endpoint.url, "scripted", "-p", "and @notes/key.txt?", cwd=workspace, dirs=isolated_user_dirs
+        )  # fmt: skip
+        requests = endpoint.requests
+    assert (ok.returncode, ok.stdout.strip()) == (0, "Beta."), ok.stderr
+    assert refused.returncode == 2 and "outside the working directory and the roots" in refused.stderr, refused.stderr
+    [request] = requests
+    assert request["messages"][-1]["content"] == "@notes/b.txt says?\n\n[attached: file › notes/b.txt]\nbeta"

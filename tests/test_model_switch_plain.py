@@ -73,3 +73,96 @@ def test_a_local_model_named_in_config_toml_takes_over_and_a_missing_one_is_refu
     assert "no model 'no-such-model' on this machine: /model lists them" in result.stdout, result.stdout
     assert "switched to tiny-b" in result.stdout, result.stdout
     assert [exchange.model for exchange in saved(isolated_user_dirs).exchanges] == [tiny_model.name, "tiny-b"]
+
+
+def test_a_switch_before_the_first_prompt_is_printed_when_the_conversation_is_resumed(
+    tiny_model, tmp_path, isolated_user_dirs
+):
+    second = build_tiny_model(tmp_path / "tiny-b", seed=7)
+    config = f"local_models = [{json.dumps(str(second))}]\n"
+    first = plain(
+        [str(tiny_model), "--max-tokens", "3"], tmp_path, isolated_user_dirs, "/model tiny-b\nhello\n", config
+    )
+    assert first.returncode == 0, first.stderr
+    [path] = sorted((isolated_user_dirs / "data" / "conversations").glob("*.md"))
+    resumed = plain(
+        [str(second), "--max-tokens", "3", "--transcript", str(path)], tmp_path, isolated_user_dirs, "bye\n", config
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert re.search(r"— switched to tiny-b —\s*\n\s*prompt -> hello", resumed.stdout), resumed.stdout
+
+
+def test_ctrl_c_during_a_load_cancels_it_and_the_conversation_goes_on(
+    tiny_model, tmp_path, isolated_user_dirs, monkeypatch
+):
+    """Ctrl+C (a real SIGINT to this process) while ``/model NAME`` loads: the load stops at its next
+    step, a line says the current model stays, and the next prompt goes to it; the app is not left.
+    The load is held at its first weight step until the cancel has reached it, so the Ctrl+C lands
+    during the load on any machine."""
+    import signal
+    import threading
+
+    import mlx.core as mx
+
+    from mcp_chat_tui.engine import loading
+    from mcp_chat_tui.engine.mlx_engine import MlxEngine
+    from tests.test_load_cancel import HeldEval
+
+    second = build_tiny_model(tmp_path / "tiny-b", seed=7)
+    monkeypatch.setattr(loading, "STEP_BYTES", 1, raising=False)
+    held, cancelled = HeldEval(armed=False), threading.Event()
+    monkeypatch.setattr(mx, "eval", held)
+    load = MlxEngine.load
+
+    async def arm_for_the_switch(self, on_progress=None):  # not for the model the run starts with
+        if self.model_name == str(second):
+            held.armed.set()
+        await load(self, on_progress)
+
+    monkeypatch.setattr(MlxEngine, "load", arm_for_the_switch)
+    cancel_load = getattr(MlxEngine, "cancel_load", lambda self: None)
+    monkeypatch.setattr(MlxEngine, "cancel_load", lambda self: (cancel_load(self), cancelled.set()))
+
+    def press_ctrl_c() -> None:  # once the new model's weights are being read
+        if held.entered.wait(120):
+            os.kill(os.getpid(), signal.SIGINT)
+            cancelled.wait(30)
+        held.release.set()
+
+    threading.Thread(target=press_ctrl_c, daemon=True).start()
+    result = plain(
+        [str(tiny_model), "--max-tokens", "3"],
+        tmp_path,
+        isolated_user_dirs,
+        "/model tiny-b\nhello\nbye\n",
+        config=f"local_models = [{json.dumps(str(second))}]\n",
+    )
+    held.release.set()
+    assert held.entered.is_set(), "the switch never read its weights"
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert f"loading cancelled: still on {tiny_model.name}" in result.stdout, result.stdout
+    assert "switched to" not in result.stdout
+    assert [exchange.model for exchange in saved(isolated_user_dirs).exchanges] == [tiny_model.name]
+
+
+def test_ctrl_c_means_leave_again_once_the_load_has_ended():
+    """Outside a load Ctrl+C keeps its meaning: the handler before the load is back after it."""
+    import asyncio
+    import signal
+
+    from mcp_chat_tui.cli.terminal import ctrl_c_cancels
+
+    async def load_then_press() -> tuple[bool, bool]:
+        waiting = asyncio.get_running_loop().create_future()
+        with ctrl_c_cancels(waiting) as ctrl_c:
+            during = signal.getsignal(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
+            try:
+                await waiting
+            except asyncio.CancelledError:
+                pass
+        return ctrl_c.pressed and waiting.cancelled(), during is not signal.default_int_handler
+
+    before = signal.getsignal(signal.SIGINT)
+    assert asyncio.run(load_then_press()) == (True, True)
+    assert signal.getsignal(signal.SIGINT) is before

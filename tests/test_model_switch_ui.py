@@ -162,7 +162,9 @@ async def test_a_model_that_fails_to_load_leaves_the_current_one(tiny_model, tmp
         await app.action_quit()
 
 
-async def test_esc_cancels_a_load_and_the_current_model_stays(tiny_model, second_model, tmp_path, monkeypatch):
+async def test_esc_cancels_a_load_its_download_stops_and_the_current_model_stays(
+    tiny_model, second_model, tmp_path, monkeypatch
+):
     download = FakeHubDownload(second_model, tmp_path / "snapshot", pause=0.3)  # a slow download, shown
     monkeypatch.setattr(loading, "snapshot_download", download)
     made: list = []
@@ -180,6 +182,9 @@ async def test_esc_cancels_a_load_and_the_current_model_stays(tiny_model, second
         assert f"loading cancelled: still on {tiny_model.name}" in said, said
         assert app.engine is old and app.model_label == tiny_model.name
         await wait_for(pilot, lambda: made[0]._closed, 60, "the cancelled model freed")
+        fetched = sum(path.stat().st_size for path in (tmp_path / "snapshot").iterdir())
+        whole = sum(path.stat().st_size for path in second_model.iterdir() if path.is_file())
+        assert fetched < whole, "the download went on to the end after the cancel"
         assert "ready" in status(app) and "tiny-b" not in status(app), status(app)
         await send(pilot, "hello")
         await wait_turn_done(pilot, app)
@@ -222,3 +227,28 @@ async def test_the_palette_opens_the_picker_and_esc_closes_it_switching_nothing(
         await wait_for(pilot, lambda: not isinstance(app.screen, ModelPickerScreen), what="the picker closed")
         assert made == [] and app.engine is engine
         await app.action_quit()
+
+
+async def test_a_switch_before_the_first_reply_is_shown_on_resume(tiny_model, second_model, tmp_path):
+    """``/model`` before anything was asked: the first reply is the new model's, and the resumed
+    conversation says where the model changed, as it does for a later switch."""
+    made: list = []
+    app = switch_app(tiny_model, [str(second_model)], made, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "/model tiny-b")
+        await wait_for(pilot, lambda: app.model_label == "tiny-b" and not app.switching_model, 60, "the switch")
+        await send(pilot, "hello")
+        await wait_turn_done(pilot, app)
+        await app.action_quit()
+    path = tmp_path / "chat.md"
+    transcript = parse(read_transcript_text(path), path)
+    assert transcript.model_switches() == {0: "tiny-b"}
+    resumed = make_app(
+        MlxEngine(str(second_model), max_tokens=4), servers=[], transcript_file=path, transcript=transcript
+    )
+    async with resumed.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, resumed)
+        assert replies(resumed) == ["tiny-b"]
+        assert "switched to tiny-b" in notices(resumed)
+        await resumed.action_quit()

@@ -57,3 +57,33 @@ async def test_a_model_that_fails_to_load_is_closed_and_the_current_one_stays():
         raise AssertionError("the switch went through")
     assert said.startswith("cannot switch to other: cannot load model") and said.endswith("; still on first"), said
     assert chat.agent.engine is old and chat.model_label == "first" and broken.closed and not old.closed
+
+
+async def test_a_switch_before_the_first_reply_is_in_the_file_and_read_back(tmp_path):
+    """The conversation began on "first" and switched before any reply: the first reply's record says
+    so (there is no reply before it to differ from), and the file read back shows the switch."""
+    from mcp_chat_tui.transcript import parse, read_transcript_text, render
+
+    chat = conversation(ClosingEngine([]))
+    switcher = ModelSwitcher(chat, lambda choice: ClosingEngine(["from the other", "again", "and back"]))
+    await switcher.switch(CHOICE)
+    await chat.agent.run_turn("hello", chat.record)
+    await chat.agent.run_turn("more", chat.record)  # no switch between: nothing more to say
+    assert chat.transcript.model_switches() == {0: "other"}
+    path = tmp_path / "chat.md"
+    path.write_text(render(chat.transcript), encoding="utf-8")
+    read = parse(read_transcript_text(path), path)
+    assert read.model_switches() == {0: "other"}
+    assert [(e.model, e.switched_from) for e in read.exchanges] == [("other", "first"), ("other", "")]
+
+
+async def test_switching_away_and_back_before_a_reply_records_no_switch():
+    from mcp_chat_tui.transcript import render
+
+    chat = conversation(ClosingEngine([]))
+    await ModelSwitcher(chat, lambda choice: ClosingEngine([])).switch(CHOICE)
+    back = ModelChoice("first", MLX, "/models/first", "/models/first", 1)
+    await ModelSwitcher(chat, lambda choice: ClosingEngine(["same as ever"])).switch(back)
+    await chat.agent.run_turn("hello", chat.record)
+    assert chat.transcript.model_switches() == {}
+    assert "switched_from" not in render(chat.transcript)

@@ -302,3 +302,20 @@ def test_a_call_the_server_could_not_finish_sets_the_exit_code(
     report = json.loads(result.stdout)
     assert report["exit_code"] == code and report["answer"] == "It did not work."
     assert report["calls"][0]["outcome"] == outcome and report["calls"][0]["error"]
+
+
+def test_model_command_as_the_prompt_is_refused_before_anything_runs_saying_what_to_use(tmp_path, isolated_user_dirs):
+    """``-p "/model NAME"`` would switch and then have nothing to ask: refused as bad input (2), with
+    the command line's way to name the model, before the model is asked anything or a file is saved."""
+    with ScriptedEndpoint(["should not be asked"]) as endpoint:
+        named = one_shot(endpoint, tmp_path, isolated_user_dirs, prompt="/model other-model")
+        alone = one_shot(endpoint, tmp_path, isolated_user_dirs, prompt="-", stdin="/MODEL\n")
+        assert endpoint.requests == []
+    for result in (named, alone):
+        assert result.returncode == 2, result.stderr
+        assert result.stdout == ""
+        assert "/model would switch to a model and ask it nothing" in result.stderr
+        assert "mcp-chat-tui MODEL -p PROMPT" in result.stderr and "--transcript FILE" in result.stderr
+    assert not (isolated_user_dirs / "data" / "conversations").exists() or not any(
+        (isolated_user_dirs / "data" / "conversations").iterdir()
+    )

@@ -1,6 +1,7 @@
 """Thinking, seen or switched off: ``thinking = false`` (``--no-thinking``) reaches the chat template's
 ``enable_thinking`` in the real MLX engine (a tiny model whose template has the switch), the endpoint
-engine sends it as ``chat_template_kwargs``, and Ctrl+T opens and closes a reply's thinking in the app."""
+engine sends it as ``chat_template_kwargs``, Ctrl+T opens and closes a reply's thinking in the app, and
+a resumed conversation shows the thinking the file kept (the app collapsed, ``--plain`` as it printed it)."""
 
 from __future__ import annotations
 
@@ -111,3 +112,41 @@ async def test_ctrl_t_opens_and_closes_the_latest_replys_thinking():
         assert blocks[0].collapsed
         await pilot.press("ctrl+t")
         await wait_for(pilot, lambda: blocks[1].collapsed, what="the latest thinking closed again")
+
+
+async def test_the_thinking_is_kept_and_a_resumed_conversation_shows_it_collapsed_in_the_app_and_in_plain(
+    tmp_path, isolated_user_dirs
+):
+    from textual.widgets import Collapsible
+
+    from mcp_chat_tui.transcript import parse, read_transcript_text
+    from tests.fakes import ScriptedEngine
+    from tests.scripted_endpoint import ScriptedEndpoint
+    from tests.test_oneshot import run_cli
+    from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+
+    path = tmp_path / "chat.md"
+    app = make_app(ScriptedEngine([[ThinkingDelta("weighing it up"), TextDelta("Done.")]]), [], transcript_file=path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await send(pilot, "think first")
+        await wait_turn_done(pilot, app)
+        await app.action_quit()
+    transcript = parse(read_transcript_text(path), path)
+    assert transcript.exchanges[0].steps[0].thought == "weighing it up"
+    resumed = make_app(ScriptedEngine([]), [], transcript_file=path, transcript=transcript)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, resumed)
+        [block] = resumed.chat.query(Collapsible)
+        assert block.collapsed
+        await pilot.press("ctrl+t")
+        await wait_for(pilot, lambda: not block.collapsed, what="the resumed thinking open")
+        await resumed.action_quit()
+    (tmp_path / "mcp.json").write_text('{"servers": {}}')
+    with ScriptedEndpoint([]) as endpoint:
+        plain = run_cli(
+            "--endpoint", endpoint.url, "scripted", "--plain", "--transcript", str(path),
+            cwd=tmp_path, dirs=isolated_user_dirs, stdin="bye\n",
+        )  # fmt: skip
+    assert plain.returncode == 0, plain.stderr
+    assert "thinking: weighing it up\nDone." in plain.stdout, plain.stdout

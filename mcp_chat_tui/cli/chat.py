@@ -16,6 +16,7 @@ from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.cli.check import status_table
 from mcp_chat_tui.cli.input_text import argument_problem, utf8_problem
 from mcp_chat_tui.cli.log_lines import print_warnings
+from mcp_chat_tui.cli.model_commands import one_shot_problem
 from mcp_chat_tui.cli.report import ExitCode, OneShotReport
 from mcp_chat_tui.cli.setup import load_configuration, load_planned, make_hub, plan_configuration, warn_short_secrets
 from mcp_chat_tui.cli.terminal import SIGTERM_EXIT, ask_on_terminal, exit_on_sigterm, run_until_signal
@@ -315,7 +316,8 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
 
 
 def read_prompt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """``-p -`` reads the prompt from stdin (for pipes); an empty prompt or ``--json`` without ``-p`` is bad input."""
+    """``-p -`` reads the prompt from stdin (for pipes); an empty prompt, ``/model`` or ``--json`` without
+    ``-p`` is bad input."""
     if args.json and args.prompt is None:
         parser.error("--json goes with -p PROMPT")
     if args.prompt == "-":
@@ -327,6 +329,8 @@ def read_prompt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> No
         parser.error(problem)
     if args.prompt is not None and not args.prompt.strip():
         parser.error("the prompt given with -p is empty")
+    if args.prompt is not None and (problem := one_shot_problem(args.prompt)):
+        parser.error(problem)
 
 
 def run_chat(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -42,10 +42,11 @@ from mcp_chat_tui.conversation.conversation import SaveReport
 from mcp_chat_tui.conversation.recording import tee
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
+from mcp_chat_tui.core.local_files import FileNotAttached, files_named
 from mcp_chat_tui.core.text import counted, pretty_json
 from mcp_chat_tui.servers.hub import ServerHub
 from mcp_chat_tui.servers.user_calls import call_attachment, call_yourself
-from mcp_chat_tui.transcript import Exchange, Transcript
+from mcp_chat_tui.transcript import Exchange, Proposal, Transcript
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
 
 PROMPT = "prompt -> "
@@ -61,28 +62,34 @@ def print_loaded(console: Console, transcript: Transcript) -> None:
         console.print(literal(PROMPT + exchange.user, "bold"))
         print_attachments(console, exchange.attachments)
         for step in exchange.steps:
+            if step.thought:  # as the live reply printed it
+                console.print(literal(f"thinking: {step.thought}", "dim italic"))
             if step.text:
                 console.print(literal(step.text))
             for proposal in step.proposals:
-                status = (
-                    proposal.result.status
-                    if proposal.result
-                    else (
-                        "interrupted" if proposal.interrupted else "waiting" if proposal.awaiting_choice else "approved"
-                    )
-                )
-                progress = proposal.result.progress if proposal.result else None
-                if progress is not None:
-                    status += f" (last progress {progress.describe()})"
-                cut = proposal.result.cut if proposal.result else None
-                if cut is not None:
-                    status += f" (✂ {cut_label(cut.kept_tokens, cut.total_tokens)})"
-                console.print(literal(f"  ⚙ {proposal.name} {pretty_json(proposal.arguments)} → {status}", "dim"))
+                console.print(literal(loaded_call_line(proposal), "dim"))
             for request in step.requests:
                 console.print(literal(f"  {describe_answered(request)}", "dim"))
         if exchange is not goes_on and (note := end_note(exchange)):
             console.print(literal(note, "yellow"))
     console.print(literal(f"— resumed: {counted(len(transcript.exchanges), 'exchange')} —", "dim"))
+
+
+def loaded_call_line(proposal: Proposal) -> str:
+    """One call of a loaded conversation: its tool, the model's arguments (and the ones it ran with
+    when you edited them), how it ended."""
+    if proposal.result:
+        status = proposal.result.status
+    else:
+        status = "interrupted" if proposal.interrupted else "waiting" if proposal.awaiting_choice else "approved"
+    progress = proposal.result.progress if proposal.result else None
+    if progress is not None:
+        status += f" (last progress {progress.describe()})"
+    cut = proposal.result.cut if proposal.result else None
+    if cut is not None:
+        status += f" (✂ {cut_label(cut.kept_tokens, cut.total_tokens)})"
+    edited = f", ran with {pretty_json(proposal.ran_with)} (edited by you)" if proposal.ran_with is not None else ""
+    return f"  ⚙ {proposal.name} {pretty_json(proposal.arguments)}{edited} → {status}"
 
 
 def end_note(exchange: Exchange) -> str:
@@ -298,9 +305,11 @@ async def _expand_command(
     catalog: ServerHub | None, console: Console, reader: LineReader | None, routed: Routed, *, one_shot: bool
 ) -> tuple[str, list[Attachment]] | None:
     """The turn to run for ``routed``: a ``/command`` made into a server prompt's turn, any other text
-    as it is; None when the command failed (said here; with ``-p`` it is raised)."""
+    as it is with the files it names with ``@PATH``; None when the command failed or a file cannot be
+    attached (said here; with ``-p`` it is raised)."""
     if catalog is None or routed.route is not Route.COMMAND:
-        return routed.text, []
+        files = await _files_named(catalog, console, routed.text, one_shot=one_shot)
+        return None if files is None else (routed.text, files)
     try:
         return await command_turn(catalog, console, None if one_shot else reader, routed.text)
     except UserFacingError as exc:
@@ -308,6 +317,23 @@ async def _expand_command(
             raise
         console.print(literal(str(exc), "red"))
         return None
+
+
+async def _files_named(
+    catalog: ServerHub | None, console: Console, prompt: str, *, one_shot: bool
+) -> list[Attachment] | None:
+    """The files ``prompt`` names with ``@PATH``, attached (listed under it); None when one cannot be
+    (said why: the prompt is not sent; with ``-p`` it is raised)."""
+    roots = catalog.roots.shared if catalog is not None else []
+    files, problems = await asyncio.to_thread(files_named, prompt, Path.cwd(), roots)
+    if problems:
+        said = "not sent: " + "; ".join(problems)
+        if one_shot:
+            raise FileNotAttached(said)
+        console.print(literal(said, "red"), soft_wrap=True)
+        return None
+    print_attachments(console, files)
+    return files
 
 
 async def _call_yourself(catalog: ServerHub | None, console: Console, text: str, *, one_shot: bool) -> list[Attachment]:

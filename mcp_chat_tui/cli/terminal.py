@@ -7,10 +7,12 @@ live below both.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Iterator
 
 from mcp_chat_tui.core.errors import UserFacingError
 
@@ -41,6 +43,35 @@ def ask_on_terminal(spec: object) -> str:
         )
     value = getpass.getpass(prompt) if getattr(spec, "password", False) else input(prompt)
     return value or (default or "")
+
+
+class CtrlC:
+    """Whether Ctrl+C was pressed while ``ctrl_c_cancels`` held it."""
+
+    pressed = False
+
+
+@contextlib.contextmanager
+def ctrl_c_cancels(task: asyncio.Future) -> Iterator[CtrlC]:
+    """While inside, Ctrl+C (SIGINT) cancels ``task`` (a load the user waits on) instead of ending the
+    program; outside, and at once after, it means what it meant before (leave). Only the main thread
+    can take a signal: elsewhere this changes nothing."""
+    caught = CtrlC()
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+    loop = asyncio.get_running_loop()
+    before = signal.getsignal(signal.SIGINT)
+
+    def on_sigint(signum: int, frame: object) -> None:
+        caught.pressed = True
+        loop.call_soon_threadsafe(task.cancel)
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield caught
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 async def run_until_signal(work: Callable[[], Awaitable[int]]) -> int:

@@ -91,7 +91,7 @@ class Conversation:
         never used, ``engine/cache_file.py``)."""
         old = self.agent.engine
         self.agent.use_engine(engine)
-        self._recording.engine, self._recording.model_label = engine, model_label
+        self._recording.use_model(engine, model_label)
         old.keep_cache_in(None)
         if self.saving and self.path is not None:
             keep_cache_beside(engine, self.path)

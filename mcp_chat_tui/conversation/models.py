@@ -2,7 +2,7 @@
 
 The same under both front ends. The new engine loads while the current one stays in place: the
 conversation moves to it only once it has loaded, so a model that fails to load (or a load the user
-cancels) leaves the conversation where it was. Never during a turn: the engines share one MLX thread,
+cancels, which stops between the load's steps) leaves the conversation where it was. Never during a turn: the engines share one MLX thread,
 and a reply belongs to the model that began it.
 """
 
@@ -32,6 +32,8 @@ __all__ = [
     "ModelChoice",
     "ModelSwitcher",
     "SwitchRefused",
+    "cancelled_line",
+    "is_model_command",
     "not_during_a_turn",
     "switched_line",
 ]
@@ -55,6 +57,11 @@ def is_model_command(text: str) -> bool:
 def not_during_a_turn(current: str) -> str:
     """Why ``/model`` waits while ``current`` answers (both front ends say it the same way)."""
     return f"not during a turn: {current} is answering (Esc stops it, then /model)"
+
+
+def cancelled_line(current: str) -> str:
+    """The line that says a load was cancelled and ``current`` stays (both front ends)."""
+    return f"loading cancelled: still on {current}"
 
 
 def switched_line(model: str, engine: Engine | None = None) -> str:
@@ -108,7 +115,8 @@ class ModelSwitcher:
     async def switch(self, choice: ModelChoice, on_progress: Callable[[LoadProgress], None] | None = None) -> Engine:
         """Load ``choice`` and hand the conversation to it; returns the new engine. Raises
         ``SwitchRefused`` (a turn under way, a load that failed: the current model stays) and
-        ``CancelledError`` when cancelled (the half-loaded model is freed once its load ends)."""
+        ``CancelledError`` when cancelled: the load is told to stop at its next step, and the
+        half-loaded model is freed once it has."""
         agent = self.conversation.agent
         if agent.busy or agent.summarising:
             raise SwitchRefused(not_during_a_turn(self.current))
@@ -117,6 +125,7 @@ class ModelSwitcher:
         try:
             await asyncio.shield(load)
         except asyncio.CancelledError:
+            engine.cancel_load()
             load.add_done_callback(lambda _: _free(load, engine))
             raise
         except Exception as exc:  # noqa: BLE001 - any failure to load leaves the current model, said

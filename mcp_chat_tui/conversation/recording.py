@@ -47,6 +47,13 @@ class RecordingSink:
         self.recorder = recorder
         self.model_label = model_label
         self.engine = engine
+        self.switched_from = ""  # the model before ``/model`` switched, until the next reply records it
+
+    def use_model(self, engine: Engine, model_label: str) -> None:
+        """``/model`` switched to ``engine``: the next reply is recorded as its, with the model before
+        the first switch since the last reply (also before the conversation's first reply)."""
+        self.switched_from = self.switched_from or self.model_label
+        self.engine, self.model_label = engine, model_label
 
     def __call__(self, event: AgentEvent) -> None:
         self.record(event)
@@ -78,7 +85,9 @@ class RecordingSink:
         else:
             self.recorder.user(event.prompt, keep_attached_media(list(event.attachments), conversation))
         seed = {"seed": event.seed} if event.seed is not None else {}
-        self.recorder.reply_started(self.model_label, recorded_settings(self.engine) | seed)
+        switched_from = self.switched_from if self.switched_from != self.model_label else ""
+        self.recorder.reply_started(self.model_label, recorded_settings(self.engine) | seed, switched_from)
+        self.switched_from = ""
 
     @record.register
     def _proposed(self, event: CallProposed) -> None:

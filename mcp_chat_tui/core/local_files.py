@@ -13,14 +13,24 @@ from __future__ import annotations
 
 import codecs
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from mcp_chat_tui.core.attachments import FILE, Attachment, size_text
+from mcp_chat_tui.core.errors import UserFacingError
 
 MAX_TEXT_BYTES = 100 * 1024  # of a file's text the model is sent; the rest is cut with a note
 MAX_LISTED = 50
+SENTENCE_ENDS = ".,;:!?)]}'\""
+AT_WORD = re.compile(r"(?:^|(?<=\s))@(\S+)")  # ``@`` at the start of a word, and the word after it
+
+
+class FileNotAttached(UserFacingError):
+    """``-p``'s prompt names a file with ``@`` that cannot be attached: bad input, nothing is sent."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)
@@ -104,3 +114,30 @@ def read_attachment(typed: str, cwd: Path, roots: list[Path]) -> Attachment | st
     if cut:
         text += f"\n[cut: the first {size_text(MAX_TEXT_BYTES)} of {size_text(info.st_size)}]"
     return Attachment(kind=FILE, name=typed, uri=path.as_uri(), text=text)
+
+
+def files_named(text: str, cwd: Path, roots: list[Path]) -> tuple[list[Attachment], list[str]]:
+    """The files a line names with ``@PATH`` where nothing completes (``--plain``, ``-p``): each ``@``
+    word that names an existing path is read as the app attaches a chosen file (``read_attachment``);
+    the second list says why each that cannot be attached is not (binary, outside the roots). A word
+    ends before the punctuation a sentence puts after it (``@notes.md?``) when only that names a
+    file; an ``@`` word that names nothing on the disk but a folder (a person, a resource) stays text."""
+    attached: list[Attachment] = []
+    problems: list[str] = []
+    for word in dict.fromkeys(AT_WORD.findall(text)):
+        typed = next((w for w in (word, word.rstrip(SENTENCE_ENDS)) if w and _names_a_path(w, cwd)), None)
+        if typed is None:
+            continue
+        read = read_attachment(typed, cwd, roots)
+        if isinstance(read, str):
+            problems.append(read)
+        else:
+            attached.append(read)
+    return attached, problems
+
+
+def _names_a_path(typed: str, cwd: Path) -> bool:
+    """Whether ``typed`` names something on the disk other than a folder (``@home`` with a folder
+    ``home`` here is a word, not a file to attach)."""
+    path = cwd / os.path.expanduser(typed)
+    return os.path.lexists(path) and not os.path.isdir(path)

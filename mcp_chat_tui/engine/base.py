@@ -69,6 +69,10 @@ class Engine:
     async def load(self, on_progress: Callable[[LoadProgress], None] | None = None) -> None:
         """Make the engine ready to ``stream`` (an engine with nothing to load is ready)."""
 
+    def cancel_load(self) -> None:
+        """Stop a ``load`` under way at its next step (it then raises ``LoadCancelled``, an ``EngineError``);
+        an engine whose load has no steps to stop between finishes it."""
+
     async def served_models(self) -> list[str]:
         """The models a remote engine's server serves (a local engine serves none)."""
         return []

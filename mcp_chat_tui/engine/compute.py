@@ -9,8 +9,11 @@ computes with float32 scales and biases. Why, with the figures: docs/cpu.md.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from mcp_chat_tui.engine.loading import evaluate_in_steps, no_stop
 
 AUTO = "auto"  # EngineSettings.compute_dtype: float32 where measured faster on the CPU
 STORED = "stored"  # compute in the dtype the weights are stored in
@@ -88,8 +91,9 @@ def model_facts(model: Any) -> ModelFacts:
     return ModelFacts(weights, dtype, cast, dense if quantized else cast, on_cpu, available_memory())
 
 
-def prepare(model: Any, setting: str) -> ComputeChoice:
-    """Choose the compute dtype for ``model`` and convert it in place (on the MLX thread)."""
+def prepare(model: Any, setting: str, check: Callable[[], None] = no_stop) -> ComputeChoice:
+    """Choose the compute dtype for ``model`` and convert it in place (on the MLX thread), in steps with
+    ``check`` before each (it raises when the load is cancelled)."""
     import mlx.core as mx
 
     facts = model_facts(model)
@@ -100,7 +104,7 @@ def prepare(model: Any, setting: str) -> ComputeChoice:
         dequantize_model(model)  # replaces the quantized layers of ``model`` itself
     if choice.dtype != facts.floating or choice.dense:
         model.set_dtype(getattr(mx, choice.dtype))
-        mx.eval(model.parameters())
+        evaluate_in_steps(model, check)
     return choice
 
 

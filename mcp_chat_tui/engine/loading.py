@@ -7,6 +7,7 @@ names the model and says what to check.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,65 @@ ALLOW_PATTERNS = [
     "*.jinja",
 ]
 _PROGRESS_INTERVAL = 0.1  # seconds between download reports
+STEP_BYTES = 64 * 1024 * 1024  # the weights read (or converted) between two looks at a cancel
+
+
+class LoadCancelled(EngineError):
+    """The user cancelled the load (``/model``'s Esc or Ctrl+C): it stopped between two steps."""
+
+
+class LoadStop:
+    """A cancel of one model's load: set from any thread, looked at on the loading thread between steps
+    (each progress report, each download chunk and GGUF tensor, each ``STEP_BYTES`` of weights read),
+    where it raises ``LoadCancelled``. A step under way (one C call: mlx-lm building the model, llama.cpp
+    reading a file) ends first."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def check(self) -> None:
+        if self._cancelled.is_set():
+            raise LoadCancelled(f"loading {self.name} was cancelled")
+
+
+def no_stop() -> None:
+    """A load nobody can cancel (the draft model's own checks pass this when given none)."""
+
+
+def evaluate_in_steps(model: Any, check: Callable[[], None], tell: Callable[[int, int], None] | None = None) -> None:
+    """Read (or compute) ``model``'s lazy parameters about ``STEP_BYTES`` at a time, calling ``check``
+    before each step: the same work as one ``mx.eval`` of them all, stoppable between steps. ``tell``
+    hears the bytes done and the total before each step (the load's progress)."""
+    import mlx.core as mx
+    from mlx.utils import tree_flatten
+
+    arrays = [array for _, array in tree_flatten(model.parameters())]
+    total = sum(array.nbytes for array in arrays)
+    step: list[Any] = []
+    size = done = 0
+    for array in arrays:
+        step.append(array)
+        size += array.nbytes
+        if size >= STEP_BYTES or array is arrays[-1]:
+            check()
+            if tell is not None:
+                tell(done, total)
+            mx.eval(step)
+            done, step, size = done + size, [], 0
+    check()
+
+
+def reading_weights(report: Report, name: str) -> Callable[[int, int], None]:
+    """``evaluate_in_steps``'s ``tell`` for a load: the bytes read so far as its progress (``loading NAME (40%)``)."""
+
+    def tell(done: int, total: int) -> None:
+        report(LoadProgress("load", done, total, f"loading {name} ({100 * done // max(total, 1)}%)"))
+
+    return tell
 
 
 def looks_like_path(name: str) -> bool:
@@ -100,6 +160,8 @@ def download(repo_id: str, report: Report) -> Path:
             f"cannot load model '{repo_id}': it is not in the local Hugging Face cache and the hub "
             "cannot be reached (check the network connection, a proxy, or HF_HUB_OFFLINE)"
         ) from None
+    except LoadCancelled:
+        raise
     except OSError as exc:
         raise EngineError(f"cannot load model '{repo_id}': download failed: {exc}") from None
     except Exception as exc:  # the hub client raises many kinds of HTTP errors
@@ -108,14 +170,19 @@ def download(repo_id: str, report: Report) -> Path:
     return Path(folder)
 
 
-def load_model_and_tokenizer(name: str, path: Path) -> tuple[Any, Any]:
-    """Load weights and tokenizer from a local folder with mlx-lm."""
+def load_model_and_tokenizer(
+    name: str, path: Path, check: Callable[[], None] = no_stop, tell: Callable[[int, int], None] | None = None
+) -> tuple[Any, Any]:
+    """Load weights and tokenizer from a local folder with mlx-lm; the weights are read in steps, with
+    ``check`` (which raises ``LoadCancelled`` once the load is cancelled) and ``tell`` (the bytes
+    read, of all) before each."""
     from mlx_lm.utils import load
 
     if not (path / "config.json").exists():
         raise EngineError(f"cannot load model '{name}': no config.json in {path} (is this an MLX/HF model folder?)")
     try:
-        model, tokenizer = load(str(path))
+        model, tokenizer = load(str(path), lazy=True)  # the model built, its weights not read yet
+        evaluate_in_steps(model, check, tell)
     except EngineError:
         raise
     except FileNotFoundError as exc:

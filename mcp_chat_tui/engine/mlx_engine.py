@@ -21,12 +21,7 @@ from mcp_chat_tui.engine.cache_file import CacheFile, CacheKeeper, common_prefix
 from mcp_chat_tui.engine.compute import ComputeChoice
 from mcp_chat_tui.engine.compute import prepare as prepare_compute
 from mcp_chat_tui.engine.context import TokenCounter, check_fits, context_length_from_files
-from mcp_chat_tui.engine.events import (
-    Done,
-    EngineError,
-    LoadProgress,
-    Stats,
-)
+from mcp_chat_tui.engine.events import Done, EngineError, LoadProgress, Stats
 from mcp_chat_tui.engine.generation import (
     GenerationSettings,
     ReplyOverrides,
@@ -36,8 +31,10 @@ from mcp_chat_tui.engine.generation import (
     resolve,
 )
 from mcp_chat_tui.engine.loading import (
+    LoadStop,
     has_thinking_switch,
     load_model_and_tokenizer,
+    reading_weights,
     resolve_model,
     template_supports_tools,
 )
@@ -80,6 +77,7 @@ class MlxEngine(Engine):
         self.thread_load = ThreadLoad()  # how much of the time generating keeps the MLX thread running
         self._live: set[Request] = set()  # submitted and not finished: close() stops them all
         self._closed = False
+        self._load_stop = LoadStop(self.shown_name)  # cancel_load() sets it; the load looks between its steps
 
     # -- public -------------------------------------------------------------------------------
 
@@ -134,6 +132,7 @@ class MlxEngine(Engine):
         loop = asyncio.get_running_loop()
 
         def report(progress: LoadProgress) -> None:
+            self._load_stop.check()  # on the loading thread: a cancelled load ends at its next report
             if on_progress is not None:
                 try:
                     loop.call_soon_threadsafe(on_progress, progress)
@@ -141,6 +140,10 @@ class MlxEngine(Engine):
                     pass
 
         await asyncio.wrap_future(self._submit_call(lambda: self._load_on_thread(report)))
+
+    def cancel_load(self) -> None:
+        """See ``Engine.cancel_load``: the load stops at its next step, between weight reads."""
+        self._load_stop.cancel()
 
     def stream(
         self,
@@ -232,8 +235,8 @@ class MlxEngine(Engine):
         path = resolve_model(name, report)
         size = sum(f.stat().st_size for f in path.glob("model*.safetensors"))
         report(LoadProgress("load", 0, size, f"loading {name}"))
-        model, tokenizer = load_model_and_tokenizer(name, path)
-        self.compute = prepare_compute(model, self.settings.compute_dtype)
+        model, tokenizer = load_model_and_tokenizer(name, path, self._load_stop.check, reading_weights(report, name))
+        self.compute = prepare_compute(model, self.settings.compute_dtype, self._load_stop.check)
         self.speed_hint = fast_path_hint(path)
         self._model_defaults = read_model_defaults(path)
         self.generation = self._generation()
@@ -260,8 +263,8 @@ class MlxEngine(Engine):
         """The draft model of ``settings.draft_model`` (None without one), computing as the model does."""
         if not self.settings.draft_model:
             return None
-        draft = load_draft(self.settings.draft_model, tokenizer, self.model_name, report)
-        prepare_compute(draft, self.settings.compute_dtype)
+        draft = load_draft(self.settings.draft_model, tokenizer, self.model_name, report, self._load_stop.check)
+        prepare_compute(draft, self.settings.compute_dtype, self._load_stop.check)
         return draft
 
     def _render(self, request: Request) -> list[int]:

@@ -143,8 +143,11 @@ def short_name(name: str) -> str:
     return Path(name).expanduser().name if looks_like_path(name) or Path(name).expanduser().exists() else name
 
 
-def load_draft(name: str, tokenizer: Any, model_name: str, report: Callable[[LoadProgress], None]) -> Any:
-    """Load the draft model ``name``; it must share the tokenizer of ``model_name``, whose ``tokenizer`` is given.
+def load_draft(
+    name: str, tokenizer: Any, model_name: str, report: Callable[[LoadProgress], None], check: Callable[[], None]
+) -> Any:
+    """Load the draft model ``name``; it must share the tokenizer of ``model_name``, whose ``tokenizer`` is given;
+    ``check`` before each step of reading its weights raises when the load is cancelled.
 
     Raises:
         EngineError: naming the setting, when it cannot be loaded or does not share the tokenizer.
@@ -152,7 +155,7 @@ def load_draft(name: str, tokenizer: Any, model_name: str, report: Callable[[Loa
     try:
         path = resolve_model(name, report)
         report(LoadProgress("load", 0, None, f"loading the draft model {short_name(name)}"))
-        draft, draft_tokenizer = load_model_and_tokenizer(name, path)
+        draft, draft_tokenizer = load_model_and_tokenizer(name, path, check)
     except EngineError as exc:
         raise EngineError(f"{DRAFT_KEY}: {exc}") from None
     different = vocabulary_difference(tokenizer, draft_tokenizer)

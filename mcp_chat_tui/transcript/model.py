@@ -153,6 +153,8 @@ class Exchange:
     generation settings the reply was made with, those not left at the app's default
     (``{"temperature": 0.7, "seed": 1}``; empty: all defaults, or a file written before they were kept).
     A reply ``/retry`` discarded ends ``"retried"``: the exchange after it asks the same prompt again.
+    ``switched_from``: the model the conversation was on before ``/model`` switched it to this reply's
+    (the first reply after a switch; "" otherwise), so a switch made before any reply is on record too.
     """
 
     user: str
@@ -164,6 +166,7 @@ class Exchange:
     note: str = ""  # why the app ended the reply without an answer ("stopped after 8 tool rounds …")
     attachments: list[Attachment] = field(default_factory=list)  # what came with the prompt
     settings: dict[str, Any] = field(default_factory=dict)  # the reply's generation settings (engine/generation.py)
+    switched_from: str = ""
 
     @property
     def discarded(self) -> bool:
@@ -181,6 +184,7 @@ class Exchange:
         self.error = str(meta.get("error", ""))
         self.note = str(meta.get("note", ""))
         self.settings = meta["settings"] if isinstance(meta.get("settings"), dict) else {}
+        self.switched_from = meta["switched_from"] if isinstance(meta.get("switched_from"), str) else ""
 
 
 @dataclass
@@ -189,13 +193,15 @@ class Transcript:
 
     def model_switches(self) -> dict[int, str]:
         """The exchanges whose reply came from another model than the reply before it (``/model``
-        switched between them), by index, with that model: each reply names its model, so the file
-        keeps every switch."""
+        switched between them, or another run's model went on), by index, with that model: each reply
+        names its model, and the first after a switch the model before it (a switch before the first
+        reply has no reply before it), so the file keeps every switch."""
         switches: dict[int, str] = {}
         last: str | None = None
         for index, exchange in enumerate(self.exchanges):
             if exchange.model is not None:
-                if last is not None and exchange.model != last:
+                before = exchange.switched_from or last
+                if before is not None and exchange.model != before:
                     switches[index] = exchange.model
                 last = exchange.model
         return switches

@@ -58,11 +58,13 @@ class TranscriptRecorder:
         self.transcript.exchanges.append(Exchange(user=last.user, attachments=list(last.attachments)))
         self.save()
 
-    def reply_started(self, model: str, settings: dict[str, Any] | None = None) -> None:
-        """The reply of ``model`` starts, made with generation ``settings`` (those not at their default)."""
+    def reply_started(self, model: str, settings: dict[str, Any] | None = None, switched_from: str = "") -> None:
+        """The reply of ``model`` starts, made with generation ``settings`` (those not at their default);
+        ``switched_from``: the model ``/model`` switched from since the reply before (none: "")."""
         exchange = self._exchange()
         if exchange.model is None:
             exchange.model, exchange.settings = model, dict(settings or {})
+            exchange.switched_from = switched_from
             exchange.steps.append(Step())
         exchange.end = UNFINISHED  # until ``turn_ended``: a file cut before then reads as cut short
         self.save()

@@ -121,6 +121,8 @@ def _reply_meta(exchange: Exchange) -> str:
         meta["note"] = exchange.note
     if exchange.settings:
         meta["settings"] = exchange.settings
+    if exchange.switched_from:
+        meta["switched_from"] = exchange.switched_from
     return _meta_json(meta)
 
 

@@ -15,6 +15,7 @@ from mcp_chat_tui.conversation import (
     ModelChoice,
     ModelSwitcher,
     SwitchRefused,
+    cancelled_line,
     model_argument,
     not_during_a_turn,
     switched_line,
@@ -102,7 +103,7 @@ class ModelActions(ChatAppBase):
             return
         except asyncio.CancelledError:
             self._switch_ended()
-            self.notify(f"loading cancelled: still on {before}", markup=False)
+            self.notify(cancelled_line(before), markup=False)
             raise
         self._switch_ended()
         self.status_bar.model = self.model_label

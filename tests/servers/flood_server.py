@@ -20,7 +20,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.stdio import _claims as stdio_claims
 
 
-
 async def without_result_type(ctx, call_next):
     """With ``--no-result-type``: results leave out ``resultType``, as a server written against an
     earlier version of the spec sends them (the client adds it: another message than the one read)."""

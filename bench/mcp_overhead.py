@@ -14,7 +14,7 @@ Prints its ratios and rates (and the figures behind them):
   server process (tiny_server.py's ``big``, which writes as fast as the pipe
   takes it), beside pipe_mb_per_s, the same answer read raw from the pipe;
 - result_10_vs_80_mb_ratio: the time per MB of an 80 MB result over that of a
-  10 MB one (target at most 1.5: linear).
+  10 MB one (target at most 1.5: linear), beside the app's CPU time per MB at each size.
 The last line is one JSON object of the figures. ``--smoke``: a tenth of the sizes, few calls and
 runs, to check the bench still runs (its figures mean nothing then); .ci/run runs it so.
 """
@@ -176,30 +176,32 @@ async def progress_to_screen(count: int = PROGRESS_TICKS) -> list[float]:
     return latencies
 
 
-async def result_seconds(hub: ServerHub, megabytes: int, runs: int) -> float:
+async def result_seconds(hub: ServerHub, megabytes: int, runs: int) -> tuple[float, float]:
     """The median time of ``runs`` calls for a result of ``megabytes`` MB, each arriving whole
-    (after one call of that size not counted: the server builds its answer once)."""
-    times = []
+    (after one call of that size not counted: the server builds its answer once), and the median
+    CPU time this process spent on each (what the app's reading costs, whatever the load)."""
+    times, cpu_times = [], []
     for _ in range(runs + 1):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         result = await hub.call_tool("tiny", "big", {"megabytes": megabytes}, timeout=600)
         times.append(time.perf_counter() - started)
+        cpu_times.append(time.process_time() - cpu_started)
         assert result.ok and result.full_size == megabytes * 1_000_000, result.for_model()
-    return statistics.median(times[1:])
+    return statistics.median(times[1:]), statistics.median(cpu_times[1:])
 
 
 async def result_speed() -> dict[str, float]:
-    """Seconds for results of 10, 80 and 200 MB through the hub, and for 200 MB read raw from the
-    pipe (each the median of some calls after the first: the server builds its answer once)."""
+    """Seconds for results of 10, 80 and 200 MB through the hub (and the app's CPU seconds for each,
+    ``cpu_10``...), and for 200 MB read raw from the pipe (each the median of some calls after the
+    first: the server builds its answer once)."""
     hub = ServerHub([ServerConfig(name="tiny", type="stdio", command=sys.executable, args=[TINY])])
+    figures: dict[str, float] = {}
     async with hub:
         await hub.start_all()
         scale, runs = (10, 1) if SMOKE else (1, 3)
-        figures = {
-            "10": await result_seconds(hub, 10 // scale, 1 if SMOKE else 5) * scale,
-            "80": await result_seconds(hub, 80 // scale, runs) * scale,
-            "200": await result_seconds(hub, 200 // scale, runs) * scale,
-        }
+        for megabytes, count in ((10, 1 if SMOKE else 5), (80, runs), (200, runs)):
+            seconds, cpu_seconds = await result_seconds(hub, megabytes // scale, count)
+            figures[str(megabytes)], figures[f"cpu_{megabytes}"] = seconds * scale, cpu_seconds * scale
     figures["pipe_200"] = pipe_seconds(200 // scale, runs) * scale
     return figures
 
@@ -225,6 +227,11 @@ def pipe_seconds(megabytes: int, runs: int) -> float:
     return statistics.median(times[1:])
 
 
+def cpu_ms_per_mb(sizes: dict[str, float], megabytes: int) -> float:
+    """The app's CPU milliseconds per MB of a result of ``megabytes`` MB."""
+    return round(sizes[f"cpu_{megabytes}"] * 1000 / megabytes, 2)
+
+
 async def main() -> None:
     global SMOKE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -236,7 +243,9 @@ async def main() -> None:
     per_mb_ratio = (sizes["80"] / 80) / (sizes["10"] / 10)
     print(
         f"results: 10 MB {sizes['10']:.2f} s, 80 MB {sizes['80']:.2f} s, 200 MB {sizes['200']:.2f} s "
-        f"({200 / sizes['200']:.0f} MB/s; read raw from the pipe {200 / sizes['pipe_200']:.0f} MB/s)"
+        f"({200 / sizes['200']:.0f} MB/s; read raw from the pipe {200 / sizes['pipe_200']:.0f} MB/s); "
+        f"the app's CPU per MB: {cpu_ms_per_mb(sizes, 10)}, {cpu_ms_per_mb(sizes, 80)} and "
+        f"{cpu_ms_per_mb(sizes, 200)} ms"
     )
     progress_ms = statistics.median(await progress_to_screen(5 if SMOKE else PROGRESS_TICKS))
     print(f"progress notification to screen: median {progress_ms:.1f} ms over {PROGRESS_TICKS}")
@@ -257,6 +266,7 @@ async def main() -> None:
                 "result_80_mb_s": round(sizes["80"], 3),
                 "result_200_mb_s": round(sizes["200"], 3),
                 "pipe_mb_per_s": round(200 / sizes["pipe_200"], 1),
+                "result_cpu_ms_per_mb": [cpu_ms_per_mb(sizes, size) for size in (10, 80, 200)],
             }
         )
     )

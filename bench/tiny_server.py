@@ -6,8 +6,8 @@ on a 2-core machine measures the CPU instead. This one answers the handshake
 era protocol (initialize, tools/list, tools/call, ping) after sleeping
 ``--delay`` seconds, and costs almost no CPU. Its ``big`` tool answers with a text of
 ``megabytes`` million characters, written as fast as the pipe takes it: the answer is built once
-for each size and kept (the last one), so a call after the first of its size measures the pipe
-and the client's reading, not the building.
+for each size and kept (the last one), and written from where it is kept, so a call after the
+first of its size measures the pipe and the client's reading, not the building.
 """
 
 import json
@@ -37,8 +37,13 @@ def reply_big(message_id, size: int) -> None:
         _built[size] = json.dumps({"jsonrpc": "2.0", "result": result}).encode()
     body = _built[size]
     sys.stdout.flush()
-    sys.stdout.buffer.write(b'{"id": ' + json.dumps(message_id).encode() + b", " + body[1:] + b"\n")
-    sys.stdout.buffer.flush()
+    # Written as kept, not joined into a new line first: a copy of 80 MB is fresh memory each time
+    # (glibc maps it anew), which cost this server twice as much per MB at 80 MB as at 10 MB.
+    out = sys.stdout.buffer
+    out.write(b'{"id": ' + json.dumps(message_id).encode() + b", ")
+    out.write(memoryview(body)[1:])
+    out.write(b"\n")
+    out.flush()
 
 
 def main():

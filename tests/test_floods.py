@@ -4,8 +4,10 @@ past the limit fails its call at once and leaves the server usable."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -44,6 +46,42 @@ async def test_a_large_result_costs_time_in_proportion_to_its_size():
         small, large = await seconds_for(hub, 3), await seconds_for(hub, 30)
     per_mb_ratio = (large / 30) / (small / 3)
     assert per_mb_ratio < 3, f"3 MB took {small:.2f} s, 30 MB {large:.2f} s: {per_mb_ratio:.1f}× the time per MB"
+
+
+@pytest.mark.parametrize("way", ["stdio", "stdio_no_result_type", "http"])
+async def test_a_large_result_is_not_held_in_memory_once_its_call_has_returned(way):
+    """Of a 20 MB result only what is kept for the model (``max_chars``) stays once the call has
+    returned. The SDK's dispatcher held the last message it read until the server wrote again
+    (over every transport), and so did the app's stdio reader (the message as read, when the app
+    added ``resultType`` to a copy): 20 MB held, which the end of the turn could not give back."""
+    from tests.helpers import free_port, start_http_server
+
+    process, port = None, free_port()
+    if way == "http":
+        process = start_http_server([FLOOD_SERVER, "--http", str(port)], port)
+        config = web_config("http", port)
+    else:
+        args = [FLOOD_SERVER] + (["--no-result-type"] if way == "stdio_no_result_type" else [])
+        config = ServerConfig(name="web", type="stdio", command=sys.executable, args=args)
+    try:
+        async with ServerHub([config]) as hub:
+            await hub.start_all()
+            assert (await hub.call_tool("web", "big", {"megabytes": 1})).ok  # imports and first buffers
+            gc.collect()
+            tracemalloc.start()
+            try:
+                result = await hub.call_tool("web", "big", {"megabytes": 20}, timeout=300)
+                gc.collect()
+                held, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
+    finally:
+        if process is not None:
+            process.kill()
+            process.wait()
+    assert result.ok and result.full_size == 20_000_000, result.for_model()
+    assert peak > 20_000_000  # the whole result did pass through this process
+    assert held < 5_000_000, f"{held / 1e6:.1f} MB still held after the call returned"
 
 
 async def test_a_message_past_the_line_limit_fails_its_call_at_once_and_the_server_stays_usable(monkeypatch):

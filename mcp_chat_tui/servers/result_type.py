@@ -12,6 +12,12 @@ This is the one place the app steps around that: every transport's read stream g
 (``"complete"``) before the SDK reads it. An interim result always names its type
 (``input_required``), so nothing else is changed. On an earlier protocol version the field is not
 part of the result and the SDK drops it (``ClientSession.send_request``'s later-revision fields).
+
+The same wrapper lets go of each answer once the SDK is done with it: the SDK's dispatcher
+(``JSONRPCDispatcher.run``) keeps the last message it read in a local while it waits for the
+next, so an 80 MB result stayed in memory until the server wrote again, beyond the end of the
+turn that gave the memory back. When the dispatcher asks for the next message it has handed the
+last one's result to its caller; the message it holds is then given an empty result.
 """
 
 from __future__ import annotations
@@ -44,11 +50,27 @@ def with_result_type(item: SessionMessage | Exception) -> SessionMessage | Excep
     return SessionMessage(message.model_copy(update={"result": result}), metadata=item.metadata)
 
 
+def release(item: SessionMessage | Exception | None) -> None:
+    """Empty the result of an answer already handed to its caller (which keeps its own reference to
+    it), so the message the SDK still holds no longer holds the result."""
+    from mcp.shared.message import SessionMessage
+    from mcp_types import JSONRPCResponse
+
+    if isinstance(item, SessionMessage) and isinstance(item.message, JSONRPCResponse) and item.message.result:
+        item.message = item.message.model_copy(update={"result": {}})
+
+
 class CompleteByDefault:
-    """A transport's read stream, each result given ``resultType`` when it has none."""
+    """A transport's read stream, each result given ``resultType`` when it has none, and emptied
+    once the next message is asked for (``release``)."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
+        self._last: SessionMessage | Exception | None = None  # handed on, still held by the SDK
+
+    def _handing_on(self, item: SessionMessage | Exception) -> SessionMessage | Exception:
+        self._last = item = with_result_type(item)
+        return item
 
     @property
     def last_context(self) -> Any:
@@ -56,7 +78,9 @@ class CompleteByDefault:
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
-        return with_result_type(await self._inner.receive())
+        release(self._last)
+        self._last = None
+        return self._handing_on(await self._inner.receive())
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -65,7 +89,9 @@ class CompleteByDefault:
         return self
 
     async def __anext__(self) -> SessionMessage | Exception:
-        return with_result_type(await self._inner.__anext__())
+        release(self._last)
+        self._last = None
+        return self._handing_on(await self._inner.__anext__())
 
     async def __aenter__(self) -> CompleteByDefault:
         await self._inner.__aenter__()

@@ -194,17 +194,25 @@ class _Pipes:
                 chunk = await self.process.stdout.receive(READ_BYTES)
             except anyio.EndOfStream:
                 return
-            if self.shutting_down:
+            if self.shutting_down or not await self._hand_on(chunk):
                 return
-            items = [item for line in self.lines.feed(chunk) for item in read_line(line)]
-            for item in latest_progress_only(items):
+
+    async def _hand_on(self, chunk: bytes) -> bool:
+        """Hand on the messages that ``chunk`` ends; False when the session is gone. A function of
+        its own so that nothing of them stays bound while the reader waits for the next chunk (the
+        last message, a result of 80 MB, was kept until the server wrote again)."""
+        import anyio.lowlevel
+
+        items = [item for line in self.lines.feed(chunk) for item in read_line(line)]
+        for item in latest_progress_only(items):
+            try:
                 try:
-                    try:
-                        self.read_writer.send_nowait(item)
-                    except anyio.WouldBlock:
-                        await self.read_writer.send(item)
-                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    return
+                    self.read_writer.send_nowait(item)
+                except anyio.WouldBlock:
+                    await self.read_writer.send(item)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return False
+        return True
 
     async def write_stdin(self) -> None:
         import anyio.lowlevel

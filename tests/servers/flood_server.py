@@ -1,5 +1,6 @@
 """An MCP server written with the SDK that sends a lot: a result of many megabytes, a stream of
-progress or log notifications, progress that goes on past the client's timeout.
+progress or log notifications, progress that goes on past the client's timeout; with
+``--no-result-type`` its results leave out ``resultType``.
 
 ``burst`` writes its notifications to stdout itself, as fast as a server in a faster language
 would (the SDK's own server spends about 0.15 ms on each), then answers through the SDK.
@@ -18,7 +19,20 @@ from pathlib import Path
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.stdio import _claims as stdio_claims
 
-server = MCPServer(name="flood", version="1.0", log_level="WARNING")
+
+async def without_result_type(ctx, call_next):
+    """With ``--no-result-type``: results leave out ``resultType``, as a server written against an
+    earlier version of the spec sends them (the client adds it: another message than the one read)."""
+    result = await call_next(ctx)
+    return {key: value for key, value in result.items() if key != "resultType"} if isinstance(result, dict) else result
+
+
+server = MCPServer(
+    name="flood",
+    version="1.0",
+    log_level="WARNING",
+    middleware=[without_result_type] if "--no-result-type" in sys.argv else None,
+)
 PATTERN = "0123456789abcdef"
 
 

@@ -61,7 +61,7 @@ class DialogKeyGuard:
             return False
         screen = self.screen
         if isinstance(screen, CommandPalette) and screen.is_mounted and runs_a_command(screen, event):
-            self._held_keys, self._held_for = [], screen  # Enter goes on; the keys after it wait
+            self._held_keys, self._held_for = [], self.screen  # Enter goes on; the keys after it wait
             self._palette_timer = self.set_timer(PALETTE_NO_COMMAND_S, self._give_held_keys)
             return False
         if screen.is_mounted or isinstance(screen, DecidingScreen):

@@ -13,17 +13,17 @@ at first, before any binding, for two cases:
   the app's own priority keys (Ctrl+C leaves) act as they always do. A key that the widget under
   the dialog did not take and that bubbles up to the app is dropped as well, so it cannot reach
   the dialog's bindings either.
-- Enter on a command in the palette closes it and runs the command a few messages later; the keys
-  typed after Enter reached the palette's field meanwhile and closed with it. They are held from
-  that Enter until the command has run (``CommandPalette.Closed``, then the command), then given
-  like any key: to the screen it opened (held again until that one opens) or to the focus under.
+- Enter in a screen (a command in the palette, a file name in export, a conversation found)
+  often closes it and acts a few messages later; the keys typed after Enter reached the closing
+  screen's field meanwhile and closed with it. They are held from that Enter until it is done (the
+  screen closed and what it chose run, or everything in the screen handled), then given like any
+  key: to the screen the choice opened (held again until that one opens) or to the focus under.
 """
 
 from __future__ import annotations
 
 from textual import events
 from textual.app import App
-from textual.command import CommandList, CommandPalette
 from textual.screen import Screen
 from textual.timer import Timer
 
@@ -31,7 +31,7 @@ from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 from mcp_chat_tui.ui.textual_private import key_bindings
 
 TypedEvent = events.Key | events.Paste
-PALETTE_NO_COMMAND_S = 1.0  # keys held after a palette's Enter that ran no command are given after this
+ENTER_CHECK_S = 0.01  # how often a screen given Enter is looked at, until the Enter is done
 
 
 class DialogKeyGuard:
@@ -39,7 +39,7 @@ class DialogKeyGuard:
 
     _held_keys: list[TypedEvent] | None = None  # keys waiting for a pushed screen to open
     _held_for: Screen[object] | None = None  # that screen
-    _palette_timer: Timer | None = None  # gives the keys held after a palette's Enter that closed nothing
+    _enter_watch: Timer | None = None  # looks at a screen given Enter until the Enter is done
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
@@ -60,9 +60,9 @@ class DialogKeyGuard:
         if not self.is_running or len(self.screen_stack) < 2:
             return False
         screen = self.screen
-        if isinstance(screen, CommandPalette) and screen.is_mounted and runs_a_command(screen, event):
-            self._held_keys, self._held_for = [], self.screen  # Enter goes on; the keys after it wait
-            self._palette_timer = self.set_timer(PALETTE_NO_COMMAND_S, self._give_held_keys)
+        if is_enter(event) and screen.is_mounted and not isinstance(screen, DecidingScreen):
+            self._held_keys, self._held_for = [], screen  # Enter goes on; the keys after it wait
+            self._enter_watch = self.set_interval(ENTER_CHECK_S, self._after_enter)
             return False
         if screen.is_mounted or isinstance(screen, DecidingScreen):
             return False  # open; or a dialog that gives keys typed before it back (``hand_back``)
@@ -78,20 +78,28 @@ class DialogKeyGuard:
         assert isinstance(self, App)
         self.call_later(self._give_held_keys)
 
-    def _on_command_palette_closed(self, message: CommandPalette.Closed) -> None:
-        """The palette closed; a command chosen runs next (Textual queues it after this message),
-        so the keys held since Enter are given after it."""
+    async def _after_enter(self) -> None:
+        """The Enter given to the held-for screen is done once the screen has closed (what it
+        chose was queued on the app as it closed, so the keys are given after that) or nothing in
+        it has a message left to handle (it stayed open: the keys go to it)."""
         assert isinstance(self, App)
-        if self._held_keys is not None and isinstance(self._held_for, CommandPalette):
+        screen = self._held_for
+        if screen is not None and screen not in self.screen_stack:
+            self._stop_enter_watch()
             self.call_later(self._give_held_keys)
+        elif screen is None or not any(node.message_queue_size for node in (screen, *screen.walk_children())):
+            await self._give_held_keys()
 
     async def _give_held_keys(self) -> None:
         held, self._held_keys, self._held_for = self._held_keys or [], None, None
-        if self._palette_timer is not None:
-            self._palette_timer.stop()
-            self._palette_timer = None
+        self._stop_enter_watch()
         for event in held:  # each as if it came now: the screen a command opened holds them again
             await self.on_event(event)
+
+    def _stop_enter_watch(self) -> None:
+        if self._enter_watch is not None:
+            self._enter_watch.stop()
+            self._enter_watch = None
 
     def _meant_for_screen(self, event: TypedEvent) -> bool:
         """False for a key or paste the dialog on top must not act on (it is given back first)."""
@@ -109,10 +117,5 @@ class DialogKeyGuard:
         return False
 
 
-def runs_a_command(palette: CommandPalette, event: TypedEvent) -> bool:
-    """Whether ``event`` is an Enter that chooses a command in ``palette``: one is highlighted in its
-    list, or the list offers only one (Enter on a list with none highlighted only highlights)."""
-    if not isinstance(event, events.Key) or event.key != "enter":
-        return False
-    commands = palette.query_one(CommandList)
-    return commands.has_class("--visible") and (commands.highlighted is not None or commands.option_count == 1)
+def is_enter(event: TypedEvent) -> bool:
+    return isinstance(event, events.Key) and event.key == "enter"

@@ -1,7 +1,8 @@
-"""Keys typed straight after Enter on a palette command go where that command leaves the person:
-into the screen it opens (export's file name), or into the prompt when it only acts (the sidebar
-hidden). They were lost: Enter reached the palette's field first, then the palette's field took the
-keys typed after it, and the palette closed with them.
+"""Keys typed straight after an Enter that closes a screen go where it leaves the person: into the
+screen it opens (a palette command opening export: its file name), or into the prompt when it only
+acts (the sidebar hidden, a theme, export written). They were lost: Enter reached the screen's field
+first, the keys typed after it reached that field too, and the screen closed with them. An Enter
+that leaves the screen open leaves the keys after it there.
 
 The real app under Pilot with the real demo server and a scripted model. Enter and the keys after it
 are put in the app's queue at once, as a terminal sends them to someone typing ahead.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 from textual import events
-from textual.command import CommandList, CommandPalette
+from textual.command import CommandInput, CommandList, CommandPalette
 
 from mcp_chat_tui.ui.screens.conversations import ExportScreen
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
@@ -62,3 +63,41 @@ async def test_keys_after_a_command_that_acts_go_to_the_prompt(words, tmp_path, 
         await wait_for(pilot, lambda: TYPED in prompt.value, what="the keys in the prompt")
         assert not isinstance(app.screen, CommandPalette)
         assert prompt.value == TYPED
+
+
+async def test_keys_after_enter_in_export_go_to_the_prompt(tmp_path, monkeypatch):
+    """The same in a screen of the app's own: Enter on a file name writes it and closes export."""
+    monkeypatch.chdir(tmp_path)
+    app = make_app(ScriptedEngine(["hello"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        app.action_export()
+        await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen) and app.screen.is_mounted, what="export")
+        await wait_for(pilot, lambda: field_text(app.screen), what="the suggested file name")
+        enter_and_type(app, TYPED)
+        prompt = app.query_one(PromptInput)
+        await wait_for(pilot, lambda: TYPED in prompt.value, what="the keys in the prompt")
+        assert not isinstance(app.screen, ExportScreen)
+        assert prompt.value == TYPED
+
+
+async def test_keys_after_an_enter_that_leaves_the_palette_open_stay_in_it(tmp_path, monkeypatch):
+    """Enter on words no command matches does nothing: the keys after it are the palette's."""
+    monkeypatch.chdir(tmp_path)
+    app = make_app(ScriptedEngine(["hello"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.press("ctrl+p")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, CommandPalette) and app.screen.is_mounted, what="the palette"
+        )
+        palette = app.screen
+        field = palette.query_one(CommandInput)
+        for _ in range(3):
+            app.post_message(events.Key("percent_sign", "%"))
+        await wait_for(pilot, lambda: field.value == "%%%", what="the words in the palette")
+        await wait_for(pilot, lambda: not palette.query_one(CommandList).option_count, what="no command for them")
+        await pilot.pause()
+        enter_and_type(app, "ab")
+        await wait_for(pilot, lambda: field.value == "%%%ab", what="the keys after Enter in the palette")
+        assert app.screen is palette

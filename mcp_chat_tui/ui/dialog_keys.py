@@ -22,6 +22,8 @@ at first, before any binding, for two cases:
 
 from __future__ import annotations
 
+import time
+
 from textual import events
 from textual.app import App
 from textual.screen import Screen
@@ -32,6 +34,7 @@ from mcp_chat_tui.ui.textual_private import key_bindings
 
 TypedEvent = events.Key | events.Paste
 ENTER_CHECK_S = 0.01  # how often a screen given Enter is looked at, until the Enter is done
+ENTER_HOLD_MAX_S = 0.5  # a screen kept busy (a live log) gets the keys after this all the same
 
 
 class DialogKeyGuard:
@@ -40,6 +43,7 @@ class DialogKeyGuard:
     _held_keys: list[TypedEvent] | None = None  # keys waiting for a pushed screen to open
     _held_for: Screen[object] | None = None  # that screen
     _enter_watch: Timer | None = None  # looks at a screen given Enter until the Enter is done
+    _enter_at = 0.0  # when (time.monotonic)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
@@ -52,7 +56,7 @@ class DialogKeyGuard:
     def _hold_until_open(self, event: TypedEvent) -> bool:
         """Whether ``event`` waits for the screen on top to open (or behind keys that do)."""
         assert isinstance(self, App)
-        if self._held_keys is not None:
+        if self._held_keys is not None and not self._app_priority(event):  # Ctrl+C is never held
             self._held_keys.append(event)
             if self._held_for not in self.screen_stack:  # it went before it opened: none will come
                 self.call_later(self._give_held_keys)
@@ -63,10 +67,11 @@ class DialogKeyGuard:
         if is_enter(event) and screen.is_mounted and not isinstance(screen, DecidingScreen):
             self._held_keys, self._held_for = [], screen  # Enter goes on; the keys after it wait
             self._enter_watch = self.set_interval(ENTER_CHECK_S, self._after_enter)
+            self._enter_at = time.monotonic()
             return False
         if screen.is_mounted or isinstance(screen, DecidingScreen):
             return False  # open; or a dialog that gives keys typed before it back (``hand_back``)
-        if isinstance(event, events.Key) and any(binding.priority for binding in key_bindings(self, event.key)):
+        if self._app_priority(event):
             return False  # Ctrl+C: the app's own, whatever is on top
         self._held_keys, self._held_for = [event], screen
         screen.call_later(self._screen_opened, screen)  # runs once the screen has mounted
@@ -87,7 +92,7 @@ class DialogKeyGuard:
         if screen is not None and screen not in self.screen_stack:
             self._stop_enter_watch()
             self.call_later(self._give_held_keys)
-        elif screen is None or not any(node.message_queue_size for node in (screen, *screen.walk_children())):
+        elif screen is None or time.monotonic() - self._enter_at > ENTER_HOLD_MAX_S or not busy(screen):
             await self._give_held_keys()
 
     async def _give_held_keys(self) -> None:
@@ -95,6 +100,10 @@ class DialogKeyGuard:
         self._stop_enter_watch()
         for event in held:  # each as if it came now: the screen a command opened holds them again
             await self.on_event(event)
+
+    def _app_priority(self, event: TypedEvent) -> bool:
+        assert isinstance(self, App)
+        return isinstance(event, events.Key) and any(binding.priority for binding in key_bindings(self, event.key))
 
     def _stop_enter_watch(self) -> None:
         if self._enter_watch is not None:
@@ -115,6 +124,11 @@ class DialogKeyGuard:
         if not event.is_forwarded:
             dialog.hand_back(event)
         return False
+
+
+def busy(screen: Screen[object]) -> bool:
+    """Whether anything in ``screen`` has a message left to handle."""
+    return any(node.message_queue_size for node in (screen, *screen.walk_children()))
 
 
 def is_enter(event: TypedEvent) -> bool:

@@ -13,18 +13,28 @@ at first, before any binding, for two cases:
   the app's own priority keys (Ctrl+C leaves) act as they always do. A key that the widget under
   the dialog did not take and that bubbles up to the app is dropped as well, so it cannot reach
   the dialog's bindings either.
+- Enter in a screen (a command in the palette, a file name in export, a conversation found)
+  often closes it and acts a few messages later; the keys typed after Enter reached the closing
+  screen's field meanwhile and closed with it. They are held from that Enter until it is done (the
+  screen closed and what it chose run, or everything in the screen handled), then given like any
+  key: to the screen the choice opened (held again until that one opens) or to the focus under.
 """
 
 from __future__ import annotations
 
+import time
+
 from textual import events
 from textual.screen import Screen
+from textual.timer import Timer
 
 from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 from mcp_chat_tui.ui.textual_private import key_bindings
 
 TypedEvent = events.Key | events.Paste
+ENTER_CHECK_S = 0.01  # how often a screen given Enter is looked at, until the Enter is done
+ENTER_HOLD_MAX_S = 0.5  # a screen kept busy (a live log) gets the keys after this all the same
 
 
 class DialogKeyGuard(ChatAppBase):
@@ -32,6 +42,8 @@ class DialogKeyGuard(ChatAppBase):
 
     _held_keys: list[TypedEvent] | None = None  # keys waiting for a pushed screen to open
     _held_for: Screen[object] | None = None  # that screen
+    _enter_watch: Timer | None = None  # looks at a screen given Enter until the Enter is done
+    _enter_at = 0.0  # when (time.monotonic)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
@@ -43,7 +55,7 @@ class DialogKeyGuard(ChatAppBase):
 
     def _hold_until_open(self, event: TypedEvent) -> bool:
         """Whether ``event`` waits for the screen on top to open (or behind keys that do)."""
-        if self._held_keys is not None:
+        if self._held_keys is not None and not self._app_priority(event):  # Ctrl+C is never held
             self._held_keys.append(event)
             if self._held_for not in self.screen_stack:  # it went before it opened: none will come
                 self.call_later(self._give_held_keys)
@@ -51,9 +63,14 @@ class DialogKeyGuard(ChatAppBase):
         if not self.is_running or len(self.screen_stack) < 2:
             return False
         screen = self.screen
+        if is_enter(event) and screen.is_mounted and not isinstance(screen, DecidingScreen):
+            self._held_keys, self._held_for = [], screen  # Enter goes on; the keys after it wait
+            self._enter_watch = self.set_interval(ENTER_CHECK_S, self._after_enter)
+            self._enter_at = time.monotonic()
+            return False
         if screen.is_mounted or isinstance(screen, DecidingScreen):
             return False  # open; or a dialog that gives keys typed before it back (``hand_back``)
-        if isinstance(event, events.Key) and any(binding.priority for binding in key_bindings(self, event.key)):
+        if self._app_priority(event):
             return False  # Ctrl+C: the app's own, whatever is on top
         self._held_keys, self._held_for = [event], screen
         screen.call_later(self._screen_opened, screen)  # runs once the screen has mounted
@@ -64,11 +81,30 @@ class DialogKeyGuard(ChatAppBase):
         the held keys are given after those."""
         self.call_later(self._give_held_keys)
 
+    async def _after_enter(self) -> None:
+        """The Enter given to the held-for screen is done once the screen has closed (what it
+        chose was queued on the app as it closed, so the keys are given after that) or nothing in
+        it has a message left to handle (it stayed open: the keys go to it)."""
+        screen = self._held_for
+        if screen is not None and screen not in self.screen_stack:
+            self._stop_enter_watch()
+            self.call_later(self._give_held_keys)
+        elif screen is None or time.monotonic() - self._enter_at > ENTER_HOLD_MAX_S or not busy(screen):
+            await self._give_held_keys()
+
     async def _give_held_keys(self) -> None:
         held, self._held_keys, self._held_for = self._held_keys or [], None, None
-        for event in held:
-            if self._meant_for_screen(event):
-                await super().on_event(event)
+        self._stop_enter_watch()
+        for event in held:  # each as if it came now: the screen a command opened holds them again
+            await self.on_event(event)
+
+    def _app_priority(self, event: TypedEvent) -> bool:
+        return isinstance(event, events.Key) and any(binding.priority for binding in key_bindings(self, event.key))
+
+    def _stop_enter_watch(self) -> None:
+        if self._enter_watch is not None:
+            self._enter_watch.stop()
+            self._enter_watch = None
 
     def _meant_for_screen(self, event: TypedEvent) -> bool:
         """False for a key or paste the dialog on top must not act on (it is given back first)."""
@@ -83,3 +119,12 @@ class DialogKeyGuard(ChatAppBase):
         if not event.is_forwarded:
             dialog.hand_back(event)
         return False
+
+
+def busy(screen: Screen[object]) -> bool:
+    """Whether anything in ``screen`` has a message left to handle."""
+    return any(node.message_queue_size for node in (screen, *screen.walk_children()))
+
+
+def is_enter(event: TypedEvent) -> bool:
+    return isinstance(event, events.Key) and event.key == "enter"

@@ -1,0 +1,84 @@
+"""A new theme restyles the app with each widget asked to redraw once (issue 33: Enter on
+"Change theme" in the palette took 285 ms over a loaded conversation, a third of it the same
+widgets asked to redraw again and again, about 6,000 times over 700 widgets), and what it draws
+is the same: the screen after a theme and back is the screen before.
+
+Counted, not timed: bench/key_latency.py times the key."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from textual.widget import Widget
+
+from mcp_chat_tui.config import Settings
+from mcp_chat_tui.transcript import Exchange, Proposal, Step, ToolResult, Transcript
+from mcp_chat_tui.ui.widgets.prompt import PromptInput
+from tests.fakes import ScriptedEngine
+from tests.ui_helpers import make_app, wait_for, wait_ready
+
+
+def conversation(exchanges: int) -> Transcript:
+    """``exchanges`` exchanges, each a prompt, a calculator call with its result and an answer."""
+    made = []
+    for index in range(exchanges):
+        arguments = {"id": f"call_{index}", "type": "function", "function": {"name": "calculator"}}
+        arguments["function"]["arguments"] = json.dumps({"expression": f"{index} + 1"})
+        result = ToolResult("calculator", f"call_{index}", "done", str(index + 1), "demo", 0.01)
+        step = Step(text="Let me work it out.", proposals=[Proposal(arguments, "yo", result)])
+        made.append(Exchange(f"what is {index} + 1?", "scripted", [step, Step(text=f"It is {index + 1}.")]))
+    return Transcript(made)
+
+
+async def test_a_theme_change_redraws_each_widget_once_and_draws_as_a_start_in_that_theme(monkeypatch):
+    refreshed: Counter[Widget] = Counter()
+    refresh = Widget.refresh
+
+    def counted(widget, *regions, repaint=True, layout=False, recompose=False):
+        if restyling and not regions and repaint and not recompose:
+            refreshed[widget] += 1
+        return refresh(widget, *regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    app = make_app(ScriptedEngine([]), settings=Settings(theme="mcp-dark"), transcript=conversation(20))
+    restyle = app.refresh_css
+    restyling = []
+
+    def counted_restyle(animate: bool = True) -> None:  # what a theme change runs
+        restyling.append(True)
+        try:
+            restyle(animate)
+        finally:
+            restyling.clear()
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot, app)
+        await wait_for(pilot, lambda: not app._turn_running, what="the loaded exchanges' summaries")
+        app.query_one(PromptInput).cursor_blink = False
+        before = await settled_screen(pilot, app)
+        monkeypatch.setattr(Widget, "refresh", counted)
+        monkeypatch.setattr(app, "refresh_css", counted_restyle)
+        app.theme = "mcp-light"
+        await wait_for(pilot, lambda: "-theme-mcp-light" in app.classes and refreshed, what="the new theme")
+        await pilot.pause()
+        assert len(refreshed) > 100, "every widget's colours changed"
+        # once as restyled; a scroll bar may be asked again as the screen is laid out after
+        again = [(type(widget).__name__, times) for widget, times in refreshed.items() if times > 2]
+        assert not again, f"{len(again)} widgets asked to redraw more than twice: {again[:5]}"
+        assert sum(refreshed.values()) < 1.1 * len(refreshed)
+        app.theme = "mcp-dark"
+        await wait_for(pilot, lambda: "-theme-mcp-dark" in app.classes, what="the first theme again")
+        # a widget left unpainted would keep the other theme's colours: the screen never comes back
+        await wait_for(pilot, lambda: app.export_screenshot() == before, 10, "the screen as it was")
+
+
+async def settled_screen(pilot, app) -> str:
+    """The screen once two frames in a row are the same (the loaded chat has scrolled to its end)."""
+    shown = app.export_screenshot()
+    for _ in range(50):
+        await pilot.pause(0.05)
+        now = app.export_screenshot()
+        if now == shown:
+            return now
+        shown = now
+    raise AssertionError("the screen kept changing")

@@ -32,6 +32,9 @@ def until(screen_class, prompt: str, typed: dict[int, str] | None = None):
         for widget in app.screen.query("Input, TextArea"):
             widget.cursor_blink = False  # before it first blinks, so the cursor is drawn steady
         await wait_for(pilot, lambda: dialog_armed(app, screen_class), what=f"{screen_class.__name__} armed")
+        await wait_for(  # its first field has the focus (its cursor drawn), however late it came
+            pilot, lambda: app.focused is not None and app.focused.screen is app.screen, what="the dialog's focus"
+        )
         for index, text in (typed or {}).items():
             app.screen.query_one(f"#field-{index}", Input).value = text
         if typed:

@@ -38,23 +38,20 @@ def download_bar(done: int, total: int | None, width: int = BAR_WIDTH) -> Text:
 
 
 KEEP = 0  # a part never left out; the others go in the order of their rank (1 first) when the line is too long
-MODEL_NAME_SHORTENED = 20  # the model's name is cut to this before the parts ranked above 3 go
+MODEL_NAME_SHORTENED = 20  # the model's name is cut to this length before a part is left out
 
 
 def fit(model: str, parts: list[tuple[int, Text]], width: int) -> Text:
-    """The model's name, then ``parts``, in ``width`` cells (0: not laid out yet, all of it). The parts
-    ranked 1-3 go before the name is cut, those ranked higher only when the name cut to
-    ``MODEL_NAME_SHORTENED`` is not enough; the name then takes the room left, cut in its middle
-    (its start and its end say most)."""
+    """The model's name, then ``parts``, in ``width`` cells (0: not laid out yet, all of it). While
+    they do not fit with the name cut to ``MODEL_NAME_SHORTENED``, the parts of the lowest rank left
+    go; the name then takes the room left, cut in its middle (its start and its end say most)."""
     kept = list(parts)
 
     def parts_length() -> int:
         return sum(part.cell_len for _, part in kept)
 
     for rank in sorted({rank for rank, _ in parts if rank != KEEP}):
-        if not width or len(model) + parts_length() <= width:
-            break
-        if rank > 3 and min(len(model), MODEL_NAME_SHORTENED) + parts_length() <= width:
+        if not width or min(len(model), MODEL_NAME_SHORTENED) + parts_length() <= width:
             break
         kept = [(r, part) for r, part in kept if r != rank]
     if width:

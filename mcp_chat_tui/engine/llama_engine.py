@@ -30,6 +30,7 @@ from mcp_chat_tui.engine.context import context_length_from_files
 from mcp_chat_tui.engine.events import EngineError, LoadProgress
 from mcp_chat_tui.engine.generation import GenerationSettings, read_model_defaults
 from mcp_chat_tui.engine.gguf import is_gguf_file
+from mcp_chat_tui.engine.llama_spin import others_cpu_use, spin_count
 from mcp_chat_tui.engine.loading import load_tokenizer, resolve_model
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.engine.mlx_request import Request, Run
@@ -330,42 +331,9 @@ def _state_key(path: Path, context: int) -> str:
     return hashlib.sha256(parts.encode()).hexdigest()
 
 
-SHORT_SPIN = "1000"  # GNU OpenMP's spins before a waiting thread sleeps (its default: 300,000)
-BUSY_CORES = 0.5  # other processes' CPU use (in cores) above which llama.cpp's threads spin briefly
-
-
-def others_cpu_use(window: float = 0.2) -> float | None:
-    """How many cores' worth of CPU the other processes used over the last ``window`` seconds
-    (this process's own threads left out), from Linux's ``/proc/stat``; None where there is none."""
-    import time
-
-    def sample() -> tuple[float, float]:
-        with open("/proc/stat", encoding="ascii") as stat:
-            ticks = [int(v) for v in stat.readline().split()[1:9]]
-        own = os.times()
-        return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK"), own.user + own.system
-
-    try:
-        busy_before, own_before = sample()
-        time.sleep(window)
-        busy_after, own_after = sample()
-    except (OSError, ValueError, IndexError):
-        return None
-    return max(0.0, (busy_after - busy_before) - (own_after - own_before)) / window
-
-
-def spin_count(others_busy: float | None) -> str | None:
-    """``GOMP_SPINCOUNT`` for llama.cpp's threads, given the other processes' CPU use in cores: on an
-    idle machine OpenMP's own long spin (None: fastest, 135M models lose 17% of decode with the
-    short one); on a busy machine, or where it cannot be told, the short spin (docs/cpu.md)."""
-    if others_busy is not None and others_busy < BUSY_CORES:
-        return None
-    return SHORT_SPIN
-
-
 def import_llama_cpp() -> Any:
     """llama_cpp, with its OpenMP threads spinning only briefly before they sleep while they wait
-    when the machine is busy with other work (``GOMP_SPINCOUNT``, unless ``OMP_WAIT_POLICY`` or
+    when other processes keep the machine busy (``GOMP_SPINCOUNT``, unless ``OMP_WAIT_POLICY`` or
     ``GOMP_SPINCOUNT`` says otherwise). By default they spin long: on a busy machine a token then
     waits for a thread that is not running (the 0.5B model here: 25 tok/s idle either way, beside
     four busy processes 1.5 tok/s by default, 6.8 with the short spin); on an idle one the long spin

@@ -283,7 +283,7 @@ class LlamaCppEngine(MlxEngine):
         prompt_tokens = len(suffix)
         self._prefill(suffix, lambda done: run.on_prefill(done, prompt_tokens))  # raises Cancelled once nobody listens
         run.prefilled = prompt_tokens
-        sampler = model.sampler(generation)
+        sampler = model.sampler(generation, suffix[-_PENALTY_WINDOW:])
         detokenizer = tokenizer.detokenizer
         detokenizer.reset()
         eos = set(tokenizer.eos_token_ids)
@@ -397,13 +397,16 @@ class LlamaModel:
     def clear(self) -> None:
         self.truncate(0)
 
-    def sampler(self, settings: GenerationSettings) -> Any:
-        """llama.cpp's sampler chain for ``settings`` (greedy at temperature 0), with the tokens so far."""
+    def sampler(self, settings: GenerationSettings, prompt_tail: list[int]) -> Any:
+        """llama.cpp's sampler chain for ``settings`` (greedy at temperature 0). Its repetition penalty
+        looks back over the last tokens of the prompt computed for this reply and then the reply's, as
+        mlx-lm's does in the MLX engine."""
         lib = self._lib
         chain = lib.llama_sampler_chain_init(lib.llama_sampler_chain_default_params())
         add = lambda sampler: lib.llama_sampler_chain_add(chain, sampler)  # noqa: E731
         if settings.repetition_penalty not in (None, 1.0):
-            add(lib.llama_sampler_init_penalties(_PENALTY_WINDOW, settings.repetition_penalty, 0.0, 0.0))
+            vocabulary = self._llama.n_vocab()
+            add(lib.llama_sampler_init_penalties(vocabulary, _PENALTY_WINDOW, settings.repetition_penalty, 0.0, 0.0))
         if not settings.temperature:
             add(lib.llama_sampler_init_greedy())
         else:
@@ -416,13 +419,14 @@ class LlamaModel:
             add(lib.llama_sampler_init_temp(settings.temperature))
             seed = settings.seed if settings.seed is not None else int.from_bytes(os.urandom(4), "little")
             add(lib.llama_sampler_init_dist(seed & 0xFFFFFFFF))
+        for token in prompt_tail:
+            lib.llama_sampler_accept(chain, token)
         return chain
 
     def sample(self, chain: Any) -> int:
-        """The next token after what the cache holds (its logits are the last evaluated token's)."""
-        token = self._lib.llama_sampler_sample(chain, self._llama._ctx.ctx, -1)
-        self._lib.llama_sampler_accept(chain, token)
-        return int(token)
+        """The next token after what the cache holds (its logits are the last evaluated token's); the
+        chain takes it in itself (llama.cpp's sample accepts: a second accept would count it twice)."""
+        return int(self._lib.llama_sampler_sample(chain, self._llama._ctx.ctx, -1))
 
     def free_sampler(self, chain: Any) -> None:
         self._lib.llama_sampler_free(chain)

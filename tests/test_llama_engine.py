@@ -93,6 +93,22 @@ async def test_the_same_model_gives_the_same_greedy_reply_and_call_as_with_mlx(l
     assert ours[2].prompt_tokens == theirs[2].prompt_tokens
 
 
+@pytest.mark.parametrize("penalty", [1.3, 2.0])
+async def test_a_repetition_penalty_gives_the_mlx_engines_reply(demo_gguf: Path, penalty: float) -> None:
+    """llama.cpp's penalty looks back over the same 20 tokens as mlx-lm's (the prompt's last ones, then
+    the reply's, each counted once), so the two engines' greedy replies stay the same."""
+    story = [{"role": "user", "content": "Tell me a long story about the sea and the moon."}]
+    replies = []
+    for kind in (LlamaCppEngine, MlxEngine):
+        engine = kind(str(demo_gguf), repetition_penalty=penalty, max_tokens=80)
+        await engine.load()
+        try:
+            replies.append(await reply(engine, story, None))
+        finally:
+            await engine.close()
+    assert replies[0][0] == replies[1][0]
+
+
 async def test_the_next_request_prefills_only_what_the_cache_does_not_hold(llama) -> None:
     first = await reply(llama)
     assert first[2].prefilled_tokens == first[2].prompt_tokens

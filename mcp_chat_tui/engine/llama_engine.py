@@ -30,6 +30,7 @@ from mcp_chat_tui.engine.context import context_length_from_files
 from mcp_chat_tui.engine.events import EngineError, LoadProgress
 from mcp_chat_tui.engine.generation import GenerationSettings, read_model_defaults
 from mcp_chat_tui.engine.gguf import is_gguf_file
+from mcp_chat_tui.engine.llama_spin import others_cpu_use, spin_count
 from mcp_chat_tui.engine.loading import load_tokenizer, resolve_model
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.engine.mlx_request import Request, Run
@@ -282,7 +283,7 @@ class LlamaCppEngine(MlxEngine):
         prompt_tokens = len(suffix)
         self._prefill(suffix, lambda done: run.on_prefill(done, prompt_tokens))  # raises Cancelled once nobody listens
         run.prefilled = prompt_tokens
-        sampler = model.sampler(generation)
+        sampler = model.sampler(generation, suffix[-_PENALTY_WINDOW:])
         detokenizer = tokenizer.detokenizer
         detokenizer.reset()
         eos = set(tokenizer.eos_token_ids)
@@ -330,42 +331,9 @@ def _state_key(path: Path, context: int) -> str:
     return hashlib.sha256(parts.encode()).hexdigest()
 
 
-SHORT_SPIN = "1000"  # GNU OpenMP's spins before a waiting thread sleeps (its default: 300,000)
-BUSY_CORES = 0.5  # other processes' CPU use (in cores) above which llama.cpp's threads spin briefly
-
-
-def others_cpu_use(window: float = 0.2) -> float | None:
-    """How many cores' worth of CPU the other processes used over the last ``window`` seconds
-    (this process's own threads left out), from Linux's ``/proc/stat``; None where there is none."""
-    import time
-
-    def sample() -> tuple[float, float]:
-        with open("/proc/stat", encoding="ascii") as stat:
-            ticks = [int(v) for v in stat.readline().split()[1:9]]
-        own = os.times()
-        return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK"), own.user + own.system
-
-    try:
-        busy_before, own_before = sample()
-        time.sleep(window)
-        busy_after, own_after = sample()
-    except (OSError, ValueError, IndexError):
-        return None
-    return max(0.0, (busy_after - busy_before) - (own_after - own_before)) / window
-
-
-def spin_count(others_busy: float | None) -> str | None:
-    """``GOMP_SPINCOUNT`` for llama.cpp's threads, given the other processes' CPU use in cores: on an
-    idle machine OpenMP's own long spin (None: fastest, 135M models lose 17% of decode with the
-    short one); on a busy machine, or where it cannot be told, the short spin (docs/cpu.md)."""
-    if others_busy is not None and others_busy < BUSY_CORES:
-        return None
-    return SHORT_SPIN
-
-
 def import_llama_cpp() -> Any:
     """llama_cpp, with its OpenMP threads spinning only briefly before they sleep while they wait
-    when the machine is busy with other work (``GOMP_SPINCOUNT``, unless ``OMP_WAIT_POLICY`` or
+    when other processes keep the machine busy (``GOMP_SPINCOUNT``, unless ``OMP_WAIT_POLICY`` or
     ``GOMP_SPINCOUNT`` says otherwise). By default they spin long: on a busy machine a token then
     waits for a thread that is not running (the 0.5B model here: 25 tok/s idle either way, beside
     four busy processes 1.5 tok/s by default, 6.8 with the short spin); on an idle one the long spin
@@ -429,13 +397,16 @@ class LlamaModel:
     def clear(self) -> None:
         self.truncate(0)
 
-    def sampler(self, settings: GenerationSettings) -> Any:
-        """llama.cpp's sampler chain for ``settings`` (greedy at temperature 0), with the tokens so far."""
+    def sampler(self, settings: GenerationSettings, prompt_tail: list[int]) -> Any:
+        """llama.cpp's sampler chain for ``settings`` (greedy at temperature 0). Its repetition penalty
+        looks back over the last tokens of the prompt computed for this reply and then the reply's, as
+        mlx-lm's does in the MLX engine."""
         lib = self._lib
         chain = lib.llama_sampler_chain_init(lib.llama_sampler_chain_default_params())
         add = lambda sampler: lib.llama_sampler_chain_add(chain, sampler)  # noqa: E731
         if settings.repetition_penalty not in (None, 1.0):
-            add(lib.llama_sampler_init_penalties(_PENALTY_WINDOW, settings.repetition_penalty, 0.0, 0.0))
+            vocabulary = self._llama.n_vocab()
+            add(lib.llama_sampler_init_penalties(vocabulary, _PENALTY_WINDOW, settings.repetition_penalty, 0.0, 0.0))
         if not settings.temperature:
             add(lib.llama_sampler_init_greedy())
         else:
@@ -448,13 +419,14 @@ class LlamaModel:
             add(lib.llama_sampler_init_temp(settings.temperature))
             seed = settings.seed if settings.seed is not None else int.from_bytes(os.urandom(4), "little")
             add(lib.llama_sampler_init_dist(seed & 0xFFFFFFFF))
+        for token in prompt_tail:
+            lib.llama_sampler_accept(chain, token)
         return chain
 
     def sample(self, chain: Any) -> int:
-        """The next token after what the cache holds (its logits are the last evaluated token's)."""
-        token = self._lib.llama_sampler_sample(chain, self._llama._ctx.ctx, -1)
-        self._lib.llama_sampler_accept(chain, token)
-        return int(token)
+        """The next token after what the cache holds (its logits are the last evaluated token's); the
+        chain takes it in itself (llama.cpp's sample accepts: a second accept would count it twice)."""
+        return int(self._lib.llama_sampler_sample(chain, self._llama._ctx.ctx, -1))
 
     def free_sampler(self, chain: Any) -> None:
         self._lib.llama_sampler_free(chain)

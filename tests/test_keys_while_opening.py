@@ -9,6 +9,8 @@ to someone typing ahead.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from textual import events
 from textual.command import CommandPalette
@@ -30,14 +32,23 @@ def key_events(text: str) -> list[events.Key]:
     return [events.Key("space" if char == " " else char, char) for char in text]
 
 
-def type_when_pushed(app, kind: type[Screen], text: str) -> list[Screen]:
-    """Put ``text``'s keys in the app's queue at the moment a ``kind`` screen is pushed."""
+def type_when_pushed(app, kind: type[Screen], text: str, *, mounted_first: bool = False) -> list[Screen]:
+    """Put ``text``'s keys in the app's queue at the moment a ``kind`` screen is pushed. With
+    ``mounted_first`` the app gets to them only once the screen has mounted (a busy machine's
+    order: the screen's own task ran first), so what the screen queued on the app as it mounted,
+    its focus, comes after them in the queue."""
     pushed: list[Screen] = []
+
+    async def until_mounted(screen: Screen) -> None:
+        while not screen.is_mounted:
+            await asyncio.sleep(0.001)
 
     def on_push(screen: Screen) -> None:
         if isinstance(screen, kind) and not pushed:
             assert not screen.is_mounted, "the keys must come before the screen is mounted"
             pushed.append(screen)
+            if mounted_first:
+                app.call_later(until_mounted, screen)
             for key in key_events(text):
                 app.post_message(key)
 
@@ -79,12 +90,13 @@ def open_argument_editor(app) -> None:
     ],
     ids=["export", "search", "palette", "argument-editor"],
 )
-async def test_keys_typed_as_a_screen_opens_go_to_its_field(kind, opener, tmp_path, monkeypatch):
+@pytest.mark.parametrize("mounted_first", [False, True], ids=["before-mount", "mounted-first"])
+async def test_keys_typed_as_a_screen_opens_go_to_its_field(kind, opener, mounted_first, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     app = make_app(ScriptedEngine(["hello"]))
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
-        pushed = type_when_pushed(app, kind, TYPED)
+        pushed = type_when_pushed(app, kind, TYPED, mounted_first=mounted_first)
         opener(app)
         await wait_for(pilot, lambda: pushed and TYPED in (field_text(pushed[0]) or ""), what="the keys in the field")
         await pilot.pause()

@@ -7,7 +7,9 @@ at first, before any binding, for two cases:
 - A screen just pushed (the palette, export, search, an argument editor) is on top before its
   widgets are mounted and its field focused: a key the app got to then reached the bare screen
   and was lost (the first letters of a file name typed straight after opening export). Such keys
-  are held, in order, and given to the screen once it is mounted and its focus set.
+  are held, in order, and given to the screen once it is mounted and its focus set; so is the first
+  key that comes to a screen which mounted before the app got to it (its focus, queued on the app
+  as it mounted, may still be behind that key).
 - While the screen on top is a ``DecidingScreen`` that was not armed when the key was pressed,
   the key goes back where the user was typing (``DecidingScreen.hand_back``), or nowhere. Only
   the app's own priority keys (Ctrl+C leaves) act as they always do. A key that the widget under
@@ -23,6 +25,7 @@ at first, before any binding, for two cases:
 from __future__ import annotations
 
 import time
+from weakref import WeakSet
 
 from textual import events
 from textual.screen import Screen
@@ -44,6 +47,7 @@ class DialogKeyGuard(ChatAppBase):
     _held_for: Screen[object] | None = None  # that screen
     _enter_watch: Timer | None = None  # looks at a screen given Enter until the Enter is done
     _enter_at = 0.0  # when (time.monotonic)
+    _settled: WeakSet[Screen[object]] | None = None  # screens whose opening is over (``_settled_screens``)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
@@ -68,13 +72,22 @@ class DialogKeyGuard(ChatAppBase):
             self._enter_watch = self.set_interval(ENTER_CHECK_S, self._after_enter)
             self._enter_at = time.monotonic()
             return False
-        if screen.is_mounted or isinstance(screen, DecidingScreen):
+        if isinstance(screen, DecidingScreen) or (screen.is_mounted and screen in self._settled_screens()):
             return False  # open; or a dialog that gives keys typed before it back (``hand_back``)
         if self._app_priority(event):
             return False  # Ctrl+C: the app's own, whatever is on top
         self._held_keys, self._held_for = [event], screen
-        screen.call_later(self._screen_opened, screen)  # runs once the screen has mounted
+        if screen.is_mounted:  # it mounted before the app got to this key: its focus, queued on the
+            self.call_later(self._give_held_keys)  # app as it mounted, is set first
+        else:
+            screen.call_later(self._screen_opened, screen)  # runs once the screen has mounted
         return True
+
+    def _settled_screens(self) -> WeakSet[Screen[object]]:
+        """The screens whose first keys were given: their opening is over."""
+        if self._settled is None:
+            self._settled = WeakSet()
+        return self._settled
 
     def _screen_opened(self, screen: Screen[object]) -> None:
         """``screen`` is mounted; its focus is set by the app's callbacks queued as it mounted, so
@@ -93,6 +106,8 @@ class DialogKeyGuard(ChatAppBase):
             await self._give_held_keys()
 
     async def _give_held_keys(self) -> None:
+        if self._held_for is not None and self._held_for.is_mounted:
+            self._settled_screens().add(self._held_for)
         held, self._held_keys, self._held_for = self._held_keys or [], None, None
         self._stop_enter_watch()
         for event in held:  # each as if it came now: the screen a command opened holds them again

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 from textual import events
 from textual.command import CommandInput, CommandList, CommandPalette
+from textual.widgets import Input
 
 from mcp_chat_tui.ui.screens.conversations import ExportScreen
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
@@ -101,3 +102,16 @@ async def test_keys_after_an_enter_that_leaves_the_palette_open_stay_in_it(tmp_p
         enter_and_type(app, "ab")
         await wait_for(pilot, lambda: field.value == "%%%ab", what="the keys after Enter in the palette")
         assert app.screen is palette
+
+
+async def test_a_change_of_the_prompt_handled_once_it_is_gone_is_no_error():
+    """The last key's change reached the app after the prompt had left (the app closing): the app
+    raised NoMatches looking for the prompt, and the run ended in that error."""
+    app = make_app(ScriptedEngine(["hello"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        prompt = app.query_one(PromptInput)
+        await prompt.remove()
+        app.post_message(Input.Changed(prompt, TYPED))
+        await pilot.pause()
+        assert app._exception is None

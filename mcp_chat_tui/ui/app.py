@@ -322,7 +322,9 @@ class ChatApp(
 
     @on(Input.Changed, "#prompt")
     def _prompt_changed(self, message: Input.Changed) -> None:
-        self.offer_completions(self.query_one(PromptInput))
+        prompt = message.input
+        if isinstance(prompt, PromptInput) and prompt.is_attached:  # a change handled as the app closes: none
+            self.offer_completions(prompt)
 
     @on(PromptInput.Chosen)
     def _completion_chosen(self, message: PromptInput.Chosen) -> None:

@@ -128,9 +128,8 @@ class DialogKeyGuard(ChatAppBase):
         dialog = self.screen
         if not isinstance(dialog, DecidingScreen) or dialog.takes(event):
             return True
-        if isinstance(event, events.Key) and not event.is_forwarded:
-            if any(binding.priority for binding in key_bindings(self, event.key)):
-                return True  # Ctrl+C: the app's own, never the dialog's
+        if not event.is_forwarded and self._app_priority(event):
+            return True  # Ctrl+C: the app's own, never the dialog's
         if not event.is_forwarded:
             dialog.hand_back(event)
         return False

@@ -9,6 +9,11 @@ Node 22 or the suite cannot be installed) and ``benches`` (each bench in bench/ 
 it still runs, its figures are not judged). Each step prints the commands it runs and its time; all
 steps run, and the exit status is 1 when any failed. ``--only`` / ``--skip`` take step names;
 arguments after ``--`` go to pytest.
+
+The tests run beside the other steps: the test step (two pytest workers) leaves about a quarter of
+two cores idle while its tests wait on apps, servers and processes, which the other steps use. The
+test step's output is kept and printed whole when it ends; ``--one-at-a-time`` runs every step in
+turn instead.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import tomllib
 from pathlib import Path
@@ -77,23 +84,46 @@ def steps(pytest_args: list[str]) -> dict[str, object]:
     }
 
 
-def run_step(name: str, commands) -> bool:
-    print(f"\n== {name}", flush=True)
+def run_step(name: str, commands, out=None) -> bool:
+    """Run one step's commands in turn, printing to ``out`` (a file; standard output when None)."""
+    stream = out if out is not None else sys.stdout
+
+    def say(line: str) -> None:
+        print(line, file=stream, flush=True)
+
+    say(f"\n== {name}")
     started = time.monotonic()
     ok, skipped = True, False
     for command in commands() if callable(commands) else commands:
         shown = " ".join(Path(part).name if part == PYTHON else part for part in command)
-        print(f"+ {shown}", flush=True)
-        code = subprocess.run(command, cwd=TOP, env=os.environ).returncode
+        say(f"+ {shown}")
+        code = subprocess.run(command, cwd=TOP, env=os.environ, stdout=out, stderr=out).returncode
         if code == SKIPPED:
-            print(f"-- skipped: {shown} (it said why above)", flush=True)
+            say(f"-- skipped: {shown} (it said why above)")
             skipped = True
         elif code != 0:
-            print(f"!! failed: {shown}", flush=True)
+            say(f"!! failed: {shown}")
             ok = False
     verdict = "FAILED" if not ok else "skipped" if skipped else "passed"
-    print(f"== {name}: {verdict} in {time.monotonic() - started:.0f} s", flush=True)
+    say(f"== {name}: {verdict} in {time.monotonic() - started:.0f} s")
     return ok
+
+
+def run_beside(name: str, commands, others: dict[str, object]) -> dict[str, bool]:
+    """Run step ``name`` on a thread, its output kept in a file, while ``others`` run in turn here;
+    then print its output whole. Each step's result by name."""
+    results: dict[str, bool] = {}
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as kept:
+        print(f"\n== {name}: running beside the steps below; its output follows them", flush=True)
+        beside = threading.Thread(target=lambda: results.update({name: run_step(name, commands, kept)}))
+        beside.start()
+        for other, other_commands in others.items():
+            results[other] = run_step(other, other_commands)
+        beside.join()
+        kept.seek(0)
+        sys.stdout.write(kept.read())
+        sys.stdout.flush()
+    return results
 
 
 def main() -> int:
@@ -104,10 +134,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=list(every), help="run only these steps")
     parser.add_argument("--skip", nargs="+", choices=list(every), default=[], help="leave these steps out")
+    parser.add_argument("--one-at-a-time", action="store_true", help="run the tests in turn with the other steps")
     args = parser.parse_args(arguments)
     chosen = [name for name in (args.only or every) if name not in args.skip]
     started = time.monotonic()
-    results = {name: run_step(name, every[name]) for name in chosen}
+    if "tests" in chosen and len(chosen) > 1 and not args.one_at_a_time:
+        results = run_beside("tests", every["tests"], {name: every[name] for name in chosen if name != "tests"})
+    else:
+        results = {name: run_step(name, every[name]) for name in chosen}
     failed = [name for name, ok in results.items() if not ok]
     print(
         f"\nall steps in {time.monotonic() - started:.0f} s; "

@@ -19,6 +19,7 @@ turn instead.
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import subprocess
 import sys
@@ -84,6 +85,14 @@ def steps(pytest_args: list[str]) -> dict[str, object]:
     }
 
 
+def compile_checkout() -> None:
+    """Write the checkout's bytecode once, here: with ``PYTHONDONTWRITEBYTECODE`` set (as where CI runs)
+    Python writes none, and every process the steps start (the CLI in tests, the conformance client,
+    the benches) would compile the app's 200-odd modules again, 0.3-0.45 s of CPU each time."""
+    for folder in ("mcp_chat_tui", "tests", "bench", "scripts"):
+        compileall.compile_dir(TOP / folder, quiet=1)
+
+
 def run_step(name: str, commands, out=None) -> bool:
     """Run one step's commands in turn, printing to ``out`` (a file; standard output when None)."""
     stream = out if out is not None else sys.stdout
@@ -138,6 +147,7 @@ def main() -> int:
     args = parser.parse_args(arguments)
     chosen = [name for name in (args.only or every) if name not in args.skip]
     started = time.monotonic()
+    compile_checkout()
     if "tests" in chosen and len(chosen) > 1 and not args.one_at_a_time:
         results = run_beside("tests", every["tests"], {name: every[name] for name in chosen if name != "tests"})
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import inspect
 import os
 from pathlib import Path
@@ -23,6 +24,14 @@ from tests.models import build_tiny_model  # noqa: E402
 settings.register_profile("ci", max_examples=100)
 settings.register_profile("dev", max_examples=10)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def pytest_configure(config):
+    """The checkout's bytecode written once, in the run's first process (not in each xdist worker): with
+    ``PYTHONDONTWRITEBYTECODE`` set Python writes none, and each CLI or server process a test starts would
+    compile the app's modules again (0.3-0.45 s of CPU a start). Up to date, this only reads the times."""
+    if not hasattr(config, "workerinput"):
+        compileall.compile_dir(Path(__file__).resolve().parent.parent / "mcp_chat_tui", quiet=1)
 
 
 # Files whose tests run the CLI, a real model or a tool (mypy, ruff, pip) as processes, each costing

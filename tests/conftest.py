@@ -31,7 +31,9 @@ def pytest_configure(config):
     ``PYTHONDONTWRITEBYTECODE`` set Python writes none, and each CLI or server process a test starts would
     compile the app's modules again (0.3-0.45 s of CPU a start). Up to date, this only reads the times."""
     if not hasattr(config, "workerinput"):
-        compileall.compile_dir(Path(__file__).resolve().parent.parent / "mcp_chat_tui", quiet=1)
+        top = Path(__file__).resolve().parent.parent
+        for folder in ("mcp_chat_tui", "tests"):  # the servers and the scripted endpoint tests start too
+            compileall.compile_dir(top / folder, quiet=1)
 
 
 # Files whose tests run the CLI, a real model or a tool (mypy, ruff, pip) as processes, each costing

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from textual.css.stylesheet import Stylesheet
 from textual.widget import Widget
 
 from mcp_chat_tui.config import Settings
@@ -82,3 +83,36 @@ async def settled_screen(pilot, app) -> str:
             return now
         shown = now
     raise AssertionError("the screen kept changing")
+
+
+async def test_a_theme_chosen_again_is_not_parsed_again_and_draws_as_it_did(monkeypatch):
+    """Textual parses every style sheet again with the new theme's colours (a fifth of the key);
+    the rules parsed for a theme are kept, so going back to it parses nothing, and the screen in
+    each theme is what it was the first time."""
+    parses: list[Stylesheet] = []
+    parse = Stylesheet.parse
+
+    def counted_parse(sheet: Stylesheet) -> None:
+        parses.append(sheet)
+        parse(sheet)
+
+    app = make_app(ScriptedEngine([]), settings=Settings(theme="mcp-dark"), transcript=conversation(5))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot, app)
+        await wait_for(pilot, lambda: not app._turn_running, what="the loaded exchanges' summaries")
+        app.query_one(PromptInput).cursor_blink = False
+        monkeypatch.setattr(Stylesheet, "parse", counted_parse)
+        shown: dict[str, list[str]] = {}
+        for theme in ("mcp-light", "mcp-dark", "mcp-light", "mcp-dark"):
+            parses.clear()
+            app.theme = theme
+            await wait_for(pilot, lambda theme=theme: f"-theme-{theme}" in app.classes, what=f"the theme {theme}")
+            await pilot.pause()
+            shown.setdefault(theme, []).append(await settled_screen(pilot, app))
+            if len(shown[theme]) == 1:
+                assert parses, "a theme not seen before is parsed"
+            else:
+                assert parses == [], f"{theme} chosen again was parsed again"
+        assert shown["mcp-light"][0] == shown["mcp-light"][1]
+        assert shown["mcp-dark"][0] == shown["mcp-dark"][1]
+        assert shown["mcp-light"][0] != shown["mcp-dark"][0]

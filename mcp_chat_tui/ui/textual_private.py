@@ -2,7 +2,8 @@
 
 Each is used where Textual offers no public way: the clock its messages are stamped with (a dialog
 compares a key's time with when it was drawn), handing a key on to a field's own queue, a widget
-class's default CSS before any is mounted (ui/styles.py), and three methods the app's widgets
+class's default CSS before any is mounted (ui/styles.py), a style sheet's parsed rules (kept per
+theme by ui/restyle.py), and three methods the app's widgets
 override (one layout pass per update, a cursor that does not blink out of focus, a row's place in a
 table of one-line rows). ``PRIVATE_NAMES`` lists every one; tests/test_textual_private.py checks
 each still exists in the installed Textual, so an upgrade that removes one fails there, naming it.
@@ -16,6 +17,8 @@ from typing import Any
 from textual import _time
 from textual.app import App
 from textual.binding import Binding
+from textual.css.model import RuleSet
+from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Markdown
@@ -41,6 +44,10 @@ INSTANCE_NAMES: tuple[tuple[Callable[[], Any], str], ...] = (
     (DataTable, "_row_label_column_width"),
     (lambda: MarkdownStream(Markdown()), "_stopped"),
     (lambda: MarkdownStream(Markdown()), "_new_markup"),
+    (Stylesheet, "_variables"),  # read and set by ui/restyle.py's ParsedSheets
+    (Stylesheet, "_rules"),
+    (Stylesheet, "_rules_map"),
+    (Stylesheet, "_require_parse"),
 )
 
 
@@ -75,3 +82,15 @@ def default_css(cls: type[Widget]) -> Iterable[tuple[tuple[str, str], str, int, 
     """The default CSS of ``cls`` and its bases, as mounting one would add it (read from the class alone):
     each as (where it was read: file and class, the CSS, its tie-breaker, its scope)."""
     return cls.__new__(cls)._get_default_css()
+
+
+def sheet_variables(sheet: Stylesheet) -> dict[str, str]:
+    """The variables ``sheet`` was last given (``set_variables``): the theme's colours."""
+    return sheet._variables
+
+
+def use_rules(sheet: Stylesheet, rules: list[RuleSet], rules_map: dict[str, list[RuleSet]]) -> None:
+    """Have ``sheet`` apply ``rules`` (parsed from its sources with its variables) as ``reparse`` leaves it."""
+    sheet._rules = rules
+    sheet._rules_map = rules_map
+    sheet._require_parse = False

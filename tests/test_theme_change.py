@@ -15,6 +15,7 @@ from textual.widget import Widget
 
 from mcp_chat_tui.config import Settings
 from mcp_chat_tui.transcript import Exchange, Proposal, Step, ToolResult, Transcript
+from mcp_chat_tui.ui.restyle import ParsedSheets
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from tests.fakes import ScriptedEngine
 from tests.ui_helpers import make_app, wait_for, wait_ready
@@ -116,3 +117,39 @@ async def test_a_theme_chosen_again_is_not_parsed_again_and_draws_as_it_did(monk
         assert shown["mcp-light"][0] == shown["mcp-light"][1]
         assert shown["mcp-dark"][0] == shown["mcp-dark"][1]
         assert shown["mcp-light"][0] != shown["mcp-dark"][0]
+
+
+def parsed_by_textual(variables: dict[str, str], sources: dict) -> list[str]:
+    sheet = Stylesheet(variables=variables)
+    for read_from, (css, is_default, tie_breaker, scope) in sources.items():
+        sheet.add_source(css, read_from, is_default_css=is_default, tie_breaker=tie_breaker, scope=scope)
+    return described(sheet.rules)
+
+
+def described(rules) -> list[str]:
+    return [repr((rule.selector_set, sorted(rule.styles.get_rules().items(), key=str))) for rule in rules]
+
+
+def test_parsed_sheets_give_textuals_rules_and_parse_only_the_sheets_not_seen_with_those_colours(monkeypatch):
+    parses: list[object] = []
+    parse = Stylesheet.parse
+    monkeypatch.setattr(Stylesheet, "parse", lambda sheet: (parses.append(sheet), parse(sheet))[1])
+    sheet = Stylesheet()
+    sheet.add_source("Label { color: $primary; }", ("a.tcss", ""))
+    sheet.add_source("#x { background: $primary 50%; border: solid $secondary; }", ("b.tcss", ""), tie_breaker=1)
+    dark, light = {"primary": "#102030", "secondary": "red"}, {"primary": "#f0e0d0", "secondary": "blue"}
+    kept = ParsedSheets()
+
+    def parsed_here(variables: dict[str, str]) -> list[str]:
+        expected = parsed_by_textual(variables, sheet.source)
+        parses.clear()
+        rules = described(kept.rules(variables, sheet.source))
+        assert rules == expected
+        return [str(parsed.source) for parsed in parses]
+
+    assert len(parsed_here(dark)) == 2, "each sheet parsed once with colours not seen before"
+    assert len(parsed_here(light)) == 2
+    assert parsed_here(dark) == [], "the dark rules were kept"
+    sheet.add_source("Button { color: $secondary; }", ("c.tcss", "Button"), is_default_css=True)
+    assert parsed_here(dark) == [str({("c.tcss", "Button"): sheet.source[("c.tcss", "Button")]})], "the new sheet alone"
+    assert parsed_here(light) == [str({("c.tcss", "Button"): sheet.source[("c.tcss", "Button")]})]

@@ -92,10 +92,10 @@ def sheet_variables(sheet: Stylesheet) -> dict[str, str]:
     return sheet._variables
 
 
-def use_rules(sheet: Stylesheet, rules: list[RuleSet], rules_map: dict[str, list[RuleSet]]) -> None:
+def use_rules(sheet: Stylesheet, rules: list[RuleSet]) -> None:
     """Have ``sheet`` apply ``rules`` (parsed from its sources with its variables) as ``reparse`` leaves it."""
     sheet._rules = rules
-    sheet._rules_map = rules_map
+    sheet._rules_map = None  # made again from the rules when next asked for
     sheet._require_parse = False
 
 

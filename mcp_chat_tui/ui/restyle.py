@@ -85,7 +85,7 @@ class ParsedSheets:
         """Every sheet's rules with ``variables``, in the sheets' order (as ``Stylesheet.parse`` gives them);
         raises as it does on a sheet it cannot parse (and keeps nothing parsed with ``variables``)."""
         key = tuple(variables.items())
-        parser, kept = self._parsed.pop(key, None) or (Stylesheet(variables=variables), {})
+        parser, kept = self._parsed.pop(key) if key in self._parsed else (Stylesheet(variables=variables), {})
         rules: list[RuleSet] = []
         for read_from, source in sources.items():
             parsed = kept.get((read_from, source))

@@ -17,7 +17,8 @@ terminal itself (``render_segments``), as a real terminal's driver would, and co
 
 Keys that only set up the next one (Esc to close a screen, typing in the palette, answering the
 dialog) are not timed. ``key_to_screen_ms_p95`` is the 95th percentile over every timed key of both
-apps (target <= 100 ms).
+apps (target <= 100 ms). Each key's median CPU time of the app's main thread over the same span is
+printed beside it: on a shared machine it moves less than the wall time.
 Run alone: ``.venv/bin/python bench/key_latency.py [--rounds 10]``; ``bench/ui_stream.py`` runs it too.
 """
 
@@ -87,23 +88,31 @@ def loaded_conversation(exchanges: int = EXCHANGES) -> Transcript:
     return Transcript(made)
 
 
+class Timing(float):
+    """Milliseconds from a key to its frame, with ``cpu``: the main thread's CPU milliseconds over them."""
+
+    cpu: float
+
+
 class TimedApp(ChatApp):
     """The real app, noting when the first frame that shows what a key did is drawn."""
 
     def __init__(self, **options) -> None:
         super().__init__(**options)
-        self.waiting: tuple[Callable[[], bool], float, asyncio.Future[float]] | None = None
+        self.waiting: tuple[Callable[[], bool], float, float, asyncio.Future[Timing]] | None = None
 
     def _display(self, screen, renderable) -> None:
         super()._display(screen, renderable)
         if renderable is None or self.waiting is None:
             return
-        shown, started, done = self.waiting
+        shown, started, cpu_started, done = self.waiting
         if shown():
             if isinstance(renderable, CompositorUpdate):  # what the terminal's driver would write
                 renderable.render_segments(self.console)
             self.waiting = None
-            done.set_result((time.perf_counter() - started) * 1000)
+            timing = Timing((time.perf_counter() - started) * 1000)
+            timing.cpu = (time.thread_time() - cpu_started) * 1000
+            done.set_result(timing)
 
 
 async def until(predicate: Callable[[], bool], what: str) -> None:
@@ -119,11 +128,11 @@ def press(app: ChatApp, key: str, character: str | None = None) -> None:
     app._driver.send_message(events.Key(key, character))
 
 
-async def timed(app: TimedApp, key: str, character: str | None, shown: Callable[[], bool]) -> float:
+async def timed(app: TimedApp, key: str, character: str | None, shown: Callable[[], bool]) -> Timing:
     """Milliseconds from ``key`` to the end of the first frame drawn while ``shown()``."""
     await asyncio.sleep(0.05)  # the frames of what came before are drawn
-    done: asyncio.Future[float] = asyncio.get_running_loop().create_future()
-    app.waiting = (shown, time.perf_counter(), done)
+    done: asyncio.Future[Timing] = asyncio.get_running_loop().create_future()
+    app.waiting = (shown, time.perf_counter(), time.thread_time(), done)
     press(app, key, character)
     return await asyncio.wait_for(done, TIMEOUT)
 
@@ -241,11 +250,13 @@ async def one_app(label: str, transcript: Transcript | None, rounds: int) -> dic
             await palette_keys(app, times, ("mcp-light", "mcp-dark")[index % 2])
             await approval_key(app, times)
         calls = len(app.calls_table.records)
-    print(f"   {label} ({calls} calls in the sidebar at the end), ms: median / p95 / max")
+    print(f"   {label} ({calls} calls in the sidebar at the end), ms: median / p95 / max, and CPU median")
     for name, samples in times.items():
         if samples:
+            cpu = statistics.median(getattr(sample, "cpu", 0.0) for sample in samples)
             print(
                 f"     {name:<24} {statistics.median(samples):7.1f} {percentile(samples, 95):7.1f} {max(samples):7.1f}"
+                f"   {cpu:7.1f}"
             )
     return times
 

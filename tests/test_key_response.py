@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 
+from textual.app import App
 from textual.widgets import Footer
 
 from mcp_chat_tui.agent import ApprovalPolicy
@@ -17,6 +18,7 @@ from mcp_chat_tui.ui import heap
 from mcp_chat_tui.ui.screens import STYLES_FOLDER
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen
+from mcp_chat_tui.ui.textual_private import FooterKey
 from tests.fakes import ScriptedEngine, call
 from tests.ui_helpers import dialog_armed, make_app, send, wait_for, wait_ready
 
@@ -49,6 +51,35 @@ async def test_a_focus_change_builds_the_footer_once_and_a_change_of_nothing_not
         await pilot.press("f5")
         await wait_for(pilot, lambda: "Auto-run tool" not in footer_words(app), what="the prompt's keys")
         assert len(builds) == 1
+
+
+async def test_a_footer_rebuild_styles_each_key_once_as_it_mounts(monkeypatch):
+    """Textual's footer keys were restyled twice more each as they mounted (their ``compact`` on by
+    default, then off from the footer's): a focus change restyles none of them after their mount,
+    and they look as Textual's did (not compact, as the footer is not). The palette's key, which
+    Textual does not bind to the footer, is left as Textual makes it."""
+    restyled = []
+    update_styles = App.update_styles
+
+    def counted(app, node, animate=True):
+        if isinstance(node, FooterKey):
+            restyled.append(node)
+        update_styles(app, node, animate)
+
+    app = make_app(ScriptedEngine([]))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.press("f5")
+        await pilot.pause()
+        monkeypatch.setattr(App, "update_styles", counted)
+        await pilot.press("f3")
+        await wait_for(pilot, lambda: "Auto-run tool" in footer_words(app), what="the calls pane's keys")
+        await pilot.pause()
+        keys = [key for key in app.screen.query_one(Footer).query(FooterKey) if not key.has_class("-command-palette")]
+        assert len(keys) > 5
+        again = [key for key in restyled if key in keys]
+        assert again == [], f"{len(again)} restyles of {len(set(again))} new footer keys"
+        assert not any(key.compact or key.has_class("-compact") for key in keys)
 
 
 def footer_words(app) -> str:

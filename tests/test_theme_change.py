@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from textual.css.stylesheet import Stylesheet
 from textual.widget import Widget
 
 from mcp_chat_tui.config import Settings
 from mcp_chat_tui.transcript import Exchange, Proposal, Step, ToolResult, Transcript
+from mcp_chat_tui.ui.restyle import ParsedSheets
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from tests.fakes import ScriptedEngine
 from tests.ui_helpers import make_app, wait_for, wait_ready
@@ -82,3 +84,72 @@ async def settled_screen(pilot, app) -> str:
             return now
         shown = now
     raise AssertionError("the screen kept changing")
+
+
+async def test_a_theme_chosen_again_is_not_parsed_again_and_draws_as_it_did(monkeypatch):
+    """Textual parses every style sheet again with the new theme's colours (a fifth of the key);
+    the rules parsed for a theme are kept, so going back to it parses nothing, and the screen in
+    each theme is what it was the first time."""
+    parses: list[Stylesheet] = []
+    parse = Stylesheet.parse
+
+    def counted_parse(sheet: Stylesheet) -> None:
+        parses.append(sheet)
+        parse(sheet)
+
+    app = make_app(ScriptedEngine([]), settings=Settings(theme="mcp-dark"), transcript=conversation(5))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot, app)
+        await wait_for(pilot, lambda: not app._turn_running, what="the loaded exchanges' summaries")
+        app.query_one(PromptInput).cursor_blink = False
+        monkeypatch.setattr(Stylesheet, "parse", counted_parse)
+        shown: dict[str, list[str]] = {}
+        for theme in ("mcp-light", "mcp-dark", "mcp-light", "mcp-dark"):
+            parses.clear()
+            app.theme = theme
+            await wait_for(pilot, lambda theme=theme: f"-theme-{theme}" in app.classes, what=f"the theme {theme}")
+            await pilot.pause()
+            shown.setdefault(theme, []).append(await settled_screen(pilot, app))
+            if len(shown[theme]) == 1:
+                assert parses, "a theme not seen before is parsed"
+            else:
+                assert parses == [], f"{theme} chosen again was parsed again"
+        assert shown["mcp-light"][0] == shown["mcp-light"][1]
+        assert shown["mcp-dark"][0] == shown["mcp-dark"][1]
+        assert shown["mcp-light"][0] != shown["mcp-dark"][0]
+
+
+def parsed_by_textual(variables: dict[str, str], sources: dict) -> list[str]:
+    sheet = Stylesheet(variables=variables)
+    for read_from, (css, is_default, tie_breaker, scope) in sources.items():
+        sheet.add_source(css, read_from, is_default_css=is_default, tie_breaker=tie_breaker, scope=scope)
+    return described(sheet.rules)
+
+
+def described(rules) -> list[str]:
+    return [repr((rule.selector_set, sorted(rule.styles.get_rules().items(), key=str))) for rule in rules]
+
+
+def test_parsed_sheets_give_textuals_rules_and_parse_only_the_sheets_not_seen_with_those_colours(monkeypatch):
+    parses: list[object] = []
+    parse = Stylesheet.parse
+    monkeypatch.setattr(Stylesheet, "parse", lambda sheet: (parses.append(sheet), parse(sheet))[1])
+    sheet = Stylesheet()
+    sheet.add_source("Label { color: $primary; }", ("a.tcss", ""))
+    sheet.add_source("#x { background: $primary 50%; border: solid $secondary; }", ("b.tcss", ""), tie_breaker=1)
+    dark, light = {"primary": "#102030", "secondary": "red"}, {"primary": "#f0e0d0", "secondary": "blue"}
+    kept = ParsedSheets()
+
+    def parsed_here(variables: dict[str, str]) -> list[str]:
+        expected = parsed_by_textual(variables, sheet.source)
+        parses.clear()
+        rules = described(kept.rules(variables, sheet.source))
+        assert rules == expected
+        return [str(parsed.source) for parsed in parses]
+
+    assert len(parsed_here(dark)) == 2, "each sheet parsed once with colours not seen before"
+    assert len(parsed_here(light)) == 2
+    assert parsed_here(dark) == [], "the dark rules were kept"
+    sheet.add_source("Button { color: $secondary; }", ("c.tcss", "Button"), is_default_css=True)
+    assert parsed_here(dark) == [str({("c.tcss", "Button"): sheet.source[("c.tcss", "Button")]})], "the new sheet alone"
+    assert parsed_here(light) == [str({("c.tcss", "Button"): sheet.source[("c.tcss", "Button")]})]

@@ -2,7 +2,8 @@
 
 Each is used where Textual offers no public way: the clock its messages are stamped with (a dialog
 compares a key's time with when it was drawn), handing a key on to a field's own queue, a widget
-class's default CSS before any is mounted (ui/styles.py), and three methods the app's widgets
+class's default CSS before any is mounted (ui/styles.py), a style sheet's parsed rules (kept per
+theme by ui/restyle.py), the footer's key class, and three methods the app's widgets
 override (one layout pass per update, a cursor that does not blink out of focus, a row's place in a
 table of one-line rows). ``PRIVATE_NAMES`` lists every one; tests/test_textual_private.py checks
 each still exists in the installed Textual, so an upgrade that removes one fails there, naming it.
@@ -16,12 +17,15 @@ from typing import Any
 from textual import _time
 from textual.app import App
 from textual.binding import Binding
+from textual.css.model import RuleSet
+from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
 from textual.widget import Widget
-from textual.widgets import DataTable, Input, Markdown
+from textual.widgets import DataTable, Input, Markdown, _footer
 from textual.widgets.markdown import MarkdownStream
 
 get_time = _time.get_time  # the clock of ``Message.time``
+FooterKey = _footer.FooterKey  # a key of the footer (only in Textual's private module)
 
 PRIVATE_NAMES: tuple[tuple[Any, str], ...] = (
     (_time, "get_time"),
@@ -33,6 +37,7 @@ PRIVATE_NAMES: tuple[tuple[Any, str], ...] = (
     (Input, "_pause_blink"),
     (DataTable, "_get_row_region"),  # overridden by widgets/sidebar.py
     (App, "_refresh_truecolor_filter"),
+    (_footer, "FooterKey"),  # widgets/footer.py builds its keys styled once
 )
 # Members each object has of its own: a node's bindings, a table's row-label width, and the state of
 # a Markdown stream that streaming.py's PacedMarkdownStream runs its own loop on.
@@ -41,6 +46,11 @@ INSTANCE_NAMES: tuple[tuple[Callable[[], Any], str], ...] = (
     (DataTable, "_row_label_column_width"),
     (lambda: MarkdownStream(Markdown()), "_stopped"),
     (lambda: MarkdownStream(Markdown()), "_new_markup"),
+    (DOMNode, "_reactive_connect"),  # read by widgets/footer.py (a key bound to the footer's compact)
+    (Stylesheet, "_variables"),  # read and set by ui/restyle.py's ParsedSheets
+    (Stylesheet, "_rules"),
+    (Stylesheet, "_rules_map"),
+    (Stylesheet, "_require_parse"),
 )
 
 
@@ -75,3 +85,20 @@ def default_css(cls: type[Widget]) -> Iterable[tuple[tuple[str, str], str, int, 
     """The default CSS of ``cls`` and its bases, as mounting one would add it (read from the class alone):
     each as (where it was read: file and class, the CSS, its tie-breaker, its scope)."""
     return cls.__new__(cls)._get_default_css()
+
+
+def sheet_variables(sheet: Stylesheet) -> dict[str, str]:
+    """The variables ``sheet`` was last given (``set_variables``): the theme's colours."""
+    return sheet._variables
+
+
+def use_rules(sheet: Stylesheet, rules: list[RuleSet]) -> None:
+    """Have ``sheet`` apply ``rules`` (parsed from its sources with its variables) as ``reparse`` leaves it."""
+    sheet._rules = rules
+    sheet._rules_map = None  # made again from the rules when next asked for
+    sheet._require_parse = False
+
+
+def bound_to_parent(node: DOMNode, name: str) -> bool:
+    """Whether ``node``'s reactive ``name`` takes its value from the widget that composed it (``data_bind``)."""
+    return name in (node._reactive_connect or {})

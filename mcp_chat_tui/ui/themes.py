@@ -13,7 +13,7 @@ from mcp_chat_tui.config import save_setting
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
 from mcp_chat_tui.ui.app_base import ChatAppBase
-from mcp_chat_tui.ui.restyle import restyled_in_one_pass
+from mcp_chat_tui.ui.restyle import ParsedSheets, restyled_in_one_pass
 from mcp_chat_tui.ui.textual_private import refresh_truecolor_filter
 
 DEFAULT_THEME = "mcp-dark"
@@ -97,9 +97,14 @@ class ThemeSettings(ChatAppBase):
             self.update_classes(classes, update=False)
             refresh_truecolor_filter(self)
 
+    _parsed_sheets: ParsedSheets | None = None
+
     def refresh_css(self, animate: bool = True) -> None:
-        """Textual's, with each widget redrawn once (ui/restyle.py): a new theme restyles them all."""
-        with restyled_in_one_pass(self.stylesheet):
+        """Textual's, with each widget redrawn once and the sheets parsed once per theme
+        (ui/restyle.py): a new theme restyles them all."""
+        if self._parsed_sheets is None:
+            self._parsed_sheets = ParsedSheets()
+        with restyled_in_one_pass(self.stylesheet), self._parsed_sheets.reparsed_once(self.stylesheet):
             super().refresh_css(animate)
 
     def _report_theme_problems(self) -> None:

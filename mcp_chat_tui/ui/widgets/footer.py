@@ -6,7 +6,9 @@ rest in the order Textual gives them.
 
 Textual's footer builds all its keys again (20-odd widgets, each styled and laid out) whenever
 the screen says its bindings changed, which a focus change says several times: this one builds
-them once a frame at most, and only when the keys it would show differ from those it shows.
+them once a frame at most, and only when the keys it would show differ from those it shows; each
+key it builds is styled once, as it mounts (Textual's were styled twice more: its ``compact`` set on
+as the key mounted, then off again from the footer's).
 """
 
 from __future__ import annotations
@@ -14,12 +16,14 @@ from __future__ import annotations
 from typing import Any
 
 from textual import events
+from textual.app import ComposeResult
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
 from mcp_chat_tui.ui.keys import APP_BINDINGS, FOOTER_FIRST
+from mcp_chat_tui.ui.textual_private import FooterKey, bound_to_parent
 
 _APP_ACTIONS = [binding.action for binding in APP_BINDINGS]
 _FIRST_ACTIONS = [binding.action for binding in APP_BINDINGS if binding.id in FOOTER_FIRST]
@@ -62,6 +66,15 @@ class KeyFooter(Footer):
         self._shown = keys
         await super().recompose()  # the keys change with the focus and the screen
         self.fit_keys()
+
+    def compose(self) -> ComposeResult:
+        """Textual's keys, those bound to the footer's ``compact`` made with its value already: the
+        key's own default (on) is not applied and then undone as it mounts, each a restyle of the key."""
+        for widget in super().compose():
+            if isinstance(widget, FooterKey) and bound_to_parent(widget, "compact"):
+                widget.set_reactive(FooterKey.compact, self.compact)
+                widget.set_class(self.compact, "-compact", update=False)
+            yield widget
 
     def _keys_to_show(self) -> tuple[Any, ...]:
         """What ``compose`` builds the keys from: the screen's shown bindings, enabled or not, and the footer's options."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -40,6 +41,27 @@ ENTRY = textwrap.dedent(
 )
 
 
+# The demo server run as ``python -m``, its serving stopped where it would start: how many collections
+# ran while its module (the SDK) was imported, and whether the collector is on when it serves.
+DEMO_SERVER = textwrap.dedent(
+    """
+    import gc, json, runpy
+    import anyio
+    import mcp_chat_tui.demo  # the packages above the module, which runpy imports first
+
+    collections = []
+    gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
+
+    def serve(*args, **kwargs):
+        print(json.dumps({"collections_while_importing": len(collections), "collecting": gc.isenabled()}))
+
+    anyio.run = serve
+    collections.clear()  # from the module's first line
+    runpy.run_module("mcp_chat_tui.demo.server", run_name="__main__")
+    """
+)
+
+
 @pytest.fixture
 def paused_collector():
     """The collector paused as the command pauses it; given back as it was after the test."""
@@ -60,7 +82,9 @@ def test_the_command_runs_main_with_the_collector_paused_and_its_module_imports_
     assert seen == {"collecting": False, "loaded": []}
 
 
-def test_modes_other_than_the_app_run_with_the_collector_on(paused_collector, isolated_user_dirs, tmp_path, monkeypatch):
+def test_modes_other_than_the_app_run_with_the_collector_on(
+    paused_collector, isolated_user_dirs, tmp_path, monkeypatch
+):
     seen: list[bool] = []
 
     def run_search(query: str, *, as_json: bool) -> int:
@@ -68,7 +92,7 @@ def test_modes_other_than_the_app_run_with_the_collector_on(paused_collector, is
         return 0
 
     monkeypatch.setattr("mcp_chat_tui.cli.search.run_search", run_search)
-    done = run_cli(["--search", "anything"], cwd=tmp_path, env=dict(__import__("os").environ))
+    done = run_cli(["--search", "anything"], cwd=tmp_path, env=dict(os.environ))
     assert done.returncode == 0, done.stderr
     assert seen == [True]
 
@@ -105,3 +129,13 @@ async def test_a_long_start_resumes_the_collector_after_the_limit(paused_collect
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, gc.isenabled, what="the collector resumed")
         assert not app.ready.is_set()
+
+
+def test_the_demo_server_imports_the_sdk_with_the_collector_paused_and_serves_with_it_on():
+    done = subprocess.run([sys.executable, "-c", DEMO_SERVER], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["collecting"]
+    # runpy reading the module's code may make one young collection before its first line; the
+    # SDK's import made about 190 without the pause
+    assert seen["collections_while_importing"] <= 2, seen

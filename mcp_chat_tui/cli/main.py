@@ -82,14 +82,45 @@ def full_screen(args: argparse.Namespace) -> bool:
     ) and not (args.plain or args.prompt is not None)
 
 
-def main(argv: list[str] | None = None) -> int:
+def run_mode(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Run what ``args`` ask for: a check, a search, sign-in, or a conversation (the app, ``--plain``, ``-p``)."""
     import asyncio
 
+    from mcp_chat_tui.cli.terminal import run_until_signal
+
+    if args.check_servers:
+        return asyncio.run(run_until_signal(lambda: _check_servers(args)))
+    if args.check_tools:
+        from mcp_chat_tui.cli.check_tools import run_check_tools
+
+        return run_check_tools(args, parser)
+    if args.search is not None:
+        from mcp_chat_tui.cli.search import run_search
+
+        return run_search(args.search, as_json=args.json)
+    if args.sign_in or args.sign_out:
+        from rich.console import Console
+
+        from mcp_chat_tui.cli.sign_in_command import sign_in_command, sign_out_command
+
+        command = sign_out_command if args.sign_out else sign_in_command
+        return asyncio.run(run_until_signal(lambda: command(args, Console(highlight=False))))
+    probe = _probe_terminal_for_images(args)
+    try:
+        from mcp_chat_tui.cli.chat import run_chat
+
+        return run_chat(args, parser)
+    finally:
+        if probe is not None:  # not left while it holds the terminal in its own mode (0.1 s a question),
+            probe.join(0.5)  # nor held past the second SIGTERM and Ctrl+C have to end the app
+
+
+def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     from rich.markup import escape
 
     from mcp_chat_tui.cli.args import blas_setting, build_parser
-    from mcp_chat_tui.cli.terminal import exit_on_sigterm, run_until_signal
+    from mcp_chat_tui.cli.terminal import exit_on_sigterm
     from mcp_chat_tui.core.errors import UserFacingError
     from mcp_chat_tui.engine.blas import load_blas
 
@@ -103,29 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     setup_logging()
     err = Console(stderr=True, soft_wrap=True)
     try:
-        if args.check_servers:
-            return asyncio.run(run_until_signal(lambda: _check_servers(args)))
-        if args.check_tools:
-            from mcp_chat_tui.cli.check_tools import run_check_tools
-
-            return run_check_tools(args, parser)
-        if args.search is not None:
-            from mcp_chat_tui.cli.search import run_search
-
-            return run_search(args.search, as_json=args.json)
-        if args.sign_in or args.sign_out:
-            from mcp_chat_tui.cli.sign_in_command import sign_in_command, sign_out_command
-
-            command = sign_out_command if args.sign_out else sign_in_command
-            return asyncio.run(run_until_signal(lambda: command(args, Console(highlight=False))))
-        probe = _probe_terminal_for_images(args)
-        try:
-            from mcp_chat_tui.cli.chat import run_chat
-
-            return run_chat(args, parser)
-        finally:
-            if probe is not None:  # not left while it holds the terminal in its own mode (0.1 s a question),
-                probe.join(0.5)  # nor held past the second SIGTERM and Ctrl+C have to end the app
+        return run_mode(args, parser)
     except UserFacingError as exc:
         err.print(f"[bold red]mcp-chat-tui:[/] {escape(str(exc))}", highlight=False)
         if args.json and args.prompt is not None:

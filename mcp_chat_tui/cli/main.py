@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import atexit
-import io
-import logging
 import os
 import sys
-import threading
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.markup import escape
+from mcp_chat_tui.core.collector import pause_collector, resume_collector
 
-from mcp_chat_tui.cli.args import blas_setting, build_parser
-from mcp_chat_tui.cli.terminal import ask_on_terminal, exit_on_sigterm, run_until_signal
-from mcp_chat_tui.core.errors import UserFacingError
-from mcp_chat_tui.core.files import open_append
-from mcp_chat_tui.core.paths import user_log_dir
-from mcp_chat_tui.engine.blas import load_blas
+if TYPE_CHECKING:  # the rest is imported by ``main``, after ``run`` has paused the collector
+    import argparse
+    import threading
+    from pathlib import Path
 
 
 def setup_logging() -> Path | None:
     """Send library logs (the SDK's included) to a file, never over the screen."""
+    import io
+    import logging
+
+    from mcp_chat_tui.core.files import open_append
+    from mcp_chat_tui.core.paths import user_log_dir
+
     root = logging.getLogger()
     for handler in list(root.handlers):
         root.removeHandler(handler)
@@ -43,8 +41,11 @@ def setup_logging() -> Path | None:
 
 
 async def _check_servers(args) -> int:
+    from rich.console import Console
+
     from mcp_chat_tui.cli.check import check_servers
     from mcp_chat_tui.cli.setup import load_configuration, make_hub, warn_short_secrets
+    from mcp_chat_tui.cli.terminal import ask_on_terminal
 
     console = Console()
     settings, mcp_config = await load_configuration(args, ask_input=ask_on_terminal)
@@ -74,38 +75,66 @@ def _probe_terminal_for_images(args: argparse.Namespace) -> threading.Thread | N
     return probe_terminal_for_images()
 
 
+def full_screen(args: argparse.Namespace) -> bool:
+    """Whether ``args`` start the full-screen app (not a check, a search, sign-in, ``--plain`` or ``-p``)."""
+    return not (
+        args.check_servers or args.check_tools or args.search is not None or args.sign_in or args.sign_out
+    ) and not (args.plain or args.prompt is not None)
+
+
+def run_mode(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Run what ``args`` ask for: a check, a search, sign-in, or a conversation (the app, ``--plain``, ``-p``)."""
+    import asyncio
+
+    from mcp_chat_tui.cli.terminal import run_until_signal
+
+    if args.check_servers:
+        return asyncio.run(run_until_signal(lambda: _check_servers(args)))
+    if args.check_tools:
+        from mcp_chat_tui.cli.check_tools import run_check_tools
+
+        return run_check_tools(args, parser)
+    if args.search is not None:
+        from mcp_chat_tui.cli.search import run_search
+
+        return run_search(args.search, as_json=args.json)
+    if args.sign_in or args.sign_out:
+        from rich.console import Console
+
+        from mcp_chat_tui.cli.sign_in_command import sign_in_command, sign_out_command
+
+        command = sign_out_command if args.sign_out else sign_in_command
+        return asyncio.run(run_until_signal(lambda: command(args, Console(highlight=False))))
+    probe = _probe_terminal_for_images(args)
+    try:
+        from mcp_chat_tui.cli.chat import run_chat
+
+        return run_chat(args, parser)
+    finally:
+        if probe is not None:  # not left while it holds the terminal in its own mode (0.1 s a question),
+            probe.join(0.5)  # nor held past the second SIGTERM and Ctrl+C have to end the app
+
+
 def main(argv: list[str] | None = None) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from mcp_chat_tui.cli.args import blas_setting, build_parser
+    from mcp_chat_tui.cli.terminal import exit_on_sigterm
+    from mcp_chat_tui.core.errors import UserFacingError
+    from mcp_chat_tui.engine.blas import load_blas
+
     exit_on_sigterm()
     tolerant_output()
     load_blas(blas_setting(argv))  # before anything imports mlx.core: it binds its BLAS then
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not full_screen(args):  # run's pause is for the app's start only (core/collector.py)
+        resume_collector()
     setup_logging()
     err = Console(stderr=True, soft_wrap=True)
     try:
-        if args.check_servers:
-            return asyncio.run(run_until_signal(lambda: _check_servers(args)))
-        if args.check_tools:
-            from mcp_chat_tui.cli.check_tools import run_check_tools
-
-            return run_check_tools(args, parser)
-        if args.search is not None:
-            from mcp_chat_tui.cli.search import run_search
-
-            return run_search(args.search, as_json=args.json)
-        if args.sign_in or args.sign_out:
-            from mcp_chat_tui.cli.sign_in_command import sign_in_command, sign_out_command
-
-            command = sign_out_command if args.sign_out else sign_in_command
-            return asyncio.run(run_until_signal(lambda: command(args, Console(highlight=False))))
-        probe = _probe_terminal_for_images(args)
-        try:
-            from mcp_chat_tui.cli.chat import run_chat
-
-            return run_chat(args, parser)
-        finally:
-            if probe is not None:  # not left while it holds the terminal in its own mode (0.1 s a question),
-                probe.join(0.5)  # nor held past the second SIGTERM and Ctrl+C have to end the app
+        return run_mode(args, parser)
     except UserFacingError as exc:
         err.print(f"[bold red]mcp-chat-tui:[/] {escape(str(exc))}", highlight=False)
         if args.json and args.prompt is not None:
@@ -117,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    finally:
+        resume_collector()  # the app resumed it when ready; a start that failed earlier did not
 
 
 def run() -> None:
@@ -128,6 +159,7 @@ def run() -> None:
     which would spend most of the second Ctrl+C and SIGTERM have to end the app. So the exit
     handlers run (the log is flushed), then the process ends without that teardown.
     """
+    pause_collector()  # until the app is ready (core/collector.py); main resumes it for the other modes
     try:
         code = main()
     except SystemExit as exc:  # argparse's errors, SIGTERM outside the event loop

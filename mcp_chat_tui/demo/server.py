@@ -7,6 +7,15 @@ tests and for trying those transports).
 
 from __future__ import annotations
 
+import gc
+
+# Started as the demo server, its imports (the SDK's above all) build about a thousand classes, which the
+# cycle collector walked again and again: a tenth of the CPU before the server answers. Paused until
+# main has the server built (core/collector.py says the same of the app's start).
+COLLECTOR_PAUSED = __name__ == "__main__" and gc.isenabled()
+if COLLECTOR_PAUSED:
+    gc.disable()
+
 import argparse
 import ast
 import asyncio
@@ -205,6 +214,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
     parser.add_argument("--sse", type=int, metavar="PORT", help="serve the older SSE transport on 127.0.0.1:PORT")
     args = parser.parse_args(argv)
+    if COLLECTOR_PAUSED:  # the module is built: serving runs with the collector on
+        gc.enable()
     if args.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
     elif args.sse is not None:

@@ -12,8 +12,8 @@ from mcp_chat_tui.servers.hub import ServerHub
 from mcp_chat_tui.servers.notifications import LogEntry, level_rank, next_level
 from mcp_chat_tui.servers.oauth import SignInRequest
 from mcp_chat_tui.servers.request_ties import withdrawal
+from mcp_chat_tui.servers.sdk_import import begin_sdk_import, import_sdk
 from mcp_chat_tui.servers.state import ServerState, ServerStatus, ToolUsage, protocol_notes, tool_list_notes
-from mcp_chat_tui.servers.transports import import_sdk
 from mcp_chat_tui.servers.user_calls import CallCommandError, call_attachment, call_yourself, parse_call, schema_problem
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "call_attachment",
     "call_yourself",
     "command_text",
+    "begin_sdk_import",
     "import_sdk",
     "level_rank",
     "next_level",

@@ -35,6 +35,7 @@ from mcp_chat_tui.servers.oauth_sign_in import SignIn
 from mcp_chat_tui.servers.output import ServerOutput
 from mcp_chat_tui.servers.roots import Roots
 from mcp_chat_tui.servers.runtime import ServerRuntime, gone_reason
+from mcp_chat_tui.servers.sdk_import import import_sdk
 from mcp_chat_tui.servers.starting import StartLife, silent_reason
 from mcp_chat_tui.servers.state import ServerState, ServerStatus
 from mcp_chat_tui.servers.stderr import StderrCapture, log_file_name
@@ -43,7 +44,6 @@ from mcp_chat_tui.servers.token_vault import TOKEN_FILE_NAME, TokenVault
 from mcp_chat_tui.servers.transports import (
     describe_start_failure,
     http_transport,
-    import_sdk,
     memory_transport,
     root_cause,
     sse_transport,

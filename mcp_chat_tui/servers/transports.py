@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import shutil
-import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TextIO
@@ -33,34 +30,6 @@ log = logging.getLogger(__name__)
 # its stdin (one still starting, one busy); a server that reads it exits at once either way.
 SERVER_EXIT_GRACE = 0.25  # seconds after stdin closes before SIGTERM
 SERVER_KILL_GRACE = 0.3  # seconds after SIGTERM before SIGKILL
-
-
-async def import_sdk() -> None:
-    """Import the SDK (its client, transports and protocol types: a second of CPU) on a thread, so
-    the first server's start does not hold the event loop, and the screen, while it imports. The app's
-    first frame waits for none of it; the app imports it before the model's libraries, so that the
-    servers' processes start while those import (docs/architecture.md, "Start-up"). A daemon thread:
-    leaving the app never waits for it. An import that fails is left to fail again where it is used."""
-    loop = asyncio.get_running_loop()
-    imported: asyncio.Future[None] = loop.create_future()
-
-    def settle() -> None:
-        if not imported.done():
-            imported.set_result(None)
-
-    def run() -> None:
-        try:
-            from mcp_chat_tui.servers.sdk_private import LEGACY_VERSION
-
-            del LEGACY_VERSION  # the module imported for what it imports: the SDK
-        except BaseException:  # raised again, and shown, where the SDK is used
-            pass
-        finally:
-            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits
-                loop.call_soon_threadsafe(settle)
-
-    threading.Thread(target=run, name="sdk-import", daemon=True).start()
-    await imported
 
 
 @asynccontextmanager

@@ -27,7 +27,7 @@ from mcp_chat_tui.conversation import Conversation, Route, chat_agent, route_lin
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine import Engine
-from mcp_chat_tui.servers import ServerHub, ServerStatus
+from mcp_chat_tui.servers import ServerHub, ServerStatus, begin_sdk_import
 from mcp_chat_tui.transcript import Transcript
 from mcp_chat_tui.ui import heap
 from mcp_chat_tui.ui.agent_events import AgentEventView
@@ -195,6 +195,8 @@ class ChatApp(
 
     async def _build(self) -> None:
         """The panes, after the first frame; then the model and the servers start."""
+        if self.hub.statuses:  # the SDK imports while the panes are built, so the servers start sooner
+            begin_sdk_import()
         preload_styles(self, chat_widget_classes())  # parsed with the panes' styles, not mid-reply
         preload_screen_css(self, STYLES_FOLDER)  # nor as a dialog opens
         # Into the app's own screen, whatever is on top of it by now (F1, the palette).

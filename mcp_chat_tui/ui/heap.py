@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import gc
 
+from mcp_chat_tui.core.collector import resume_collector
+
 YOUNG_OBJECTS = 10_000  # allocations between collections of the youngest generation (Python's default: 700)
 
 
@@ -22,6 +24,7 @@ _thresholds: tuple[int, int, int] | None = None  # Python's own, while settled
 def settle() -> None:
     """When the app is ready: set aside every object held now, and collect young objects less often."""
     global _thresholds
+    resume_collector()  # paused by the command while the app started (core/collector.py)
     gc.freeze()
     if _thresholds is None:
         _thresholds = gc.get_threshold()
@@ -31,6 +34,7 @@ def settle() -> None:
 def release() -> None:
     """When the app ends: what ``settle`` set aside is collected as usual again, at Python's usual pace."""
     global _thresholds
+    resume_collector()  # an app that ends before it is ready
     gc.unfreeze()
     if _thresholds is not None:
         gc.set_threshold(*_thresholds)

@@ -8,6 +8,7 @@ import asyncio
 from textual import work
 
 from mcp_chat_tui.config.folder_trust import FolderFile
+from mcp_chat_tui.core.collector import START_UP_LIMIT_SECONDS, resume_collector
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import demo_model_path
 from mcp_chat_tui.core.text import counted, one_line
@@ -36,6 +37,7 @@ class StartUp(ChatAppBase):
         self._model_loading = True
         self._show_start_up()
         self.set_interval(1.0, self._tick_starting)
+        self.set_timer(START_UP_LIMIT_SECONDS, resume_collector)  # a start this long waits on a download or a server
         servers = asyncio.ensure_future(self._start_servers())
         if self.hub.statuses:  # the SDK before the model's libraries: the servers' processes start meanwhile
             await import_sdk()
@@ -177,6 +179,7 @@ class StartUp(ChatAppBase):
     def _fatal(self, message: str, state: tuple[str, str] = ("failed", "to load the model")) -> None:
         """End the app with ``message`` on the fatal screen; ``state`` is what the status bar says
         failed (the model, unless a server is named)."""
+        resume_collector()  # the start is over (core/collector.py)
         self.fatal_error = message
         self._engine_state(*state)
         self.push_screen(FatalScreen(message), callback=lambda _: self.action_quit(return_code=1))

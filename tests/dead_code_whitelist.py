@@ -53,6 +53,11 @@ _ReportingBar.set_postfix_str
 _ReportingBar.set_postfix
 _ReportingBar.format_dict
 
+# Textual's Stylesheet reads these (ui/textual_private.py's use_rules sets them as its reparse leaves them).
+_._rules
+_._rules_map
+_._require_parse
+
 # Textual reads these by name.
 ChatApp.TITLE
 ApprovalScreen.VERTICAL_BREAKPOINTS

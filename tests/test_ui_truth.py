@@ -155,7 +155,9 @@ async def test_the_status_bar_reads_as_english_through_start_up_and_a_turn():
         [[TextDelta("counting "), Throughput(12, 42.5), call("sleep", {"seconds": 3})], "done"],
         delay=0.3,
     )
-    mute = fixture_config("mute", "--never-answer", init_timeout=6)
+    # Starting until 3 s after its last sign of life (its "starting" line, once it has imported mcp):
+    # the three phases of start-up are seen before then; the turn waits that time out in full.
+    mute = fixture_config("mute", "--never-answer", init_timeout=3)
     app = make_app(engine, [demo_config(), mute], settings=Settings(on_server_failure="continue"))
     phases = [
         (

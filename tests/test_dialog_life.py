@@ -11,15 +11,19 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.ui.call_records import CallState
 from mcp_chat_tui.ui.screens.requests import ElicitFormScreen
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import REAL_SERVERS, in_process_config, server_module
 from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 FORM_SERVER = str(Path(__file__).parent / "servers" / "form_server.py")
 TYPED = "Zebulon-typed-in-the-form"

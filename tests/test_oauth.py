@@ -18,8 +18,11 @@ from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub, ServerState
 from mcp_chat_tui.servers.oauth import SignInFailed
 from mcp_chat_tui.servers.token_vault import KEYRING_SERVICE, TOKEN_FILE_NAME, TokenVault
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.keyring_backend import FileKeyring
 from tests.oauth_helpers import Browser, protected_server
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 
 def hub_for(url: str, tmp_path, name: str = "guarded", kind: str = "http", **config) -> ServerHub:

@@ -23,9 +23,12 @@ from mcp_chat_tui.engine.events import LoadProgress, TextDelta, Throughput
 from mcp_chat_tui.servers import ServerState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config
 from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 PANE_LETTERS = ["a", "t", "T", "r", "l", "j", "k", "y", "n", "c", "q"]
 

@@ -7,10 +7,15 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
 from mcp_chat_tui.servers import ServerHub, ServerState
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.helpers import REAL_SERVERS, call_by_model_name, eventually, in_process_config, server_module
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 HOSTILE_SERVER = str(Path(__file__).parent / "servers" / "hostile_server.py")
 VALID_TOOLS = {"echo", "whoami", "flood_changes", "grow", "listings_served"}

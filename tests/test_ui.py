@@ -26,6 +26,7 @@ from mcp_chat_tui.ui.streaming import (
     drawing_cost,
     drawing_share,
 )
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config, new_marker, pids_with, wait_until
 from tests.ui_helpers import (
@@ -39,6 +40,8 @@ from tests.ui_helpers import (
     wait_ready,
     wait_turn_done,
 )
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 
 async def test_prompt_history_with_up_and_down():

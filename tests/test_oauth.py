@@ -266,7 +266,7 @@ async def test_the_init_timeout_does_not_count_the_time_in_the_browser(tmp_path)
             browser = Browser()
 
             async def slow_person(request):
-                await asyncio.sleep(2.5)  # reading the page, typing a password: longer than the timeout
+                await asyncio.sleep(1.5)  # reading the page, typing a password: half as long again as the timeout
                 await browser(request)
 
             status = await hub.sign_in("guarded", slow_person)

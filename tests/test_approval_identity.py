@@ -10,15 +10,20 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from mcp_chat_tui.cli.chat import make_policy
 from mcp_chat_tui.config import McpConfig, ServerConfig, load_settings
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import PLANTED_SERVER, starts
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_oneshot import run_cli
 from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 SAVED_FOR = ["/usr/bin/python3", "/home/someone/demo_server.py"]  # the demo this rule was saved for
 

@@ -3,6 +3,7 @@ form, the resources screen and its preview, against tests/servers/catalog_server
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input, Markdown, Static
 
 from mcp_chat_tui.core.attachments import Attachment
@@ -12,9 +13,12 @@ from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen
 from mcp_chat_tui.ui.screens.resources import ResourcesScreen
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.media import IMAGE_WIDGET
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine
 from tests.helpers import catalog_config
 from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 
 def names(app) -> list[str]:

@@ -104,17 +104,20 @@ def test_these_are_the_questions_the_docs_show():
     assert [q.text for q in README_QUESTIONS] == [" ".join(q.split()) for q in re.findall(r'"([^"]+)"', asked)]
 
 
-def demo_app(policy: ApprovalPolicy):
+def demo_app(policy: ApprovalPolicy, monkeypatch: pytest.MonkeyPatch):
+    """The app with the demo model and the demo server in this process, its clock fixed at ``NOW`` (the
+    server reads MCP_CHAT_TUI_DEMO_NOW at each call: this process's environment, not a process's own)."""
+    monkeypatch.setenv("MCP_CHAT_TUI_DEMO_NOW", NOW)
     engine = MlxEngine(demo_model_path())
-    return make_app(engine, [demo_config(env={"MCP_CHAT_TUI_DEMO_NOW": NOW})], policy=policy, frozen=False)
+    return make_app(engine, [demo_config()], policy=policy, frozen=False)
 
 
 def test_the_questions_the_app_suggests_for_the_demo_are_the_ones_tested_here():
     assert set(TRY_ASKING) <= {question.text for question in README_QUESTIONS}
 
 
-async def test_the_readme_questions_in_one_conversation_in_the_app_approved_with_keys():
-    app = demo_app(ApprovalPolicy("ask"))
+async def test_the_readme_questions_in_one_conversation_in_the_app_approved_with_keys(monkeypatch):
+    app = demo_app(ApprovalPolicy("ask"), monkeypatch)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         assert try_asking_line() in chat_text(app).replace("\n", " ")  # what to ask it, at the start
@@ -137,8 +140,8 @@ async def test_the_readme_questions_in_one_conversation_in_the_app_approved_with
     "'what is 345 + 89?' into a malformed call; played by scripts/demo_eval.py it also writes a wrong "
     "time in its summary of the Tokyo exchange (4 of 5 summaries right)",
 )
-async def test_a_longer_conversation_stays_right_once_exchanges_leave_the_window():
-    app = demo_app(ApprovalPolicy("ask", yes=True))
+async def test_a_longer_conversation_stays_right_once_exchanges_leave_the_window(monkeypatch):
+    app = demo_app(ApprovalPolicy("ask", yes=True), monkeypatch)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         for question in LONGER:

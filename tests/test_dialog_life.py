@@ -1,8 +1,8 @@
 """A dialog never outlives what it answers, and a person's time in it is no call's (issue 33).
 
 The real app under Pilot with a scripted model; the form server (tests/servers/form_server.py,
-the SDK's MCPServer) in process where the test is not about processes, a real process where the
-server itself must give up on its request (the 2025-11-25 request path)."""
+the SDK's MCPServer) in this process, with only the 2025-11-25 handshake where the server itself
+must give up on its request (that request path), as a process with ``MCT_REAL_SERVERS=1``."""
 
 from __future__ import annotations
 
@@ -11,27 +11,44 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.ui.call_records import CallState
 from mcp_chat_tui.ui.screens.requests import ElicitFormScreen
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
-from tests.helpers import REAL_SERVERS, in_process_config, server_module
+from tests.helpers import REAL_SERVERS, StreamsServer, in_process_config, server_module
 from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
+
 FORM_SERVER = str(Path(__file__).parent / "servers" / "form_server.py")
-TYPED = "Zebulon-typed-in-the-form"
+TYPED = "Zebulon-typed"  # a name no test sends otherwise: typed key by key into the form, then looked for
 
 
-def form_config(*flags: str, timeout: float = 1.0, in_process: bool = True) -> ServerConfig:
+def form_config(*flags: str, timeout: float = 1.0, impatient: float | None = None) -> ServerConfig:
+    """tests/servers/form_server.py in this process (``impatient``: only the 2025-11-25 handshake, on
+    memory streams, the server giving up on its form after that many seconds), or a process of its
+    own with ``MCT_REAL_SERVERS=1``."""
+    if impatient is not None:
+        flags = ("--legacy", "--impatient", f"{impatient:g}", *flags)
     config = ServerConfig(
         name="forms", type="stdio", command=sys.executable, args=[FORM_SERVER, *flags], timeout=timeout
     )
-    if not in_process or REAL_SERVERS:
+    if REAL_SERVERS:
         return config
-    return in_process_config(config, lambda: server_module(FORM_SERVER).build())
+    if impatient is None:
+        return in_process_config(config, lambda: server_module(FORM_SERVER).build())
+
+    def legacy() -> StreamsServer:
+        module = server_module(FORM_SERVER)
+        server = module.build(impatient)
+        return StreamsServer(lambda read, write: module.serve_legacy_on(server, read, write))
+
+    return in_process_config(config, legacy)
 
 
 def form_app(config: ServerConfig):
@@ -62,7 +79,7 @@ async def test_time_in_a_form_is_not_the_calls_and_its_timeout_resumes_after():
         await wait_ready(pilot, app)
         await open_form_and_type(pilot)
         opened = time.monotonic()
-        await wait_for(pilot, lambda: time.monotonic() - opened > 3, what="three times the call's timeout")
+        await wait_for(pilot, lambda: time.monotonic() - opened > 2, what="twice the call's timeout")
         assert isinstance(app.screen, ElicitFormScreen)  # still open, and still what the call waits for
         await pilot.press("ctrl+s")
         await wait_turn_done(pilot, app)
@@ -109,7 +126,7 @@ async def test_a_form_closes_when_its_server_restarts():
 
 
 async def test_a_form_the_server_takes_back_closes_at_once_saying_so():
-    config = form_config("--legacy", "--impatient", "6", timeout=60, in_process=False)
+    config = form_config(impatient=6, timeout=60)
     app, engine = form_app(config)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)

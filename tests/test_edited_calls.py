@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.approval import EDITED_LABEL
 from mcp_chat_tui.agent.events import ApprovalChoice, ApprovalDecision, CallDecided, CallFinished
@@ -14,9 +16,12 @@ from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import parse
 from mcp_chat_tui.transcript.recorder import TranscriptRecorder
 from mcp_chat_tui.transcript.render import render
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config
 from tests.test_agent import Recorder
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 
 async def test_an_edited_call_runs_with_the_users_arguments_and_the_model_is_told():

@@ -46,14 +46,35 @@ async def armed_dialog(pilot) -> FolderTrustScreen:
     return app.screen
 
 
-async def test_keys_typed_before_the_dialog_is_armed_stay_in_the_prompt_then_y_trusts(
+def test_keys_typed_before_the_dialog_is_armed_stay_in_the_prompt_then_y_trusts(
     tmp_path, isolated_user_dirs, monkeypatch
 ):
+    """Not a coroutine: the app runs in an event loop of its own, so that the CLI's checks after it run
+    in this process (tests/cli_in_process.py) rather than as processes importing mlx-lm again."""
     monkeypatch.setattr(deciding, "ARMING_DELAY", 3.0)  # room for the keys typed "before" on a loaded machine
     started = tmp_path / "started.txt"
     path = plant(tmp_path, started)
     app = app_in(tmp_path, monkeypatch)
     assert app.folder_to_trust is not None and app.hub.statuses == []
+    asyncio.run(answer_the_dialog_with_keys_typed_before(app, started))
+    assert TrustStore().trusts(read_fingerprint(path))
+
+    again = app_in(tmp_path, monkeypatch)
+    assert again.folder_to_trust is None and [s.name for s in again.hub.statuses] == ["planted"]
+    result = run_cli("--check-servers", cwd=tmp_path, dirs=isolated_user_dirs)
+    assert result.returncode == 0, result.stderr
+    assert "would start" not in result.stderr and starts(started) == 2, "trusted once: not asked again"
+
+    path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    changed = app_in(tmp_path, monkeypatch)
+    assert changed.folder_to_trust is not None and changed.hub.statuses == [], "a changed file asks again"
+    result = run_cli("--check-servers", cwd=tmp_path, dirs=isolated_user_dirs)
+    assert result.returncode == 2 and starts(started) == 2
+
+
+async def answer_the_dialog_with_keys_typed_before(app, started) -> None:
+    """Keys typed as the trust dialog appears, and again as it comes back on top, stay in the prompt; a
+    y once it is armed trusts the file and starts its server."""
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, FolderTrustScreen), what="the trust dialog")
         screen = app.screen
@@ -76,19 +97,6 @@ async def test_keys_typed_before_the_dialog_is_armed_stay_in_the_prompt_then_y_t
         assert app.hub.status("planted").state is ServerState.READY
         assert "planted" in app.servers_table.rows, "the server joined the panel"
         assert starts(started) == 1
-    assert TrustStore().trusts(read_fingerprint(path))
-
-    again = app_in(tmp_path, monkeypatch)
-    assert again.folder_to_trust is None and [s.name for s in again.hub.statuses] == ["planted"]
-    result = run_cli("--check-servers", cwd=tmp_path, dirs=isolated_user_dirs)
-    assert result.returncode == 0, result.stderr
-    assert "would start" not in result.stderr and starts(started) == 2, "trusted once: not asked again"
-
-    path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")
-    changed = app_in(tmp_path, monkeypatch)
-    assert changed.folder_to_trust is not None and changed.hub.statuses == [], "a changed file asks again"
-    result = run_cli("--check-servers", cwd=tmp_path, dirs=isolated_user_dirs)
-    assert result.returncode == 2 and starts(started) == 2
 
 
 async def test_no_runs_the_app_without_the_files_servers_and_says_so(tmp_path, isolated_user_dirs, monkeypatch):

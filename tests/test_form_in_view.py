@@ -11,9 +11,12 @@ from textual.widget import Widget
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.ui.screens.requests import ElicitFormScreen
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.test_client_requests import asking_config
 from tests.ui_helpers import dialog_armed, make_app, send, wait_for, wait_ready
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 
 def wholly_in_view(screen, widget: Widget) -> bool:

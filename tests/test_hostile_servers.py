@@ -7,10 +7,15 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.core.tools import ToolSpec, unique_model_names
 from mcp_chat_tui.servers import ServerHub, ServerState
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.helpers import REAL_SERVERS, call_by_model_name, eventually, in_process_config, server_module
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 HOSTILE_SERVER = str(Path(__file__).parent / "servers" / "hostile_server.py")
 VALID_TOOLS = {"echo", "whoami", "flood_changes", "grow", "listings_served"}
@@ -337,14 +342,16 @@ async def test_a_server_that_sends_only_garbage_fails_naming_what_it_sent():
             hostile_config("mute", "--garbage", "--then-hang"),
             hostile_config("banner", "--banner", "Welcome to ACME MCP\\n", "--then-hang"),
         ],
-        init_timeout=5,
+        # Waited in full, counted from their last sign of life (their noise, their start's CPU: one more
+        # second once the timeout has passed; servers/starting.py); 5 s showed the same in 5 s.
+        init_timeout=1,
     )
     async with hub:
         await hub.start_all()
         binary, banner = hub.status("mute"), hub.status("banner")
         assert binary.state == banner.state == ServerState.FAILED
         assert binary.reason == (
-            f"no answer to initialize within 5 s; its stdout had '\ufffdPNG\\r', which is not JSON-RPC: {STDOUT_RULE}"
+            f"no answer to initialize within 1 s; its stdout had '\ufffdPNG\\r', which is not JSON-RPC: {STDOUT_RULE}"
         )
         assert "its stdout had 'Welcome to ACME MCP'" in banner.reason and STDOUT_RULE in banner.reason
 
@@ -395,7 +402,9 @@ def palette_options(palette) -> str:
 
 
 async def test_a_flood_of_tool_list_changes_is_read_a_bounded_number_of_times_and_the_last_is_kept():
-    hub = ServerHub([hostile_config("flood", "--extra-tools", "2000", "--page-size", "500")], init_timeout=60)
+    # 505 tools in pages of 125: five pages, as a long list has; each reading in full is what a flood
+    # without coalescing would repeat (2,000 tools in pages of 500 showed the same, four times slower).
+    hub = ServerHub([hostile_config("flood", "--extra-tools", "500", "--page-size", "125")], init_timeout=60)
     async with hub:
         await hub.start_all()
         assert (await hub.call_tool("flood", "flood_changes", {"count": 100})).text == "sent 100"

@@ -3,14 +3,19 @@ the draft is downloaded and loaded with the model (its progress shown), and a wh
 
 from __future__ import annotations
 
+import pytest
+
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.cli.chat import demo_model_path
 from mcp_chat_tui.engine import loading
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import FakeHubDownload
 from tests.helpers import mentions
 from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 
 async def test_the_demo_model_with_both_options_answers_and_the_status_bar_names_them():

@@ -18,8 +18,11 @@ from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub, ServerState
 from mcp_chat_tui.servers.oauth import SignInFailed
 from mcp_chat_tui.servers.token_vault import KEYRING_SERVICE, TOKEN_FILE_NAME, TokenVault
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.keyring_backend import FileKeyring
 from tests.oauth_helpers import Browser, protected_server
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 
 def hub_for(url: str, tmp_path, name: str = "guarded", kind: str = "http", **config) -> ServerHub:
@@ -263,7 +266,7 @@ async def test_the_init_timeout_does_not_count_the_time_in_the_browser(tmp_path)
             browser = Browser()
 
             async def slow_person(request):
-                await asyncio.sleep(2.5)  # reading the page, typing a password: longer than the timeout
+                await asyncio.sleep(1.5)  # reading the page, typing a password: half as long again as the timeout
                 await browser(request)
 
             status = await hub.sign_in("guarded", slow_person)

@@ -14,9 +14,12 @@ from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub, ServerState
 from mcp_chat_tui.servers.oauth_provider import client_auth_method
 from mcp_chat_tui.servers.token_vault import TOKEN_FILE_NAME, TokenVault
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.helpers import free_port
 from tests.oauth_helpers import Browser, protected_server
 from tests.test_oauth import kept
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 CLIENT_METADATA_URL = "https://app.example/mcp-chat-tui/client.json"
 

@@ -3,6 +3,8 @@ again; the file keeps the discarded reply as discarded, and a resume neither sen
 
 from __future__ import annotations
 
+import pytest
+
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.agent.events import ApprovalChoice, ApprovalNeeded, CallFinished, Notice, TurnStarted
 from mcp_chat_tui.agent.retrying import GREEDY_RETRY, NOTHING_TO_RETRY, RETRY_BUSY, RETRY_LINE
@@ -12,9 +14,12 @@ from mcp_chat_tui.engine.generation import GenerationSettings, retry_seed
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import parse, read_transcript_text, render, to_openai_messages
 from mcp_chat_tui.transcript.model import RETRIED, RETRIED_NOTE
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config
 from tests.test_agent import Recorder
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 ADD = {"expression": "2 + 2"}
 

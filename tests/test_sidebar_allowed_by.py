@@ -8,10 +8,13 @@ from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.transcript import parse, read_transcript_text
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config
 from tests.test_ui_truth import visible_end
 from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 
 def by_cells(app) -> dict[str, str]:

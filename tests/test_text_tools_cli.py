@@ -4,14 +4,19 @@ prompt describes them; a ``<tool_call>`` in the reply's text goes through approv
 
 from __future__ import annotations
 
+import pytest
+
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.engine.remote import OpenAIEngine
 from mcp_chat_tui.engine.text_tools import CALL_SHAPE
 from mcp_chat_tui.transcript import parse, read_transcript_text
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.scripted_endpoint import ScriptedEndpoint
 from tests.test_oneshot import ANSWER, QUESTION, one_shot, saved_conversations
 from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 CALL = '<tool_call>\n{"name": "calculator", "arguments": {"expression": "12 * 7"}}\n</tool_call>'
 SCRIPT = [f"Let me compute that.\n{CALL}", ANSWER]

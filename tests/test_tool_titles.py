@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.ui.palette import tool_in_palette
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_oneshot import run_cli
 from tests.test_result_type import lenient_config
 from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 
 async def test_the_hub_keeps_the_title_and_offers_the_name():

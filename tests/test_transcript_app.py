@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from mcp_chat_tui.core.call_state import CallState
 from mcp_chat_tui.demo.server import server as demo_server
 from mcp_chat_tui.servers.notifications import instructions_prompt
@@ -24,9 +26,12 @@ from mcp_chat_tui.transcript import (
 )
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from tests import cli_in_process
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import wait_until
 from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 TOP = Path(__file__).resolve().parent.parent
 CALC = {"id": "call_1", "type": "function", "function": {"name": "calculator", "arguments": '{"expression": "12 * 7"}'}}

@@ -26,6 +26,7 @@ from mcp_chat_tui.ui.streaming import (
     drawing_cost,
     drawing_share,
 )
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config, new_marker, pids_with, wait_until
 from tests.ui_helpers import (
@@ -39,6 +40,8 @@ from tests.ui_helpers import (
     wait_ready,
     wait_turn_done,
 )
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 
 async def test_prompt_history_with_up_and_down():
@@ -769,6 +772,17 @@ async def test_the_prompt_cursor_holds_still_while_a_reply_is_written():
             await pilot.pause(0.1)
         return seen
 
+    async def blinking(pilot, prompt) -> set[bool]:
+        """The states the cursor shows until it has shown both (a blinking one within 0.5 s), for 6 s
+        at most: the blinks are awaited, not sampled over a fixed time."""
+        seen = {prompt._cursor_visible}
+        for _ in range(120):
+            await pilot.pause(0.05)
+            seen.add(prompt._cursor_visible)
+            if len(seen) == 2:
+                break
+        return seen
+
     async def let_the_turn_end(pilot, app, engine) -> None:
         while app._turn_running:
             engine.go.set()
@@ -780,7 +794,7 @@ async def test_the_prompt_cursor_holds_still_while_a_reply_is_written():
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         prompt = app.query_one(PromptInput)
-        assert await cursor_states(pilot, prompt) == {True, False}
+        assert await blinking(pilot, prompt) == {True, False}
         await send(pilot, "go")
         await wait_for(pilot, lambda: "Part one" in chat_text(app), what="the first part")
         assert await cursor_states(pilot, prompt) == {True}
@@ -788,7 +802,7 @@ async def test_the_prompt_cursor_holds_still_while_a_reply_is_written():
         await wait_for(pilot, lambda: "Part two" in chat_text(app), what="the second part")
         engine.go.set()
         await wait_turn_done(pilot, app)
-        assert await cursor_states(pilot, prompt) == {True, False}
+        assert await blinking(pilot, prompt) == {True, False}
         # Out of focus when the turn ends: no blink until the prompt has the focus again.
         await send(pilot, "again")
         await wait_for(pilot, lambda: app.reply.is_open, what="the next reply")
@@ -796,7 +810,7 @@ async def test_the_prompt_cursor_holds_still_while_a_reply_is_written():
         await let_the_turn_end(pilot, app, engine)
         assert len(await cursor_states(pilot, prompt)) == 1
         prompt.focus()
-        assert await cursor_states(pilot, prompt) == {True, False}
+        assert await blinking(pilot, prompt) == {True, False}
         # A cursor set not to blink before the turn does not blink after it either.
         prompt.cursor_blink = False
         await send(pilot, "once more")

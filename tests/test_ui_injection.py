@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Static
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import fixture_config
 from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 PAYLOAD = "[bold red]x[/] [link=http://a]click[/link] \x1b[2J \x1b]8;;http://evil\x1b\\spoof\x1b]8;;\x1b\\"
 

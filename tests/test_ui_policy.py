@@ -7,6 +7,8 @@ import argparse
 import sys
 import tomllib
 
+import pytest
+
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.cli.chat import make_policy
 from mcp_chat_tui.config import McpConfig, load_settings
@@ -14,9 +16,12 @@ from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import parse, read_transcript_text
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, ServerDetailScreen
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config
 from tests.ui_helpers import SIZE, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 CONFIG = """\
 # my settings: the app must not rewrite this file when nothing it owns changes

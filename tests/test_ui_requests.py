@@ -17,9 +17,12 @@ from mcp_chat_tui.ui.screens.requests import (
     SamplingScreen,
     ToolUseScreen,
 )
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.test_client_requests import asking_config
 from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # the dialogs are about requests, not about arming
 
 
 def asking_app(replies: list, *, yes: bool = False):

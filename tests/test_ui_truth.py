@@ -23,9 +23,12 @@ from mcp_chat_tui.engine.events import LoadProgress, TextDelta, Throughput
 from mcp_chat_tui.servers import ServerState
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.helpers import demo_config, fixture_config
 from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 PANE_LETTERS = ["a", "t", "T", "r", "l", "j", "k", "y", "n", "c", "q"]
 
@@ -155,7 +158,9 @@ async def test_the_status_bar_reads_as_english_through_start_up_and_a_turn():
         [[TextDelta("counting "), Throughput(12, 42.5), call("sleep", {"seconds": 3})], "done"],
         delay=0.3,
     )
-    mute = fixture_config("mute", "--never-answer", init_timeout=6)
+    # Starting until 3 s after its last sign of life (its "starting" line, once it has imported mcp):
+    # the three phases of start-up are seen before then; the turn waits that time out in full.
+    mute = fixture_config("mute", "--never-answer", init_timeout=3)
     app = make_app(engine, [demo_config(), mute], settings=Settings(on_server_failure="continue"))
     phases = [
         (

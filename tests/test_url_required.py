@@ -16,11 +16,14 @@ from mcp_chat_tui.core.tools import FailureKind
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.servers.url_required import MAX_ROUNDS
 from mcp_chat_tui.ui.screens.requests import ElicitUrlScreen, PageDoneScreen
+from tests.arming import quick_arming  # noqa: F401 (the fixture, used by every test here)
 from tests.fakes import ScriptedEngine, call
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_cli_requests import FAKE_BROWSER, cli
 from tests.test_client_requests import ERAS, ScriptedAsker, asking_config
 from tests.ui_helpers import SIZE, chat_text, dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
+
+pytestmark = pytest.mark.usefixtures("quick_arming")  # its dialogs are not about arming (tests/arming.py)
 
 
 class PageAsker(ScriptedAsker):

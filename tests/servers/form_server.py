@@ -49,13 +49,19 @@ def build(impatient: float | None = None) -> MCPServer:
 
 async def serve_legacy(server: MCPServer) -> None:
     """Only the 2025-11-25 handshake (no server/discover), on stdio."""
-    from mcp.server.runner import serve_loop
     from mcp.server.stdio import stdio_server
 
-    low = server._lowlevel_server
     async with stdio_server() as (read, write):
-        async with low.lifespan(low) as state:
-            await serve_loop(low, read, write, lifespan_state=state, init_options=low.create_initialization_options())
+        await serve_legacy_on(server, read, write)
+
+
+async def serve_legacy_on(server: MCPServer, read: Any, write: Any) -> None:
+    """Only the 2025-11-25 handshake on a pair of streams (stdio's, or the tests' in-memory ones)."""
+    from mcp.server.runner import serve_loop
+
+    low = server._lowlevel_server
+    async with low.lifespan(low) as state:
+        await serve_loop(low, read, write, lifespan_state=state, init_options=low.create_initialization_options())
 
 
 if __name__ == "__main__":

@@ -37,6 +37,14 @@ async def send_before_the_read_ends(pilot, app) -> Input:
     return prompt
 
 
+def open_gate(gate: Path, word: str) -> None:
+    """Write the gate file whole at once: the server reads it as soon as it exists, and a file written
+    in place exists (empty, which reads as "open") before the word is in it."""
+    written = gate.with_name(gate.name + ".part")
+    written.write_text(word)
+    written.replace(gate)
+
+
 def user_prompts(engine: ScriptedEngine) -> list[str]:
     return [str(message["content"]) for messages in engine.prompts for message in messages if message["role"] == "user"]
 
@@ -53,7 +61,7 @@ async def test_esc_stops_waiting_and_the_prompt_comes_back_with_its_resource(tmp
         assert not app.chat.query(UserMessage), "the prompt not sent is still shown as sent"
         assert any(n.title == "not sent" and "@gate" in n.message for n in app._notifications)
         assert app.status_bar.engine_state == "ready"
-        gate.write_text("open")
+        open_gate(gate, "open")
         await wait_for(pilot, lambda: prompt.attached, what="the contents back in the prompt box")
         await pilot.press("enter")
         await wait_turn_done(pilot, app)
@@ -69,7 +77,7 @@ async def test_a_read_that_fails_stops_the_prompt_and_says_why(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         prompt = await send_before_the_read_ends(pilot, app)
-        gate.write_text("fail")
+        open_gate(gate, "fail")
         await wait_for(pilot, lambda: prompt.value.startswith("look at @gate"), what="the prompt given back")
         await wait_turn_done(pilot, app, left_in_prompt=prompt.value)
         [problem] = [n for n in app._notifications if n.title == "not sent"]

@@ -287,7 +287,7 @@ async def test_a_new_conversation_starts_from_the_kept_state_of_the_tools(
     from tests.test_prefix_cache import SYSTEM, many_tools
 
     monkeypatch.setenv("MCP_CHAT_TUI_CACHE_DIR", str(tmp_path / "cache"))
-    tools = many_tools()
+    tools = many_tools(20)  # the demo model's template writes a tool in fewer tokens than the tiny qwen2's
 
     async def first(question: str) -> tuple:
         engine = LlamaCppEngine(str(demo_gguf), context_length=8192, max_tokens=8)

@@ -7,14 +7,13 @@ tests and for trying those transports).
 
 from __future__ import annotations
 
-import gc
+from mcp_chat_tui.core.collector import pause_collector, resume_collector
 
 # Started as the demo server, its imports (the SDK's above all) build about a thousand classes, which the
 # cycle collector walked again and again: a tenth of the CPU before the server answers. Paused until
-# main has the server built (core/collector.py says the same of the app's start).
-COLLECTOR_PAUSED = __name__ == "__main__" and gc.isenabled()
-if COLLECTOR_PAUSED:
-    gc.disable()
+# main has the server built, as the app's start pauses it (core/collector.py).
+if __name__ == "__main__":
+    pause_collector()
 
 import argparse
 import ast
@@ -214,8 +213,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
     parser.add_argument("--sse", type=int, metavar="PORT", help="serve the older SSE transport on 127.0.0.1:PORT")
     args = parser.parse_args(argv)
-    if COLLECTOR_PAUSED:  # the module is built: serving runs with the collector on
-        gc.enable()
+    resume_collector()  # the module is built: serving runs with the collector on
     if args.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=args.http)
     elif args.sse is not None:

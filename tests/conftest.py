@@ -22,6 +22,8 @@ from tests.models import build_tiny_model  # noqa: E402
 # Hypothesis: the full count of examples in CI (.ci/run exports HYPOTHESIS_PROFILE=ci), a tenth of it
 # in the everyday loop. A test that asks for more examples than the default says so through
 # tests.helpers.examples(n), which scales n the same way.
+pytest_plugins = ["tests.cost_report"]  # each test's CPU and wall time, when MCT_TEST_COST asks for them
+
 settings.register_profile("ci", max_examples=100)
 settings.register_profile("dev", max_examples=10)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))

@@ -91,10 +91,18 @@ GROUPED_FILES = {
 }  # fmt: skip
 
 
+def slow_tests() -> set[str]:
+    """The tests tests/slow_tests.txt names (scripts/slow_tests.py chose them by their cost)."""
+    listed = Path(__file__).with_name("slow_tests.txt")
+    lines = listed.read_text(encoding="utf-8").splitlines() if listed.exists() else []
+    return {line.split("\t", 1)[0] for line in lines if line and not line.startswith("#")}
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items):
+    slow = slow_tests()
     for item in items:
-        if item.path.name in SLOW_FILES:
+        if item.path.name in SLOW_FILES or item.nodeid in slow:
             item.add_marker(pytest.mark.slow)
         if item.path.name in STEP_FILES:
             item.add_marker(pytest.mark.step)

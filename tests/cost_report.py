@@ -27,6 +27,7 @@ def pytest_runtest_protocol(item, nextitem):
         return
     cpu, wall = cpu_seconds(), time.monotonic()
     yield
-    line = f"{item.nodeid}\t{cpu_seconds() - cpu:.3f}\t{time.monotonic() - wall:.3f}\n"
+    test = item.nodeid.split("@", 1)[0]  # without the "@group" xdist's loadgroup adds after collection
+    line = f"{test}\t{cpu_seconds() - cpu:.3f}\t{time.monotonic() - wall:.3f}\n"
     with open(f"{target}.{os.getpid()}", "a", encoding="utf-8") as report:  # one file a worker
         report.write(line)

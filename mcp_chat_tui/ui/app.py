@@ -45,10 +45,10 @@ from mcp_chat_tui.ui.palette import PaletteCommands
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.reply_stream import ReplyController
 from mcp_chat_tui.ui.request_dialogs import DialogAsker
+from mcp_chat_tui.ui.saved_settings import SavedSettings
 from mcp_chat_tui.ui.screens import STYLES_FOLDER
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, TextScreen
 from mcp_chat_tui.ui.server_actions import ServerActions
-from mcp_chat_tui.ui.sidebar_actions import SidebarActions
 from mcp_chat_tui.ui.startup import StartUp
 from mcp_chat_tui.ui.styles import preload_screen_css, preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
@@ -68,7 +68,6 @@ class ChatApp(
     StartUp,
     ThemeSettings,
     ServerActions,
-    SidebarActions,
     ConversationActions,
     CatalogActions,
     ModelActions,
@@ -101,8 +100,7 @@ class ChatApp(
         super().__init__()
         self.hub = hub
         self.policy = policy
-        self.settings = settings
-        self.settings_file = settings_file
+        self.saved_settings = SavedSettings(settings, settings_file, self)
         self.clock = clock or DisplayClock()
         self.theme_dirs = theme_dirs
         self.agent = chat_agent(engine, hub, policy, settings)
@@ -162,15 +160,12 @@ class ChatApp(
         yield StatusBar(self.model_label, id="status")
 
     def _layout(self) -> list[Widget]:
+        prompt = PromptInput(placeholder="ask something (bye or quit leaves)", id="prompt")
         return [
             Workspace(
                 Vertical(
                     ChatLog(id="chat"),
-                    Horizontal(
-                        Static("prompt ->", id="prompt-label"),
-                        PromptInput(placeholder="ask something (bye or quit leaves)", id="prompt"),
-                        id="input-row",
-                    ),
+                    Horizontal(Static("prompt ->", id="prompt-label"), prompt, id="input-row"),
                     id="chat-column",
                 ),
                 SidebarPane(
@@ -180,6 +175,10 @@ class ChatApp(
                     ServerTable(self.clock, self._server_auto_run, id="servers"),
                     Static(id="server-reason"),
                     percent=self.settings.ui.sidebar_width,
+                    focus_instead=prompt,
+                    keep_width=lambda percent: self.saved_settings.keep(
+                        ("ui", "sidebar_width"), percent, "sidebar width"
+                    ),
                     id="sidebar",
                 ),
                 id="main",
@@ -422,20 +421,18 @@ class ChatApp(
     def action_focus_pane(self, pane: str) -> None:
         """F2-F5. The focus moves now, not after the keys already waiting (``focus()`` defers it):
         a Ctrl+B right behind F3 must find the focus in the sidebar to take it out."""
-        if pane in ("calls", "servers") and not self.query_one("#sidebar").display:
-            self.action_toggle_sidebar()
+        if pane in ("calls", "servers") and not self.sidebar.display:
+            self.sidebar.toggle()
         widget = self.query_one(f"#{pane}")
         widget.screen.set_focus(widget)
 
-    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        """Focus that lands in the hidden sidebar anyway (Textual hands the focus of a hidden
-        widget to a sibling hidden with it) goes to the prompt."""
-        try:
-            sidebar = self.query_one("#sidebar")
-        except NoMatches:  # not built yet, or being taken down
-            return
-        if not sidebar.display and sidebar in event.widget.ancestors:
-            sidebar.screen.set_focus(self.query_one(PromptInput))
+    def action_toggle_sidebar(self) -> None:
+        """Ctrl+B, the palette: the sidebar hidden or shown (``SidebarPane.toggle``)."""
+        self.sidebar.toggle()
+
+    def action_sidebar_width(self, steps: int) -> None:
+        """F7 and F8, whatever has the focus: the sidebar narrower or wider (``SidebarPane.step_width``)."""
+        self.sidebar.step_width(steps)
 
     @on(ChatLog.Typed)
     def _typed_in_chat(self, message: ChatLog.Typed) -> None:

@@ -27,8 +27,10 @@ from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.reply_stream import ReplyController
+from mcp_chat_tui.ui.saved_settings import SavedSettings
 from mcp_chat_tui.ui.widgets.chat import ChatLog
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
+from mcp_chat_tui.ui.widgets.sidebar_pane import SidebarPane
 from mcp_chat_tui.ui.widgets.status import StatusBar
 
 if TYPE_CHECKING:
@@ -44,8 +46,7 @@ class ChatAppBase(App[int]):
 
     hub: ServerHub
     policy: ApprovalPolicy
-    settings: Settings
-    settings_file: Path | None
+    saved_settings: SavedSettings  # the settings in effect, and where a choice made on screen is kept
     clock: DisplayClock
     theme_dirs: list[Path] | None
     agent: Agent
@@ -68,6 +69,18 @@ class ChatAppBase(App[int]):
     _agent_messages: int
     _shut_down: bool
     _theme_problems: list[str]
+
+    @property
+    def settings(self) -> Settings:
+        return self.saved_settings.settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self.saved_settings.settings = settings
+
+    @property
+    def settings_file(self) -> Path | None:
+        return self.saved_settings.path
 
     @property
     def engine(self) -> Engine:
@@ -103,6 +116,10 @@ class ChatAppBase(App[int]):
     @property
     def chat(self) -> ChatLog:
         return self.query_one(ChatLog)
+
+    @property
+    def sidebar(self) -> SidebarPane:
+        return self.query_one(SidebarPane)
 
     if TYPE_CHECKING:
         # Defined by one part, called by others (the part is named); for the checker only, so that
@@ -142,6 +159,6 @@ class ChatAppBase(App[int]):
 
         def action_resources(self, server: str | None = None) -> None: ...  # CatalogActions
 
-        def action_toggle_sidebar(self) -> None: ...  # SidebarActions
+        def action_toggle_sidebar(self) -> None: ...  # ChatApp
 
         def action_switch_model(self) -> None: ...  # ModelActions

@@ -522,9 +522,9 @@ async def test_notices_about_a_server_show_its_reason_and_tool_names_as_themselv
 
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
-        app.toggle_tool_auto_run("odd", ODD)
+        app.server_controls.toggle_tool_auto_run("odd", ODD)
         await wait_for(pilot, lambda: f"odd › {ODD}: runs without asking" in toasts(), what="the auto-run notice")
-        app.restart_server("glued")
+        app.server_controls.restart("glued")
         await wait_for(
             pilot,
             lambda: "glued: failed its stdout had '[link=http://e]y[/link]'" in toasts(),

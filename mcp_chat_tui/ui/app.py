@@ -9,7 +9,7 @@ own task takes in); long work (starting up, a turn, an approval) runs in workers
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textual import events, on, work
@@ -48,7 +48,7 @@ from mcp_chat_tui.ui.request_dialogs import DialogAsker
 from mcp_chat_tui.ui.saved_settings import SavedSettings
 from mcp_chat_tui.ui.screens import STYLES_FOLDER
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, TextScreen
-from mcp_chat_tui.ui.server_actions import ServerActions
+from mcp_chat_tui.ui.server_controls import ServerControls
 from mcp_chat_tui.ui.startup import StartUp
 from mcp_chat_tui.ui.styles import preload_screen_css, preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
@@ -67,7 +67,6 @@ class ChatApp(
     AgentEventView,
     StartUp,
     ThemeSettings,
-    ServerActions,
     ConversationActions,
     CatalogActions,
     ModelActions,
@@ -104,6 +103,7 @@ class ChatApp(
         self.clock = clock or DisplayClock()
         self.theme_dirs = theme_dirs
         self.agent = chat_agent(engine, hub, policy, settings)
+        self.server_controls = ServerControls(self, hub, policy, self.clock, lambda: self.servers_table)
         policy.add_listener(self._post_policy_changed)
         self.ready = asyncio.Event()
         self.fatal_error: str | None = None
@@ -140,7 +140,7 @@ class ChatApp(
 
     def _answer_server_requests(self) -> None:
         """Servers' samples and forms are asked in dialogs (``--yes`` allows them); a call's sign-in for more access too."""
-        self.hub.step_up_prompt = self._show_sign_in
+        self.hub.step_up_prompt = self.server_controls.show_sign_in
         asker = DialogAsker(self)
         self.hub.client_requests = AskingClientRequests(
             lambda: self.agent.engine,  # the model answering now: /model changes it
@@ -170,9 +170,9 @@ class ChatApp(
                 ),
                 SidebarPane(
                     Static("Tool calls", classes="pane-title"),
-                    ToolCallTable(self.clock, self._record_auto_run, id="calls"),
+                    ToolCallTable(self.clock, self.server_controls.record_auto_run, id="calls"),
                     Static("Servers", classes="pane-title"),
-                    ServerTable(self.clock, self._server_auto_run, id="servers"),
+                    ServerTable(self.clock, self.server_controls.server_auto_run, id="servers"),
                     Static(id="server-reason"),
                     percent=self.settings.ui.sidebar_width,
                     focus_instead=prompt,
@@ -284,28 +284,29 @@ class ChatApp(
 
     @on(PolicyChanged)
     def _policy_changed(self) -> None:
-        self._show_policy_marks()
+        if self.built and not self._shut_down:
+            self.server_controls.show_policy_marks()
 
     @on(DataTable.RowHighlighted, "#servers")
     def _server_highlighted(self, message: DataTable.RowHighlighted) -> None:
-        self._show_server_reason(message.row_key.value)
+        self.server_controls.show_reason(message.row_key.value)
 
     @on(ServerTable.ServerAction)
-    async def _server_action(self, message: ServerTable.ServerAction) -> None:
-        if message.action == "restart":
-            self.restart_server(message.server)
-        elif message.action == "log":
-            self.show_server_log(message.server)
-        elif message.action == "toggle_auto_run":
-            self.toggle_server_auto_run(message.server)
-        elif message.action == "sign_in":
-            self.sign_in_server(message.server)
-        elif message.action == "resources":
-            self.action_resources(message.server)
+    def _server_action(self, message: ServerTable.ServerAction) -> None:
+        """The servers pane's keys (r, l, a, s, o) on the highlighted server."""
+        controls = self.server_controls
+        acts: dict[str, Callable[[str], object]] = {
+            "restart": controls.restart,
+            "log": controls.show_log,
+            "toggle_auto_run": controls.toggle_server_auto_run,
+            "sign_in": controls.sign_in,
+            "resources": self.action_resources,
+        }
+        acts[message.action](message.server)
 
     @on(ToolCallTable.ToggleAutoRun)
     def _toggle_from_calls(self, message: ToolCallTable.ToggleAutoRun) -> None:
-        self.toggle_tool_auto_run(message.server, message.tool)
+        self.server_controls.toggle_tool_auto_run(message.server, message.tool)
 
     @on(DataTable.RowSelected, "#calls")
     def _open_call(self, message: DataTable.RowSelected) -> None:
@@ -317,7 +318,7 @@ class ChatApp(
     def _open_server(self, message: DataTable.RowSelected) -> None:
         name = message.row_key.value  # (every row has its server's name)
         if name is not None:
-            self.push_screen(self.server_detail(self.hub.status(name)))
+            self.server_controls.open_detail(name)
 
     # ----- prompts and turns -----------------------------------------------------------------
 
@@ -358,7 +359,7 @@ class ChatApp(
         elif routed.route is Route.MODEL:
             self.model_typed(prompt)
         elif routed.route is Route.CALL:
-            self.run_worker(self.call_typed(prompt), group="own-call")
+            self.run_worker(self.server_controls.call_typed(prompt), group="own-call")
         elif routed.route is Route.COMMAND:
             self.run_prompt_command(prompt)  # the turn is queued once the server gave the prompt
         else:

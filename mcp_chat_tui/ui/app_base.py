@@ -10,11 +10,11 @@ Being an ``App`` (a ``MessagePump``), each part also has its ``@on`` handlers fo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.app import App, SystemCommand
+from textual.app import App
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.config import Settings
@@ -28,6 +28,7 @@ from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.reply_stream import ReplyController
 from mcp_chat_tui.ui.saved_settings import SavedSettings
+from mcp_chat_tui.ui.server_controls import ServerControls
 from mcp_chat_tui.ui.widgets.chat import ChatLog
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
 from mcp_chat_tui.ui.widgets.sidebar_pane import SidebarPane
@@ -55,6 +56,7 @@ class ChatAppBase(App[int]):
     fatal_error: str | None
     unsaved: str | None  # why events of the conversation could not be saved (the exit code is then 1)
     reply: ReplyController
+    server_controls: ServerControls  # the servers' actions and rows
     call_store: CallStore
     built: bool  # the panes are mounted
     open_resume: bool
@@ -81,6 +83,10 @@ class ChatAppBase(App[int]):
     @property
     def settings_file(self) -> Path | None:
         return self.saved_settings.path
+
+    def _show_server(self, status: ServerStatus) -> None:
+        """A server's row and count as ``status`` says (``ServerControls.show``; start-up calls it)."""
+        self.server_controls.show(status)
 
     @property
     def engine(self) -> Engine:
@@ -140,14 +146,6 @@ class ChatAppBase(App[int]):
         async def _open_reply(self) -> None: ...  # AgentEventView
 
         async def _wait_until_drawn(self) -> None: ...  # AgentEventView
-
-        def _show_server(self, status: ServerStatus) -> None: ...  # ServerActions
-
-        def restart_server(self, name: str) -> None: ...  # ServerActions
-
-        def toggle_tool_auto_run(self, server: str, tool: str) -> bool | None: ...  # ServerActions
-
-        def sign_in_commands(self) -> Iterator[SystemCommand]: ...  # ServerActions
 
         async def open_conversation(self, path: Path) -> bool: ...  # ConversationActions
 

@@ -40,7 +40,7 @@ from mcp_chat_tui.ui.dialog_keys import DialogKeyGuard
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_table, help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
-from mcp_chat_tui.ui.model_actions import ModelActions
+from mcp_chat_tui.ui.model_controls import ModelControls
 from mcp_chat_tui.ui.palette import PaletteCommands
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.reply_stream import ReplyController
@@ -69,7 +69,6 @@ class ChatApp(
     ThemeSettings,
     ConversationActions,
     CatalogActions,
-    ModelActions,
     PaletteCommands,
     DialogKeyGuard,
 ):
@@ -114,6 +113,7 @@ class ChatApp(
         self._turn_running = False
         self._compact_asked = False  # /compact was typed: summarise every exchange but the last next
         self._retry_asked = False  # /retry or Ctrl+R: the last reply is asked again next
+        self.model_controls = ModelControls(self, lambda: self.model_label, self._turn_busy, self._engine_state)
         self.reply = ReplyController(lambda: self.chat, lambda: self.model_label, self._model_cost)
         self._queued_text: ReplyText | None = None  # the text message not yet handled
         self._agent_messages = 0  # agent events posted and not yet handled to the end
@@ -129,6 +129,10 @@ class ChatApp(
         self._theme_problems: list[str] = []
         self._register_themes()
         self._answer_server_requests()
+
+    def _turn_busy(self) -> bool:
+        """A turn runs or waits for its start (``/model`` switches only between turns)."""
+        return self._turn_running or self.agent.busy
 
     def _post_policy_changed(self) -> None:
         """The approval policy changed (a toggle, a saved "always"): the marks it draws follow (``PolicyChanged``)."""
@@ -357,7 +361,7 @@ class ChatApp(
         elif routed.route is Route.RETRY:
             self.action_retry()
         elif routed.route is Route.MODEL:
-            self.model_typed(prompt)
+            self.model_controls.typed(prompt)
         elif routed.route is Route.CALL:
             self.run_worker(self.server_controls.call_typed(prompt), group="own-call")
         elif routed.route is Route.COMMAND:
@@ -392,7 +396,7 @@ class ChatApp(
                 await self._write_summaries()
             while self._queue:
                 await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
-                await self.model_settled()  # and one sent while /model loads goes to the model it leaves
+                await self.model_controls.settled()  # and one sent while /model loads goes to the model it leaves
                 queued = self._queue.pop(0)
                 self.status_bar.waiting = len(self._queue)
                 if queued.reading and not await self._wait_for_reads(queued):
@@ -414,7 +418,7 @@ class ChatApp(
     # ----- actions ---------------------------------------------------------------------------
 
     def action_stop(self) -> None:
-        if self.stop_waiting_for_reads() or self.cancel_model_load():
+        if self.stop_waiting_for_reads() or self.model_controls.cancel_load():
             return
         if self.agent.stop():
             self.notify("stopped")

@@ -1,10 +1,12 @@
 """What the parts of ``ChatApp`` share, declared once with its types.
 
-``ChatApp`` (ui/app.py) is built from parts, one file each (ui/startup.py, ui/server_actions.py, …).
-Each part subclasses ``ChatAppBase``, so that what a part uses of the app (its state, its widgets,
-a method of another part) has a declared type that mypy checks, in the part and in the part that
-defines it. The state is set in ``ChatApp.__init__``; the widgets are found on the app's screen.
-Being an ``App`` (a ``MessagePump``), each part also has its ``@on`` handlers found by Textual.
+``ChatApp`` (ui/app.py) is built from parts, one file each (ui/startup.py, ui/agent_events.py, …),
+and composes helpers that keep their own state (``ServerControls``, ``ModelControls``,
+``SavedSettings``, …). Each part subclasses ``ChatAppBase``, so that what a part uses of the app
+(its state, its widgets, a helper, a method of another part) has a declared type that mypy checks,
+in the part and in the part that defines it. The state and the helpers are set in
+``ChatApp.__init__``; the widgets are found on the app's screen. Being an ``App`` (a
+``MessagePump``), each part also has its ``@on`` handlers found by Textual.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from textual.app import App
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.config import Settings
-from mcp_chat_tui.conversation import Conversation
+from mcp_chat_tui.conversation import Conversation, ModelSwitcher
 from mcp_chat_tui.engine import Engine
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import TranscriptRecorder
 from mcp_chat_tui.ui.agent_messages import ReplyText
 from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.format import DisplayClock
+from mcp_chat_tui.ui.model_controls import ModelControls
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.reply_stream import ReplyController
 from mcp_chat_tui.ui.saved_settings import SavedSettings
@@ -57,6 +60,7 @@ class ChatAppBase(App[int]):
     unsaved: str | None  # why events of the conversation could not be saved (the exit code is then 1)
     reply: ReplyController
     server_controls: ServerControls  # the servers' actions and rows
+    model_controls: ModelControls  # /model: the picker and the switch
     call_store: CallStore
     built: bool  # the panes are mounted
     open_resume: bool
@@ -83,6 +87,15 @@ class ChatAppBase(App[int]):
     @property
     def settings_file(self) -> Path | None:
         return self.saved_settings.path
+
+    @property
+    def model_switcher(self) -> ModelSwitcher | None:
+        """What ``/model`` switches with (set by the command line; None: not available)."""
+        return self.model_controls.switcher
+
+    @model_switcher.setter
+    def model_switcher(self, switcher: ModelSwitcher | None) -> None:
+        self.model_controls.switcher = switcher
 
     def _show_server(self, status: ServerStatus) -> None:
         """A server's row and count as ``status`` says (``ServerControls.show``; start-up calls it)."""
@@ -158,5 +171,3 @@ class ChatAppBase(App[int]):
         def action_resources(self, server: str | None = None) -> None: ...  # CatalogActions
 
         def action_toggle_sidebar(self) -> None: ...  # ChatApp
-
-        def action_switch_model(self) -> None: ...  # ModelActions

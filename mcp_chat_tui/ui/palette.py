@@ -66,7 +66,7 @@ class PaletteCommands(ChatAppBase):
         yield SystemCommand(
             "Switch model",
             "The models this machine has; the conversation goes on with the one chosen",
-            self.action_switch_model,
+            self.model_controls.pick,
         )
         yield SystemCommand(
             "Model and generation settings",

@@ -34,7 +34,7 @@ from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.agent_messages import ReplyText
 from mcp_chat_tui.ui.app_messages import EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.call_store import CallStore
-from mcp_chat_tui.ui.catalog_actions import CatalogActions
+from mcp_chat_tui.ui.catalog_controls import CatalogControls
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
 from mcp_chat_tui.ui.dialog_keys import DialogKeyGuard
 from mcp_chat_tui.ui.format import DisplayClock
@@ -68,7 +68,6 @@ class ChatApp(
     StartUp,
     ThemeSettings,
     ConversationActions,
-    CatalogActions,
     PaletteCommands,
     DialogKeyGuard,
 ):
@@ -109,10 +108,10 @@ class ChatApp(
         self._model_loading = False  # between start-up's start and the model being loaded
         self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
         self._queue: list[QueuedPrompt] = []  # prompts waiting, with their attachments
-        self._stop_reading: asyncio.Future[None] | None = None  # set: Esc while a prompt waits for its reads
         self._turn_running = False
         self._compact_asked = False  # /compact was typed: summarise every exchange but the last next
         self._retry_asked = False  # /retry or Ctrl+R: the last reply is asked again next
+        self.catalog_controls = CatalogControls(self, hub, self._queue_turn, self._engine_state)
         self.model_controls = ModelControls(self, lambda: self.model_label, self._turn_busy, self._engine_state)
         self.reply = ReplyController(lambda: self.chat, lambda: self.model_label, self._model_cost)
         self._queued_text: ReplyText | None = None  # the text message not yet handled
@@ -304,7 +303,7 @@ class ChatApp(
             "log": controls.show_log,
             "toggle_auto_run": controls.toggle_server_auto_run,
             "sign_in": controls.sign_in,
-            "resources": self.action_resources,
+            "resources": self.catalog_controls.open_resources,
         }
         acts[message.action](message.server)
 
@@ -330,11 +329,11 @@ class ChatApp(
     def _prompt_changed(self, message: Input.Changed) -> None:
         prompt = message.input
         if isinstance(prompt, PromptInput) and prompt.is_attached:  # a change handled as the app closes: none
-            self.offer_completions(prompt)
+            self.catalog_controls.offer_completions(prompt)
 
     @on(PromptInput.Chosen)
     def _completion_chosen(self, message: PromptInput.Chosen) -> None:
-        self.take_completion(message.candidate)
+        self.catalog_controls.take_completion(message.candidate)
 
     @on(CompletionMenu.Clicked)
     def _completion_clicked(self) -> None:
@@ -365,7 +364,7 @@ class ChatApp(
         elif routed.route is Route.CALL:
             self.run_worker(self.server_controls.call_typed(prompt), group="own-call")
         elif routed.route is Route.COMMAND:
-            self.run_prompt_command(prompt)  # the turn is queued once the server gave the prompt
+            self.catalog_controls.run_prompt_command(prompt)  # the turn is queued once the server gave the prompt
         else:
             await self._queue_prompt(prompt_box.take_queued(prompt))
 
@@ -399,7 +398,7 @@ class ChatApp(
                 await self.model_controls.settled()  # and one sent while /model loads goes to the model it leaves
                 queued = self._queue.pop(0)
                 self.status_bar.waiting = len(self._queue)
-                if queued.reading and not await self._wait_for_reads(queued):
+                if queued.reading and not await self.catalog_controls.wait_for_reads(queued):
                     continue  # not sent: said, and given back to the prompt box
                 prompt, attachments = queued.prompt, queued.attachments
                 await self._open_reply()
@@ -418,7 +417,7 @@ class ChatApp(
     # ----- actions ---------------------------------------------------------------------------
 
     def action_stop(self) -> None:
-        if self.stop_waiting_for_reads() or self.model_controls.cancel_load():
+        if self.catalog_controls.stop_waiting_for_reads() or self.model_controls.cancel_load():
             return
         if self.agent.stop():
             self.notify("stopped")

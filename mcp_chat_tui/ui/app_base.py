@@ -26,6 +26,7 @@ from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import TranscriptRecorder
 from mcp_chat_tui.ui.agent_messages import ReplyText
 from mcp_chat_tui.ui.call_store import CallStore
+from mcp_chat_tui.ui.catalog_controls import CatalogControls
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.model_controls import ModelControls
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
@@ -61,12 +62,12 @@ class ChatAppBase(App[int]):
     reply: ReplyController
     server_controls: ServerControls  # the servers' actions and rows
     model_controls: ModelControls  # /model: the picker and the switch
+    catalog_controls: CatalogControls  # the servers' prompts and resources at the prompt box
     call_store: CallStore
     built: bool  # the panes are mounted
     open_resume: bool
     _model_loading: bool
     _queue: list[QueuedPrompt]
-    _stop_reading: asyncio.Future[None] | None
     _turn_running: bool
     _compact_asked: bool
     _retry_asked: bool
@@ -96,6 +97,10 @@ class ChatAppBase(App[int]):
     @model_switcher.setter
     def model_switcher(self, switcher: ModelSwitcher | None) -> None:
         self.model_controls.switcher = switcher
+
+    def stop_waiting_for_reads(self) -> bool:
+        """Esc or a cleared chat: a prompt waiting for its resources is not sent (``CatalogControls``)."""
+        return self.catalog_controls.stop_waiting_for_reads()
 
     def _show_server(self, status: ServerStatus) -> None:
         """A server's row and count as ``status`` says (``ServerControls.show``; start-up calls it)."""
@@ -165,9 +170,5 @@ class ChatAppBase(App[int]):
         def action_export(self) -> None: ...  # ConversationActions
 
         def action_resume(self) -> None: ...  # ConversationActions
-
-        def stop_waiting_for_reads(self) -> bool: ...  # CatalogActions
-
-        def action_resources(self, server: str | None = None) -> None: ...  # CatalogActions
 
         def action_toggle_sidebar(self) -> None: ...  # ChatApp

@@ -62,7 +62,9 @@ class PaletteCommands(ChatAppBase):
             "Search conversations", "Find a word in every saved conversation, open it there", self.action_search
         )
         yield SystemCommand("Hide or show the sidebar", "Tool calls and servers", self.action_toggle_sidebar)
-        yield SystemCommand("Browse resources", "Every server's resources and templates", self.action_resources)
+        yield SystemCommand(
+            "Browse resources", "Every server's resources and templates", self.catalog_controls.open_resources
+        )
         yield SystemCommand(
             "Switch model",
             "The models this machine has; the conversation goes on with the one chosen",

@@ -25,9 +25,9 @@ from mcp_chat_tui.ui.screens.resources import ResourcesScreen, variables_form
 from mcp_chat_tui.ui.widgets.attachments import user_message
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
+from mcp_chat_tui.ui.widgets.status import EngineState
 
 QueueTurn = Callable[[str, Sequence[Attachment]], Awaitable[None]]  # shows a prompt and queues its turn
-EngineState = Callable[[str, str], None]  # what the status bar says the engine does, and the detail
 
 
 class CatalogControls:

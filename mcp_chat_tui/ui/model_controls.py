@@ -26,9 +26,7 @@ from mcp_chat_tui.conversation import (
 from mcp_chat_tui.engine import LoadProgress
 from mcp_chat_tui.ui.screens.models import ModelPickerScreen
 from mcp_chat_tui.ui.widgets.chat import ChatLog, Notice
-from mcp_chat_tui.ui.widgets.status import StatusBar
-
-EngineState = Callable[[str, str], None]  # what the status bar says the engine does, and the detail
+from mcp_chat_tui.ui.widgets.status import EngineState, StatusBar
 
 
 class ModelControls:

@@ -123,3 +123,17 @@ async def test_dragging_the_sidebars_edge_sets_its_width_and_keeps_it(tmp_path):
         await pilot.pause()
         assert pane.outer_size.width == 100 - (edge - 20)
     assert load_settings(config).ui.sidebar_width == round((100 - (edge - 20)) * 100 / 100)
+
+
+async def test_a_width_that_cannot_be_saved_is_said_each_time_and_still_shown(tmp_path):
+    config = tmp_path / "config.toml"
+    app = make_app(ScriptedEngine([]), settings_file=config)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_ready(pilot, app)
+        config.write_text("sidebar = 50\n")  # a key config.toml does not have: no write may go through
+        start = app.sidebar.percent
+        await pilot.press("f8", "f8")
+        said = [n for n in app._notifications if n.title == "sidebar width not saved"]
+        assert len(said) == 2 and "sidebar" in said[0].message, [n.message for n in app._notifications]
+        assert app.sidebar.percent == start + 10
+    assert config.read_text() == "sidebar = 50\n"

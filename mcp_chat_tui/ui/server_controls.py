@@ -182,7 +182,7 @@ class ServerControls:
         )
 
     def restart(self, name: str) -> None:
-        self.app.notify(f"restarting {name}…")
+        self.app.notify(visible_controls(f"restarting {name}…"), markup=False)
 
         async def restart() -> None:
             status = await self.hub.restart(name)

@@ -506,6 +506,25 @@ def test_a_one_shot_run_names_the_refused_tools_on_stderr(tmp_path, isolated_use
     assert sorted(tool["function"]["name"] for tool in endpoint.requests[0]["tools"]) == sorted(VALID_TOOLS)
 
 
+async def test_the_restart_notice_shows_a_server_name_as_itself():
+    """Was: "restarting NAME…" was read as markup, so a name with ``[b]…[/b]`` came out bold and
+    without its brackets (mcp.json's names are any text)."""
+    from textual.widgets._toast import Toast
+
+    from tests.fakes import ScriptedEngine
+    from tests.helpers import demo_config
+    from tests.ui_helpers import SIZE, make_app, wait_for, wait_ready
+
+    name = "[b]odd[/b]"
+    app = make_app(ScriptedEngine([]), [demo_config(name)])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        app.server_controls.restart(name)
+        await wait_for(pilot, lambda: len(app._notifications) == 2, what="the restart's two notices")
+        shown = [Toast(notification).render().plain for notification in app._notifications]
+        assert f"restarting {name}…" in shown and f"{name}: ready" in shown, shown
+
+
 async def test_notices_about_a_server_show_its_reason_and_tool_names_as_themselves():
     from textual.widgets._toast import Toast
 
@@ -522,9 +541,9 @@ async def test_notices_about_a_server_show_its_reason_and_tool_names_as_themselv
 
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
-        app.toggle_tool_auto_run("odd", ODD)
+        app.server_controls.toggle_tool_auto_run("odd", ODD)
         await wait_for(pilot, lambda: f"odd › {ODD}: runs without asking" in toasts(), what="the auto-run notice")
-        app.restart_server("glued")
+        app.server_controls.restart("glued")
         await wait_for(
             pilot,
             lambda: "glued: failed its stdout had '[link=http://e]y[/link]'" in toasts(),

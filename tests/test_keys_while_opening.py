@@ -77,7 +77,7 @@ def open_palette(app) -> None:
 
 
 def open_argument_editor(app) -> None:
-    app.call_tool_yourself(app.hub.find_tool("calculator"))
+    app.server_controls.call_tool_yourself(app.hub.find_tool("calculator"))
 
 
 @pytest.mark.parametrize(

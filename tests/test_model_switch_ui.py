@@ -90,7 +90,9 @@ async def test_the_picker_lists_both_models_and_enter_switches_the_next_reply_to
         assert [row[:3] for row in rows] == [["●", tiny_model.name, "mlx"], ["", "tiny-b", "mlx"]], rows
         assert rows[1][4] == str(second_model) and rows[1][3].endswith("kB"), rows
         await pilot.press("down", "enter")
-        await wait_for(pilot, lambda: app.model_label == "tiny-b" and not app.switching_model, 60, "the switch")
+        await wait_for(
+            pilot, lambda: app.model_label == "tiny-b" and not app.model_controls.switching, 60, "the switch"
+        )
         assert app.engine is made[0] and app.engine.loaded and old._closed
         assert "tiny-b" in status(app) and "ready" in status(app), status(app)
         assert "switched to tiny-b" in notices(app)
@@ -114,7 +116,9 @@ async def test_model_name_switches_directly_and_resume_shows_the_switch(tiny_mod
         await send(pilot, "hello")
         await wait_turn_done(pilot, app)
         await send(pilot, "/model tiny-b")
-        await wait_for(pilot, lambda: app.model_label == "tiny-b" and not app.switching_model, 60, "the switch")
+        await wait_for(
+            pilot, lambda: app.model_label == "tiny-b" and not app.model_controls.switching, 60, "the switch"
+        )
         await app.run_action("model_detail")
         await wait_for(
             pilot, lambda: isinstance(app.screen, ModelDetailScreen) and app.screen.is_mounted, what="the model detail"
@@ -151,7 +155,7 @@ async def test_a_model_that_fails_to_load_leaves_the_current_one(tiny_model, tmp
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "/model broken")
-        await wait_for(pilot, lambda: made and not app.switching_model, 60, "the failed load")
+        await wait_for(pilot, lambda: made and not app.model_controls.switching, 60, "the failed load")
         said = [n.message for n in app._notifications]
         assert any("cannot switch to broken" in m and f"still on {tiny_model.name}" in m for m in said), said
         assert app.engine is old and app.model_label == tiny_model.name and not old._closed
@@ -177,7 +181,7 @@ async def test_esc_cancels_a_load_its_download_stops_and_the_current_model_stays
         await send(pilot, "/model tiny-b")
         await wait_for(pilot, lambda: "downloading" in status(app) or "Esc cancels" in status(app), 30, "the load")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not app.switching_model, 30, "the cancel")
+        await wait_for(pilot, lambda: not app.model_controls.switching, 30, "the cancel")
         said = [n.message for n in app._notifications]
         assert f"loading cancelled: still on {tiny_model.name}" in said, said
         assert app.engine is old and app.model_label == tiny_model.name
@@ -237,7 +241,9 @@ async def test_a_switch_before_the_first_reply_is_shown_on_resume(tiny_model, se
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "/model tiny-b")
-        await wait_for(pilot, lambda: app.model_label == "tiny-b" and not app.switching_model, 60, "the switch")
+        await wait_for(
+            pilot, lambda: app.model_label == "tiny-b" and not app.model_controls.switching, 60, "the switch"
+        )
         await send(pilot, "hello")
         await wait_turn_done(pilot, app)
         await app.action_quit()

@@ -225,7 +225,7 @@ async def test_escape_in_the_sign_in_dialog_cancels_it(tmp_path):
         app = make_app(ScriptedEngine(["hi"]), [ServerConfig(name="guarded", type="http", url=server.url)])
         async with app.run_test(size=(120, 36)) as pilot:
             await wait_ready(pilot, app)
-            app.sign_in_server("guarded")
+            app.server_controls.sign_in("guarded")
             await wait_for(pilot, lambda: dialog_armed(app, SignInScreen), what="the sign-in dialog")
             await pilot.press("escape")
             await wait_for(pilot, lambda: not isinstance(app.screen, SignInScreen), what="the dialog to close")

@@ -196,7 +196,7 @@ async def test_in_the_app_a_call_that_wants_more_access_shows_the_sign_in_dialog
         app = make_app(engine, hub=hub, policy=ApprovalPolicy("ask", yes=True))
         async with app.run_test(size=(120, 36)) as pilot:
             await wait_ready(pilot, app)
-            app.sign_in_server("guarded")
+            app.server_controls.sign_in("guarded")
             await wait_for(pilot, lambda: dialog_armed(app, SignInScreen), what="the sign-in dialog", timeout=60)
             await pilot.press("o")
             await wait_for(

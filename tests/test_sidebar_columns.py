@@ -81,10 +81,10 @@ async def test_the_sidebar_grows_with_the_terminal():
     app = make_app(ScriptedEngine([]))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_ready(pilot, app)
-        narrow = app.sidebar_pane().size.width
+        narrow = app.sidebar.size.width
         await pilot.resize_terminal(200, 40)
         await pilot.pause()
-        assert app.sidebar_pane().size.width >= 2 * narrow - 2
+        assert app.sidebar.size.width >= 2 * narrow - 2
 
 
 async def test_f7_and_f8_set_the_width_and_only_ui_sidebar_width_is_written(tmp_path):
@@ -94,7 +94,7 @@ async def test_f7_and_f8_set_the_width_and_only_ui_sidebar_width_is_written(tmp_
     app = make_app(ScriptedEngine([]), settings=load_settings(config), settings_file=config)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_ready(pilot, app)
-        pane = app.sidebar_pane()
+        pane = app.sidebar
         start = pane.size.width
         await pilot.press("f8", "f8")
         await pilot.pause()
@@ -107,7 +107,7 @@ async def test_f7_and_f8_set_the_width_and_only_ui_sidebar_width_is_written(tmp_
     again = make_app(ScriptedEngine([]), settings=load_settings(config), settings_file=config)
     async with again.run_test(size=(120, 30)) as pilot:
         await wait_ready(pilot, again)
-        assert again.sidebar_pane().outer_size.width == 48  # 40% of 120, as it was left
+        assert again.sidebar.outer_size.width == 48  # 40% of 120, as it was left
 
 
 async def test_dragging_the_sidebars_edge_sets_its_width_and_keeps_it(tmp_path):
@@ -115,7 +115,7 @@ async def test_dragging_the_sidebars_edge_sets_its_width_and_keeps_it(tmp_path):
     app = make_app(ScriptedEngine([]), settings_file=config)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_ready(pilot, app)
-        pane = app.sidebar_pane()
+        pane = app.sidebar
         edge = pane.region.x
         await pilot.mouse_down("#sidebar", offset=(0, 5))
         await pilot.hover("#main", offset=(edge - 20, 5))
@@ -123,3 +123,17 @@ async def test_dragging_the_sidebars_edge_sets_its_width_and_keeps_it(tmp_path):
         await pilot.pause()
         assert pane.outer_size.width == 100 - (edge - 20)
     assert load_settings(config).ui.sidebar_width == round((100 - (edge - 20)) * 100 / 100)
+
+
+async def test_a_width_that_cannot_be_saved_is_said_each_time_and_still_shown(tmp_path):
+    config = tmp_path / "config.toml"
+    app = make_app(ScriptedEngine([]), settings_file=config)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_ready(pilot, app)
+        config.write_text("sidebar = 50\n")  # a key config.toml does not have: no write may go through
+        start = app.sidebar.percent
+        await pilot.press("f8", "f8")
+        said = [n for n in app._notifications if n.title == "sidebar width not saved"]
+        assert len(said) == 2 and "sidebar" in said[0].message, [n.message for n in app._notifications]
+        assert app.sidebar.percent == start + 10
+    assert config.read_text() == "sidebar = 50\n"

@@ -9,7 +9,7 @@ own task takes in); long work (starting up, a turn, an approval) runs in workers
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textual import events, on, work
@@ -34,21 +34,21 @@ from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.agent_messages import ReplyText
 from mcp_chat_tui.ui.app_messages import EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.call_store import CallStore
-from mcp_chat_tui.ui.catalog_actions import CatalogActions
+from mcp_chat_tui.ui.catalog_controls import CatalogControls
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
 from mcp_chat_tui.ui.dialog_keys import DialogKeyGuard
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_table, help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
-from mcp_chat_tui.ui.model_actions import ModelActions
+from mcp_chat_tui.ui.model_controls import ModelControls
 from mcp_chat_tui.ui.palette import PaletteCommands
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.reply_stream import ReplyController
 from mcp_chat_tui.ui.request_dialogs import DialogAsker
+from mcp_chat_tui.ui.saved_settings import SavedSettings
 from mcp_chat_tui.ui.screens import STYLES_FOLDER
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, TextScreen
-from mcp_chat_tui.ui.server_actions import ServerActions
-from mcp_chat_tui.ui.sidebar_actions import SidebarActions
+from mcp_chat_tui.ui.server_controls import ServerControls
 from mcp_chat_tui.ui.startup import StartUp
 from mcp_chat_tui.ui.styles import preload_screen_css, preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
@@ -67,11 +67,7 @@ class ChatApp(
     AgentEventView,
     StartUp,
     ThemeSettings,
-    ServerActions,
-    SidebarActions,
     ConversationActions,
-    CatalogActions,
-    ModelActions,
     PaletteCommands,
     DialogKeyGuard,
 ):
@@ -101,21 +97,22 @@ class ChatApp(
         super().__init__()
         self.hub = hub
         self.policy = policy
-        self.settings = settings
-        self.settings_file = settings_file
+        self.saved_settings = SavedSettings(settings, settings_file, self)
         self.clock = clock or DisplayClock()
         self.theme_dirs = theme_dirs
         self.agent = chat_agent(engine, hub, policy, settings)
+        self.server_controls = ServerControls(self, hub, policy, self.clock, lambda: self.servers_table)
         policy.add_listener(self._post_policy_changed)
         self.ready = asyncio.Event()
         self.fatal_error: str | None = None
         self._model_loading = False  # between start-up's start and the model being loaded
         self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
         self._queue: list[QueuedPrompt] = []  # prompts waiting, with their attachments
-        self._stop_reading: asyncio.Future[None] | None = None  # set: Esc while a prompt waits for its reads
         self._turn_running = False
         self._compact_asked = False  # /compact was typed: summarise every exchange but the last next
         self._retry_asked = False  # /retry or Ctrl+R: the last reply is asked again next
+        self.catalog_controls = CatalogControls(self, hub, self._queue_turn, self._engine_state)
+        self.model_controls = ModelControls(self, lambda: self.model_label, self._turn_busy, self._engine_state)
         self.reply = ReplyController(lambda: self.chat, lambda: self.model_label, self._model_cost)
         self._queued_text: ReplyText | None = None  # the text message not yet handled
         self._agent_messages = 0  # agent events posted and not yet handled to the end
@@ -132,6 +129,10 @@ class ChatApp(
         self._register_themes()
         self._answer_server_requests()
 
+    def _turn_busy(self) -> bool:
+        """A turn runs or waits for its start (``/model`` switches only between turns)."""
+        return self._turn_running or self.agent.busy
+
     def _post_policy_changed(self) -> None:
         """The approval policy changed (a toggle, a saved "always"): the marks it draws follow (``PolicyChanged``)."""
         self.post_message(PolicyChanged())
@@ -142,7 +143,7 @@ class ChatApp(
 
     def _answer_server_requests(self) -> None:
         """Servers' samples and forms are asked in dialogs (``--yes`` allows them); a call's sign-in for more access too."""
-        self.hub.step_up_prompt = self._show_sign_in
+        self.hub.step_up_prompt = self.server_controls.show_sign_in
         asker = DialogAsker(self)
         self.hub.client_requests = AskingClientRequests(
             lambda: self.agent.engine,  # the model answering now: /model changes it
@@ -162,24 +163,25 @@ class ChatApp(
         yield StatusBar(self.model_label, id="status")
 
     def _layout(self) -> list[Widget]:
+        prompt = PromptInput(placeholder="ask something (bye or quit leaves)", id="prompt")
         return [
             Workspace(
                 Vertical(
                     ChatLog(id="chat"),
-                    Horizontal(
-                        Static("prompt ->", id="prompt-label"),
-                        PromptInput(placeholder="ask something (bye or quit leaves)", id="prompt"),
-                        id="input-row",
-                    ),
+                    Horizontal(Static("prompt ->", id="prompt-label"), prompt, id="input-row"),
                     id="chat-column",
                 ),
                 SidebarPane(
                     Static("Tool calls", classes="pane-title"),
-                    ToolCallTable(self.clock, self._record_auto_run, id="calls"),
+                    ToolCallTable(self.clock, self.server_controls.record_auto_run, id="calls"),
                     Static("Servers", classes="pane-title"),
-                    ServerTable(self.clock, self._server_auto_run, id="servers"),
+                    ServerTable(self.clock, self.server_controls.server_auto_run, id="servers"),
                     Static(id="server-reason"),
                     percent=self.settings.ui.sidebar_width,
+                    focus_instead=prompt,
+                    keep_width=lambda percent: self.saved_settings.keep(
+                        ("ui", "sidebar_width"), percent, "sidebar width"
+                    ),
                     id="sidebar",
                 ),
                 id="main",
@@ -285,28 +287,29 @@ class ChatApp(
 
     @on(PolicyChanged)
     def _policy_changed(self) -> None:
-        self._show_policy_marks()
+        if self.built and not self._shut_down:
+            self.server_controls.show_policy_marks()
 
     @on(DataTable.RowHighlighted, "#servers")
     def _server_highlighted(self, message: DataTable.RowHighlighted) -> None:
-        self._show_server_reason(message.row_key.value)
+        self.server_controls.show_reason(message.row_key.value)
 
     @on(ServerTable.ServerAction)
-    async def _server_action(self, message: ServerTable.ServerAction) -> None:
-        if message.action == "restart":
-            self.restart_server(message.server)
-        elif message.action == "log":
-            self.show_server_log(message.server)
-        elif message.action == "toggle_auto_run":
-            self.toggle_server_auto_run(message.server)
-        elif message.action == "sign_in":
-            self.sign_in_server(message.server)
-        elif message.action == "resources":
-            self.action_resources(message.server)
+    def _server_action(self, message: ServerTable.ServerAction) -> None:
+        """The servers pane's keys (r, l, a, s, o) on the highlighted server."""
+        controls = self.server_controls
+        acts: dict[str, Callable[[str], object]] = {
+            "restart": controls.restart,
+            "log": controls.show_log,
+            "toggle_auto_run": controls.toggle_server_auto_run,
+            "sign_in": controls.sign_in,
+            "resources": self.catalog_controls.open_resources,
+        }
+        acts[message.action](message.server)
 
     @on(ToolCallTable.ToggleAutoRun)
     def _toggle_from_calls(self, message: ToolCallTable.ToggleAutoRun) -> None:
-        self.toggle_tool_auto_run(message.server, message.tool)
+        self.server_controls.toggle_tool_auto_run(message.server, message.tool)
 
     @on(DataTable.RowSelected, "#calls")
     def _open_call(self, message: DataTable.RowSelected) -> None:
@@ -318,7 +321,7 @@ class ChatApp(
     def _open_server(self, message: DataTable.RowSelected) -> None:
         name = message.row_key.value  # (every row has its server's name)
         if name is not None:
-            self.push_screen(self.server_detail(self.hub.status(name)))
+            self.server_controls.open_detail(name)
 
     # ----- prompts and turns -----------------------------------------------------------------
 
@@ -326,11 +329,11 @@ class ChatApp(
     def _prompt_changed(self, message: Input.Changed) -> None:
         prompt = message.input
         if isinstance(prompt, PromptInput) and prompt.is_attached:  # a change handled as the app closes: none
-            self.offer_completions(prompt)
+            self.catalog_controls.offer_completions(prompt)
 
     @on(PromptInput.Chosen)
     def _completion_chosen(self, message: PromptInput.Chosen) -> None:
-        self.take_completion(message.candidate)
+        self.catalog_controls.take_completion(message.candidate)
 
     @on(CompletionMenu.Clicked)
     def _completion_clicked(self) -> None:
@@ -357,11 +360,11 @@ class ChatApp(
         elif routed.route is Route.RETRY:
             self.action_retry()
         elif routed.route is Route.MODEL:
-            self.model_typed(prompt)
+            self.model_controls.typed(prompt)
         elif routed.route is Route.CALL:
-            self.run_worker(self.call_typed(prompt), group="own-call")
+            self.run_worker(self.server_controls.call_typed(prompt), group="own-call")
         elif routed.route is Route.COMMAND:
-            self.run_prompt_command(prompt)  # the turn is queued once the server gave the prompt
+            self.catalog_controls.run_prompt_command(prompt)  # the turn is queued once the server gave the prompt
         else:
             await self._queue_prompt(prompt_box.take_queued(prompt))
 
@@ -392,10 +395,10 @@ class ChatApp(
                 await self._write_summaries()
             while self._queue:
                 await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
-                await self.model_settled()  # and one sent while /model loads goes to the model it leaves
+                await self.model_controls.settled()  # and one sent while /model loads goes to the model it leaves
                 queued = self._queue.pop(0)
                 self.status_bar.waiting = len(self._queue)
-                if queued.reading and not await self._wait_for_reads(queued):
+                if queued.reading and not await self.catalog_controls.wait_for_reads(queued):
                     continue  # not sent: said, and given back to the prompt box
                 prompt, attachments = queued.prompt, queued.attachments
                 await self._open_reply()
@@ -414,7 +417,7 @@ class ChatApp(
     # ----- actions ---------------------------------------------------------------------------
 
     def action_stop(self) -> None:
-        if self.stop_waiting_for_reads() or self.cancel_model_load():
+        if self.catalog_controls.stop_waiting_for_reads() or self.model_controls.cancel_load():
             return
         if self.agent.stop():
             self.notify("stopped")
@@ -422,20 +425,18 @@ class ChatApp(
     def action_focus_pane(self, pane: str) -> None:
         """F2-F5. The focus moves now, not after the keys already waiting (``focus()`` defers it):
         a Ctrl+B right behind F3 must find the focus in the sidebar to take it out."""
-        if pane in ("calls", "servers") and not self.query_one("#sidebar").display:
-            self.action_toggle_sidebar()
+        if pane in ("calls", "servers") and not self.sidebar.display:
+            self.sidebar.toggle()
         widget = self.query_one(f"#{pane}")
         widget.screen.set_focus(widget)
 
-    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        """Focus that lands in the hidden sidebar anyway (Textual hands the focus of a hidden
-        widget to a sibling hidden with it) goes to the prompt."""
-        try:
-            sidebar = self.query_one("#sidebar")
-        except NoMatches:  # not built yet, or being taken down
-            return
-        if not sidebar.display and sidebar in event.widget.ancestors:
-            sidebar.screen.set_focus(self.query_one(PromptInput))
+    def action_toggle_sidebar(self) -> None:
+        """Ctrl+B, the palette: the sidebar hidden or shown (``SidebarPane.toggle``)."""
+        self.sidebar.toggle()
+
+    def action_sidebar_width(self, steps: int) -> None:
+        """F7 and F8, whatever has the focus: the sidebar narrower or wider (``SidebarPane.step_width``)."""
+        self.sidebar.step_width(steps)
 
     @on(ChatLog.Typed)
     def _typed_in_chat(self, message: ChatLog.Typed) -> None:

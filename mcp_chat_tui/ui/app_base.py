@@ -1,34 +1,41 @@
 """What the parts of ``ChatApp`` share, declared once with its types.
 
-``ChatApp`` (ui/app.py) is built from parts, one file each (ui/startup.py, ui/server_actions.py, …).
-Each part subclasses ``ChatAppBase``, so that what a part uses of the app (its state, its widgets,
-a method of another part) has a declared type that mypy checks, in the part and in the part that
-defines it. The state is set in ``ChatApp.__init__``; the widgets are found on the app's screen.
-Being an ``App`` (a ``MessagePump``), each part also has its ``@on`` handlers found by Textual.
+``ChatApp`` (ui/app.py) is built from parts, one file each (ui/startup.py, ui/agent_events.py, …),
+and composes helpers that keep their own state (``ServerControls``, ``ModelControls``,
+``SavedSettings``, …). Each part subclasses ``ChatAppBase``, so that what a part uses of the app
+(its state, its widgets, a helper, a method of another part) has a declared type that mypy checks,
+in the part and in the part that defines it. The state and the helpers are set in
+``ChatApp.__init__``; the widgets are found on the app's screen. Being an ``App`` (a
+``MessagePump``), each part also has its ``@on`` handlers found by Textual.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual.app import App, SystemCommand
+from textual.app import App
 
 from mcp_chat_tui.agent import Agent, ApprovalPolicy
 from mcp_chat_tui.config import Settings
-from mcp_chat_tui.conversation import Conversation
+from mcp_chat_tui.conversation import Conversation, ModelSwitcher
 from mcp_chat_tui.engine import Engine
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import TranscriptRecorder
 from mcp_chat_tui.ui.agent_messages import ReplyText
 from mcp_chat_tui.ui.call_store import CallStore
+from mcp_chat_tui.ui.catalog_controls import CatalogControls
 from mcp_chat_tui.ui.format import DisplayClock
+from mcp_chat_tui.ui.model_controls import ModelControls
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.reply_stream import ReplyController
+from mcp_chat_tui.ui.saved_settings import SavedSettings
+from mcp_chat_tui.ui.server_controls import ServerControls
 from mcp_chat_tui.ui.widgets.chat import ChatLog
 from mcp_chat_tui.ui.widgets.sidebar import ServerTable, ToolCallTable
+from mcp_chat_tui.ui.widgets.sidebar_pane import SidebarPane
 from mcp_chat_tui.ui.widgets.status import StatusBar
 
 if TYPE_CHECKING:
@@ -44,8 +51,7 @@ class ChatAppBase(App[int]):
 
     hub: ServerHub
     policy: ApprovalPolicy
-    settings: Settings
-    settings_file: Path | None
+    saved_settings: SavedSettings  # the settings in effect, and where a choice made on screen is kept
     clock: DisplayClock
     theme_dirs: list[Path] | None
     agent: Agent
@@ -54,12 +60,14 @@ class ChatAppBase(App[int]):
     fatal_error: str | None
     unsaved: str | None  # why events of the conversation could not be saved (the exit code is then 1)
     reply: ReplyController
+    server_controls: ServerControls  # the servers' actions and rows
+    model_controls: ModelControls  # /model: the picker and the switch
+    catalog_controls: CatalogControls  # the servers' prompts and resources at the prompt box
     call_store: CallStore
     built: bool  # the panes are mounted
     open_resume: bool
     _model_loading: bool
     _queue: list[QueuedPrompt]
-    _stop_reading: asyncio.Future[None] | None
     _turn_running: bool
     _compact_asked: bool
     _retry_asked: bool
@@ -68,6 +76,35 @@ class ChatAppBase(App[int]):
     _agent_messages: int
     _shut_down: bool
     _theme_problems: list[str]
+
+    @property
+    def settings(self) -> Settings:
+        return self.saved_settings.settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self.saved_settings.settings = settings
+
+    @property
+    def settings_file(self) -> Path | None:
+        return self.saved_settings.path
+
+    @property
+    def model_switcher(self) -> ModelSwitcher | None:
+        """What ``/model`` switches with (set by the command line; None: not available)."""
+        return self.model_controls.switcher
+
+    @model_switcher.setter
+    def model_switcher(self, switcher: ModelSwitcher | None) -> None:
+        self.model_controls.switcher = switcher
+
+    def stop_waiting_for_reads(self) -> bool:
+        """Esc or a cleared chat: a prompt waiting for its resources is not sent (``CatalogControls``)."""
+        return self.catalog_controls.stop_waiting_for_reads()
+
+    def _show_server(self, status: ServerStatus) -> None:
+        """A server's row and count as ``status`` says (``ServerControls.show``; start-up calls it)."""
+        self.server_controls.show(status)
 
     @property
     def engine(self) -> Engine:
@@ -104,6 +141,10 @@ class ChatAppBase(App[int]):
     def chat(self) -> ChatLog:
         return self.query_one(ChatLog)
 
+    @property
+    def sidebar(self) -> SidebarPane:
+        return self.query_one(SidebarPane)
+
     if TYPE_CHECKING:
         # Defined by one part, called by others (the part is named); for the checker only, so that
         # the part's own definition is the one that runs.
@@ -124,24 +165,10 @@ class ChatAppBase(App[int]):
 
         async def _wait_until_drawn(self) -> None: ...  # AgentEventView
 
-        def _show_server(self, status: ServerStatus) -> None: ...  # ServerActions
-
-        def restart_server(self, name: str) -> None: ...  # ServerActions
-
-        def toggle_tool_auto_run(self, server: str, tool: str) -> bool | None: ...  # ServerActions
-
-        def sign_in_commands(self) -> Iterator[SystemCommand]: ...  # ServerActions
-
         async def open_conversation(self, path: Path) -> bool: ...  # ConversationActions
 
         def action_export(self) -> None: ...  # ConversationActions
 
         def action_resume(self) -> None: ...  # ConversationActions
 
-        def stop_waiting_for_reads(self) -> bool: ...  # CatalogActions
-
-        def action_resources(self, server: str | None = None) -> None: ...  # CatalogActions
-
-        def action_toggle_sidebar(self) -> None: ...  # SidebarActions
-
-        def action_switch_model(self) -> None: ...  # ModelActions
+        def action_toggle_sidebar(self) -> None: ...  # ChatApp

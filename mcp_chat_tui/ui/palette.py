@@ -62,11 +62,13 @@ class PaletteCommands(ChatAppBase):
             "Search conversations", "Find a word in every saved conversation, open it there", self.action_search
         )
         yield SystemCommand("Hide or show the sidebar", "Tool calls and servers", self.action_toggle_sidebar)
-        yield SystemCommand("Browse resources", "Every server's resources and templates", self.action_resources)
+        yield SystemCommand(
+            "Browse resources", "Every server's resources and templates", self.catalog_controls.open_resources
+        )
         yield SystemCommand(
             "Switch model",
             "The models this machine has; the conversation goes on with the one chosen",
-            self.action_switch_model,
+            self.model_controls.pick,
         )
         yield SystemCommand(
             "Model and generation settings",
@@ -78,15 +80,15 @@ class PaletteCommands(ChatAppBase):
             yield SystemCommand(
                 palette_text(f"Restart server {status.name}"),
                 palette_text(status.summary()),
-                lambda name=status.name: self.restart_server(name),
+                lambda name=status.name: self.server_controls.restart(name),
             )
-        yield from self.sign_in_commands()
+        yield from self.server_controls.sign_in_commands()
         for spec in self.hub.tools():
             state = "runs without asking" if self.policy.runs_without_asking(spec) else "asks first"
             yield SystemCommand(
                 palette_text(f"Toggle auto-run: {spec.server} › {tool_in_palette(spec)}"),
                 f"now {state}",
-                lambda s=spec: self.toggle_tool_auto_run(s.server, s.name),
+                lambda s=spec: self.server_controls.toggle_tool_auto_run(s.server, s.name),
                 discover=False,
             )
         for name in sorted(self.available_themes):

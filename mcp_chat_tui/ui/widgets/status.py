@@ -6,6 +6,7 @@ The state and its detail read as one phrase ("generating 12.3 tok/s"): the detai
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
@@ -15,6 +16,8 @@ from textual.widget import Widget
 from mcp_chat_tui.agent.budget import near_limit, usage_label
 from mcp_chat_tui.core.text import counted
 from mcp_chat_tui.ui.format import literal
+
+EngineState = Callable[[str, str], None]  # sets what the status bar says the engine does, and the detail
 
 BAR_WIDTH = 24
 STATE_COLOUR = {"ready": "green", "generating": "cyan"}  # a state that says "failed" is red, others yellow

@@ -1,22 +1,23 @@
 """What the app does with server prompts and resources: the ``/`` and ``@`` completion list, prompt
 commands (with their argument form), ``@`` attachments, and the resources screen.
 
-A part of ``ChatApp`` (mixed into it); the ``@on`` handlers that call these stay on the app.
+A helper ``ChatApp`` composes; the ``@on`` handlers that call it stay on the app.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from textual import work
+from textual.app import App
 from textual.widget import Widget
 
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.local_files import LocalFile, completions, read_attachment
 from mcp_chat_tui.servers import PromptCommand, PromptInfo, ResourceInfo, ServerHub, command_text, parse_command
-from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.completion import AppCommand, Candidate, candidates, starts_at_word
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt, Read
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
@@ -24,16 +25,34 @@ from mcp_chat_tui.ui.screens.resources import ResourcesScreen, variables_form
 from mcp_chat_tui.ui.widgets.attachments import user_message
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
+from mcp_chat_tui.ui.widgets.status import EngineState
+
+QueueTurn = Callable[[str, Sequence[Attachment]], Awaitable[None]]  # shows a prompt and queues its turn
 
 
-class CatalogActions(ChatAppBase):
-    """Prompts and resources behaviour of ``ChatApp``: uses its ``hub`` and the prompt box."""
+class CatalogControls:
+    """The servers' prompts and resources at the prompt box: completion, prompt commands, attachments.
+
+    Args:
+        app: Where it says what happened, opens forms and the resources screen, runs its work, and
+            finds the prompt box (and the chat's column, where the completion list goes).
+        hub: The servers whose prompts and resources these are.
+        queue_turn: Shows a prompt command's messages as the user's prompt and queues its turn.
+        engine_state: Sets what the status bar says (a prompt waiting for its reads).
+    """
+
+    def __init__(self, app: App[Any], hub: ServerHub, queue_turn: QueueTurn, engine_state: EngineState) -> None:
+        self.app = app
+        self.hub = hub
+        self._queue_turn = queue_turn
+        self._engine_state = engine_state
+        self._stop_reading: asyncio.Future[None] | None = None  # set: Esc while a prompt waits for its reads
 
     def _completion_menu(self, prompt: PromptInput) -> CompletionMenu:
         """The list above the prompt box (mounted the first time it is needed)."""
         if prompt.menu is None:
             prompt.menu = CompletionMenu(id="completion")
-            self.query_one("#chat-column").mount(prompt.menu, before="#input-row")
+            self.app.query_one("#chat-column").mount(prompt.menu, before="#input-row")
         return prompt.menu
 
     def offer_completions(self, prompt: PromptInput) -> None:
@@ -54,17 +73,19 @@ class CatalogActions(ChatAppBase):
         if found or prompt.menu is not None:
             self._completion_menu(prompt).offer(found)
         if not found and starts_at_word(prompt.value, prompt.cursor_position):
-            self.notify(
+            self.app.notify(
                 "no server offers resources now and no file here to attach: nothing to attach with @",
                 title="@",
                 timeout=5,
             )
 
-    @work(group="catalog")
-    async def take_completion(self, candidate: Candidate) -> None:
+    def take_completion(self, candidate: Candidate) -> None:
         """A prompt chosen from the list is written out (its form opens when it takes arguments);
         a resource is read and attached to the message being written."""
-        prompt = self.query_one(PromptInput)
+        self.app.run_worker(self._take_completion(candidate), group="catalog")
+
+    async def _take_completion(self, candidate: Candidate) -> None:
+        prompt = self.app.query_one(PromptInput)
         prompt.value, prompt.cursor_position = candidate.apply(prompt.value)
         item = candidate.item
         if isinstance(item, AppCommand):
@@ -85,15 +106,15 @@ class CatalogActions(ChatAppBase):
         """A text file from the disk attached to the message being written (a binary one refused)."""
         read = await asyncio.to_thread(read_attachment, item.shown, Path.cwd(), self.hub.roots.shared)
         if isinstance(read, str):
-            self.notify(read, title=f"{word} not attached", severity="error", markup=False)
+            self.app.notify(read, title=f"{word} not attached", severity="error", markup=False)
             return
         prompt.attached.append((word, read))
-        self.notify(f"attached {read.label()}", markup=False)
+        self.app.notify(f"attached {read.label()}", markup=False)
 
     async def _attach_resource(self, prompt: PromptInput, item: ResourceInfo, word: str) -> None:
         uri = item.uri
         if item.is_template:
-            values = await self.push_screen_wait(variables_form(self.hub, item))
+            values = await self.app.push_screen_wait(variables_form(self.hub, item))
             if values is None:
                 return
             uri = item.expand(values)
@@ -111,26 +132,28 @@ class CatalogActions(ChatAppBase):
             if not isinstance(contents, str):
                 prompt.attached += [(word, content) for content in contents]
         if isinstance(contents, str):
-            self.notify(contents, title=f"{word} not attached", severity="error", markup=False)
+            self.app.notify(contents, title=f"{word} not attached", severity="error", markup=False)
         else:
-            self.notify(f"attached {item.server} › {uri}", markup=False)
+            self.app.notify(f"attached {item.server} › {uri}", markup=False)
 
-    @work(group="catalog")
-    async def run_prompt_command(self, text: str) -> None:
+    def run_prompt_command(self, text: str) -> None:
         """A typed ``/server:prompt key=value``: its form when a required argument is missing, then
         the prompt's messages become the user's turn."""
+        self.app.run_worker(self._run_prompt_command(text), group="catalog")
+
+    async def _run_prompt_command(self, text: str) -> None:
         try:
             command = parse_command(text, self.hub.prompts())
         except UserFacingError as exc:
-            self.notify(str(exc), title="not sent", severity="error", markup=False, timeout=8)
-            self.query_one(PromptInput).put_back(text)  # nothing typed is lost
+            self.app.notify(str(exc), title="not sent", severity="error", markup=False, timeout=8)
+            self.app.query_one(PromptInput).put_back(text)  # nothing typed is lost
             return
         await self._run_command(command, typed=text, ask=bool(command.missing))
 
     async def _run_command(self, command: PromptCommand, *, typed: str, ask: bool = True) -> None:
-        prompt_box = self.query_one(PromptInput)
+        prompt_box = self.app.query_one(PromptInput)
         if ask:
-            values = await self.push_screen_wait(arguments_form(self.hub, command))
+            values = await self.app.push_screen_wait(arguments_form(self.hub, command))
             if values is None:
                 prompt_box.put_back(typed)  # cancelled: the command stays to edit
                 return
@@ -138,7 +161,7 @@ class CatalogActions(ChatAppBase):
         try:
             text, attachments = await self.hub.get_prompt(command.prompt, command.arguments)
         except UserFacingError as exc:
-            self.notify(str(exc), title="not sent", severity="error", markup=False, timeout=8)
+            self.app.notify(str(exc), title="not sent", severity="error", markup=False, timeout=8)
             prompt_box.put_back(typed)
             return
         if prompt_box.value.strip() == typed:  # not if something else is being written by now
@@ -147,7 +170,7 @@ class CatalogActions(ChatAppBase):
             prompt_box.remember(command_text(command.prompt, command.arguments))
         await self._queue_turn(text, attachments)
 
-    async def _wait_for_reads(self, queued: QueuedPrompt) -> bool:
+    async def wait_for_reads(self, queued: QueuedPrompt) -> bool:
         """Wait for the resources a prompt was sent with while they were still being read (the
         status bar and the prompt's lines say so; Esc stops waiting). True: the prompt goes with
         them all. False: a read failed or Esc: the prompt is not sent, which is said, and it goes
@@ -169,16 +192,16 @@ class CatalogActions(ChatAppBase):
         if failures:
             why = "; ".join(f"{word} could not be read: {error}" for word, error in failures.items())
             back = "the message is back in the prompt box: send it again, or without the word"
-            self.notify(f"{why}; {back}", title="not sent", severity="error", markup=False, timeout=12)
+            self.app.notify(f"{why}; {back}", title="not sent", severity="error", markup=False, timeout=12)
         else:
             waited = ", ".join(pending_words(queued))
-            self.notify(
+            self.app.notify(
                 f"stopped waiting for {waited}; the message is back in the prompt box", title="not sent", markup=False
             )
         if queued.shown is not None and queued.shown.is_attached:  # not if the chat has trimmed it since
             await queued.shown.remove()
-        self.query_one(PromptInput).give_back(queued)
-        self._engine_state("ready")
+        self.app.query_one(PromptInput).give_back(queued)
+        self._engine_state("ready", "")
         return False
 
     async def _show_sent(self, queued: QueuedPrompt) -> None:
@@ -196,8 +219,9 @@ class CatalogActions(ChatAppBase):
         self._stop_reading.set_result(None)
         return True
 
-    def action_resources(self, server: str | None = None) -> None:
-        self.push_screen(ResourcesScreen(self.hub, server))
+    def open_resources(self, server: str | None = None) -> None:
+        """The resources screen (``o`` on a server: that server's first)."""
+        self.app.push_screen(ResourcesScreen(self.hub, server))
 
 
 def pending_words(queued: QueuedPrompt) -> list[str]:

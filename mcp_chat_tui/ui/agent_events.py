@@ -84,6 +84,7 @@ class AgentEventView(ChatAppBase):
 
     _turn_first_stats: Stats | None = None  # the figures of the turn's first reply (its prompt's cached part)
     _turn_figures: TurnFigures | None = None  # the turn's replies so far (the rate shown is the turn's)
+    _opening_reply = False  # Enter started the turns and its reply is not open yet (the frames wait for it)
 
     def _sink(self, event: AgentEvent) -> None:
         self.conversation.record(event)  # the transcript first, as the agent reported it
@@ -275,10 +276,19 @@ class AgentEventView(ChatAppBase):
             self.notify("summarising stopped: the exchanges not summarised stay in full", markup=False)
 
     async def _open_reply(self) -> None:
-        """Hold the prompt's cursor, show "generating" and open the reply, before the frame the turn waits for."""
-        self.query_one(PromptInput).hold_cursor(True)
+        """Hold the prompt's cursor, show "generating" and open the reply, before the frame the turn
+        waits for (the one Enter held the frames for: ``PromptInput.hold_frames``)."""
+        prompt_box = self.query_one(PromptInput)
+        prompt_box.hold_cursor(True)
         self._engine_state("generating")
         await self.reply.start()
+        self._opening_reply = False
+        prompt_box.release_frames()
+
+    def _let_frames_go(self) -> None:
+        """What Enter sent is shown, or will not be soon: the frames it held are drawn."""
+        for prompt_box in self.query(PromptInput):  # none once the screen is taken down
+            prompt_box.release_frames()
 
     async def _wait_until_drawn(self) -> None:
         """Wait until the prompt just sent and the opened reply are drawn: the model starts after that frame."""

@@ -1,0 +1,85 @@
+"""Enter's effect comes in one frame: the prompt box emptied, the prompt in the chat and its reply
+opened are drawn together (``PromptInput.hold_frames``), not in three frames a 60th of a second
+apart, each a layout of the whole screen. Counted in frames, not timed: bench/key_latency.py times it."""
+
+from textual.errors import NoWidget
+from textual.widget import Widget
+
+from mcp_chat_tui.ui.widgets import prompt as prompt_module
+from mcp_chat_tui.ui.widgets.chat import UserMessage
+from mcp_chat_tui.ui.widgets.reply import ReplyHeader
+from tests.fakes import ScriptedEngine
+from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
+
+
+class Watching(ScriptedEngine):
+    """Notes when it is asked for a reply (the frames before that are the key's)."""
+
+    asked = 0
+
+    def stream(self, *args, **kwargs):
+        self.asked += 1
+        return super().stream(*args, **kwargs)
+
+
+def placed(app, kind: type[Widget]) -> int:
+    """How many ``kind`` widgets of the chat the screen's last layout placed."""
+    count = 0
+    for widget in app.chat.query(kind):
+        try:
+            app.screen.find_widget(widget)
+        except NoWidget:
+            continue
+        count += 1
+    return count
+
+
+async def frames_after_enter(app, pilot, prompt: str) -> list[tuple[str, int, int]]:
+    """Each frame drawn from Enter to the model's start: the box's text, the prompts and reply headers placed."""
+    frames: list[tuple[str, int, int]] = []
+    display, engine = app._display, app.engine
+    asked = engine.asked
+
+    def noted(screen, renderable) -> None:
+        display(screen, renderable)
+        if renderable is not None and not app._batch_count and engine.asked == asked:
+            frames.append((app.query_one("#prompt").value, placed(app, UserMessage), placed(app, ReplyHeader)))
+
+    box = app.query_one("#prompt")
+    box.focus()
+    box.value = prompt
+    await pilot.pause()
+    await app.screen.wait_for_refresh()  # the typed prompt drawn
+    app._display = noted
+    try:
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: engine.asked > asked, what="the model asked")
+    finally:
+        del app._display
+    return frames
+
+
+async def test_the_emptied_box_the_prompt_and_its_reply_come_in_one_frame(monkeypatch):
+    monkeypatch.setattr(prompt_module, "HOLD_LIMIT", 60.0)  # let go by the reply opened, not by the limit
+    engine = Watching(["first answer", "second answer"])
+    app = make_app(engine, servers=[])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        for number, prompt in enumerate(("one", "two"), start=1):
+            frames = await frames_after_enter(app, pilot, prompt)
+            assert frames, "nothing was drawn before the model started"
+            # the first frame drawn after Enter shows all three; a later one (a scroll bar) no less
+            assert all(frame == ("", number, number) for frame in frames), frames
+            await wait_turn_done(pilot, app)
+
+
+async def test_enter_that_starts_no_turn_lets_the_frames_go_when_handled(monkeypatch):
+    """A command (here one that only says something) lets the frames go as it is handled, not at
+    the hold's limit (made a minute here: the test would time out waiting for it)."""
+    monkeypatch.setattr(prompt_module, "HOLD_LIMIT", 60.0)
+    app = make_app(ScriptedEngine([]), servers=[])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        box = app.query_one("#prompt")
+        await send(pilot, "/roots")
+        await wait_for(pilot, lambda: box._frames_held is None and not app._batch_count, what="the frames let go")

@@ -1,10 +1,13 @@
 """Enter's effect comes in one frame: the prompt box emptied, the prompt in the chat and its reply
 opened are drawn together (``PromptInput.hold_frames``), not in three frames a 60th of a second
-apart, each a layout of the whole screen. Counted in frames, not timed: bench/key_latency.py times it."""
+apart, each a layout of the whole screen; and the model starts after that frame, not after one
+more (``_wait_until_drawn``). Counted in frames, not timed: bench/key_latency.py times it."""
 
 from textual.errors import NoWidget
 from textual.widget import Widget
 
+from mcp_chat_tui.config import Settings
+from mcp_chat_tui.transcript import Exchange, Step, Transcript
 from mcp_chat_tui.ui.widgets import prompt as prompt_module
 from mcp_chat_tui.ui.widgets.chat import UserMessage
 from mcp_chat_tui.ui.widgets.reply import ReplyHeader
@@ -59,17 +62,30 @@ async def frames_after_enter(app, pilot, prompt: str) -> list[tuple[str, int, in
     return frames
 
 
+def earlier(exchanges: int) -> Transcript:
+    """A conversation longer than the chat's height (its scroll bar moves as a prompt is added)."""
+    answer = "\n\n".join(f"line {line}" for line in range(6))
+    return Transcript(
+        [Exchange(user=f"question {index}", model="scripted", steps=[Step(text=answer)]) for index in range(exchanges)]
+    )
+
+
 async def test_the_emptied_box_the_prompt_and_its_reply_come_in_one_frame(monkeypatch):
     monkeypatch.setattr(prompt_module, "HOLD_LIMIT", 60.0)  # let go by the reply opened, not by the limit
     engine = Watching(["first answer", "second answer"])
-    app = make_app(engine, servers=[])
+    loaded = 8
+    settings = Settings(max_turns=50)  # no summaries asked of the model
+    app = make_app(engine, servers=[], settings=settings, transcript=earlier(loaded), autosave=False)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
-        for number, prompt in enumerate(("one", "two"), start=1):
+        await wait_for(pilot, lambda: len(app.chat.query(UserMessage)) == loaded, what="the conversation shown")
+        assert app.chat.max_scroll_y > 0
+        for number, prompt in enumerate(("one", "two"), start=loaded + 1):
             frames = await frames_after_enter(app, pilot, prompt)
             assert frames, "nothing was drawn before the model started"
-            # the first frame drawn after Enter shows all three; a later one (a scroll bar) no less
-            assert all(frame == ("", number, number) for frame in frames), frames
+            # one frame, with all three: the model starts after it (no second frame is waited for
+            # when it left no layout to do: a scroll bar's thumb put in place is drawn beside the model)
+            assert frames == [("", number, number)], frames
             await wait_turn_done(pilot, app)
 
 

@@ -39,6 +39,7 @@ from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.deciding import withdraw_dialog
 from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
 from mcp_chat_tui.ui.streaming import drawing_cost
+from mcp_chat_tui.ui.textual_private import layout_pending
 from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE, end_note_line
 from mcp_chat_tui.ui.widgets.chat import Notice
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
@@ -292,9 +293,11 @@ class AgentEventView(ChatAppBase):
 
     async def _wait_until_drawn(self) -> None:
         """Wait until the prompt just sent and the opened reply are drawn: the model starts after that frame."""
-        # Twice: the prompt input, cleared, may measure itself again and ask for one more frame.
+        # And after one more when that frame left a layout to do (a widget, the prompt input
+        # cleared, measured itself again); not for a scroll bar's thumb moved after the layout.
         try:
-            for _ in range(2):
+            await asyncio.wait_for(self.chat.wait_for_refresh(), OPENING_WAIT)
+            if layout_pending(self.chat.screen):
                 await asyncio.wait_for(self.chat.wait_for_refresh(), OPENING_WAIT)
         except TimeoutError:
             pass  # a screen that does not draw (the app closing) does not hold the turn back

@@ -21,6 +21,7 @@ from textual.binding import Binding
 from textual.css.model import RuleSet
 from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Markdown, _footer
 from textual.widgets.markdown import MarkdownStream
@@ -55,6 +56,7 @@ INSTANCE_NAMES: tuple[tuple[Callable[[], Any], str], ...] = (
     (Stylesheet, "_rules"),
     (Stylesheet, "_rules_map"),
     (Stylesheet, "_require_parse"),
+    (Screen, "_layout_required"),  # read by ui/agent_events.py: a layout left for the next frame
 )
 
 
@@ -101,6 +103,11 @@ def use_rules(sheet: Stylesheet, rules: list[RuleSet]) -> None:
     sheet._rules = rules
     sheet._rules_map = None  # made again from the rules when next asked for
     sheet._require_parse = False
+
+
+def layout_pending(screen: Screen[Any]) -> bool:
+    """Whether ``screen`` has a layout to do at its next frame (a widget measured itself again)."""
+    return screen._layout_required
 
 
 def bound_to_parent(node: DOMNode, name: str) -> bool:

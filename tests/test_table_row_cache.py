@@ -21,6 +21,8 @@ ROWS = 60  # more than the table shows
 class TwoTables(App):
     """The table under test (``calls``) and one that is given only the last state (``fresh``)."""
 
+    CSS = "Screen.-other-cursor ToolCallTable > .datatable--cursor { background: red; }"
+
     def compose(self) -> ComposeResult:
         with Horizontal():
             yield ToolCallTable(FrozenClock(), id="calls")
@@ -132,4 +134,43 @@ async def test_what_is_drawn_is_what_a_fresh_table_draws():
         fresh.scroll_to(y=table.scroll_y, animate=False)  # the cursor's way there scrolled the other one
         await pilot.pause()
         assert table.size == fresh.size and table.scroll_offset == fresh.scroll_offset
+        assert drawn(table) == drawn(fresh)
+
+
+async def test_a_theme_that_comes_back_finds_its_cells_and_a_new_one_draws_its_own():
+    app = TwoTables()
+    async with app.run_test(size=(120, 30)) as pilot:
+        table, fresh = app.query_one("#calls", ToolCallTable), app.query_one("#fresh", ToolCallTable)
+        app.set_focus(None)
+        for index in range(ROWS):
+            table.add_record(record(index))
+        await settled(pilot, table)
+        app.theme = "textual-light"
+        await settled(pilot, table)
+        for index in range(ROWS):  # a table that has only known this theme
+            fresh.add_record(record(index))
+        await settled(pilot, fresh)
+        assert drawn(table) == drawn(fresh), "a cell kept from the other theme was drawn"
+        rendered = set(table._cell_render_cache.keys())
+        app.theme = "textual-dark"
+        await settled(pilot, table)
+        again = set(table._cell_render_cache.keys()) - rendered
+        assert not again, f"{len(again)} cells rendered again for a theme they were rendered in"
+
+
+async def test_a_cursor_styled_anew_is_drawn_anew():
+    """A style that changes only the cursor's look (nothing in the row's own style) draws the cursor's cells again."""
+    app = TwoTables()
+    async with app.run_test(size=(120, 30)) as pilot:
+        table, fresh = app.query_one("#calls", ToolCallTable), app.query_one("#fresh", ToolCallTable)
+        app.set_focus(None)
+        for index in range(ROWS):
+            table.add_record(record(index))
+        await settled(pilot, table)
+        app.screen.add_class("-other-cursor")
+        for index in range(ROWS):
+            fresh.add_record(record(index))
+        await settled(pilot, table)
+        await settled(pilot, fresh)
+        assert table.scroll_offset == fresh.scroll_offset and table.cursor_row == fresh.cursor_row
         assert drawn(table) == drawn(fresh)

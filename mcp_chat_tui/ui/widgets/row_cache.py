@@ -7,6 +7,11 @@ about 10 ms of a frame, twice on the way to an approval dialog (the new row, the
 a cell updated or a row added is a change of its row alone; a cell is rendered again when its row
 changed, moved, got another width or height, or when anything else changed the table (Textual's
 count less the changes of one row counted here: columns, sorting, removing rows, a resize...).
+
+Textual also drops every rendered cell when the table's styles change (a theme, the focus coming
+or going). The cells kept here are keyed on the styles they were rendered with, so they are kept
+through it: a theme or a focus state that comes back finds its cells rendered (people go back and
+forth between themes and panes), and one that is new renders them anew.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any, Self
 
 from rich.style import Style
 from rich.text import TextType
+from textual.cache import LRUCache
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellType, ColumnKey, RowKey
 
@@ -26,6 +32,7 @@ class RowCachedTable(DataTable[CellType]):
         super().__init__(*args, **kwargs)
         self._row_versions: dict[RowKey, int] = {}  # changes of each row since it was added
         self._row_changes = 0  # how much of Textual's count of changes came from one row's changes
+        self._styles: tuple[Any, ...] | None = None  # what a cell's look depends on in the table's styles
 
     def update_cell(
         self, row_key: RowKey | str, column_key: ColumnKey | str, value: CellType, *, update_width: bool = False
@@ -52,6 +59,27 @@ class RowCachedTable(DataTable[CellType]):
         self._row_versions.clear()
         return super().clear(columns)
 
+    def notify_style_update(self) -> None:
+        kept = self._cell_render_cache  # Textual's drops it: its cells are keyed on their styles here
+        self._cell_render_cache = LRUCache(1)
+        try:
+            super().notify_style_update()
+        finally:
+            self._cell_render_cache = kept
+            self._styles = None
+
+    def _cell_styles(self) -> tuple[Any, ...]:
+        """The styles a cell is rendered with besides its row's (which its key holds): the cursor's,
+        the header's and the rest of the table's parts, as they are now."""
+        if self._styles is None:
+            parts = sorted(self.COMPONENT_CLASSES)
+            self._styles = (
+                self.cursor_foreground_priority,
+                self.cursor_background_priority,
+                *(self.get_component_rich_style(part) for part in parts),
+            )
+        return self._styles
+
     def _render_cell(
         self,
         row_index: int,
@@ -73,6 +101,7 @@ class RowCachedTable(DataTable[CellType]):
             row_index,
             width,
             row.height if row is not None else 0,
+            self._cell_styles(),
         )
         try:
             return super()._render_cell(row_index, column_index, base_style, width, cursor=cursor, hover=hover)

@@ -174,3 +174,19 @@ async def test_a_cursor_styled_anew_is_drawn_anew():
         await settled(pilot, fresh)
         assert table.scroll_offset == fresh.scroll_offset and table.cursor_row == fresh.cursor_row
         assert drawn(table) == drawn(fresh)
+
+
+async def test_the_cursor_following_a_new_call_assembles_two_rows_again():
+    """The new call's row and the row the cursor left; the other rows in view keep their lines."""
+    app = TwoTables()
+    async with app.run_test(size=(120, 30)) as pilot:
+        table = app.query_one("#calls", ToolCallTable)
+        for index in range(ROWS):
+            table.add_record(record(index))
+        await settled(pilot, table)
+        assembled = set(table._row_render_cache.keys())
+        table.add_record(record(ROWS))  # the cursor follows it
+        await pilot.pause()
+        await table.wait_for_refresh()
+        again = set(table._row_render_cache.keys()) - assembled
+        assert len(again) == 2 * table.call_layout.row_height, f"{len(again)} lines of rows assembled again"

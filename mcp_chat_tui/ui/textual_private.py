@@ -3,11 +3,12 @@
 Each is used where Textual offers no public way: the clock its messages are stamped with (a dialog
 compares a key's time with when it was drawn), handing a key on to a field's own queue, a widget
 class's default CSS before any is mounted (ui/styles.py), a style sheet's parsed rules (kept per
-theme by ui/restyle.py), the footer's key class, and four methods the app's widgets
+theme by ui/restyle.py), the footer's key class, and five methods the app's widgets
 override (one layout pass per update, a cursor that does not blink out of focus, a row's place in a
-table of one-line rows, a table's cell rendered again only when its row changed: with the count of
-changes it is cached on). ``PRIVATE_NAMES`` lists every one; tests/test_textual_private.py checks
-each still exists in the installed Textual, so an upgrade that removes one fails there, naming it.
+table of one-line rows, a table's cells and rows rendered again only when that row changed: with
+the count of changes and the caches they are kept in). ``PRIVATE_NAMES`` lists every one;
+tests/test_textual_private.py checks each still exists in the installed Textual, so an upgrade that
+removes one fails there, naming it.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ PRIVATE_NAMES: tuple[tuple[Any, str], ...] = (
     (Input, "_pause_blink"),
     (DataTable, "_get_row_region"),  # overridden by widgets/sidebar.py
     (DataTable, "_render_cell"),  # overridden by widgets/row_cache.py
+    (DataTable, "_render_line_in_row"),  # overridden by widgets/row_cache.py
     (App, "_refresh_truecolor_filter"),
     (_footer, "FooterKey"),  # widgets/footer.py builds its keys styled once
 )
@@ -49,6 +51,8 @@ INSTANCE_NAMES: tuple[tuple[Callable[[], Any], str], ...] = (
     (DataTable, "_row_label_column_width"),
     (DataTable, "_update_count"),  # set for one cell at a time by widgets/row_cache.py
     (DataTable, "_row_locations"),
+    (DataTable, "_row_render_cache"),
+    (DataTable, "_cell_render_cache"),
     (lambda: MarkdownStream(Markdown()), "_stopped"),
     (lambda: MarkdownStream(Markdown()), "_new_markup"),
     (DOMNode, "_reactive_connect"),  # read by widgets/footer.py (a key bound to the footer's compact)

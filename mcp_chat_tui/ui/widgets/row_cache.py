@@ -12,6 +12,10 @@ Textual also drops every rendered cell when the table's styles change (a theme, 
 or going). The cells kept here are keyed on the styles they were rendered with, so they are kept
 through it: a theme or a focus state that comes back finds its cells rendered (people go back and
 forth between themes and panes), and one that is new renders them anew.
+
+A row's lines (its cells put side by side) are kept the same way, and, with a row cursor, whatever
+row the cursor is on when it is not that one: the cursor following a new call assembles two rows
+again (the new one and the one it left), not every row in view.
 """
 
 from __future__ import annotations
@@ -21,8 +25,11 @@ from typing import Any, Self
 from rich.style import Style
 from rich.text import TextType
 from textual.cache import LRUCache
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellType, ColumnKey, RowKey
+
+ELSEWHERE = Coordinate(-2, -2)  # the cursor or the mouse, on a row other than the one rendered (or none)
 
 
 class RowCachedTable(DataTable[CellType]):
@@ -33,6 +40,7 @@ class RowCachedTable(DataTable[CellType]):
         self._row_versions: dict[RowKey, int] = {}  # changes of each row since it was added
         self._row_changes = 0  # how much of Textual's count of changes came from one row's changes
         self._styles: tuple[Any, ...] | None = None  # what a cell's look depends on in the table's styles
+        self._true_count: int | None = None  # Textual's count, while a row's line is rendered
 
     def update_cell(
         self, row_key: RowKey | str, column_key: ColumnKey | str, value: CellType, *, update_width: bool = False
@@ -80,6 +88,46 @@ class RowCachedTable(DataTable[CellType]):
             )
         return self._styles
 
+    def _epoch(self) -> int:
+        """Textual's count of the table's changes, less those of one row counted here."""
+        count = self._true_count if self._true_count is not None else self._update_count
+        return count - self._row_changes
+
+    def _render_line_in_row(
+        self,
+        row_key: RowKey,
+        line_no: int,
+        base_style: Style,
+        cursor_location: Coordinate,
+        hover_location: Coordinate,
+    ) -> Any:
+        # A row's line is kept as its cells are (``_render_cell``), and, with a row cursor, whatever
+        # the row the cursor or the mouse is on when it is not this one: the cursor moving to a new
+        # call assembles that row and the one it left, not every row in view.
+        if self.cursor_type != "row" or self._true_count is not None:
+            return super()._render_line_in_row(row_key, line_no, base_style, cursor_location, hover_location)
+        row_index = self._row_locations.get(row_key)
+        row_index = -1 if row_index is None else row_index  # the header's
+        cursor_location = cursor_location if cursor_location.row == row_index else ELSEWHERE
+        hover_location = hover_location if hover_location.row == row_index else ELSEWHERE
+        count = self._update_count
+        self._true_count = count
+        self._update_count = (  # type: ignore[assignment]
+            self._epoch(),
+            self._row_versions.get(row_key, 0),
+            row_index,
+            tuple(column.get_render_width(self) for column in self.ordered_columns),
+            self._row_label_column_width,
+            self.size.width,
+            (self.fixed_rows, self.fixed_columns, self.show_row_labels, self._labelled_row_exists, self.zebra_stripes),
+            self._cell_styles(),
+        )
+        try:
+            return super()._render_line_in_row(row_key, line_no, base_style, cursor_location, hover_location)
+        finally:
+            self._update_count = count
+            self._true_count = None
+
     def _render_cell(
         self,
         row_index: int,
@@ -96,7 +144,7 @@ class RowCachedTable(DataTable[CellType]):
         row = self.rows.get(row_key) if row_key is not None else None
         version = self._row_versions.get(row_key, 0) if row_key is not None else 0
         self._update_count = (  # type: ignore[assignment]
-            count - self._row_changes,
+            self._epoch(),
             version,
             row_index,
             width,

@@ -99,3 +99,19 @@ async def test_enter_that_starts_no_turn_lets_the_frames_go_when_handled(monkeyp
         box = app.query_one("#prompt")
         await send(pilot, "/roots")
         await wait_for(pilot, lambda: box._frames_held is None and not app._batch_count, what="the frames let go")
+
+
+async def test_enter_while_a_turn_waits_to_open_its_reply_lets_its_own_frames_go(monkeypatch):
+    """A turn that waits before opening its reply (a prompt sent during start-up waits for the model)
+    holds no frames of a later Enter: that Enter's are let go when it is handled."""
+    monkeypatch.setattr(prompt_module, "HOLD_LIMIT", 60.0)
+    app = make_app(ScriptedEngine([]), servers=[])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        box = app.query_one("#prompt")
+        app._turn_running = app._opening_reply = True  # as a turn waiting for start-up leaves them
+        try:
+            await send(pilot, "/roots")
+            await wait_for(pilot, lambda: box._frames_held is None, what="the frames let go")
+        finally:
+            app._turn_running = app._opening_reply = False

@@ -340,10 +340,11 @@ class ChatApp(
     async def _submitted(self, message: Input.Submitted) -> None:
         """Enter in the prompt (which holds the frames until what it sent is shown): a turn that
         starts now lets them go once its reply is open (``_open_reply``), anything else here."""
+        was_running = self._turn_running
         try:
             await self._send(message.value)
         finally:
-            if not self._opening_reply:
+            if was_running or not self._opening_reply:  # this Enter started no turn
                 self._let_frames_go()
 
     async def _send(self, text: str) -> None:

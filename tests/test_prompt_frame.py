@@ -115,3 +115,15 @@ async def test_enter_while_a_turn_waits_to_open_its_reply_lets_its_own_frames_go
             await wait_for(pilot, lambda: box._frames_held is None, what="the frames let go")
         finally:
             app._turn_running = app._opening_reply = False
+
+
+async def test_a_prompt_box_taken_away_while_holding_lets_the_frames_go(monkeypatch):
+    monkeypatch.setattr(prompt_module, "HOLD_LIMIT", 60.0)
+    app = make_app(ScriptedEngine([]), servers=[])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        box = app.query_one("#prompt")
+        box.hold_frames()
+        assert app._batch_count
+        await box.remove()
+        await wait_for(pilot, lambda: not app._batch_count, what="the frames let go")

@@ -136,7 +136,8 @@ class PromptInput(Input):
             held, limit = frames_held
             limit.stop()
             held.close()
-            self.app.screen.check_idle()  # the screen draws what waited when it next idles
+            if self.app.screen_stack:  # (none once the app has closed them, leaving)
+                self.app.screen.check_idle()  # the screen draws what waited when it next idles
 
     def on_unmount(self) -> None:
         self.release_frames()

@@ -3,11 +3,13 @@ opened are drawn together (``PromptInput.hold_frames``), not in three frames a 6
 apart, each a layout of the whole screen; and the model starts after that frame, not after one
 more (``_wait_until_drawn``). Counted in frames, not timed: bench/key_latency.py times it."""
 
+import json
+
 from textual.errors import NoWidget
 from textual.widget import Widget
 
 from mcp_chat_tui.config import Settings
-from mcp_chat_tui.transcript import Exchange, Step, Transcript
+from mcp_chat_tui.transcript import Exchange, Proposal, Step, ToolResult, Transcript
 from mcp_chat_tui.ui.widgets import prompt as prompt_module
 from mcp_chat_tui.ui.widgets.chat import UserMessage
 from mcp_chat_tui.ui.widgets.reply import ReplyHeader
@@ -127,3 +129,52 @@ async def test_a_prompt_box_taken_away_while_holding_lets_the_frames_go(monkeypa
         assert app._batch_count
         await box.remove()
         await wait_for(pilot, lambda: not app._batch_count, what="the frames let go")
+
+
+class Summarising(Watching):
+    """Answers a prompt with a line, and a request aside (a summary of a loaded exchange) with another."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    async def stream(self, messages, tools=None, *, known_tools=None, aside=False, overrides=None):
+        if aside:
+            self.replies = ["A summary."]
+        else:
+            self.asked += 1
+            self.replies = ["An answer."]
+        async for event in ScriptedEngine.stream(
+            self, messages, tools, known_tools=known_tools, aside=aside, overrides=overrides
+        ):
+            yield event
+
+
+def with_calls(exchanges: int) -> Transcript:
+    """Exchanges each with two calculator calls and their results (the sidebar and the chat's cards full)."""
+    made = []
+    for index in range(exchanges):
+        proposals = []
+        for number in range(2):
+            call = {"id": f"call_{index}_{number}", "type": "function", "function": {"name": "calculator"}}
+            call["function"]["arguments"] = json.dumps({"expression": f"{index} * {number} + 1"})
+            result = ToolResult("calculator", f"call_{index}_{number}", "done", str(index * number + 1), "demo", 0.01)
+            proposals.append(Proposal(call, "yo", result))
+        steps = [Step(text="Let me work it out.", proposals=proposals), Step(text=f"They are 1 and {index + 1}.")]
+        made.append(Exchange(f"question {index}: what is {index} times 0 and 1, plus one?", "scripted", steps))
+    return Transcript(made)
+
+
+async def test_in_a_loaded_chat_the_model_starts_after_the_frame_enter_held(monkeypatch):
+    """The frames Enter held go only once the turn's wait for a frame is in place (the chat handles
+    its messages in order): in a loaded chat the wait came after that frame, and the model started
+    a frame later."""
+    monkeypatch.setattr(prompt_module, "HOLD_LIMIT", 60.0)
+    engine = Summarising()
+    app = make_app(engine, transcript=with_calls(20), autosave=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_ready(pilot, app)
+        await wait_for(pilot, lambda: not app._turn_running, what="the loaded exchanges' summaries")
+        for _ in range(2):
+            frames = await frames_after_enter(app, pilot, "one more")
+            assert len(frames) == 1, frames
+            await wait_for(pilot, lambda: not app._turn_running, what="the turn")

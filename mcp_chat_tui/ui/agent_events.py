@@ -278,13 +278,13 @@ class AgentEventView(ChatAppBase):
 
     async def _open_reply(self) -> None:
         """Hold the prompt's cursor, show "generating" and open the reply, before the frame the turn
-        waits for (the one Enter held the frames for: ``PromptInput.hold_frames``)."""
+        waits for (the one Enter held the frames for: ``PromptInput.hold_frames``, let go by
+        ``_wait_until_drawn``)."""
         prompt_box = self.query_one(PromptInput)
         prompt_box.hold_cursor(True)
         self._engine_state("generating")
         await self.reply.start()
         self._opening_reply = False
-        prompt_box.release_frames()
 
     def _let_frames_go(self) -> None:
         """What Enter sent is shown, or will not be soon: the frames it held are drawn."""
@@ -295,8 +295,13 @@ class AgentEventView(ChatAppBase):
         """Wait until the prompt just sent and the opened reply are drawn: the model starts after that frame."""
         # And after one more when that frame left a layout to do (a widget, the prompt input
         # cleared, measured itself again); not for a scroll bar's thumb moved after the layout.
+        drawn = asyncio.Event()
+        self.chat.call_after_refresh(drawn.set)
+        # The frames Enter held go once that wait is set (the chat's messages are handled in
+        # order): the frame they make is the one waited for, not the one after it.
+        self.chat.call_later(self._let_frames_go)
         try:
-            await asyncio.wait_for(self.chat.wait_for_refresh(), OPENING_WAIT)
+            await asyncio.wait_for(drawn.wait(), OPENING_WAIT)
             if layout_pending(self.chat.screen):
                 await asyncio.wait_for(self.chat.wait_for_refresh(), OPENING_WAIT)
         except TimeoutError:

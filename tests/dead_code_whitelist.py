@@ -66,6 +66,7 @@ StatusBar.COMPONENT_CLASSES
 Workspace.SCOPED_CSS
 ServerSuggester.get_suggestion
 FittedTable._get_row_region
+ThemeSettings.delay_update  # the command palette calls it as it closes
 ThemeFile.primary  # a theme file's fields, handed to Textual's Theme by name
 ThemeFile.secondary
 ThemeFile.accent

@@ -153,3 +153,42 @@ def test_parsed_sheets_give_textuals_rules_and_parse_only_the_sheets_not_seen_wi
     sheet.add_source("Button { color: $secondary; }", ("c.tcss", "Button"), is_default_css=True)
     assert parsed_here(dark) == [str({("c.tcss", "Button"): sheet.source[("c.tcss", "Button")]})], "the new sheet alone"
     assert parsed_here(light) == [str({("c.tcss", "Button"): sheet.source[("c.tcss", "Button")]})]
+
+
+async def test_a_theme_change_walks_under_each_container_once():
+    """A colour set on a container asks every widget under it to redraw; a dozen colours on the
+    chat's panes walked each widget under them a dozen times, now once."""
+    from textual.dom import DOMNode
+
+    walked: Counter[DOMNode] = Counter()
+    walk = DOMNode.walk_children
+    restyling: list[bool] = []
+
+    def counted(node, *args, **kwargs):
+        if restyling:
+            walked[node] += 1
+        return walk(node, *args, **kwargs)
+
+    app = make_app(ScriptedEngine([]), settings=Settings(theme="mcp-dark"), transcript=conversation(20))
+    restyle = app.refresh_css
+
+    def counted_restyle(animate: bool = True) -> None:
+        restyling.append(True)
+        try:
+            restyle(animate)
+        finally:
+            restyling.clear()
+
+    app.refresh_css = counted_restyle  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot, app)
+        await wait_for(pilot, lambda: not app._turn_running, what="the loaded exchanges' summaries")
+        DOMNode.walk_children = counted  # type: ignore[method-assign]
+        try:
+            app.theme = "mcp-light"
+            await wait_for(pilot, lambda: walked, what="the restyle")
+            await pilot.pause()
+        finally:
+            DOMNode.walk_children = walk  # type: ignore[method-assign]
+    under_the_app = Counter({node: count for node, count in walked.items() if isinstance(node, Widget)})
+    assert under_the_app and max(under_the_app.values()) <= 2, under_the_app.most_common(3)

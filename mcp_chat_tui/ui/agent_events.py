@@ -39,6 +39,7 @@ from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.deciding import withdraw_dialog
 from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
 from mcp_chat_tui.ui.streaming import drawing_cost
+from mcp_chat_tui.ui.textual_private import layout_pending
 from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE, end_note_line
 from mcp_chat_tui.ui.widgets.chat import Notice
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
@@ -84,6 +85,7 @@ class AgentEventView(ChatAppBase):
 
     _turn_first_stats: Stats | None = None  # the figures of the turn's first reply (its prompt's cached part)
     _turn_figures: TurnFigures | None = None  # the turn's replies so far (the rate shown is the turn's)
+    _opening_reply = False  # Enter started the turns and its reply is not open yet (the frames wait for it)
 
     def _sink(self, event: AgentEvent) -> None:
         self.conversation.record(event)  # the transcript first, as the agent reported it
@@ -275,16 +277,32 @@ class AgentEventView(ChatAppBase):
             self.notify("summarising stopped: the exchanges not summarised stay in full", markup=False)
 
     async def _open_reply(self) -> None:
-        """Hold the prompt's cursor, show "generating" and open the reply, before the frame the turn waits for."""
-        self.query_one(PromptInput).hold_cursor(True)
+        """Hold the prompt's cursor, show "generating" and open the reply, before the frame the turn
+        waits for (the one Enter held the frames for: ``PromptInput.hold_frames``, let go by
+        ``_wait_until_drawn``)."""
+        prompt_box = self.query_one(PromptInput)
+        prompt_box.hold_cursor(True)
         self._engine_state("generating")
         await self.reply.start()
+        self._opening_reply = False
+
+    def _let_frames_go(self) -> None:
+        """What Enter sent is shown, or will not be soon: the frames it held are drawn."""
+        for prompt_box in self.query(PromptInput):  # none once the screen is taken down
+            prompt_box.release_frames()
 
     async def _wait_until_drawn(self) -> None:
         """Wait until the prompt just sent and the opened reply are drawn: the model starts after that frame."""
-        # Twice: the prompt input, cleared, may measure itself again and ask for one more frame.
+        # And after one more when that frame left a layout to do (a widget, the prompt input
+        # cleared, measured itself again); not for a scroll bar's thumb moved after the layout.
+        drawn = asyncio.Event()
+        self.chat.call_after_refresh(drawn.set)
+        # The frames Enter held go once that wait is set (the chat's messages are handled in
+        # order): the frame they make is the one waited for, not the one after it.
+        self.chat.call_later(self._let_frames_go)
         try:
-            for _ in range(2):
+            await asyncio.wait_for(drawn.wait(), OPENING_WAIT)
+            if layout_pending(self.chat.screen):
                 await asyncio.wait_for(self.chat.wait_for_refresh(), OPENING_WAIT)
         except TimeoutError:
             pass  # a screen that does not draw (the app closing) does not hold the turn back

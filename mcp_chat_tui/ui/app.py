@@ -341,7 +341,14 @@ class ChatApp(
 
     @on(Input.Submitted, "#prompt")
     async def _submitted(self, message: Input.Submitted) -> None:
-        await self._send(message.value)
+        """Enter in the prompt (which holds the frames until what it sent is shown): a turn that
+        starts now lets them go once its reply is open (``_open_reply``), anything else here."""
+        was_running = self._turn_running
+        try:
+            await self._send(message.value)
+        finally:
+            if was_running or not self._opening_reply:  # this Enter started no turn
+                self._let_frames_go()
 
     async def _send(self, text: str) -> None:
         """Send a prompt (or leave, for ``bye`` and ``quit``); it waits for the turn before it."""
@@ -380,7 +387,7 @@ class ChatApp(
         self._queue.append(queued)
         self.status_bar.waiting = len(self._queue)
         if not self._turn_running:
-            self._turn_running = True
+            self._turn_running = self._opening_reply = True
             self.run_turns()
 
     @work(group="turns")
@@ -406,7 +413,8 @@ class ChatApp(
                 await self.agent.run_turn(prompt, self._sink, attachments)
                 await self._write_summaries()
         finally:
-            self._turn_running = False
+            self._turn_running = self._opening_reply = False
+            self._let_frames_go()
 
     def _engine_state(self, state: str, detail: str = "") -> None:
         """What the status bar says the engine or the turn is doing, with the detail that goes with it."""

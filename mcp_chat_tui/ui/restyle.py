@@ -5,6 +5,7 @@ widget asks it, and for inherited colours every widget under it, to redraw: abou
 over the 700 widgets of a loaded conversation, each working out the widget's region again, a third
 of the key's time. Here the requests made while the sheet is applied are noted, one per widget,
 and made once the sheet is applied, before the screen is laid out; what is drawn is the same.
+Each such colour on a container also walked every widget under it; each container is walked once.
 
 Textual also parses every style sheet again with the new theme's colours, a fifth of the key's
 time; people go back and forth between themes, so the rules each sheet was parsed into with a
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from textual.css.model import RuleSet
+from textual.css.styles import Styles
 from textual.css.stylesheet import CssSource, Stylesheet
 from textual.dom import DOMNode
 from textual.geometry import Region
@@ -43,10 +45,29 @@ def one_refresh_each() -> Iterator[None]:
         asked[widget] = asked.get(widget, False) or layout
         return widget
 
+    # A colour set on a container asks every widget under it to redraw: a walk over them for each
+    # colour (a dozen on the chat's panes); the containers are noted, and each walked once.
+    walked: dict[Widget, bool] = {}  # container -> a request asked for a layout too
+    styles_refresh = Styles.refresh
+
+    def note_walk(
+        styles: Styles, *, layout: bool = False, children: bool = False, parent: bool = False, repaint: bool = True
+    ) -> None:
+        node = styles.node
+        if children and repaint and isinstance(node, Widget) and node.is_mounted:
+            walked[node] = walked.get(node, False) or layout
+            children = False
+        styles_refresh(styles, layout=layout, children=children, parent=parent, repaint=repaint)
+
     Widget.refresh = note  # type: ignore[method-assign, assignment]
+    Styles.refresh = note_walk  # type: ignore[method-assign, assignment]
     try:
         yield
     finally:
+        Styles.refresh = styles_refresh  # type: ignore[method-assign]
+        for container, layout in walked.items():
+            for child in container.walk_children(Widget, with_self=False):
+                note(child, layout=layout)
         Widget.refresh = refresh  # type: ignore[method-assign]
         for widget, layout in asked.items():
             refresh(widget, layout=layout)

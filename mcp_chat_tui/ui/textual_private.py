@@ -3,10 +3,12 @@
 Each is used where Textual offers no public way: the clock its messages are stamped with (a dialog
 compares a key's time with when it was drawn), handing a key on to a field's own queue, a widget
 class's default CSS before any is mounted (ui/styles.py), a style sheet's parsed rules (kept per
-theme by ui/restyle.py), the footer's key class, and three methods the app's widgets
+theme by ui/restyle.py), the footer's key class, and five methods the app's widgets
 override (one layout pass per update, a cursor that does not blink out of focus, a row's place in a
-table of one-line rows). ``PRIVATE_NAMES`` lists every one; tests/test_textual_private.py checks
-each still exists in the installed Textual, so an upgrade that removes one fails there, naming it.
+table of one-line rows, a table's cells and rows rendered again only when that row changed: with
+the count of changes and the caches they are kept in). ``PRIVATE_NAMES`` lists every one;
+tests/test_textual_private.py checks each still exists in the installed Textual, so an upgrade that
+removes one fails there, naming it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from textual.binding import Binding
 from textual.css.model import RuleSet
 from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Markdown, _footer
 from textual.widgets.markdown import MarkdownStream
@@ -36,6 +39,8 @@ PRIVATE_NAMES: tuple[tuple[Any, str], ...] = (
     (Input, "_restart_blink"),
     (Input, "_pause_blink"),
     (DataTable, "_get_row_region"),  # overridden by widgets/sidebar.py
+    (DataTable, "_render_cell"),  # overridden by widgets/row_cache.py
+    (DataTable, "_render_line_in_row"),  # overridden by widgets/row_cache.py
     (App, "_refresh_truecolor_filter"),
     (_footer, "FooterKey"),  # widgets/footer.py builds its keys styled once
 )
@@ -44,6 +49,10 @@ PRIVATE_NAMES: tuple[tuple[Any, str], ...] = (
 INSTANCE_NAMES: tuple[tuple[Callable[[], Any], str], ...] = (
     (DOMNode, "_bindings"),
     (DataTable, "_row_label_column_width"),
+    (DataTable, "_update_count"),  # set for one cell at a time by widgets/row_cache.py
+    (DataTable, "_row_locations"),
+    (DataTable, "_row_render_cache"),
+    (DataTable, "_cell_render_cache"),
     (lambda: MarkdownStream(Markdown()), "_stopped"),
     (lambda: MarkdownStream(Markdown()), "_new_markup"),
     (DOMNode, "_reactive_connect"),  # read by widgets/footer.py (a key bound to the footer's compact)
@@ -51,6 +60,7 @@ INSTANCE_NAMES: tuple[tuple[Callable[[], Any], str], ...] = (
     (Stylesheet, "_rules"),
     (Stylesheet, "_rules_map"),
     (Stylesheet, "_require_parse"),
+    (Screen, "_layout_required"),  # read by ui/agent_events.py: a layout left for the next frame
 )
 
 
@@ -97,6 +107,11 @@ def use_rules(sheet: Stylesheet, rules: list[RuleSet]) -> None:
     sheet._rules = rules
     sheet._rules_map = None  # made again from the rules when next asked for
     sheet._require_parse = False
+
+
+def layout_pending(screen: Screen[Any]) -> bool:
+    """Whether ``screen`` has a layout to do at its next frame (a widget measured itself again)."""
+    return screen._layout_required
 
 
 def bound_to_parent(node: DOMNode, name: str) -> bool:

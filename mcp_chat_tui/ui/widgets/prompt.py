@@ -7,11 +7,13 @@ waits in ``reading``, and a prompt sent before it ends takes it along (the app w
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Any
 
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Input
 
 from mcp_chat_tui.core.attachments import Attachment
@@ -19,6 +21,8 @@ from mcp_chat_tui.ui.completion import Candidate
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt, Read
 from mcp_chat_tui.ui.textual_private import key_bindings, pause_blink, restart_blink
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
+
+HOLD_LIMIT = 0.1  # seconds Enter holds the app's frames at most (``hold_frames``)
 
 
 class PromptInput(Input):
@@ -51,6 +55,7 @@ class PromptInput(Input):
         self.menu: CompletionMenu | None = None
         self.attached: list[tuple[str, Attachment]] = []  # (the @word in the text, the resource's contents)
         self.reading: dict[str, Read] = {}  # @word: its read (contents or error)
+        self._frames_held: tuple[ExitStack, Timer] | None = None
 
     def take_queued(self, text: str) -> QueuedPrompt:
         """``text`` as sent, with the resources chosen with ``@`` whose word is in it, read or still
@@ -111,7 +116,31 @@ class PromptInput(Input):
                 return
             self.menu.close()
         sent, self.value = self.value, ""  # emptied as Enter is handled: what is typed next stays
+        self.hold_frames()
         self.post_message(self.Submitted(self, sent))
+
+    def hold_frames(self) -> None:
+        """Draw nothing until ``release_frames`` (``HOLD_LIMIT`` at most): the box emptied by Enter
+        is drawn in one frame with what the app shows for what was sent (the prompt in the chat and
+        its reply opened), not in frames of their own, each a layout of the screen and a 60th of a
+        second before the next."""
+        if self._frames_held is None:
+            held = ExitStack()
+            held.enter_context(self.app.batch_update())
+            self._frames_held = (held, self.set_timer(HOLD_LIMIT, self.release_frames))
+
+    def release_frames(self) -> None:
+        """Draw again (what Enter sent is shown, or will not be soon): at once, in one frame."""
+        frames_held, self._frames_held = self._frames_held, None
+        if frames_held is not None:
+            held, limit = frames_held
+            limit.stop()
+            held.close()
+            if self.app.screen_stack:  # (none once the app has closed them, leaving)
+                self.app.screen.check_idle()  # the screen draws what waited when it next idles
+
+    def on_unmount(self) -> None:
+        self.release_frames()
 
     def remember(self, prompt: str) -> None:
         if not self.history or self.history[-1] != prompt:

@@ -34,6 +34,7 @@ from mcp_chat_tui.ui.widgets.call_columns import (
     cut,
     row_cells,
 )
+from mcp_chat_tui.ui.widgets.row_cache import RowCachedTable
 from mcp_chat_tui.ui.widgets.scrolling import ScrollbarInPlace
 
 LIST_KEYS = [
@@ -61,8 +62,8 @@ def measured(console: Console, cell: object) -> int:
     return console.measure(text).maximum if isinstance(text, Text) else console.measure(str(text)).maximum
 
 
-class FittedTable(ScrollbarInPlace, DataTable[Text]):
-    """A row-cursor table whose ``name_column`` is cut to what the pane's width leaves once the
+class FittedTable(ScrollbarInPlace, RowCachedTable[Text]):
+    """A row-cursor table (each row's cells rendered again only when that row changes) whose ``name_column`` is cut to what the pane's width leaves once the
     columns before it and its state column (``whole_width`` columns, padding included) are whole."""
 
     whole_width = 0

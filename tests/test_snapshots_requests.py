@@ -35,6 +35,9 @@ def until(screen_class, prompt: str, typed: dict[int, str] | None = None):
         await wait_for(  # its first field has the focus (its cursor drawn), however late it came
             pilot, lambda: app.focused is not None and app.focused.screen is app.screen, what="the dialog's focus"
         )
+        for widget in app.screen.query("Input, TextArea"):  # blinking stopped again now the focus is settled:
+            widget.cursor_blink = True  # the focused field's cursor shown (stopped in a blink's dark half, or
+            widget.cursor_blink = False  # before its focus came, it drew none: 60x16 failed so under load)
         for index, text in (typed or {}).items():
             app.screen.query_one(f"#field-{index}", Input).value = text
         if typed:

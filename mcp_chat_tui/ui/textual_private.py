@@ -3,7 +3,7 @@
 Each is used where Textual offers no public way: the clock its messages are stamped with (a dialog
 compares a key's time with when it was drawn), handing a key on to a field's own queue, a widget
 class's default CSS before any is mounted (ui/styles.py), a style sheet's parsed rules (kept per
-theme by ui/restyle.py), the footer's key class, and five methods the app's widgets
+process and theme by ui/parsed_sheets.py), the footer's key class, and five methods the app's widgets
 override (one layout pass per update, a cursor that does not blink out of focus, a row's place in a
 table of one-line rows, a table's cells and rows rendered again only when that row changed: with
 the count of changes and the caches they are kept in). ``PRIVATE_NAMES`` lists every one;
@@ -56,7 +56,7 @@ INSTANCE_NAMES: tuple[tuple[Callable[[], Any], str], ...] = (
     (lambda: MarkdownStream(Markdown()), "_stopped"),
     (lambda: MarkdownStream(Markdown()), "_new_markup"),
     (DOMNode, "_reactive_connect"),  # read by widgets/footer.py (a key bound to the footer's compact)
-    (Stylesheet, "_variables"),  # read and set by ui/restyle.py's ParsedSheets
+    (Stylesheet, "_variables"),  # read and set by ui/parsed_sheets.py's SharedStylesheet
     (Stylesheet, "_rules"),
     (Stylesheet, "_rules_map"),
     (Stylesheet, "_require_parse"),

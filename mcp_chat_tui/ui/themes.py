@@ -14,8 +14,9 @@ from mcp_chat_tui.config import save_setting
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
 from mcp_chat_tui.ui.app_base import ChatAppBase
-from mcp_chat_tui.ui.restyle import ParsedSheets, restyled_in_one_pass
-from mcp_chat_tui.ui.textual_private import refresh_truecolor_filter
+from mcp_chat_tui.ui.parsed_sheets import SharedStylesheet
+from mcp_chat_tui.ui.restyle import restyled_in_one_pass
+from mcp_chat_tui.ui.textual_private import refresh_truecolor_filter, sheet_variables
 
 DEFAULT_THEME = "mcp-dark"
 
@@ -80,6 +81,8 @@ class ThemeSettings(ChatAppBase):
         """Register the theme files and choose the saved theme, before the CSS is first parsed."""
         # Set without its watcher: Textual applies the theme at start-up anyway; setting it once
         # mounted would parse every style sheet again before the first frame.
+        # The sheets are parsed from the rules kept for the whole process (ui/parsed_sheets.py).
+        self.stylesheet = SharedStylesheet(variables=sheet_variables(self.stylesheet))
         themes, self._theme_problems = load_themes(self.theme_dirs)
         for theme in themes:
             self.register_theme(theme)
@@ -98,14 +101,9 @@ class ThemeSettings(ChatAppBase):
             self.update_classes(classes, update=False)
             refresh_truecolor_filter(self)
 
-    _parsed_sheets: ParsedSheets | None = None
-
     def refresh_css(self, animate: bool = True) -> None:
-        """Textual's, with each widget redrawn once and the sheets parsed once per theme
-        (ui/restyle.py): a new theme restyles them all."""
-        if self._parsed_sheets is None:
-            self._parsed_sheets = ParsedSheets()
-        with restyled_in_one_pass(self.stylesheet), self._parsed_sheets.reparsed_once(self.stylesheet):
+        """Textual's, with each widget redrawn once (ui/restyle.py): a new theme restyles them all."""
+        with restyled_in_one_pass(self.stylesheet):
             super().refresh_css(animate)
 
     def delay_update(self, delay: float = 0.05) -> None:

@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +28,7 @@ from mcp_chat_tui.config.mcp_json import load_mcp_config, pending_inputs, planne
 from mcp_chat_tui.config.mcp_models import McpConfig, ServerConfig
 from mcp_chat_tui.config.variables import AskInput, InputCache, InputSpec
 from mcp_chat_tui.core.errors import ConfigError
-from mcp_chat_tui.core.files import read_regular
+from mcp_chat_tui.core.files import read_regular, replace_file
 from mcp_chat_tui.core.paths import user_config_dir
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.server_identity import url_without_credentials
@@ -222,16 +221,6 @@ class TrustStore:
         folder = self.path.parent
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            # mkstemp: O_CREAT | O_EXCL with an unpredictable name, mode 0600
-            handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{self.path.name}.", suffix=".tmp")
+            replace_file(self.path, data)  # a new temporary beside it, renamed over it (core/files.py)
         except OSError as exc:
-            raise ConfigError(self.path, None, f"cannot be written: {exc.strerror or exc}") from None
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
-                stream.flush()
-                os.fsync(stream.fileno())
-            os.replace(temporary, self.path)
-        except OSError as exc:
-            Path(temporary).unlink(missing_ok=True)
             raise ConfigError(self.path, None, f"cannot be written: {exc.strerror or exc}") from None

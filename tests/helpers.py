@@ -193,6 +193,26 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+SERVER_START_BOUND = 180  # seconds: a failure bound, never waited out by a server that starts (see below)
+
+
+def wait_accepting(port: int, what: str, process: subprocess.Popen | None = None) -> None:
+    """Return once 127.0.0.1:port accepts connections; fail at once if ``process`` exits. A server
+    process spends about 1.8 CPU-s importing ``mcp`` before it listens: on a loaded machine (``stress
+    --cpu 4`` beside four test workers) that is many seconds of wall time, so the bound only names a
+    server that never listens, and a server that does returns as soon as it listens."""
+    deadline = time.monotonic() + SERVER_START_BOUND
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"{what} exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on port {port} within {SERVER_START_BOUND} s")
+
+
 def start_http_server(module_args: list[str], port: int) -> subprocess.Popen:
     """Start an HTTP MCP server on 127.0.0.1:port and wait until it accepts connections."""
     process = subprocess.Popen(
@@ -200,17 +220,13 @@ def start_http_server(module_args: list[str], port: int) -> subprocess.Popen:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"HTTP server exited with {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return process
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("HTTP server did not start")
+    try:
+        wait_accepting(port, "HTTP server", process)
+    except BaseException:
+        process.kill()
+        process.wait(10)
+        raise
+    return process
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx2
 
 from mcp_chat_tui.servers.oauth import SignInRequest
-from tests.helpers import free_port, start_http_server
+from tests.helpers import free_port, start_http_server, wait_accepting
 
 OAUTH_SERVER = str(Path(__file__).parent / "servers" / "oauth_server.py")
 
@@ -52,17 +52,7 @@ def protected_server(*flags: str, sse: bool = False):
 
 def start_http_server_ready(port: int) -> None:
     """Wait until the authorization server (same process as the MCP server) answers too."""
-    import socket
-    import time
-
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("the authorization server did not start")
+    wait_accepting(port, "the authorization server")
 
 
 async def follow(url: str) -> httpx2.Response:

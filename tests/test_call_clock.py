@@ -45,6 +45,25 @@ async def test_a_call_that_reports_progress_without_end_is_given_up_at_ten_times
     assert 4 <= took < 30
 
 
+async def test_progress_sent_while_this_process_was_not_running_is_read_before_the_call_is_given_up():
+    """This process stops for longer than the call's timeout (a loaded machine, a long collection:
+    here its progress listener blocks the loop), while the server goes on saying the call is under
+    way: those notes wait unread in the pipe when the clock runs out, and they keep the call alive."""
+    stalled: list[float] = []
+
+    def stall_once(progress) -> None:
+        if not stalled:
+            stalled.append(progress.progress)
+            time.sleep(1.0)  # the whole process stands still: 2.5 times the timeout, ten notes sent meanwhile
+
+    async with ServerHub([flood_config(timeout=0.4)]) as hub:
+        await hub.start_all()
+        result = await hub.call_tool("flood", "keep_busy", {"seconds": 2, "every": 0.1}, on_progress=stall_once)
+    assert stalled == [1.0]
+    assert result.ok, result.for_model()
+    assert result.text == "worked 2 s"
+
+
 class SlowPerson:
     """Answers every form after ``seconds``, declining it."""
 

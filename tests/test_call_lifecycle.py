@@ -145,7 +145,9 @@ async def test_the_app_shows_an_interrupted_call_and_runs_it_again_only_on_an_ex
             # shown as interrupted, until the app asks about it again (on a loaded machine, maybe already)
             assert record.state in (CallState.INTERRUPTED, CallState.AWAITING) and record.server == "ledger"
             assert "may or may not have run" in call_report(record, app.clock)
-            # auto-run (as with --yes) does not answer for an interrupted call: the user is asked
+            # auto-run (as with --yes) does not answer for an interrupted call: the user is asked, once
+            # the app has started (its first start in a process imports the SDK: many seconds under load)
+            await wait_ready(pilot, app)
             await wait_for(pilot, lambda: question_shown(app), what="the question")
             assert "interrupted: it may or may not have run" in str(app.screen.query_one("#approval-recorded").render())
             await pilot.press(key)
@@ -183,6 +185,7 @@ async def test_a_call_the_file_approved_but_never_started_asks_again_showing_the
         ScriptedEngine(["Paid."]), [ledger_config()], transcript_file=path, transcript=parse(path.read_text())
     )
     async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)  # the start-up first: its own bound, not the question's
         await wait_for(pilot, lambda: question_shown(app), what="the question")
         assert not ledger.exists(), "the file's yes ran the tool"
         shown = str(app.screen.query_one("#approval-recorded").render())

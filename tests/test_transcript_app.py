@@ -109,6 +109,7 @@ async def test_a_file_ending_with_an_unanswered_proposal_reopens_the_dialog(tmp_
     engine = ScriptedEngine(["It is 84."])
     app = make_app(engine, transcript_file=path, transcript=parse(path.read_text()))
     async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)  # the start-up first: its own bound, not the dialog's
         await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the reopened dialog")
         await pilot.press("y")
         await wait_turn_done(pilot, app)
@@ -129,6 +130,7 @@ async def test_an_approved_proposal_without_result_asks_again_before_it_runs(tmp
     path.write_text(render(approved), encoding="utf-8")
     app = make_app(ScriptedEngine(["84"]), transcript_file=path, transcript=parse(path.read_text()))
     async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)  # the start-up first: its own bound, not the dialog's
         await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the question")
         assert app.hub.status("demo").call_count == 0, "the file's yes ran the tool"
         await pilot.press("y")

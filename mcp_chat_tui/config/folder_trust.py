@@ -29,7 +29,7 @@ from mcp_chat_tui.config.mcp_json import load_mcp_config, pending_inputs, planne
 from mcp_chat_tui.config.mcp_models import McpConfig, ServerConfig
 from mcp_chat_tui.config.variables import AskInput, InputCache, InputSpec
 from mcp_chat_tui.core.errors import ConfigError
-from mcp_chat_tui.core.files import read_regular
+from mcp_chat_tui.core.files import TEMPORARY_SUFFIX, read_regular, remove_stale_temporaries
 from mcp_chat_tui.core.paths import user_config_dir
 from mcp_chat_tui.core.redact import Redactor
 from mcp_chat_tui.core.server_identity import url_without_credentials
@@ -222,8 +222,11 @@ class TrustStore:
         folder = self.path.parent
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            # mkstemp: O_CREAT | O_EXCL with an unpredictable name, mode 0600
-            handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{self.path.name}.", suffix=".tmp")
+            remove_stale_temporaries(self.path)  # a killed write's copy (core/files.py)
+            # mkstemp: O_CREAT | O_EXCL with an unpredictable name, mode 0600; the pid as replace_file names it
+            handle, temporary = tempfile.mkstemp(
+                dir=folder, prefix=f".{self.path.name}.{os.getpid()}.", suffix=TEMPORARY_SUFFIX
+            )
         except OSError as exc:
             raise ConfigError(self.path, None, f"cannot be written: {exc.strerror or exc}") from None
         try:

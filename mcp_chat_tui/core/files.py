@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
-TEMPORARY_SUFFIX = ".tmp"  # a file is written as ``.NAME.<random>.tmp`` beside it, then renamed
+TEMPORARY_SUFFIX = ".tmp"  # a file is written as ``.NAME.<pid>.<random>.tmp`` beside it, then renamed
 NEW_FILE_MODE = 0o600  # a file the app creates is private unless it replaces one with other permissions
 
 
@@ -163,7 +163,12 @@ def replace_file(path: Path, data: bytes, mode: int | None = None) -> None:
     A link or anything but a regular file at ``path`` is ``RefusedFile`` and is left as it is."""
     kept = existing_mode(path)
     mode = mode if mode is not None else kept if kept is not None else NEW_FILE_MODE
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX, dir=path.parent)
+    if path not in _swept:
+        _swept.add(path)
+        remove_stale_temporaries(path)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.{os.getpid()}.", suffix=TEMPORARY_SUFFIX, dir=path.parent
+    )
     try:
         with os.fdopen(descriptor, "wb") as file:
             file.write(data)
@@ -174,6 +179,37 @@ def replace_file(path: Path, data: bytes, mode: int | None = None) -> None:
     except BaseException:
         _remove(temporary)
         raise
+
+
+_swept: set[Path] = set()  # the files whose killed writes' temporaries this process has looked for
+
+
+def remove_stale_temporaries(path: Path) -> None:
+    """Remove the temporary copies of ``path`` a killed write left beside it (``SIGKILL``, a power
+    cut between the write and the rename): those named by a process that is gone. A running
+    process's, this one's included, are its writes under way and stay."""
+    prefix = f".{path.name}."
+    try:
+        names = [entry.name for entry in os.scandir(path.parent)]
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(TEMPORARY_SUFFIX)):
+            continue
+        pid = name[len(prefix) :].split(".", 1)[0]
+        if pid.isdigit() and not process_alive(int(pid)):
+            _remove(path.parent / name)  # a link planted at such a name goes as a link
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs (another user's too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def move_into_place(temporary: Path, path: Path) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mcp_chat_tui.core.files import process_alive
 from mcp_chat_tui.core.paths import user_cache_dir
 from mcp_chat_tui.engine.events import EngineError, LoadProgress
 
@@ -467,18 +468,8 @@ def _remove_stale_temporaries(folder: Path) -> None:
             pid = int(stale.name.rsplit(".", 3)[1])
         except (ValueError, IndexError):
             continue
-        if not _alive(pid):
+        if not process_alive(pid):
             shutil.rmtree(stale, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _safe_stem(path: Path) -> str:

@@ -12,6 +12,10 @@ under way, and the task's ``ttl`` bounds it).
 Progress reaches the call's listener (the agent, then the sidebar or ``-p``'s stderr) as the
 latest state, at most once a frame; the last one always, before the call's result. A server that
 sends 100,000 notifications costs a few redraws.
+
+A clock that runs out is read once more before the call is given up (``still_quiet``): when this
+process itself was not running (a loaded machine, a long collection) the server's progress of
+that time waits unread in the transport, and is no silence of the server's.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ log = logging.getLogger(__name__)
 
 FRAME_SECONDS = 1 / 30  # the least time between two progress updates a listener hears, per call
 MAX_CALL_FACTOR = 10  # a call ends at this many times its timeout, however often it reports progress
+LAST_LOOK_SECONDS = 0.05  # a run-out clock waits this long for progress already sent to be read
 
 ProgressListener = Callable[[ToolProgress], None]
 
@@ -90,15 +95,29 @@ class CallClock:
             return self.limit - quiet
         return min(self.limit - quiet, self.limit * MAX_CALL_FACTOR - running)
 
+    def past_its_most(self) -> bool:
+        """The call has run the most a call may, however often it reports progress."""
+        return self.capped and self._spent()[1] >= self.limit * MAX_CALL_FACTOR
+
     def out_of_time(self) -> str:
         """Why the call was given up, for its failure."""
-        _, running = self._spent()
-        if self.capped and running >= self.limit * MAX_CALL_FACTOR:
+        if self.past_its_most():
             return (
                 f"gave no result within {self.limit * MAX_CALL_FACTOR:g} s, the most a call may take however often "
                 f"it reports progress ({MAX_CALL_FACTOR}× its timeout of {self.limit:g} s)"
             )
         return f"gave no result within {self.limit:g} s, nor any progress"
+
+
+async def still_quiet(clock: CallClock) -> bool:
+    """The clock ran out: first let the transport read what the server sent meanwhile (progress
+    that arrived while this process was not running), then say whether the call is still quiet.
+    A call past its most is given up at once: progress does not keep it."""
+    if clock.past_its_most():
+        return True
+    heard_at = clock.heard_at
+    await asyncio.sleep(LAST_LOOK_SECONDS)
+    return clock.heard_at == heard_at
 
 
 class ProgressRelay:

@@ -19,7 +19,7 @@ from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.core.text import lone_surrogate
 from mcp_chat_tui.core.tools import FailureKind, ToolCallResult, ToolFailure, ToolSpec
 from mcp_chat_tui.servers.builtin import BUILTIN_SERVER, Resources, call_builtin
-from mcp_chat_tui.servers.call_clock import CallClock, ProgressListener, ProgressRelay
+from mcp_chat_tui.servers.call_clock import CallClock, ProgressListener, ProgressRelay, still_quiet
 from mcp_chat_tui.servers.client_context import log_level_meta
 from mcp_chat_tui.servers.incoming_requests import RequestDesk
 from mcp_chat_tui.servers.request_ties import how_it_ended
@@ -221,8 +221,10 @@ class ToolCalls(TaskCalls):
             )
         try:
             either: list[asyncio.Future[Any]] = [sending, lost]
-            while not (sending.done() or lost.done()) and clock.seconds_left() > 0:
-                await asyncio.wait(either, timeout=clock.seconds_left(), return_when=asyncio.FIRST_COMPLETED)
+            while not (sending.done() or lost.done()):
+                if clock.seconds_left() <= 0 and await still_quiet(clock):
+                    break
+                await asyncio.wait(either, timeout=max(clock.seconds_left(), 0), return_when=asyncio.FIRST_COMPLETED)
             result = self._outcome(call, sending, lost, clock)
         except Exception as exc:  # noqa: BLE001 - a tool failure never raises into the caller
             result = self._call_failed(runtime, call, exc, limit)

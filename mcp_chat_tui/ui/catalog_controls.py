@@ -21,7 +21,7 @@ from mcp_chat_tui.servers import PromptCommand, PromptInfo, ResourceInfo, Server
 from mcp_chat_tui.ui.completion import AppCommand, Candidate, candidates, starts_at_word
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt, Read
 from mcp_chat_tui.ui.screens.arguments import ArgumentsScreen, Field
-from mcp_chat_tui.ui.screens.resources import ResourcesScreen, variables_form
+from mcp_chat_tui.ui.screens.resources import ResourcesScreen, address_to_read
 from mcp_chat_tui.ui.widgets.attachments import user_message
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
@@ -112,12 +112,9 @@ class CatalogControls:
         self.app.notify(f"attached {read.label()}", markup=False)
 
     async def _attach_resource(self, prompt: PromptInput, item: ResourceInfo, word: str) -> None:
-        uri = item.uri
-        if item.is_template:
-            values = await self.app.push_screen_wait(variables_form(self.hub, item))
-            if values is None:
-                return
-            uri = item.expand(values)
+        uri = await address_to_read(self.app, self.hub, item)
+        if uri is None:
+            return
         read: asyncio.Future[list[Attachment] | str] = asyncio.get_running_loop().create_future()
         prompt.reading[word] = read  # a prompt sent before the read ends takes it along
         contents: list[Attachment] | str = "the read was cancelled"

@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.text import Text
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
@@ -133,12 +133,9 @@ class ResourcesScreen(ModalScreen[None]):
 
     @work(group="resource-preview", exclusive=True)
     async def open(self, item: ResourceInfo) -> None:
-        uri = item.uri
-        if item.is_template:
-            values = await self.app.push_screen_wait(variables_form(self.hub, item))
-            if values is None:
-                return
-            uri = item.expand(values)
+        uri = await address_to_read(self.app, self.hub, item)
+        if uri is None:
+            return
         await self._hold(item.server, uri)
         await self.show(item, uri)
 
@@ -192,3 +189,12 @@ def variables_form(hub: ServerHub, item: ResourceInfo) -> ArgumentsScreen:
 
     fields = [Field(name, required=True) for name in item.variables]
     return ArgumentsScreen(f"{item.server} › {item.template}", item.description, fields, complete)
+
+
+async def address_to_read(app: App[Any], hub: ServerHub, item: ResourceInfo) -> str | None:
+    """The address ``item`` is read at: its own, or its template's with the variables the person
+    fills in (None: the form was closed)."""
+    if not item.is_template:
+        return item.uri
+    values = await app.push_screen_wait(variables_form(hub, item))
+    return None if values is None else item.expand(values)

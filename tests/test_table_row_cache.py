@@ -52,6 +52,12 @@ async def settled(pilot, table: ToolCallTable) -> None:
         drawn(table)
 
 
+def fill(table: ToolCallTable) -> None:
+    """The table given the calls 0 to ROWS - 1, each done."""
+    for index in range(ROWS):
+        table.add_record(record(index))
+
+
 def drawn(table: ToolCallTable) -> list[str]:
     """The table's lines as drawn now (text and styles)."""
     return [repr(list(strip)) for strip in table.render_lines(Region(0, 0, table.size.width, table.size.height))]
@@ -81,8 +87,7 @@ async def test_a_calls_new_state_renders_its_row_alone():
     app = TwoTables()
     async with app.run_test(size=(120, 30)) as pilot:
         table = app.query_one("#calls", ToolCallTable)
-        for index in range(ROWS):
-            table.add_record(record(index))
+        fill(table)
         table.move_cursor(row=5, animate=False)  # a row in view
         await settled(pilot, table)
         changed = replace(table.records["k7"], state=CallState.RUNNING, duration=None)
@@ -98,8 +103,7 @@ async def test_a_new_call_renders_the_rows_it_shows_alone():
     app = TwoTables()
     async with app.run_test(size=(120, 30)) as pilot:
         table = app.query_one("#calls", ToolCallTable)
-        for index in range(ROWS):
-            table.add_record(record(index))
+        fill(table)
         await settled(pilot, table)
         with CountingRenders(app) as renders:
             table.add_record(record(ROWS))  # the cursor follows it: the view scrolls by one row
@@ -142,13 +146,11 @@ async def test_a_theme_that_comes_back_finds_its_cells_and_a_new_one_draws_its_o
     async with app.run_test(size=(120, 30)) as pilot:
         table, fresh = app.query_one("#calls", ToolCallTable), app.query_one("#fresh", ToolCallTable)
         app.set_focus(None)
-        for index in range(ROWS):
-            table.add_record(record(index))
+        fill(table)
         await settled(pilot, table)
         app.theme = "textual-light"
         await settled(pilot, table)
-        for index in range(ROWS):  # a table that has only known this theme
-            fresh.add_record(record(index))
+        fill(fresh)  # a table that has only known this theme
         await settled(pilot, fresh)
         assert drawn(table) == drawn(fresh), "a cell kept from the other theme was drawn"
         rendered = set(table._cell_render_cache.keys())
@@ -164,12 +166,10 @@ async def test_a_cursor_styled_anew_is_drawn_anew():
     async with app.run_test(size=(120, 30)) as pilot:
         table, fresh = app.query_one("#calls", ToolCallTable), app.query_one("#fresh", ToolCallTable)
         app.set_focus(None)
-        for index in range(ROWS):
-            table.add_record(record(index))
+        fill(table)
         await settled(pilot, table)
         app.screen.add_class("-other-cursor")
-        for index in range(ROWS):
-            fresh.add_record(record(index))
+        fill(fresh)
         await settled(pilot, table)
         await settled(pilot, fresh)
         assert table.scroll_offset == fresh.scroll_offset and table.cursor_row == fresh.cursor_row
@@ -181,8 +181,7 @@ async def test_the_cursor_following_a_new_call_assembles_two_rows_again():
     app = TwoTables()
     async with app.run_test(size=(120, 30)) as pilot:
         table = app.query_one("#calls", ToolCallTable)
-        for index in range(ROWS):
-            table.add_record(record(index))
+        fill(table)
         await settled(pilot, table)
         assembled = set(table._row_render_cache.keys())
         table.add_record(record(ROWS))  # the cursor follows it

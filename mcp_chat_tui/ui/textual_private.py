@@ -14,15 +14,18 @@ removes one fails there, naming it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any
 
-from textual import _time
+from textual import _styles_cache, _time
 from textual.app import App
 from textual.binding import Binding
+from textual.color import Color
 from textual.css.model import RuleSet
 from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
 from textual.screen import Screen
+from textual.style import Style
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Markdown, _footer
 from textual.widgets.markdown import MarkdownStream
@@ -43,6 +46,7 @@ PRIVATE_NAMES: tuple[tuple[Any, str], ...] = (
     (DataTable, "_render_line_in_row"),  # overridden by widgets/row_cache.py
     (App, "_refresh_truecolor_filter"),
     (_footer, "FooterKey"),  # widgets/footer.py builds its keys styled once
+    (_styles_cache.StylesCache, "get_inner_outer"),  # replaced below: keyed by colours alone
 )
 # Members each object has of its own: a node's bindings, a table's row-label width, and the state of
 # a Markdown stream that streaming.py's PacedMarkdownStream runs its own loop on.
@@ -117,3 +121,28 @@ def layout_pending(screen: Screen[Any]) -> bool:
 def bound_to_parent(node: DOMNode, name: str) -> bool:
     """Whether ``node``'s reactive ``name`` takes its value from the widget that composed it (``data_bind``)."""
     return name in (node._reactive_connect or {})
+
+
+TEXTUAL_GET_INNER_OUTER = _styles_cache.StylesCache.get_inner_outer  # Textual's own, kept for its test
+
+
+@lru_cache(1024)
+def _inner_outer(base_background: Color, background: Color) -> tuple[Style, Style]:
+    return Style(background=base_background + background), Style(background=base_background)
+
+
+def _get_inner_outer(_cache: Any, base_background: Color, background: Color) -> tuple[Style, Style]:
+    return _inner_outer(base_background, background)
+
+
+def keep_no_gone_widgets() -> None:
+    """Have Textual's ``StylesCache.get_inner_outer`` cache its two styles by the colours alone.
+
+    Textual caches it with ``lru_cache`` on the method, so each entry's key holds the widget's style
+    cache (and through it the widget's rendered lines and the widget): up to 1,024 widgets of apps
+    long gone stay alive in the process, and every collection of the garbage walks them. The result
+    depends on the colours only, so the same cache without the widget gives the same styles."""
+    _styles_cache.StylesCache.get_inner_outer = _get_inner_outer  # type: ignore[method-assign,assignment]
+
+
+keep_no_gone_widgets()

@@ -103,6 +103,8 @@ sdk_private.SESSION_NAMES
 sdk_private.CLIENT_NAMES
 textual_private.PRIVATE_NAMES
 textual_private.INSTANCE_NAMES
+textual_private.TEXTUAL_GET_INNER_OUTER  # tests/test_textual_private.py compares the replacement with it
+textual_private.focus_rules_inside  # tests/test_focus_restyle.py: why the chat restyles itself alone
 
 # Textual's Footer hook, called by the screen when its keys change (ui/widgets/footer.py overrides it).
 from mcp_chat_tui.ui.widgets.footer import KeyFooter  # noqa: E402

@@ -6,7 +6,9 @@ class's default CSS before any is mounted (ui/styles.py), a style sheet's parsed
 process and theme by ui/parsed_sheets.py), the footer's key class, and five methods the app's widgets
 override (one layout pass per update, a cursor that does not blink out of focus, a row's place in a
 table of one-line rows, a table's cells and rows rendered again only when that row changed: with
-the count of changes and the caches they are kept in). ``PRIVATE_NAMES`` lists every one;
+the count of changes and the caches they are kept in), a selector's own test of a widget (which
+rules style what is inside a widget by its focus), and one cache of Textual's replaced by one that
+holds no widget (``keep_no_gone_widgets``). ``PRIVATE_NAMES`` lists every one;
 tests/test_textual_private.py checks each still exists in the installed Textual, so an upgrade that
 removes one fails there, naming it.
 """
@@ -21,7 +23,7 @@ from textual import _styles_cache, _time
 from textual.app import App
 from textual.binding import Binding
 from textual.color import Color
-from textual.css.model import RuleSet
+from textual.css.model import RuleSet, Selector
 from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
 from textual.screen import Screen
@@ -65,6 +67,7 @@ INSTANCE_NAMES: tuple[tuple[Callable[[], Any], str], ...] = (
     (Stylesheet, "_rules_map"),
     (Stylesheet, "_require_parse"),
     (Screen, "_layout_required"),  # read by ui/agent_events.py: a layout left for the next frame
+    (lambda: Selector("Widget"), "_check"),  # read by focus_rules_inside: a selector's type, id or class test
 )
 
 
@@ -124,6 +127,18 @@ def bound_to_parent(node: DOMNode, name: str) -> bool:
 
 
 TEXTUAL_GET_INNER_OUTER = _styles_cache.StylesCache.get_inner_outer  # Textual's own, kept for its test
+
+
+def focus_rules_inside(sheet: Stylesheet, node: DOMNode) -> list[str]:
+    """The selectors in ``sheet`` that style something inside ``node`` by whether ``node`` has the focus
+    (``ChatLog:focus Static``, ``*:blur > X``): none, and a focus change need restyle ``node`` alone."""
+    found = []
+    for rules in sheet.rules:
+        for selectors in rules.selector_set:
+            for selector in selectors.selectors[:-1]:
+                if {"focus", "blur", "focus-within"} & selector.pseudo_classes and selector._check(node):
+                    found.append(selectors.css)
+    return found
 
 
 @lru_cache(1024)

@@ -44,6 +44,12 @@ class ChatLog(OneLayoutPass, Scroll):
     def on_mount(self) -> None:
         self.anchor()
 
+    def watch_has_focus(self, _has_focus: bool) -> None:
+        # Only the chat's own style follows its focus (its tint): no rule styles what is inside it by
+        # it (tests/test_focus_restyle.py checks the app's style sheets). Textual restyles every
+        # widget inside, a hundred and more in a long chat, on each F2 and each key that leaves it.
+        self.app.stylesheet.update_nodes([self], animate=True)
+
     def on_key(self, event: events.Key) -> None:
         # Reading the chat and then typing is writing the next prompt: the letter goes there
         # rather than nowhere. Keys that do something (scrolling, the app's keys) keep doing it.

@@ -104,11 +104,15 @@ def run_step(name: str, commands, out=None) -> bool:
     say(f"\n== {name}")
     started = time.monotonic()
     ok, skipped, cpu = True, False, 0.0
-    for command in commands() if callable(commands) else commands:
+    listed = commands() if callable(commands) else commands
+    for command in listed:
         shown = " ".join(Path(part).name if part == PYTHON else part for part in command)
         say(f"+ {shown}")
+        began = time.monotonic()
         code, used = run_command(command, out)
         cpu += used
+        if len(listed) > 1:  # each command's share of the step
+            say(f"   ({time.monotonic() - began:.0f} s, {used:.0f} s of CPU)")
         if code == SKIPPED:
             say(f"-- skipped: {shown} (it said why above)")
             skipped = True

@@ -267,11 +267,11 @@ def percentile(samples: list[float], percent: float) -> float:
     return ordered[max(0, min(len(ordered) - 1, round(percent / 100 * len(ordered) + 0.5) - 1))]
 
 
-async def key_to_screen(rounds: int) -> float:
+async def key_to_screen(rounds: int, exchanges: int = EXCHANGES) -> float:
     """The 95th percentile, in ms, of every key's time to the screen over both apps."""
     print(f"5. key to screen: the real app at {SIZE[0]}x{SIZE[1]}, each key {rounds} times per app")
     every: list[float] = []
-    for label, transcript in (("empty", None), (f"{EXCHANGES} exchanges loaded", loaded_conversation())):
+    for label, transcript in (("empty", None), (f"{exchanges} exchanges loaded", loaded_conversation(exchanges))):
         for samples in (await one_app(label, transcript, rounds)).values():
             every += samples
     p95 = percentile(every, 95)

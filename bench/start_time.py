@@ -141,11 +141,13 @@ def compile_package(script: str) -> None:
     subprocess.run([python, "-c", program], check=True, timeout=300)
 
 
-def start_times(starts: int, script: str | None = None) -> tuple[float, float]:
-    """Median first frame and ready over ``starts`` starts (after one not counted: the disk cache)."""
+def start_times(starts: int, script: str | None = None, warm_up: bool = True) -> tuple[float, float]:
+    """Median first frame and ready over ``starts`` starts (after one not counted, the disk cache's,
+    unless not ``warm_up``)."""
     argv = [script or command(), "--demo"]
     compile_package(argv[0])
-    one_start(argv)
+    if warm_up:
+        one_start(argv)
     CPU["frame"].clear(), CPU["ready"].clear()
     frames, readies = [], []
     for _ in range(starts):

@@ -1,7 +1,9 @@
 """What the full-screen app costs while a reply streams in, and at start-up.
 
 Run: ``.venv/bin/python bench/ui_stream.py [--runs 61] [--tokens 600] [--appends 20000] [--append-runs 5] [--starts 15]
-[--command-starts 5] [--key-rounds 10] [--only stream|append|start|command|keys]``
+[--command-starts 5] [--key-rounds 10] [--key-exchanges 500] [--only stream|append|start|command|keys] [--smoke]``
+(``--smoke``: every part once at small sizes, without the warm-up start of 4, as .ci/run runs it: it
+checks that the bench works; its figures mean nothing.)
 
 1. ui_vs_engine_tps_ratio: tokens per second of a reply streamed into the chat pane of a
    headless ``ChatApp`` (the prompt sent with Enter as a terminal sends it, timed from the
@@ -464,8 +466,13 @@ async def main() -> None:
     parser.add_argument("--starts", type=int, default=15, help="app starts of each kind")
     parser.add_argument("--command-starts", type=int, default=5, help="starts of mcp-chat-tui --demo (4)")
     parser.add_argument("--key-rounds", type=int, default=10, help="times each key is pressed per app (5)")
+    parser.add_argument("--key-exchanges", type=int, default=500, help="exchanges of the loaded app (5)")
     parser.add_argument("--only", choices=("stream", "append", "start", "command", "keys"), help="run one part")
+    parser.add_argument("--smoke", action="store_true", help="each part once, small: only checks that it runs")
     args = parser.parse_args()
+    if args.smoke:  # the figures mean nothing
+        args.runs, args.tokens, args.appends, args.append_runs, args.starts = 1, 20, 2000, 1, 1
+        args.command_starts, args.key_rounds, args.key_exchanges = 1, 1, 20
     with tempfile.TemporaryDirectory(prefix="mct-ui-bench-") as scratch:
         for kind in ("CONFIG", "DATA", "LOG"):
             os.environ[f"MCP_CHAT_TUI_{kind}_DIR"] = str(Path(scratch) / kind.lower())
@@ -484,10 +491,10 @@ async def main() -> None:
         if args.only in (None, "start"):
             figures["first_frame_vs_minimal_ratio"] = round(await first_frame_ratio(args.starts), 3)
         if args.only in (None, "command"):
-            frame, ready = start_times(args.command_starts)
+            frame, ready = start_times(args.command_starts, warm_up=not args.smoke)
             figures["first_frame_s"], figures["ready_s"] = round(frame, 3), round(ready, 3)
         if args.only in (None, "keys"):
-            figures["key_to_screen_ms_p95"] = round(await key_to_screen(args.key_rounds), 1)
+            figures["key_to_screen_ms_p95"] = round(await key_to_screen(args.key_rounds, args.key_exchanges), 1)
     print(json.dumps(figures))
 
 

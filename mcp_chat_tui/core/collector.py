@@ -1,4 +1,4 @@
-"""Python's cycle collector paused while the full-screen app starts (issue 33).
+"""Python's cycle collector paused while the app, ``--plain`` or ``-p`` starts (issues 32 and 33).
 
 Start-up builds what lives as long as the process: the modules and classes of the app, Textual,
 the MCP SDK, mlx-lm and transformers, about 300,000 objects in one interpreter. The collector
@@ -8,11 +8,15 @@ for. So the command pauses it from its first line until the app is ready or ends
 (``ui/heap.py``), at most ``START_UP_LIMIT_SECONDS`` (a model downloading, a server slow to
 start); memory is still freed by reference counting meanwhile, and the few objects start-up
 leaves in cycles (8,000 of 310,000, measured) are set aside with the rest when the app is ready.
+The other modes but ``--search`` (``-p``, ``--plain``, sign-in, the checks) import the SDK as they
+start, a tenth of their CPU spent in the collector too: they resume it when their start is over
+(``cli/chat.py``) or after ``START_UP_LIMIT_SECONDS`` (``resume_collector_later``).
 """
 
 from __future__ import annotations
 
 import gc
+import threading
 
 START_UP_LIMIT_SECONDS = 10.0  # the longest the collector stays paused while the app starts
 
@@ -33,3 +37,12 @@ def resume_collector() -> None:
     if _paused:
         _paused = False
         gc.enable()
+
+
+def resume_collector_later(seconds: float = START_UP_LIMIT_SECONDS) -> None:
+    """Resume it after ``seconds`` at the latest (for a mode whose start may wait on a download, a
+    server or a person), on a daemon timer; an earlier ``resume_collector`` makes it do nothing."""
+    if _paused:
+        timer = threading.Timer(seconds, resume_collector)
+        timer.daemon = True
+        timer.start()

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from scripts.conformance_client import browse
+from scripts.conformance_client import browse, follow_sign_in
 
 TOP = Path(__file__).resolve().parent.parent
 
@@ -69,3 +69,24 @@ def test_the_browser_follows_the_redirect_to_the_callback():
         with serving(authorize) as server:
             browse(f"{server}/authorize?client_id=app")
     assert came_back == ["/callback?code=abc&state=xyz"]
+
+
+def test_the_sign_in_address_is_followed_once_the_cli_waits_for_the_browser():
+    opened: list[str] = []
+
+    def authorize(handler: BaseHTTPRequestHandler) -> None:
+        opened.append(handler.path)
+        handler.send_response(200)
+        handler.end_headers()
+
+    with serving(authorize) as server:
+        shown = f"scenario needs sign-in. Sign in now? [Y/n] y\r\nSign in to scenario at this address:\r\n{server}/authorize?state=1\r\n"
+        assert follow_sign_in(shown, 0) == 0  # its callback is not up yet: nothing is opened
+        assert opened == []
+        shown += (
+            "Open it in your browser? [Y/n] n\r\nwaiting for the browser to come back to http://127.0.0.1:1/callback"
+        )
+        start = follow_sign_in(shown, 0)
+        assert opened == ["/authorize?state=1"]
+        assert follow_sign_in(shown, start) == start  # followed once
+        assert opened == ["/authorize?state=1"]

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -178,3 +179,13 @@ def test_a_mode_that_never_says_it_started_resumes_the_collector_at_the_limit(pa
     while not gc.isenabled() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert gc.isenabled()
+
+
+def test_resuming_the_collector_cancels_the_limit(paused_collector):
+    """The limit's timer ends with the start: left running, it would resume a later pause (another
+    in-process run's, another test's)."""
+    collector.resume_collector_later(600)
+    (limit,) = [thread for thread in threading.enumerate() if thread.name == "collector-limit"]
+    collector.resume_collector()
+    limit.join(timeout=30)
+    assert not limit.is_alive()

@@ -21,6 +21,7 @@ import threading
 START_UP_LIMIT_SECONDS = 10.0  # the longest the collector stays paused while the app starts
 
 _paused = False  # paused here, and not resumed yet
+_limit: threading.Timer | None = None  # resume_collector_later's, until the collector is resumed
 
 
 def pause_collector() -> None:
@@ -32,8 +33,12 @@ def pause_collector() -> None:
 
 
 def resume_collector() -> None:
-    """Resume it if ``pause_collector`` paused it; any later call does nothing."""
-    global _paused
+    """Resume it if ``pause_collector`` paused it (and cancel the limit's timer); any later call does
+    nothing."""
+    global _paused, _limit
+    if _limit is not None:
+        _limit.cancel()  # not left to resume a later pause
+        _limit = None
     if _paused:
         _paused = False
         gc.enable()
@@ -41,8 +46,9 @@ def resume_collector() -> None:
 
 def resume_collector_later(seconds: float = START_UP_LIMIT_SECONDS) -> None:
     """Resume it after ``seconds`` at the latest (for a mode whose start may wait on a download, a
-    server or a person), on a daemon timer; an earlier ``resume_collector`` makes it do nothing."""
-    if _paused:
-        timer = threading.Timer(seconds, resume_collector)
-        timer.daemon = True
-        timer.start()
+    server or a person), on a daemon timer that an earlier ``resume_collector`` cancels."""
+    global _limit
+    if _paused and _limit is None:
+        _limit = threading.Timer(seconds, resume_collector)
+        _limit.name, _limit.daemon = "collector-limit", True
+        _limit.start()

@@ -112,6 +112,12 @@ def _major(node: str) -> int:
     return int(found.group(1)) if found else 0
 
 
+def node_env(cache: Path) -> dict[str, str]:
+    """The environment Node runs the suite in: with its compile cache in the cache folder, so that each
+    scenario's runner (a Node process each) reads the suite's code compiled once (Node 22.1 and later)."""
+    return os.environ | {"NODE_COMPILE_CACHE": str(cache / "node-compile-cache")}
+
+
 def suite_entry(cache: Path, version: str) -> Path:
     folder = cache / f"suite-{version}"
     npm_install(folder, f"{SUITE_PACKAGE}@{version}")
@@ -159,9 +165,9 @@ def _from_requirements(text: str, spec: str) -> list[Scenario]:
 # ----- running ------------------------------------------------------------------------------
 
 
-def run_scenario(node: str, entry: Path, scenario: Scenario, results: Path) -> Outcome:
-    """One scenario through the suite's runner, judged as the runner judges it (its exit code),
-    with the checks that failed or warned."""
+def run_scenario(node: str, entry: Path, scenario: Scenario, results: Path, env: dict[str, str]) -> Outcome:
+    """One scenario through the suite's runner (in ``env``), judged as the runner judges it (its exit
+    code), with the checks that failed or warned."""
     out = results / scenario.spec / scenario.name.replace("/", "_")
     shutil.rmtree(out, ignore_errors=True)
     command = f"{sys.executable} {CLIENT}"
@@ -172,7 +178,7 @@ def run_scenario(node: str, entry: Path, scenario: Scenario, results: Path) -> O
             "--spec-version", scenario.spec, "--timeout", str(SCENARIO_TIMEOUT_MS), "-o", str(out),
             *([] if scenario.scored else ["--force"]),  # an extension is on no spec's timeline: run it anyway
         ],
-        capture_output=True, text=True, cwd=REPO, env=os.environ | {"PYTHONPATH": str(REPO)},
+        capture_output=True, text=True, cwd=REPO, env=env | {"PYTHONPATH": str(REPO)},
     )  # fmt: skip
     seconds = time.monotonic() - started
     (out).mkdir(parents=True, exist_ok=True)
@@ -245,7 +251,8 @@ def main() -> int:
     print(f"suite results in {results}", flush=True)
     outcomes: list[Outcome] = []
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        running = [pool.submit(run_scenario, node, entry, scenario, results) for entry, scenario in scenarios]
+        env = node_env(cache)
+        running = [pool.submit(run_scenario, node, entry, scenario, results, env) for entry, scenario in scenarios]
         for future in running:
             outcome = future.result()
             outcomes.append(outcome)

@@ -2,13 +2,16 @@
 
 It plays a user of mcp-chat-tui: writes an mcp.json naming the scenario's server at ``URL`` (with
 the pre-registered client or the client metadata document URL the scenario hands over in
-``$MCP_CONFORMANCE_CONTEXT``), and runs the real CLI in one-shot mode (``-p ... --yes``) against a
-scripted model (``tests/scripted_endpoint.py``) that calls the scenario's tools: the calls the
-scenario names, else every tool with arguments made from its schema. When the CLI says a server
-needs sign-in (exit code 4), it signs in as a user would, with ``--sign-in NAME``, following the
-address it prints as a browser would (the suite's authorization server approves at once), and runs
-the turn again; at most three times. Every run is isolated: its own config, data and log folders,
-and tokens kept in a file there (no keyring).
+``$MCP_CONFORMANCE_CONTEXT``), and runs the real CLI in one-shot mode (``-p ... --yes``) on a
+pseudo-terminal, as a person runs it, against a scripted model (``tests/scripted_endpoint.py``) that
+calls the scenario's tools: the calls the scenario names, else every tool with arguments made from
+its schema. A server that needs sign-in is offered one at start: the person says yes and follows
+the address the CLI prints as a browser would (the suite's authorization server approves at once),
+and the turn goes on in the same run; a form a server sends is filled in with its defaults. When
+the CLI still ends needing sign-in (exit code 4: a sign-in that failed, a wider scope asked for
+during a call), it signs in with ``--sign-in NAME`` and runs the turn again; at most three runs.
+Every run is isolated: its own config, data and log folders, and tokens kept in a file there (no
+keyring).
 
 Exit code: the CLI's last one, except that 3 (a call failed or a request was declined, which some
 scenarios provoke on purpose) counts as 0.
@@ -26,10 +29,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
-
-import httpx2
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -47,9 +50,6 @@ PROMPT = "Use the tools of the scenario server."
 
 # Scenarios whose server serves tools/list only: the model calls nothing.
 LIST_ONLY = {"json-schema-ref-no-deref"}
-# Scenarios whose server asks for a form during a call: the CLI runs on a terminal, where a person
-# fills it in, keeping each field's default.
-ASKS_FORMS = {"elicitation-sep1034-client-defaults", "sep-2322-client-request-state"}
 # Scenarios whose server offers a tool that takes back the input schema of another of its tools, to
 # see what the client kept of it: the model passes the schema exactly as the app offered it.
 ECHOES_SCHEMA = {"json-schema-2020-12-preservation": ("json_schema_echo", "json_schema_2020_12_tool")}
@@ -162,37 +162,43 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "mcp_chat_tui.cli.main", *args]
 
 
-def one_turn(
-    config: Path, endpoint: ScenarioModel, env: dict[str, str], *, terminal: bool
-) -> subprocess.CompletedProcess:
+def one_turn(config: Path, endpoint: ScenarioModel, env: dict[str, str]) -> subprocess.CompletedProcess:
+    """``-p`` on a terminal, as a person runs it: it offers to sign in to a server that needs it, and
+    asks for the forms a server sends."""
     command = [
         *cli("--endpoint", endpoint.url, "scripted", "--mcp-config", str(config), "--yes", "--no-save"),
         "-p",
         PROMPT,
     ]
-    if terminal:
-        result = on_terminal(command, env, config.parent)
-    else:
-        result = subprocess.run(command, env=env, cwd=config.parent, capture_output=True, text=True, timeout=240)
-    sys.stderr.write(f"$ mcp-chat-tui -p (exit {result.returncode})\n{result.stderr}")
-    sys.stdout.write(result.stdout)
+    result = on_terminal(command, env, config.parent)
+    sys.stderr.write(f"$ mcp-chat-tui -p on a terminal (exit {result.returncode})\n{result.stdout}")
     return result
 
 
-# The questions a person at the terminal answers: fill in a form, and keep each field's default.
-ANSWERS = [(re.compile(r"f fill in · d decline · c cancel: $"), "f"), (re.compile(r"[\])]: $"), "")]
+# The questions a person at the terminal answers: sign in now (following the address as the browser
+# would, not opening one), fill in a form, and keep each field's default.
+ANSWERS = [
+    (re.compile(r"needs sign-in\. Sign in now\? \[Y/n\] $"), "y"),
+    (re.compile(r"Open it in your browser\? \[Y/n\] $"), "n"),
+    (re.compile(r"f fill in · d decline · c cancel: $"), "f"),
+    (re.compile(r"[\])]: $"), ""),
+]
 ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# The sign-in address the CLI prints, followed once it says it waits for the browser (its callback is up).
+SIGN_IN_ADDRESS = re.compile(r"Sign in to \S+ at this address:\s*(https?://\S+)")
+WAITING = "waiting for the browser to come back"
 
 
 def on_terminal(
     command: list[str], env: dict[str, str], cwd: Path, timeout: float = 240
 ) -> subprocess.CompletedProcess:
-    """``command`` on a pseudo-terminal, answering its questions as ``ANSWERS`` says."""
+    """``command`` on a pseudo-terminal, answering its questions as ``ANSWERS`` says, and following
+    each sign-in address it prints as a browser would."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: the CLI
         os.chdir(cwd)
         os.execvpe(command[0], command, env)
-    seen, since = "", 0
+    seen, since, browsed = "", 0, 0
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
@@ -210,12 +216,24 @@ def on_terminal(
             if answer is not None:
                 os.write(fd, f"{answer}\n".encode())
                 since = len(seen)
+            browsed = follow_sign_in(ESCAPES.sub("", seen), browsed)
     finally:
         if time.monotonic() >= deadline:
             os.kill(pid, signal.SIGTERM)
         _, status = os.waitpid(pid, 0)
         os.close(fd)
     return subprocess.CompletedProcess(command, os.waitstatus_to_exitcode(status), ESCAPES.sub("", seen), "")
+
+
+def follow_sign_in(text: str, start: int) -> int:
+    """Browse the sign-in address ``text`` shows after ``start`` once the CLI waits for the browser;
+    where to look from next time."""
+    address = SIGN_IN_ADDRESS.search(text, start)
+    waiting = text.find(WAITING, address.end()) if address else -1
+    if address is None or waiting < 0:
+        return start
+    browse(address.group(1))
+    return waiting + len(WAITING)
 
 
 def sign_in(config: Path, env: dict[str, str]) -> int:
@@ -240,10 +258,15 @@ def sign_in(config: Path, env: dict[str, str]) -> int:
 
 
 def browse(url: str) -> None:
-    """What the browser does: follow the address; the authorization server redirects to the app."""
+    """What the browser does: follow the address; the authorization server redirects to the app.
+    (The standard library's client: this script starts once a scenario, and httpx2 would add a
+    twentieth of a second of CPU to each start.)"""
     try:
-        httpx2.get(url, follow_redirects=True, timeout=20)
-    except httpx2.HTTPError as exc:
+        with urllib.request.urlopen(url, timeout=20) as page:
+            page.read()
+    except urllib.error.HTTPError as exc:  # the page the app's callback answered with says what went wrong
+        sys.stderr.write(f"the browser was answered {exc.code} at {exc.url}\n")
+    except (urllib.error.URLError, OSError) as exc:
         sys.stderr.write(f"the browser could not open {url}: {exc}\n")
 
 
@@ -256,14 +279,13 @@ def main() -> int:
         config = write_mcp_json(folder, url, context)
         env = isolated_env(folder)
         with ScenarioModel(scenario, context) as endpoint:
-            terminal = scenario in ASKS_FORMS  # a person answers the server's form
-            result = one_turn(config, endpoint, env, terminal=terminal)
+            result = one_turn(config, endpoint, env)
             for _ in range(MAX_RUNS - 1):
                 if result.returncode != NEEDS_SIGN_IN:
                     break
                 if sign_in(config, env) != 0:
                     break
-                result = one_turn(config, endpoint, env, terminal=terminal)
+                result = one_turn(config, endpoint, env)
     return 0 if result.returncode == INCOMPLETE else result.returncode
 
 

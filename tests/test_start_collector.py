@@ -1,6 +1,7 @@
 """The cycle collector is paused while the full-screen app starts (core/collector.py, issue 33's
 start-up): from the command's first line until the app is ready, fails or ends, and for at most
-``START_UP_LIMIT_SECONDS``; the other modes run with it as Python sets it."""
+``START_UP_LIMIT_SECONDS``; ``-p`` and ``--plain`` until they have started (issue 32); ``--search``
+runs with it as Python sets it."""
 
 from __future__ import annotations
 
@@ -11,13 +12,17 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import pytest
 
+from mcp_chat_tui.cli import chat, plain
 from mcp_chat_tui.core import collector
 from mcp_chat_tui.engine.events import EngineError
 from tests.cli_in_process import run_cli
 from tests.fakes import ScriptedEngine
+from tests.scripted_endpoint import MODEL_ID, ScriptedEndpoint
 from tests.ui_helpers import SIZE, make_app, wait_for, wait_ready
 
 # What ``main`` imports after ``run`` has paused the collector: importing the command's module
@@ -139,3 +144,48 @@ def test_the_demo_server_imports_the_sdk_with_the_collector_paused_and_serves_wi
     # runpy reading the module's code may make one young collection before its first line; the
     # SDK's import made about 190 without the pause
     assert seen["collections_while_importing"] <= 2, seen
+
+
+def test_one_shot_starts_with_the_collector_paused_and_runs_its_turn_with_it_on(
+    paused_collector, isolated_user_dirs, tmp_path
+):
+    """``-p`` imports the SDK as it starts (issue 32): the collector stays paused until the model is
+    loaded and the servers are up, and the turn runs with it on."""
+    seen: dict[str, bool] = {}
+    load_and_start, run_plain = chat._load_and_start, plain.run_plain
+
+    async def started(*args, **kwargs):
+        await load_and_start(*args, **kwargs)
+        seen["started"] = gc.isenabled()
+
+    async def turn(*args, **kwargs):
+        seen["turn"] = gc.isenabled()
+        return await run_plain(*args, **kwargs)
+
+    config = tmp_path / "mcp.json"
+    config.write_text('{"servers": {}}')
+    with ScriptedEndpoint(["Hello."]) as endpoint, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(chat, "_load_and_start", started)
+        patch.setattr(plain, "run_plain", turn)
+        command = ["--endpoint", endpoint.url, MODEL_ID, "--mcp-config", str(config), "--no-save", "-p", "hi"]
+        done = run_cli(command, cwd=tmp_path, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr
+    assert seen == {"started": False, "turn": True}
+
+
+def test_a_mode_that_never_says_it_started_resumes_the_collector_at_the_limit(paused_collector):
+    collector.resume_collector_later(0.05)
+    deadline = time.monotonic() + 30
+    while not gc.isenabled() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert gc.isenabled()
+
+
+def test_resuming_the_collector_cancels_the_limit(paused_collector):
+    """The limit's timer ends with the start: left running, it would resume a later pause (another
+    in-process run's, another test's)."""
+    collector.resume_collector_later(600)
+    (limit,) = [thread for thread in threading.enumerate() if thread.name == "collector-limit"]
+    collector.resume_collector()
+    limit.join(timeout=30)
+    assert not limit.is_alive()

@@ -25,6 +25,7 @@ from mcp_chat_tui.config import McpConfig, ModelOptions, Settings, save_setting,
 from mcp_chat_tui.config.settings import approval_value
 from mcp_chat_tui.conversation import Conversation, ModelSwitcher, chat_agent, held_for_the_run, read_if_present
 from mcp_chat_tui.conversation.models import EngineMaker
+from mcp_chat_tui.core.collector import resume_collector
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, demo_model_path
 from mcp_chat_tui.core.paths import model_display_name as display_name
@@ -200,6 +201,7 @@ async def _chat(args: argparse.Namespace, model: str, loaded: Transcript | None)
     async with hub:
         try:
             await _load_and_start(engine, hub, model, len(mcp_config.enabled()), console)
+            resume_collector()  # paused by the command while it started (core/collector.py)
             if sys.stdin.isatty():  # without a terminal nobody can sign in: check_start says what to run
                 from mcp_chat_tui.cli.sign_in_command import offer_sign_in
 

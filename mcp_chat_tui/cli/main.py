@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from mcp_chat_tui.core.collector import pause_collector, resume_collector
+from mcp_chat_tui.core.collector import pause_collector, resume_collector, resume_collector_later
 
 if TYPE_CHECKING:  # the rest is imported by ``main``, after ``run`` has paused the collector
     import argparse
@@ -129,8 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     load_blas(blas_setting(argv))  # before anything imports mlx.core: it binds its BLAS then
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not full_screen(args):  # run's pause is for the app's start only (core/collector.py)
+    if args.search is not None:  # run's pause is for a start that imports the SDK (core/collector.py)
         resume_collector()
+    elif not full_screen(args):  # resumed when -p or --plain has started (cli/chat.py), or at the limit
+        resume_collector_later()
     setup_logging()
     err = Console(stderr=True, soft_wrap=True)
     try:
@@ -159,7 +161,7 @@ def run() -> None:
     which would spend most of the second Ctrl+C and SIGTERM have to end the app. So the exit
     handlers run (the log is flushed), then the process ends without that teardown.
     """
-    pause_collector()  # until the app is ready (core/collector.py); main resumes it for the other modes
+    pause_collector()  # until the app, -p or --plain has started (core/collector.py); main resumes it for --search
     try:
         code = main()
     except SystemExit as exc:  # argparse's errors, SIGTERM outside the event loop

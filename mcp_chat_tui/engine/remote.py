@@ -9,6 +9,7 @@ text), ``delta.tool_calls`` pieces are joined by index and checked when the repl
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -36,9 +37,21 @@ from mcp_chat_tui.engine.text_tools import TEXT, with_tools_in_text
 from mcp_chat_tui.engine.toolcalls import ToolCallStream, tool_names
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx2
 
 _CHAT_PATH = "/chat/completions"
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The one TLS context of the process's requests to endpoints, as httpx2 builds its default (the
+    system's CA certificates). Each new client built its own, reading them again: 10-20 ms of CPU a
+    request, three or more in a ``-p`` run (issue 32)."""
+    import httpx2
+
+    return httpx2.create_ssl_context()
 
 
 class OpenAIEngine(Engine):
@@ -109,7 +122,7 @@ class OpenAIEngine(Engine):
         parts = httpx2.URL(self._address)
         auth = (parts.username, parts.password) if parts.username or parts.password else None  # both unquoted
         timeout_settings = httpx2.Timeout(timeout, connect=min(timeout, 15.0))
-        return httpx2.AsyncClient(headers=headers, auth=auth, timeout=timeout_settings)
+        return httpx2.AsyncClient(headers=headers, auth=auth, timeout=timeout_settings, verify=tls_context())
 
     def _said(self, text: str) -> str:
         """``text`` (an error from the HTTP library, a server's message) without the endpoint's credentials."""

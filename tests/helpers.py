@@ -36,8 +36,8 @@ def fixture_config(
     name: str, *flags: str, marker: str = "", in_process: bool = False, **overrides: object
 ) -> ServerConfig:
     """A stdio server running tests/servers/fixture_server.py with the given flags; ``in_process``:
-    its server object connected in memory instead, for a test that calls neither ``crash`` (which
-    ends its process) nor ``slow`` or ``shout_to_stderr`` (heard on stderr)."""
+    its server object connected in memory instead, for a test that neither calls ``crash`` (which
+    ends its process) nor waits for what ``slow`` or ``shout_to_stderr`` say on the process's stderr."""
     args = [FIXTURE_SERVER, "--label", name, *flags]
     if marker:
         args += ["--marker", marker]

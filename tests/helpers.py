@@ -111,8 +111,10 @@ def demo_config(name: str = "demo", *, process: bool = False, **overrides: objec
 
 
 def liar_config(name: str = "liar") -> ServerConfig:
-    """tests/servers/liar_server.py: a tool that writes a file while marked read-only."""
-    return ServerConfig(name=name, type="stdio", command=sys.executable, args=[LIAR_SERVER])
+    """tests/servers/liar_server.py: a tool that writes a file while marked read-only (in this process;
+    what it says of its tool is the same on any transport)."""
+    config = ServerConfig(name=name, type="stdio", command=sys.executable, args=[LIAR_SERVER])
+    return config if REAL_SERVERS else in_process_config(config, lambda: server_module(LIAR_SERVER).server)
 
 
 def server_module(path: str):

@@ -13,8 +13,9 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
@@ -73,15 +74,89 @@ def loop_running() -> bool:
     return True
 
 
+DEMO_SERVER_ARGS = ["-m", "mcp_chat_tui.demo.server"]
+
+
+def _demo_server():
+    from tests.helpers import demo_server
+
+    return demo_server()
+
+
+# What the CLI run in this process connects in memory: a server config's arguments (after the
+# interpreter) and what builds its server object. The demo server always; a test adds its own servers
+# for its runs with ``servers_in_memory``.
+_IN_MEMORY: dict[tuple[str, ...], Callable[[], Any]] = {tuple(DEMO_SERVER_ARGS): _demo_server}
+
+
+@contextlib.contextmanager
+def servers_in_memory(servers: Mapping[tuple[str, ...], Callable[[], Any]]) -> Iterator[None]:
+    """For the CLI runs inside: each config whose arguments are a key here is connected in memory to
+    the server object its value builds (a fresh copy of a tests/servers module at each start, as a
+    process would have), when it would run as such a process would (``runs_as_a_process_would``)."""
+    saved = dict(_IN_MEMORY)
+    _IN_MEMORY.update(servers)
+    try:
+        yield
+    finally:
+        _IN_MEMORY.clear()
+        _IN_MEMORY.update(saved)
+
+
+def runs_as_a_process_would(config) -> bool:
+    """``config`` starts a server this process can build with this interpreter, in the run's own folder
+    and environment (a process of its own would see nothing else), so connecting its server object in
+    memory changes only the transport."""
+    return (
+        config.type == "stdio"
+        and config.command == sys.executable
+        and tuple(config.args) in _IN_MEMORY
+        and not config.env
+        and config.env_file is None
+        and (config.cwd is None or Path(config.cwd).resolve() == Path.cwd().resolve())
+    )
+
+
+@contextlib.contextmanager
+def _connected_in_memory() -> Iterator[None]:
+    """The hub connects the servers ``runs_as_a_process_would`` takes in memory, as it does a test's
+    ``InProcessConfig`` (tests/helpers.py)."""
+    from mcp_chat_tui.servers import hub
+    from mcp_chat_tui.servers.sdk_private import InMemoryTransport
+
+    original = hub.memory_transport
+
+    def transport(config):
+        if runs_as_a_process_would(config):
+            return InMemoryTransport(_IN_MEMORY[tuple(config.args)]())
+        return original(config)
+
+    hub.memory_transport = transport
+    try:
+        yield
+    finally:
+        hub.memory_transport = original
+
+
 def run_cli(
-    args: Sequence[str], *, cwd: Path, env: Mapping[str, str], stdin: str | bytes | None = None
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    stdin: str | bytes | None = None,
+    in_memory: bool = True,
 ) -> subprocess.CompletedProcess:
     """``mcp-chat-tui ARGS`` in this process with ``env`` as its whole environment, in ``cwd``, reading
-    ``stdin`` (none: an empty pipe); what it wrote and its exit code, as ``subprocess.run`` gives them."""
+    ``stdin`` (none: an empty pipe); what it wrote and its exit code, as ``subprocess.run`` gives them.
+    The demo server its ``mcp.json`` names (and those ``servers_in_memory`` adds) run in this process
+    too (``in_memory``; not with ``MCT_REAL_SERVERS=1``): a test of the CLI's words, codes and files is
+    not about a server's process, which imported mcp at each start (0.5-1 s of CPU)."""
     from mcp_chat_tui.cli.main import main
+    from tests.helpers import REAL_SERVERS
 
     data = stdin.encode("utf-8") if isinstance(stdin, str) else (stdin or b"")
-    with _process_state(env, cwd, data) as (out, err):
+    servers = _connected_in_memory() if in_memory and not REAL_SERVERS else contextlib.nullcontext()
+    with _process_state(env, cwd, data) as (out, err), servers:
         try:
             code = main(list(args))
         except SystemExit as exc:  # argparse's errors: the message is on stderr already

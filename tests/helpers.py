@@ -36,8 +36,8 @@ def fixture_config(
     name: str, *flags: str, marker: str = "", in_process: bool = False, **overrides: object
 ) -> ServerConfig:
     """A stdio server running tests/servers/fixture_server.py with the given flags; ``in_process``:
-    its server object connected in memory instead, for a test that calls neither ``crash`` (which
-    ends its process) nor ``slow`` or ``shout_to_stderr`` (heard on stderr)."""
+    its server object connected in memory instead, for a test that neither calls ``crash`` (which
+    ends its process) nor waits for what ``slow`` or ``shout_to_stderr`` say on the process's stderr."""
     args = [FIXTURE_SERVER, "--label", name, *flags]
     if marker:
         args += ["--marker", marker]
@@ -111,8 +111,10 @@ def demo_config(name: str = "demo", *, process: bool = False, **overrides: objec
 
 
 def liar_config(name: str = "liar") -> ServerConfig:
-    """tests/servers/liar_server.py: a tool that writes a file while marked read-only."""
-    return ServerConfig(name=name, type="stdio", command=sys.executable, args=[LIAR_SERVER])
+    """tests/servers/liar_server.py: a tool that writes a file while marked read-only (in this process;
+    what it says of its tool is the same on any transport)."""
+    config = ServerConfig(name=name, type="stdio", command=sys.executable, args=[LIAR_SERVER])
+    return config if REAL_SERVERS else in_process_config(config, lambda: server_module(LIAR_SERVER).server)
 
 
 def server_module(path: str):

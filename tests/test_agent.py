@@ -46,7 +46,7 @@ class Recorder:
 
 @pytest.fixture
 async def hub():
-    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0)])
+    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0, in_process=True)])
     async with servers:
         await servers.start_all()
         yield servers

@@ -1,5 +1,6 @@
-"""Prompts as commands and the built-in resource tools in ``-p`` and ``--plain``: the real CLI as a
-subprocess, a scripted endpoint for the model, tests/servers/catalog_server.py for the server."""
+"""Prompts as commands and the built-in resource tools in ``-p`` and ``--plain``: the real CLI (in this
+process, tests/cli_in_process.py), a scripted endpoint for the model, tests/servers/catalog_server.py
+for the server (in memory, but for its 2025-11-25-only ``--legacy`` loop)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from mcp_chat_tui.transcript import parse, read_transcript_text, to_openai_messages
-from tests.helpers import CATALOG_SERVER
+from tests.cli_in_process import servers_in_memory
+from tests.helpers import CATALOG_SERVER, server_module
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_oneshot import run_cli, saved_conversations
 
@@ -22,18 +24,28 @@ def catalog_servers(folder: Path, *flags: str) -> Path:
     return config
 
 
+def catalog_server(*flags: str):
+    """The catalog server's object, from a fresh copy of its module (as a process would have)."""
+    module = server_module(CATALOG_SERVER)
+    return module.build(module.parse_args(list(flags)))
+
+
 def run(endpoint: ScriptedEndpoint, folder: Path, dirs: Path, *args: str, stdin: str | None = None, flags=()):
-    return run_cli(
-        "--endpoint",
-        endpoint.url,
-        "scripted",
-        "--mcp-config",
-        str(catalog_servers(folder, *flags)),
-        *args,
-        cwd=folder,
-        dirs=dirs,
-        stdin=stdin,
-    )
+    """The CLI in this process; the catalog server in memory, but for ``--legacy`` (2025-11-25 only,
+    a process of its own, as tests/helpers.py's catalog_config has it)."""
+    memory = {} if "--legacy" in flags else {(CATALOG_SERVER, *flags): lambda: catalog_server(*flags)}
+    with servers_in_memory(memory):
+        return run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--mcp-config",
+            str(catalog_servers(folder, *flags)),
+            *args,
+            cwd=folder,
+            dirs=dirs,
+            stdin=stdin,
+        )
 
 
 @pytest.mark.parametrize("flags", [(), ("--legacy",)], ids=["2026-07-28", "2025-11-25"])

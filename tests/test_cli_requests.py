@@ -1,5 +1,6 @@
-"""A server's sampling and elicitation requests in ``--plain`` and ``-p``: the real CLI in a subprocess,
-a scripted model endpoint, and tests/servers/asking_server.py asking for real."""
+"""A server's sampling and elicitation requests in ``--plain`` and ``-p``: the real CLI (in this process,
+tests/cli_in_process.py), a scripted model endpoint, and tests/servers/asking_server.py asking for real
+(in memory)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from mcp_chat_tui.transcript import parse, read_transcript_text
+from tests.cli_in_process import servers_in_memory
+from tests.helpers import server_module
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
 from tests.test_oneshot import run_cli, saved_conversations
 
@@ -31,17 +34,19 @@ def asking_servers(folder: Path, dirs: Path) -> Path:
 
 
 def cli(endpoint, folder, dirs, *flags, stdin=None):
-    return run_cli(
-        "--endpoint",
-        endpoint.url,
-        "scripted",
-        "--mcp-config",
-        str(asking_servers(folder, dirs)),
-        *flags,
-        cwd=folder,
-        dirs=dirs,
-        stdin=stdin,
-    )
+    """The CLI in this process, the asking server in memory (its requests are what is tested, not its process)."""
+    with servers_in_memory({(ASKING_SERVER,): lambda: server_module(ASKING_SERVER).server}):
+        return run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--mcp-config",
+            str(asking_servers(folder, dirs)),
+            *flags,
+            cwd=folder,
+            dirs=dirs,
+            stdin=stdin,
+        )
 
 
 def requests_recorded(dirs: Path) -> list:

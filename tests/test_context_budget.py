@@ -1,6 +1,6 @@
 """A tool result longer than its share of the context is cut for the model, with a note; the transcript,
 the card and the detail screen keep it whole. The real CLI behind a scripted endpoint, the real app
-with Pilot, and a real MCP server (tests/servers/long_result_server.py) answering 1500 lines. And the
+with Pilot, and a real MCP server (tests/servers/long_result_server.py, in memory) answering 1500 lines. And the
 status bar's tokens used of the context, on the real MLX engine and the demo model."""
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.transcript import read_transcript_text
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, call_report
 from mcp_chat_tui.ui.widgets.chat import ToolCallCard
+from tests.cli_in_process import servers_in_memory
 from tests.fakes import ScriptedEngine, call
+from tests.helpers import REAL_SERVERS, in_process_config, server_module
 from tests.scripted_endpoint import DEFAULT_PROMPT_TOKENS, ScriptedEndpoint, tool_reply
 from tests.test_oneshot import run_cli
 from tests.ui_helpers import SIZE, make_app, send, wait_for, wait_ready, wait_turn_done
@@ -28,8 +30,14 @@ LINES = 1500  # about 75,000 characters: under the hub's own limit on a result (
 NOTE = "[cut to fit the model's context: this is the first "
 
 
+def long_result_server():
+    return server_module(LONG_RESULT_SERVER).server
+
+
 def long_result_config() -> ServerConfig:
-    return ServerConfig(name="builds", type="stdio", command=sys.executable, args=[LONG_RESULT_SERVER])
+    """In this process (no test here is about the server's process), or a process with ``MCT_REAL_SERVERS=1``."""
+    config = ServerConfig(name="builds", type="stdio", command=sys.executable, args=[LONG_RESULT_SERVER])
+    return config if REAL_SERVERS else in_process_config(config, long_result_server)
 
 
 def servers_file(folder: Path) -> Path:
@@ -39,21 +47,22 @@ def servers_file(folder: Path) -> Path:
 
 
 def ask_for_the_log(endpoint: ScriptedEndpoint, folder: Path, dirs: Path, *flags: str):
-    return run_cli(
-        "--endpoint",
-        endpoint.url,
-        "scripted",
-        "--mcp-config",
-        str(servers_file(folder)),
-        "--transcript",
-        str(folder / "chat.md"),
-        "--yes",
-        "-p",
-        "is the build log clean?",
-        *flags,
-        cwd=folder,
-        dirs=dirs,
-    )
+    with servers_in_memory({(LONG_RESULT_SERVER,): long_result_server}):
+        return run_cli(
+            "--endpoint",
+            endpoint.url,
+            "scripted",
+            "--mcp-config",
+            str(servers_file(folder)),
+            "--transcript",
+            str(folder / "chat.md"),
+            "--yes",
+            "-p",
+            "is the build log clean?",
+            *flags,
+            cwd=folder,
+            dirs=dirs,
+        )
 
 
 def test_the_model_gets_the_start_and_a_note_while_the_transcript_keeps_it_whole(tmp_path, isolated_user_dirs):

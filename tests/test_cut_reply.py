@@ -94,7 +94,7 @@ async def test_a_reply_cut_at_its_repeats_counts_in_the_turns_figures():
         [TextDelta("It is 15:18 in Tokyo.")],
     ]
     engine = CuttableEngine(replies)
-    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0)])
+    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0, in_process=True)])
     async with servers:
         await servers.start_all()
         agent = Agent(engine, servers, ApprovalPolicy("auto"))
@@ -113,7 +113,7 @@ async def test_calls_given_after_the_cut_are_not_taken():
     proposed."""
     held = [call("echo", {"text": "a"})] * 2 + [ToolCallProposed("call_9", "echo", {"text": "b"})]
     engine = CuttableEngine([[call("echo", {"text": "a"})], held, [TextDelta("done")]], late=True)
-    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0)])
+    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0, in_process=True)])
     async with servers:
         await servers.start_all()
         sink = Recorder()

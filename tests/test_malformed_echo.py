@@ -43,7 +43,7 @@ RECORDED = [  # the calls of the run's first three replies, as the model wrote t
 
 @pytest.fixture
 async def hub():
-    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0)])
+    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0, in_process=True)])
     async with servers:
         await servers.start_all()
         yield servers

@@ -30,16 +30,17 @@ def notify_config(name: str = "notify", *flags: str, **overrides: object) -> Ser
     config = ServerConfig(name=name, type="stdio", command=sys.executable, args=[NOTIFY_SERVER, *flags], **overrides)
     if REAL_SERVERS:
         return config
+    return in_process_config(config, lambda: notify_server(*flags))
 
-    def build():
-        module = server_module(NOTIFY_SERVER)
-        args = module.parse_args(list(flags))
-        server = module.build(args)
-        if not args.legacy:
-            return server
-        return StreamsServer(lambda read, write: module.serve_legacy_on(server, read, write))
 
-    return in_process_config(config, build)
+def notify_server(*flags: str):
+    """The notify server's object for ``flags``, from a fresh copy of its module (as a process has)."""
+    module = server_module(NOTIFY_SERVER)
+    args = module.parse_args(list(flags))
+    server = module.build(args)
+    if not args.legacy:
+        return server
+    return StreamsServer(lambda read, write: module.serve_legacy_on(server, read, write))
 
 
 @pytest.fixture(params=list(ERAS))

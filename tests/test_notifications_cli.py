@@ -1,5 +1,6 @@
-"""What servers say while they work, in ``-p`` and ``--plain``: the real CLI in a subprocess, a
-scripted model endpoint and the real notify server (tests/servers/notify_server.py)."""
+"""What servers say while they work, in ``-p`` and ``--plain``: the real CLI (in this process,
+tests/cli_in_process.py), a scripted model endpoint and the real notify server
+(tests/servers/notify_server.py, in memory)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,23 @@ from pathlib import Path
 import pytest
 
 from mcp_chat_tui.transcript import parse, read_transcript_text
+from tests.cli_in_process import servers_in_memory
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
-from tests.test_notifications import ERAS, NOTIFY_SERVER
+from tests.test_notifications import ERAS, NOTIFY_SERVER, notify_server
 from tests.test_oneshot import run_cli, saved_conversations
 
 
 def notify_servers(folder: Path, *flags: str, **settings: object) -> Path:
+    """mcp.json with the notify server, which the CLI run in this process connects in memory (``in_memory``)."""
     config = folder / "servers.json"
     server = {"command": sys.executable, "args": [NOTIFY_SERVER, *flags], **settings}
     config.write_text(json.dumps({"servers": {"notify": server}}))
     return config
+
+
+def in_memory(*flags: str):
+    """The notify server with ``flags`` in memory for the CLI runs inside (none is about its process)."""
+    return servers_in_memory({(NOTIFY_SERVER, *flags): lambda: notify_server(*flags)})
 
 
 def offered(request: dict) -> list[str]:
@@ -36,7 +44,7 @@ def test_one_shot_prints_progress_lines_and_warnings_and_offers_a_new_tool_in_th
         tool_reply("fresh_tool", {}, call_id="call_3"),
         "Counted and added.",
     ]
-    with ScriptedEndpoint(script) as endpoint:
+    with in_memory(*ERAS[era]), ScriptedEndpoint(script) as endpoint:
         result = run_cli(
             "--endpoint",
             endpoint.url,
@@ -66,7 +74,7 @@ def test_one_shot_prints_progress_lines_and_warnings_and_offers_a_new_tool_in_th
     assert '"progress": {"progress": 3.0, "total": 3.0, "message": "step 3"}' in text
     first = parse(text).exchanges[0].steps[0].proposals[0].result
     assert first is not None and first.progress is not None and first.progress.describe() == "3/3 step 3"
-    with ScriptedEndpoint([]) as endpoint:
+    with in_memory(*ERAS[era]), ScriptedEndpoint([]) as endpoint:
         resumed = run_cli(
             "--endpoint",
             endpoint.url,
@@ -95,7 +103,7 @@ def test_plain_prints_progress_without_a_total_and_offers_configured_roots_and_r
     (isolated_user_dirs / "config" / "config.toml").write_text(
         f'roots = ["{shared}"]\n[server_roots]\nnotify = ["{own}"]\nother = ["{tmp_path}"]\n'
     )
-    with ScriptedEndpoint(script) as endpoint:
+    with in_memory(*ERAS["2025-11-25"]), ScriptedEndpoint(script) as endpoint:
         result = run_cli(
             "--endpoint",
             endpoint.url,

@@ -1,15 +1,19 @@
 """Sign-in from the command line: ``--check-servers``, ``-p`` without a terminal, ``--sign-in NAME``
-and ``--sign-out NAME``, as real subprocesses against a real protected server on 127.0.0.1."""
+and ``--sign-out NAME``, against a real protected server on 127.0.0.1. ``--sign-in`` (read line by
+line while the browser is played) and ``--plain`` on a terminal run as processes; the runs whose
+words, codes and kept tokens are checked run in this process (tests/cli_in_process.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from mcp_chat_tui.servers.token_vault import KEYRING_SERVICE
+from tests import cli_in_process
 from tests.keyring_backend import FileKeyring
 from tests.oauth_helpers import follow, protected_server
 from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
@@ -24,15 +28,8 @@ def mcp_json(folder: Path, url: str, **extra) -> Path:
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*CLI, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        env=None,
-    )
+    """The CLI in this process, with this process's environment, no terminal and an empty stdin."""
+    return cli_in_process.run_cli(args, cwd=cwd, env=dict(os.environ))
 
 
 def one_line(text: str) -> str:
@@ -60,24 +57,29 @@ def test_one_shot_without_a_terminal_does_not_sign_in_and_says_how(tmp_path):
     assert "MCP server needs sign-in: guarded (run mcp-chat-tui --sign-in guarded)" in err
 
 
-async def test_sign_in_prints_the_address_waits_for_the_browser_and_keeps_the_tokens(tmp_path, isolated_user_dirs):
+def test_sign_in_prints_the_address_waits_for_the_browser_and_keeps_the_tokens(tmp_path, isolated_user_dirs):
     with protected_server() as server:
         config = str(mcp_json(tmp_path, server.url))
-        process = await asyncio.create_subprocess_exec(
-            *CLI, "--sign-in", "guarded", "--mcp-config", config, cwd=tmp_path,
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )  # fmt: skip
-        lines = []
-        while True:
-            line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
-            assert line, f"no address before the end: {lines} {await process.stderr.read()}"
-            lines.append(line)
-            if line.startswith(f"{server.issuer}/authorize?"):
-                break
-        page = await follow(line.strip())
-        assert "Signed in to guarded" in page.text
-        rest = (await asyncio.wait_for(process.stdout.read(), 60)).decode()
-        assert await process.wait() == 0, rest + (await process.stderr.read()).decode()
+
+        async def sign_in() -> tuple[list[str], str]:
+            process = await asyncio.create_subprocess_exec(
+                *CLI, "--sign-in", "guarded", "--mcp-config", config, cwd=tmp_path,
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )  # fmt: skip
+            lines = []
+            while True:
+                line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+                assert line, f"no address before the end: {lines} {await process.stderr.read()}"
+                lines.append(line)
+                if line.startswith(f"{server.issuer}/authorize?"):
+                    break
+            page = await follow(line.strip())
+            assert "Signed in to guarded" in page.text
+            rest = (await asyncio.wait_for(process.stdout.read(), 60)).decode()
+            assert await process.wait() == 0, rest + (await process.stderr.read()).decode()
+            return lines, rest
+
+        lines, rest = asyncio.run(sign_in())
         assert "Sign in to guarded at this address:" in lines[-2]
         assert "signed in to guarded: 2 tools; its tokens are kept in the system keyring" in one_line(rest)
 
@@ -188,7 +190,7 @@ async def sign_in_by_cli(config: str, cwd: Path) -> str:
     return seen
 
 
-async def test_one_shot_a_call_that_wants_more_access_exits_4_and_the_next_sign_in_asks_for_it(tmp_path):
+def test_one_shot_a_call_that_wants_more_access_exits_4_and_the_next_sign_in_asks_for_it(tmp_path):
     script = [
         tool_reply("write_note", {"text": "hi"}),
         "it needs more access",
@@ -196,7 +198,7 @@ async def test_one_shot_a_call_that_wants_more_access_exits_4_and_the_next_sign_
     ]
     with protected_server("--step-up") as server, ScriptedEndpoint([*script, "noted"]) as endpoint:
         config = str(mcp_json(tmp_path, server.url))
-        await sign_in_by_cli(config, tmp_path)
+        asyncio.run(sign_in_by_cli(config, tmp_path))
         turn = ("--endpoint", endpoint.url, "scripted", "--mcp-config", config, "--yes", "--no-save", "-p", "note hi")
         refused = run(*turn, cwd=tmp_path)
         assert refused.returncode == 4, refused.stdout + refused.stderr
@@ -204,7 +206,7 @@ async def test_one_shot_a_call_that_wants_more_access_exits_4_and_the_next_sign_
         assert "needs sign-in with more access (mcp mcp:write): run mcp-chat-tui --sign-in guarded" in err
         assert [a["scope"] for a in server.stats()["authorizations"]] == ["mcp"]
 
-        await sign_in_by_cli(config, tmp_path)  # the tokens still work for whoami, yet it authorizes again
+        asyncio.run(sign_in_by_cli(config, tmp_path))  # the tokens still work for whoami, yet it authorizes again
         assert [a["scope"] for a in server.stats()["authorizations"]] == ["mcp", "mcp mcp:write"]
         assert server.stats()["registered"] == 1, server.stats()
         answered = run(*turn, cwd=tmp_path)

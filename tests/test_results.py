@@ -189,6 +189,7 @@ def results_servers(folder: Path) -> Path:
 
 @pytest.mark.parametrize("mode", [("-p", "show me"), ("--plain",)])
 def test_the_console_prints_a_line_for_each_image_and_audio(tmp_path, isolated_user_dirs, mode):
+    from tests.cli_in_process import servers_in_memory
     from tests.scripted_endpoint import ScriptedEndpoint, tool_reply
     from tests.test_oneshot import run_cli
 
@@ -198,7 +199,8 @@ def test_the_console_prints_a_line_for_each_image_and_audio(tmp_path, isolated_u
         tool_reply("bad_image", {"kind": "not_image"}),
         "three results",
     ]
-    with ScriptedEndpoint(script) as endpoint:
+    in_memory = servers_in_memory({(RESULTS_SERVER,): lambda: server_module(RESULTS_SERVER).build()})
+    with in_memory, ScriptedEndpoint(script) as endpoint:  # the CLI and the server in this process
         result = run_cli(
             "--endpoint",
             endpoint.url,

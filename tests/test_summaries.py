@@ -40,7 +40,7 @@ class FailingSummaries(ScriptedEngine):
 
 @pytest.fixture
 async def hub():
-    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0)])
+    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0, in_process=True)])
     async with servers:
         await servers.start_all()
         yield servers

@@ -58,12 +58,18 @@ TRICKY_LINES = [
 any_text = st.text(st.characters(exclude_categories=()), max_size=40)
 line_text = st.lists(st.one_of(any_text, st.sampled_from(TRICKY_LINES)), max_size=5).map("\n".join)
 text = st.one_of(any_text, line_text)
+# Strategies built once, here: one built inside a composite at each draw is validated again by
+# Hypothesis each time (a fifth of this file's CPU); what they draw is the same.
+maybe_text = st.one_of(st.just(""), any_text)
+maybe_any_text = st.one_of(st.none(), any_text)
+maybe_lines = st.one_of(st.none(), text)
+call_ids = st.one_of(st.sampled_from(["call_1", "call_2"]), any_text)
 
 
 @st.composite
 def calls(draw):
     call = {
-        "id": draw(st.one_of(st.sampled_from(["call_1", "call_2"]), any_text)),
+        "id": draw(call_ids),
         "type": "function",
         "function": {"name": draw(any_text), "arguments": draw(text)},
     }
@@ -95,13 +101,13 @@ def results(draw, call):
     return ToolResult(
         name=call["function"]["name"],
         call_id=call["id"],
-        status=draw(st.sampled_from(STATUSES)),
+        status=draw(statuses),
         content=draw(text),
-        server=draw(st.one_of(st.just(""), any_text)),
-        duration=draw(st.one_of(st.none(), st.integers(0, 10**6).map(lambda n: n / 10_000))),
-        parts=draw(st.lists(content_parts, max_size=3)),
-        structured=draw(st.one_of(st.none(), st.dictionaries(any_text, json_values, max_size=3))),
-        progress=draw(st.one_of(st.none(), progresses())),
+        server=draw(maybe_text),
+        duration=draw(durations),
+        parts=draw(part_lists),
+        structured=draw(structured_contents),
+        progress=draw(maybe_progress),
     )
 
 
@@ -109,26 +115,40 @@ def results(draw, call):
 def progresses(draw):
     """A call's last progress: a count, with or without a total and a message."""
     return ToolProgress(
-        float(draw(st.integers(0, 10**6))) / draw(st.sampled_from([1, 4, 10])),
-        draw(st.one_of(st.none(), st.integers(1, 10**6).map(float))),
-        draw(st.one_of(st.just(""), any_text)),
+        float(draw(progress_counts)) / draw(progress_steps),
+        draw(progress_totals),
+        draw(maybe_text),
     )
+
+
+statuses = st.sampled_from(STATUSES)
+durations = st.one_of(st.none(), st.integers(0, 10**6).map(lambda n: n / 10_000))
+part_lists = st.lists(content_parts, max_size=3)
+structured_contents = st.one_of(st.none(), st.dictionaries(any_text, json_values, max_size=3))
+progress_counts, progress_steps = st.integers(0, 10**6), st.sampled_from([1, 4, 10])
+progress_totals = st.one_of(st.none(), st.integers(1, 10**6).map(float))
+maybe_progress = st.one_of(st.none(), progresses())
 
 
 seconds = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1)).map(
     lambda moment: moment.replace(microsecond=0)
 )
+maybe_seconds = st.one_of(st.none(), seconds)
+request_kinds = st.sampled_from(["sampling", "elicitation"])
+max_tokens = st.integers(1, 10**6)
+answers = st.sampled_from(["approved", "edited", "rejected", "refused", "accept", "decline", "cancel"])
+request_results = st.dictionaries(any_text, text, max_size=2)
 
 
 @st.composite
 def server_requests(draw):
     return ServerRequest(
         server=draw(any_text),
-        kind=draw(st.sampled_from(["sampling", "elicitation"])),
-        request={"message": draw(text), "maxTokens": draw(st.integers(1, 10**6))},
-        answer=draw(st.sampled_from(["approved", "edited", "rejected", "refused", "accept", "decline", "cancel"])),
-        result=draw(st.dictionaries(any_text, text, max_size=2)),
-        at=draw(st.one_of(st.none(), seconds)),
+        kind=draw(request_kinds),
+        request={"message": draw(text), "maxTokens": draw(max_tokens)},
+        answer=draw(answers),
+        result=draw(request_results),
+        at=draw(maybe_seconds),
     )
 
 
@@ -136,38 +156,50 @@ def server_requests(draw):
 def steps(draw, final: bool):
     proposals = []
     # Ids are unique within one reply (the agent makes them so).
-    for call in draw(st.lists(calls(), min_size=0 if final else 1, max_size=3, unique_by=lambda c: c["id"])):
+    for call in draw(final_calls if final else calls_to_answer):
         has_result = True if not final else draw(st.booleans())
-        choice = draw(st.one_of(st.none(), st.sampled_from(CHOICES)))
+        choice = draw(maybe_choices)
         proposals.append(
             Proposal(
                 call,
                 choice,
                 draw(results(call)) if has_result else None,
-                proposed_at=draw(st.one_of(st.none(), seconds)),
-                started_at=draw(st.one_of(st.none(), seconds)),
-                server=draw(st.one_of(st.just(""), any_text)),
+                proposed_at=draw(maybe_seconds),
+                started_at=draw(maybe_seconds),
+                server=draw(maybe_text),
             )
         )
     # A server asks while the step's calls run, so its requests follow the calls.
-    requests = draw(st.lists(server_requests(), max_size=2)) if proposals else []
-    return Step(thought=draw(st.one_of(st.none(), text)), text=draw(text), proposals=proposals, requests=requests)
+    requests = draw(request_lists) if proposals else []
+    return Step(thought=draw(maybe_lines), text=draw(text), proposals=proposals, requests=requests)
+
+
+final_calls = st.lists(calls(), min_size=0, max_size=3, unique_by=lambda c: c["id"])
+calls_to_answer = st.lists(calls(), min_size=1, max_size=3, unique_by=lambda c: c["id"])
+maybe_choices = st.one_of(st.none(), st.sampled_from(CHOICES))
+request_lists = st.lists(server_requests(), max_size=2)
 
 
 @st.composite
 def attachments(draw):
-    kind = draw(st.sampled_from(["resource", "image", "prompt"]))
+    kind = draw(attachment_kinds)
     return Attachment(
         kind=kind,
         server=draw(any_text),
         name=draw(any_text),
         uri=draw(any_text),
-        mime_type=draw(st.one_of(st.just(""), any_text)),
+        mime_type=draw(maybe_text),
         text="" if kind == "prompt" else draw(text),
-        size=draw(st.one_of(st.none(), st.integers(0, 10**9))),
-        arguments=draw(st.dictionaries(any_text, any_text, max_size=3)) if kind == "prompt" else {},
-        media=None if kind == "prompt" else draw(st.one_of(st.none(), media_parts)),
+        size=draw(sizes),
+        arguments=draw(prompt_arguments) if kind == "prompt" else {},
+        media=None if kind == "prompt" else draw(maybe_media),
     )
+
+
+attachment_kinds = st.sampled_from(["resource", "image", "prompt"])
+sizes = st.one_of(st.none(), st.integers(0, 10**9))
+prompt_arguments = st.dictionaries(any_text, any_text, max_size=3)
+maybe_media = st.one_of(st.none(), media_parts)
 
 
 finite = st.floats(0, 100, allow_nan=False, allow_infinity=False)
@@ -185,21 +217,26 @@ generation_records = st.fixed_dictionaries(  # a reply's settings not left at th
 )
 
 
+middle_steps, last_steps = st.lists(steps(final=False), max_size=2), steps(final=True)
+ends = st.sampled_from([None, "stopped", "error"])
+attachment_lists = st.lists(attachments(), max_size=3)
+
+
 @st.composite
 def exchanges(draw):
-    model = draw(st.one_of(st.none(), any_text))
+    model = draw(maybe_any_text)
     chosen = []
     if model is not None:
-        chosen = draw(st.lists(steps(final=False), max_size=2)) + [draw(steps(final=True))]
-    end = draw(st.sampled_from([None, "stopped", "error"])) if model is not None else None
+        chosen = draw(middle_steps) + [draw(last_steps)]
+    end = draw(ends) if model is not None else None
     return Exchange(
         user=draw(text),
         model=model,
         steps=chosen,
-        summary=draw(st.one_of(st.none(), text)),
+        summary=draw(maybe_lines),
         end=end,
         error=draw(any_text) if end == "error" else "",
-        attachments=draw(st.lists(attachments(), max_size=3)),
+        attachments=draw(attachment_lists),
         settings=draw(generation_records) if model is not None else {},
     )
 

@@ -26,7 +26,7 @@ FENCED = '```json\n{"name": "add-17-and-25", "arguments": {}}\n```'
 
 @pytest.fixture
 async def hub():
-    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0)])
+    servers = ServerHub([demo_config("demo"), fixture_config("fx", timeout=1.0, in_process=True)])
     async with servers:
         await servers.start_all()
         yield servers

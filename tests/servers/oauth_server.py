@@ -293,16 +293,20 @@ def build(args: argparse.Namespace) -> tuple[Starlette, Starlette]:
     return auth_app, mcp_app
 
 
-async def serve(args: argparse.Namespace) -> None:
+def servers(args: argparse.Namespace) -> list[uvicorn.Server]:
+    """The authorization server and the MCP server, each a uvicorn server on its port of 127.0.0.1."""
     auth_app, mcp_app = build(args)
-    servers = [
+    return [
         uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
         for app, port in ((auth_app, args.as_port), (mcp_app, args.port))
     ]
-    await asyncio.gather(*(server.serve() for server in servers))
 
 
-def main() -> None:
+async def serve(both: list[uvicorn.Server]) -> None:
+    await asyncio.gather(*(server.serve() for server in both))
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True, help="the MCP server's port")
     parser.add_argument("--as-port", type=int, required=True, help="the authorization server's port")
@@ -316,7 +320,11 @@ def main() -> None:
     parser.add_argument("--cimd", help="a client id taken as a client metadata document's URL")
     parser.add_argument("--step-up", action="store_true", help="write_note wants the scope mcp:write")
     parser.add_argument("--forbid-always", action="store_true", help="write_note is always refused for want of mcp")
-    asyncio.run(serve(parser.parse_args()))
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    asyncio.run(serve(servers(parse_args())))
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from mcp_chat_tui.ui import agent_messages as am
 from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.call_records import CallRecord
 from mcp_chat_tui.ui.frame_hold import FrameHold
+from mcp_chat_tui.ui.heap import collect_after_frame
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.deciding import withdraw_dialog
 from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
@@ -374,6 +375,7 @@ class AgentEventView(ChatAppBase):
             if event.decision.done():
                 return
             screen = ApprovalScreen(event.call, event.waiting, event.recorded, event.why)
+            collect_after_frame(screen)  # built and drawn before the collector runs
             event.decision.add_done_callback(
                 partial(self._decided_elsewhere, screen, f"the approval of {event.call.model_name}")
             )

@@ -24,10 +24,6 @@ class FrameHold:
         self.app = app
         self._held: tuple[ExitStack, Timer] | None = None
 
-    @property
-    def holding(self) -> bool:
-        return self._held is not None
-
     def hold(self, limit: float) -> None:
         """Draw nothing until ``release``, or ``limit`` seconds from now at most."""
         if self._held is None:

@@ -14,6 +14,7 @@ from mcp_chat_tui.config import save_setting
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
 from mcp_chat_tui.ui.app_base import ChatAppBase
+from mcp_chat_tui.ui.heap import collect_after_frame
 from mcp_chat_tui.ui.parsed_sheets import SharedStylesheet
 from mcp_chat_tui.ui.restyle import restyled_in_one_pass
 from mcp_chat_tui.ui.textual_private import refresh_truecolor_filter, sheet_variables
@@ -102,7 +103,10 @@ class ThemeSettings(ChatAppBase):
             refresh_truecolor_filter(self)
 
     def refresh_css(self, animate: bool = True) -> None:
-        """Textual's, with each widget redrawn once (ui/restyle.py): a new theme restyles them all."""
+        """Textual's, with each widget redrawn once (ui/restyle.py): a new theme restyles them all;
+        the cycle collector waits for the frame that shows it (``collect_after_frame``)."""
+        if self.screen_stack:
+            collect_after_frame(self.screen)
         with restyled_in_one_pass(self.stylesheet):
             super().refresh_css(animate)
 

@@ -194,3 +194,33 @@ async def test_a_theme_change_walks_under_each_container_once():
             DOMNode.walk_children = walk  # type: ignore[method-assign]
     under_the_app = Counter({node: count for node, count in walked.items() if isinstance(node, Widget)})
     assert under_the_app and max(under_the_app.values()) <= 2, under_the_app.most_common(3)
+
+
+async def test_drawing_does_not_look_the_theme_up_in_textuals_table_each_line(monkeypatch):
+    """Every line drawn asks for the current theme (its ANSI colours); Textual's ``get_theme`` copies
+    its table of themes twice per question (about 900 questions for one theme change over a loaded
+    chat). The app's keeps the answer until a theme is registered or unregistered."""
+    from textual.app import App
+    from textual.theme import Theme
+
+    asked: list[str] = []
+    textual_get_theme = App.get_theme
+
+    def counted(app, name):
+        asked.append(name)
+        return textual_get_theme(app, name)
+
+    monkeypatch.setattr(App, "get_theme", counted)
+    app = make_app(ScriptedEngine([]), servers=[], transcript=conversation(10), autosave=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_ready(pilot, app)
+        await pilot.pause()
+        asked.clear()
+        app.theme = "mcp-light" if app.theme != "mcp-light" else "mcp-dark"
+        await wait_for(pilot, lambda: not app._batch_count, what="the theme drawn")
+        await app.screen.wait_for_refresh()
+        assert len(asked) <= 2, len(asked)  # the new theme's name looked up once (and a fallback)
+        app.register_theme(Theme(name="mct-test-changed", primary="#004578"))
+        assert app.get_theme("mct-test-changed") is not None  # a theme registered is found at once
+        app.unregister_theme("mct-test-changed")
+        assert app.get_theme("mct-test-changed") is None

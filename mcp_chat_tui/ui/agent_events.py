@@ -35,6 +35,8 @@ from mcp_chat_tui.engine import Stats
 from mcp_chat_tui.ui import agent_messages as am
 from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.call_records import CallRecord
+from mcp_chat_tui.ui.frame_hold import FrameHold
+from mcp_chat_tui.ui.heap import collect_after_frame
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.deciding import withdraw_dialog
 from mcp_chat_tui.ui.screens.unsaved import UnsavedStartScreen
@@ -46,6 +48,7 @@ from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
 
 OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its prompt to be drawn
+CALL_HOLD_LIMIT = 0.1  # seconds a proposed call holds the frames at most (``_hold_for_call``)
 
 
 def cached_note(stats: Stats | None) -> str:
@@ -75,6 +78,8 @@ def handles(method: Callable[[View, M], Awaitable[None]]) -> Callable[[View, M],
                 await method(self, message)
         finally:
             self._agent_messages -= 1
+            if not self._agent_messages and not self._dialog_coming:
+                self._let_call_frames_go()  # the burst a call came in is on screen
 
     return handler
 
@@ -86,6 +91,8 @@ class AgentEventView(ChatAppBase):
     _turn_first_stats: Stats | None = None  # the figures of the turn's first reply (its prompt's cached part)
     _turn_figures: TurnFigures | None = None  # the turn's replies so far (the rate shown is the turn's)
     _opening_reply = False  # Enter started the turns and its reply is not open yet (the frames wait for it)
+    _call_frames: FrameHold | None = None  # frames held while a proposed call is put on screen
+    _dialog_coming = False  # an approval was asked for and its dialog is not on the stack yet
 
     def _sink(self, event: AgentEvent) -> None:
         self.conversation.record(event)  # the transcript first, as the agent reported it
@@ -103,6 +110,8 @@ class AgentEventView(ChatAppBase):
                 queued.more_text.append(event.text)
                 return
         message = am.agent_message(event)
+        if isinstance(message, (am.CallProposed, am.MalformedCall)) and not self._shut_down:
+            self._hold_for_call()
         self._queued_text = message if isinstance(message, am.ReplyText) else None
         self._agent_messages += 1
         self.post_message(message)
@@ -142,6 +151,7 @@ class AgentEventView(ChatAppBase):
     async def _show_approval_needed(self, message: am.ApprovalNeeded) -> None:
         self.call_store.awaiting(message.event.call)
         self._engine_state("awaiting approval")
+        self._dialog_coming = True  # the frames stay held until its dialog is pushed (``ask_approval``)
         self.ask_approval(message.event)
 
     @on(am.CallStarted)
@@ -321,6 +331,18 @@ class AgentEventView(ChatAppBase):
             return 0.0
         return drawing_cost(load.share, getattr(load, "spare_cores", 0.0))
 
+    def _hold_for_call(self) -> None:
+        """Hold the frames while a proposed call is put on screen: its row, its card and, when it
+        is asked about, its dialog come in the same few milliseconds, and are drawn in one frame
+        (``FrameHold``); let go once the agent's messages are handled and no dialog is coming."""
+        if self._call_frames is None:
+            self._call_frames = FrameHold(self)
+        self._call_frames.hold(CALL_HOLD_LIMIT)
+
+    def _let_call_frames_go(self) -> None:
+        if self._call_frames is not None:
+            self._call_frames.release()
+
     async def _add_record(self, record: CallRecord) -> None:
         await self.reply.add_widget(self.call_store.add(record))
 
@@ -349,12 +371,18 @@ class AgentEventView(ChatAppBase):
 
     @work(group="approvals")
     async def ask_approval(self, event: ApprovalNeeded) -> None:
-        if event.decision.done():
-            return
-        screen = ApprovalScreen(event.call, event.waiting, event.recorded, event.why)
-        event.decision.add_done_callback(
-            partial(self._decided_elsewhere, screen, f"the approval of {event.call.model_name}")
-        )
-        decision = await self.push_screen_wait(screen)
+        try:
+            if event.decision.done():
+                return
+            screen = ApprovalScreen(event.call, event.waiting, event.recorded, event.why)
+            collect_after_frame(screen)  # built and drawn before the collector runs
+            event.decision.add_done_callback(
+                partial(self._decided_elsewhere, screen, f"the approval of {event.call.model_name}")
+            )
+            answered = self.push_screen(screen, wait_for_dismiss=True)  # on the stack now: its frame is next
+        finally:
+            self._dialog_coming = False
+            self._let_call_frames_go()
+        decision = await answered
         if not event.decision.done():
             event.decision.set_result(decision or ApprovalDecision(ApprovalChoice.DENY_ALL))

@@ -74,6 +74,7 @@ class ChatAppBase(App[int]):
     _resume_pending: bool
     _queued_text: ReplyText | None
     _agent_messages: int
+    _dialog_coming: bool
     _shut_down: bool
     _theme_problems: list[str]
 
@@ -164,6 +165,8 @@ class ChatAppBase(App[int]):
         async def _open_reply(self) -> None: ...  # AgentEventView
 
         async def _wait_until_drawn(self) -> None: ...  # AgentEventView
+
+        def _let_call_frames_go(self) -> None: ...  # AgentEventView
 
         async def open_conversation(self, path: Path) -> bool: ...  # ConversationActions
 

@@ -14,6 +14,7 @@ from mcp_chat_tui.config import save_setting
 from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
 from mcp_chat_tui.ui.app_base import ChatAppBase
+from mcp_chat_tui.ui.heap import collect_after_frame
 from mcp_chat_tui.ui.parsed_sheets import SharedStylesheet
 from mcp_chat_tui.ui.restyle import restyled_in_one_pass
 from mcp_chat_tui.ui.textual_private import refresh_truecolor_filter, sheet_variables
@@ -77,6 +78,24 @@ class ThemeSettings(ChatAppBase):
     """The theme part of ``ChatApp`` (mixed into it): the theme files, the saved choice, and
     saving a new one; uses its ``settings``, ``settings_file`` and ``theme_dirs``."""
 
+    _themes_found: dict[str, Theme | None] | None = None  # ``get_theme``'s answers since a theme was (un)registered
+
+    def get_theme(self, theme_name: str) -> Theme | None:
+        """Textual's, kept until a theme is registered or unregistered: Textual's copies the table of
+        themes twice each time, and every line drawn asks for the current theme (its ANSI colours)."""
+        found = self._themes_found = self._themes_found if self._themes_found is not None else {}
+        if theme_name not in found:
+            found[theme_name] = super().get_theme(theme_name)
+        return found[theme_name]
+
+    def register_theme(self, theme: Theme) -> None:
+        self._themes_found = None
+        super().register_theme(theme)
+
+    def unregister_theme(self, theme_name: str) -> None:
+        self._themes_found = None
+        super().unregister_theme(theme_name)
+
     def _register_themes(self) -> None:
         """Register the theme files and choose the saved theme, before the CSS is first parsed."""
         # Set without its watcher: Textual applies the theme at start-up anyway; setting it once
@@ -102,7 +121,10 @@ class ThemeSettings(ChatAppBase):
             refresh_truecolor_filter(self)
 
     def refresh_css(self, animate: bool = True) -> None:
-        """Textual's, with each widget redrawn once (ui/restyle.py): a new theme restyles them all."""
+        """Textual's, with each widget redrawn once (ui/restyle.py): a new theme restyles them all;
+        the cycle collector waits for the frame that shows it (``collect_after_frame``)."""
+        if self.screen_stack:
+            collect_after_frame(self.screen)
         with restyled_in_one_pass(self.stylesheet):
             super().refresh_css(animate)
 

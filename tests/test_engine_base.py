@@ -15,6 +15,7 @@ from mcp_chat_tui.engine.llama_engine import LlamaCppEngine
 from mcp_chat_tui.engine.mlx_engine import MlxEngine
 from mcp_chat_tui.engine.remote import OpenAIEngine
 from mcp_chat_tui.servers import ServerHub
+from tests.source_ast import parse
 from tests.test_agent import Recorder
 
 PACKAGE = Path(__file__).resolve().parent.parent / "mcp_chat_tui"
@@ -25,7 +26,7 @@ def engine_probes() -> list[str]:
     """Every ``getattr(<something named engine>, "<a member of Engine>", ...)`` in the package."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parse(path.read_text(), str(path))):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"):
                 continue
             target, name = node.args[0], node.args[1] if len(node.args) > 1 else None

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.source_ast import parse
+
 PACKAGE = Path(__file__).resolve().parent.parent / "mcp_chat_tui"
 
 
@@ -33,7 +35,7 @@ def imported_names(module: str, path: Path) -> set[str]:
     """The dotted names ``module`` imports anywhere in its source (``from a import b`` gives a and a.b)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     names = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

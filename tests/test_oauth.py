@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import stat
+import time
 
 import keyring
 import pytest
@@ -271,6 +272,36 @@ async def test_the_init_timeout_does_not_count_the_time_in_the_browser(tmp_path)
 
             status = await hub.sign_in("guarded", slow_person)
             assert status.state == ServerState.READY, status.summary()
+
+
+async def test_each_answer_of_a_slow_server_is_a_sign_of_life_while_it_starts(tmp_path):
+    """Discovery and registration take four answers, each slower than half the init timeout: the
+    start goes on while the server answers (it was failed as silent at the timeout from its spawn)."""
+    with protected_server("--slow", "0.8") as server:
+        hub = ServerHub(
+            [ServerConfig(name="guarded", type="http", url=server.url)],
+            init_timeout=2.0,
+            token_vault=TokenVault(tmp_path / TOKEN_FILE_NAME),
+        )
+        async with hub:
+            began = time.monotonic()
+            status = (await hub.start_all())[0]
+            assert status.state == ServerState.NEEDS_SIGN_IN, status.summary()
+            assert time.monotonic() - began > 2.0  # longer than the init timeout
+
+
+async def test_an_address_that_never_answers_is_not_said_to_be_a_silent_process(tmp_path):
+    """A server at an address is no process of ours: its failed start says it did not answer, and
+    what to check at its url, not that it gave no output nor used CPU on stdio."""
+    listener = await asyncio.start_server(lambda reader, writer: None, "127.0.0.1", 0)  # takes, never answers
+    port = listener.sockets[0].getsockname()[1]
+    async with listener:
+        hub = ServerHub([ServerConfig(name="mute", type="http", url=f"http://127.0.0.1:{port}/mcp")], init_timeout=1.0)
+        async with hub:
+            status = (await hub.start_all())[0]
+    assert status.state == ServerState.FAILED
+    assert "no answer to initialize within 1 s (check that the server is up" in status.reason, status.reason
+    assert "stdio" not in status.reason and "CPU" not in status.reason
 
 
 async def test_stopping_a_server_while_it_waits_for_the_browser_ends_that_sign_in(tmp_path):

@@ -47,7 +47,10 @@ async def frames_after_enter(app, pilot, prompt: str) -> list[tuple[str, int, in
 
     def noted(screen, renderable) -> None:
         display(screen, renderable)
-        if renderable is not None and not app._batch_count and engine.asked == asked:
+        # Enter empties the box as it is handled: a frame with the prompt still in it came before
+        # (a timer's redraw while a loaded machine delayed the key), and is no frame Enter held.
+        entered = app.query_one("#prompt").value != prompt
+        if renderable is not None and not app._batch_count and engine.asked == asked and entered:
             frames.append((app.query_one("#prompt").value, placed(app, UserMessage), placed(app, ReplyHeader)))
 
     box = app.query_one("#prompt")

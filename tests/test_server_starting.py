@@ -65,6 +65,15 @@ async def test_a_server_that_exits_while_starting_names_its_exit_code_and_last_s
     assert "exited with code 4 while starting (no output on stderr)" in quiet.reason
 
 
+async def test_a_server_that_exited_is_never_said_to_have_hung_though_its_connection_is_still_open():
+    """The client may hear of the exit after the init timeout (late on a loaded machine; here a child
+    holds the connection open): the start still fails naming the exit and its code, not a hang."""
+    status, _, _ = await started("--exit", "3", "--orphan")
+    assert status.state == ServerState.FAILED
+    assert "the server exited with code 3 while starting" in status.reason, status.reason
+    assert "cannot read settings.json" in status.reason and "hung" not in status.reason
+
+
 async def test_a_server_that_prints_what_is_not_mcp_fails_naming_it():
     status, took, _ = await started("--noise")
     assert status.state == ServerState.FAILED

@@ -43,6 +43,7 @@ from mcp_chat_tui.servers.tasks import server_runs_tasks, set_apart_task_tools, 
 from mcp_chat_tui.servers.token_vault import TOKEN_FILE_NAME, TokenVault
 from mcp_chat_tui.servers.transports import (
     describe_start_failure,
+    exit_reason,
     http_transport,
     memory_transport,
     root_cause,
@@ -238,9 +239,14 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
             await self._wait_for_start(runtime, timeout)
         except TimeoutError:
             runtime.init_timed_out = True
+            # Read before the stop below ends it: a process that exited did not hang, though its
+            # closed connection may not have reached the client yet (a loaded machine).
+            exit_code = await runtime.start_life.exited()
             runtime.task.cancel()
             await asyncio.wait({runtime.task}, timeout=STOP_WAIT_SECONDS)
-            if runtime.stdout_noise:
+            if exit_code is not None:
+                reason = exit_reason(exit_code, list(runtime.status.stderr_tail))
+            elif runtime.stdout_noise:
                 reason = (
                     f"no answer to initialize within {timeout:g} s; its stdout had "
                     f"{noise_excerpt(runtime.stdout_noise)}, which is not JSON-RPC: {STDOUT_RULE}"
@@ -341,6 +347,7 @@ class ServerHub(CatalogAccess, ServerContext, ToolCalls, ClientCallbacks, Server
             return sse_transport(config.url, dict(config.headers), auth)
 
         def note(code: int, phrase: str) -> None:
+            runtime.start_life.heard()  # an answer is a sign of life while starting (servers/starting.py)
             # 404 and 405 are normal while the SDK probes which protocol the server speaks.
             if code in (401, 403, 407) or code >= 500:
                 runtime.http_error = (code, phrase)

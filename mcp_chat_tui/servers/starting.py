@@ -4,8 +4,10 @@
 loaded machine makes a slow import slower still, so a fixed limit from the spawn fails servers that
 are working. A start is given up only once its server has been silent and idle for the init
 timeout: no line on stderr and (where the process table can be read, Linux's ``/proc``) no CPU
-used by its process group in that time. A person's time in the browser (signing in) is no
-server's either. However lively, a start ends at ``MAX_START_FACTOR`` times its timeout.
+used by its process group in that time; for a server at a url, no HTTP answer. A person's time in
+the browser (signing in) is no server's either. However lively, a start ends at
+``MAX_START_FACTOR`` times its timeout. A process found to have exited at the timeout did not hang:
+its start fails naming its exit code.
 """
 
 from __future__ import annotations
@@ -114,6 +116,11 @@ def silent_reason(limit: float, life: StartLife, stderr_tail: list[str]) -> str:
         what = (
             f"no answer to initialize within {limit:g} s of its last output or CPU use "
             f"(after {elapsed:.0f} s starting; the server hung)"
+        )
+    elif life.pgid is None:  # a server at an address: no process of ours to watch, nor its stderr
+        return (
+            f"no answer to initialize within {limit:g} s (check that the server is up and speaks MCP "
+            "at its url; raise `initTimeout` if it is slow)"
         )
     else:
         return (

@@ -85,27 +85,26 @@ def memory_transport(config: Any) -> InMemoryTransport | None:
 async def http_transport(
     url: str,
     headers: dict[str, str],
-    on_http_error: Callable[[int, str], None] | None = None,
+    on_response: Callable[[int, str], None] | None = None,
     auth: httpx2.Auth | None = None,
 ) -> AsyncIterator[Any]:
     """The SDK's streamable HTTP transport, with the configured headers (bearer tokens and the like)
     and ``auth`` (the OAuth sign-in, ``servers/oauth.py``).
 
-    ``on_http_error`` hears every HTTP error status, which the SDK reports only
-    as a generic error, so a refused token can be named as such.
+    ``on_response`` hears every response's status (the sign-in's too): an error the SDK reports
+    only as a generic one, so a refused token can be named as such, and a sign of life while starting.
     """
     from mcp.client.streamable_http import streamable_http_client
 
     from mcp_chat_tui.servers.sdk_private import create_mcp_http_client
 
     async with create_mcp_http_client(headers=headers or None, auth=auth) as http_client:
-        if on_http_error is not None:
+        if on_response is not None:
 
-            async def note_error(response: Any) -> None:
-                if response.status_code >= 400:
-                    on_http_error(response.status_code, response.reason_phrase)
+            async def note(response: Any) -> None:
+                on_response(response.status_code, response.reason_phrase)
 
-            http_client.event_hooks["response"].append(note_error)
+            http_client.event_hooks["response"].append(note)
         # The SDK keeps one event of a streamed answer to 1 MiB; a larger one failed its call as a
         # closed connection (the server shown crashed). Stdio's limit is the one for every transport.
         limit = line_limit()
@@ -140,6 +139,15 @@ def root_cause(exc: BaseException) -> BaseException:
     return exc
 
 
+def exit_reason(exit_code: int, stderr_tail: list[str]) -> str:
+    """What a server's process ended with while starting (a code, or the signal that ended it)."""
+    last_lines = [line for line in stderr_tail if line.strip()][-3:]
+    stderr_hint = f"; its stderr ended with: {' | '.join(last_lines)}" if last_lines else ""
+    if exit_code < 0:
+        return f"the server was ended by signal {-exit_code} while starting{stderr_hint}"
+    return f"the server exited with code {exit_code} while starting{stderr_hint or ' (no output on stderr)'}"
+
+
 def describe_start_failure(
     config: Any,
     exc: BaseException,
@@ -169,10 +177,8 @@ def describe_start_failure(
     if isinstance(exc, NotADirectoryError) or (isinstance(exc, OSError) and config.type == "stdio"):
         return f"cannot start {config.command!r}: {exc}"
     if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
-        if exit_code is not None and exit_code > 0:
-            return f"the server exited with code {exit_code} while starting{stderr_hint or ' (no output on stderr)'}"
-        if exit_code is not None and exit_code < 0:
-            return f"the server was ended by signal {-exit_code} while starting{stderr_hint}"
+        if exit_code is not None and exit_code != 0:
+            return exit_reason(exit_code, stderr_tail)
         return f"the server exited or closed the connection during initialize{stderr_hint}"
     if isinstance(exc, MCPError) and exc.code == PARSE_ERROR:  # what it said while starting could not be read
         return exc.message  # (the stderr tail would say it again)

@@ -13,7 +13,8 @@ the metadata says so. ``--cimd URL``: the metadata says client metadata document
 and ``URL`` is taken as such a client id (its document listing the ``--redirect`` URIs), without
 fetching it. ``--step-up``: the tool ``write_note`` wants the scope ``mcp:write`` besides ``mcp``
 and answers 403 ``insufficient_scope`` without it; ``--forbid-always``: it answers so whatever the
-token has, asking for ``mcp`` (which a new sign-in would not change).
+token has, asking for ``mcp`` (which a new sign-in would not change). ``--slow S``: every answer of
+both servers waits S seconds first (a server on a loaded machine).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import asyncio
 import json
 import secrets
 import time
+from typing import Any
 
 import uvicorn
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -293,9 +295,21 @@ def build(args: argparse.Namespace) -> tuple[Starlette, Starlette]:
     return auth_app, mcp_app
 
 
+class Slow:
+    """An ASGI app that waits ``seconds`` before each HTTP request is handled."""
+
+    def __init__(self, app: Any, seconds: float) -> None:
+        self.app, self.seconds = app, seconds
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await asyncio.sleep(self.seconds)
+        await self.app(scope, receive, send)
+
+
 def servers(args: argparse.Namespace) -> list[uvicorn.Server]:
     """The authorization server and the MCP server, each a uvicorn server on its port of 127.0.0.1."""
-    auth_app, mcp_app = build(args)
+    auth_app, mcp_app = (Slow(app, args.slow) if args.slow else app for app in build(args))
     return [
         uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
         for app, port in ((auth_app, args.as_port), (mcp_app, args.port))
@@ -320,6 +334,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cimd", help="a client id taken as a client metadata document's URL")
     parser.add_argument("--step-up", action="store_true", help="write_note wants the scope mcp:write")
     parser.add_argument("--forbid-always", action="store_true", help="write_note is always refused for want of mcp")
+    parser.add_argument("--slow", type=float, default=0.0, help="seconds each answer waits first")
     return parser.parse_args(argv)
 
 

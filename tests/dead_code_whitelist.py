@@ -106,6 +106,11 @@ textual_private.INSTANCE_NAMES
 textual_private.TEXTUAL_GET_INNER_OUTER  # tests/test_textual_private.py compares the replacement with it
 textual_private.focus_rules_inside  # tests/test_focus_restyle.py: why the chat restyles itself alone
 
+# Read by tests/test_prompt_frame.py: whether Enter's hold of the frames was let go.
+from mcp_chat_tui.ui.frame_hold import FrameHold  # noqa: E402
+
+FrameHold.holding
+
 # Textual's Footer hook, called by the screen when its keys change (ui/widgets/footer.py overrides it).
 from mcp_chat_tui.ui.widgets.footer import KeyFooter  # noqa: E402
 

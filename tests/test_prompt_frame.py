@@ -116,7 +116,7 @@ async def test_enter_that_starts_no_turn_lets_the_frames_go_when_handled(monkeyp
         await wait_ready(pilot, app)
         box = app.query_one("#prompt")
         await send(pilot, "/roots")
-        await wait_for(pilot, lambda: box._frames_held is None and not app._batch_count, what="the frames let go")
+        await wait_for(pilot, lambda: not box.frames.holding and not app._batch_count, what="the frames let go")
 
 
 async def test_enter_while_a_turn_waits_to_open_its_reply_lets_its_own_frames_go(monkeypatch):
@@ -130,7 +130,7 @@ async def test_enter_while_a_turn_waits_to_open_its_reply_lets_its_own_frames_go
         app._turn_running = app._opening_reply = True  # as a turn waiting for start-up leaves them
         try:
             await send(pilot, "/roots")
-            await wait_for(pilot, lambda: box._frames_held is None, what="the frames let go")
+            await wait_for(pilot, lambda: not box.frames.holding, what="the frames let go")
         finally:
             app._turn_running = app._opening_reply = False
 

@@ -7,17 +7,16 @@ waits in ``reading``, and a prompt sent before it ends takes it along (the app w
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from typing import Any
 
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
-from textual.timer import Timer
 from textual.widgets import Input
 
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.ui.completion import Candidate
+from mcp_chat_tui.ui.frame_hold import FrameHold
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt, Read
 from mcp_chat_tui.ui.textual_private import key_bindings, pause_blink, restart_blink
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
@@ -55,7 +54,7 @@ class PromptInput(Input):
         self.menu: CompletionMenu | None = None
         self.attached: list[tuple[str, Attachment]] = []  # (the @word in the text, the resource's contents)
         self.reading: dict[str, Read] = {}  # @word: its read (contents or error)
-        self._frames_held: tuple[ExitStack, Timer] | None = None
+        self.frames = FrameHold(self)  # held from Enter until what it sent is shown
 
     def take_queued(self, text: str) -> QueuedPrompt:
         """``text`` as sent, with the resources chosen with ``@`` whose word is in it, read or still
@@ -124,20 +123,11 @@ class PromptInput(Input):
         is drawn in one frame with what the app shows for what was sent (the prompt in the chat and
         its reply opened), not in frames of their own, each a layout of the screen and a 60th of a
         second before the next."""
-        if self._frames_held is None:
-            held = ExitStack()
-            held.enter_context(self.app.batch_update())
-            self._frames_held = (held, self.set_timer(HOLD_LIMIT, self.release_frames))
+        self.frames.hold(HOLD_LIMIT)
 
     def release_frames(self) -> None:
         """Draw again (what Enter sent is shown, or will not be soon): at once, in one frame."""
-        frames_held, self._frames_held = self._frames_held, None
-        if frames_held is not None:
-            held, limit = frames_held
-            limit.stop()
-            held.close()
-            if self.app.screen_stack:  # (none once the app has closed them, leaving)
-                self.app.screen.check_idle()  # the screen draws what waited when it next idles
+        self.frames.release()
 
     def on_unmount(self) -> None:
         self.release_frames()

@@ -66,4 +66,4 @@ async def test_a_call_that_is_not_asked_about_lets_the_frames_go_when_shown(monk
         await send(pilot, "what is 2 + 2?")
         await wait_turn_done(pilot, app)
         await wait_for(pilot, lambda: not app._batch_count, what="the frames let go")
-        assert app._call_frames is not None and app._call_frames._held is None
+        assert app._call_frames is not None and not app._call_frames.holding

@@ -71,6 +71,13 @@ class DrawingBudget:
         return max(0.0, min(self.owed, MAX_PACE - since_update))
 
 
+def read_outcome(task: asyncio.Future[object]) -> None:
+    """Read a finished task's error, so that asyncio does not log it as never retrieved (whoever
+    awaited it was cancelled and left it running)."""
+    if not task.cancelled():
+        task.exception()
+
+
 class PacedMarkdownStream(MarkdownStream):
     """Textual's Markdown stream, updating at most every ``PACE`` seconds and as its ``DrawingBudget`` allows.
 
@@ -108,7 +115,11 @@ class PacedMarkdownStream(MarkdownStream):
                 new_markdown = "".join(self._pending)
                 self._pending.clear()
                 self._new_markup.clear()
-                await asyncio.shield(self.markdown_widget.append(new_markdown))
+                # The update finishes even when the stream is stopped meanwhile (a half-mounted
+                # block would be left); its error, if it fails after that (the reply removed), is read.
+                update = asyncio.ensure_future(self.markdown_widget.append(new_markdown))
+                update.add_done_callback(read_outcome)
+                await asyncio.shield(update)
                 await asyncio.sleep(PACE)
                 # The update's layout and paint happen in the sleep: the budget reads the CPU after it.
                 wait = self.budget.further_wait(time.monotonic() - began)

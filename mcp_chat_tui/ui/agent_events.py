@@ -45,7 +45,6 @@ from mcp_chat_tui.ui.textual_private import layout_pending
 from mcp_chat_tui.ui.transcript_view import STOPPED_NOTE, end_note_line
 from mcp_chat_tui.ui.widgets.chat import Notice
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
-from mcp_chat_tui.ui.widgets.sidebar import ToolCallTable
 
 OPENING_WAIT = 0.5  # seconds a turn waits at most for the screen showing its prompt to be drawn
 CALL_HOLD_LIMIT = 0.1  # seconds a proposed call holds the frames at most (``_hold_for_call``)
@@ -185,15 +184,6 @@ class AgentEventView(ChatAppBase):
     async def _show_call_task(self, message: am.CallTask) -> None:
         self.call_store.task_heard(message.event)
         self._engine_state("running tools")
-
-    @on(ToolCallTable.CancelCall)
-    def _cancel_call(self, message: ToolCallTable.CancelCall) -> None:
-        """``x`` on a running call in the sidebar: that call alone is cancelled (a task at its server)."""
-        record = message.record
-        if self.agent.cancel_call(record.call_id):
-            self.notify(f"{record.tool}: cancelling", markup=False)
-        else:
-            self.notify(f"{record.tool} is not running", severity="warning", markup=False)
 
     @on(am.CallFinished)
     @handles

@@ -173,7 +173,7 @@ class ChatApp(
                 ),
                 SidebarPane(
                     Static("Tool calls", classes="pane-title"),
-                    ToolCallTable(self.clock, self.server_controls.record_auto_run, id="calls"),
+                    ToolCallTable(self.clock, self.server_controls.record_auto_run, self.agent.cancel_call, id="calls"),
                     Static("Servers", classes="pane-title"),
                     ServerTable(self.clock, self.server_controls.server_auto_run, id="servers"),
                     Static(id="server-reason"),

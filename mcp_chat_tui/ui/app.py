@@ -36,7 +36,7 @@ from mcp_chat_tui.ui.app_messages import EngineProgress, PolicyChanged, SaveChan
 from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.catalog_controls import CatalogControls
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
-from mcp_chat_tui.ui.dialog_keys import DialogKeyGuard
+from mcp_chat_tui.ui.dialog_keys import KeyGuard
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_table, help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
@@ -68,7 +68,6 @@ class ChatApp(
     ThemeSettings,
     ConversationActions,
     PaletteCommands,
-    DialogKeyGuard,
 ):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
 
@@ -113,7 +112,7 @@ class ChatApp(
         self.catalog_controls = CatalogControls(self, hub, self._queue_turn, self._engine_state)
         self.model_controls = ModelControls(self, lambda: self.model_label, self._turn_busy, self._engine_state)
         self.reply = ReplyController(lambda: self.chat, lambda: self.model_label, lambda: model_cost(self.engine))
-        self.agent_view = AgentEventView(self, self)  # the agent's events shown
+        self.agent_view, self.key_guard = AgentEventView(self, self), KeyGuard(self)  # the agent's events; the keys
         self.call_store = CallStore(self.clock, lambda: self.calls_table)
         self._shut_down = False
         self.open_resume = open_resume
@@ -243,6 +242,11 @@ class ChatApp(
     def get_key_display(self, binding: Binding) -> str:
         """The footer writes keys as the F1 screen and the README do: ``Ctrl+B``, ``Esc``, ``F1``."""
         return binding_keys(binding)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Every event, before any binding: the keys are sorted for the screen meant (``KeyGuard``)."""
+        if not self.key_guard.holds(event):
+            await super().on_event(event)
 
     # ----- start-up --------------------------------------------------------------------------
 

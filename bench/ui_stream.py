@@ -137,13 +137,14 @@ class TimedChatApp(ChatApp):
     def __init__(self, **options) -> None:
         super().__init__(**options)
         self.shown = asyncio.Event()
+        self._shown_sink, self.agent_view.sink = self.agent_view.sink, self._timed_sink  # where the turn's events go
 
-    def _sink(self, event) -> None:
+    def _timed_sink(self, event) -> None:
         if isinstance(event, TurnStarted):
             self.turn_started = time.perf_counter()
         elif isinstance(event, GenerationStats):
             self.generated_tokens = event.stats.generated_tokens
-        super()._sink(event)
+        self._shown_sink(event)
 
     @on(am.TurnFinished)
     def _time_turn_finished(self, message: am.TurnFinished) -> None:

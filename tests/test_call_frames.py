@@ -1,5 +1,5 @@
 """A tool call the model proposes and the app asks about comes on screen in one frame: its row,
-its card and its approval dialog over them (``FrameHold`` in ui/agent_events.py), not a frame of
+its card and its approval dialog over them (``FrameHold`` in ui/agent_events.py's ``AgentEventView``), not a frame of
 the chat with the row and card and then the dialog's, which draws that chat again under its tint.
 Counted in frames, not timed: bench/key_latency.py times it."""
 
@@ -30,13 +30,13 @@ def frames_until_dialog(app) -> list[tuple[str, int]]:
 def a_frame_between(app) -> None:
     """Each call's row and card is followed by a tick of the screen's refresh (as a busy app may have
     one while the next message waits): a frame is drawn there unless the frames are held."""
-    add_record = app._add_record
+    add_record = app.agent_view._add_record
 
     async def added_then_a_tick(record) -> None:
         await add_record(record)
         await app.screen.wait_for_refresh()
 
-    app._add_record = added_then_a_tick
+    app.agent_view._add_record = added_then_a_tick
 
 
 async def test_the_calls_row_card_and_dialog_come_in_one_frame():
@@ -66,4 +66,5 @@ async def test_a_call_that_is_not_asked_about_lets_the_frames_go_when_shown(monk
         await send(pilot, "what is 2 + 2?")
         await wait_turn_done(pilot, app)
         await wait_for(pilot, lambda: not app._batch_count, what="the frames let go")
-        assert app._call_frames is not None and not app._call_frames.holding
+        frames = app.agent_view._call_frames
+        assert frames is not None and not frames.holding

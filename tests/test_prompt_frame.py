@@ -143,12 +143,12 @@ async def test_enter_while_a_turn_waits_to_open_its_reply_lets_its_own_frames_go
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         box = app.query_one("#prompt")
-        app._turn_running = app._opening_reply = True  # as a turn waiting for start-up leaves them
+        app._turn_running = app.agent_view.opening_reply = True  # as a turn waiting for start-up leaves them
         try:
             await send(pilot, "/roots")
             await wait_for(pilot, lambda: not box.frames.holding, what="the frames let go")
         finally:
-            app._turn_running = app._opening_reply = False
+            app._turn_running = app.agent_view.opening_reply = False
 
 
 async def test_a_prompt_box_taken_away_while_holding_lets_the_frames_go(monkeypatch):

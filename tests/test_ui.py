@@ -330,7 +330,7 @@ class SettledEngine(ScriptedEngine):
         events = super().stream(messages, tools, known_tools=known_tools)
         try:
             async for event in events:
-                while self.app._agent_messages:
+                while self.app.agent_view.agent_messages:
                     await asyncio.sleep(0.005)
                 yield event
         finally:

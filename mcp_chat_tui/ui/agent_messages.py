@@ -1,8 +1,8 @@
 """The agent's events as Textual messages: one message class per event type.
 
-The app posts each event as its message, in the order the agent reported them, and handles each
-type with its own ``@on`` handler (``ui/agent_events.py``). ``agent_message`` makes the message
-for an event.
+The app posts each event as its message, in the order the agent reported them, and shows each
+type with its own method (``ui/agent_events.py``'s ``SHOWN_BY``). ``agent_message`` makes the
+message for an event.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Input, Static
 
 from mcp_chat_tui.agent import ApprovalPolicy
-from mcp_chat_tui.agent.asking_requests import AskingClientRequests, YesAsker
+from mcp_chat_tui.agent.events import AgentEvent
 from mcp_chat_tui.config import Settings
 from mcp_chat_tui.conversation import Conversation, Route, chat_agent, route_line
 from mcp_chat_tui.core.attachments import Attachment
@@ -29,14 +29,14 @@ from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine import Engine
 from mcp_chat_tui.servers import ServerHub, ServerStatus, begin_sdk_import
 from mcp_chat_tui.transcript import Transcript
+from mcp_chat_tui.ui import agent_messages as am
 from mcp_chat_tui.ui import heap
-from mcp_chat_tui.ui.agent_events import AgentEventView
-from mcp_chat_tui.ui.agent_messages import ReplyText
+from mcp_chat_tui.ui.agent_events import AgentEventView, model_cost
 from mcp_chat_tui.ui.app_messages import EngineProgress, PolicyChanged, SaveChanged, ServerChanged
 from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.catalog_controls import CatalogControls
 from mcp_chat_tui.ui.conversation_actions import ConversationActions
-from mcp_chat_tui.ui.dialog_keys import DialogKeyGuard
+from mcp_chat_tui.ui.dialog_keys import KeyGuard
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.help import help_table, help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
@@ -44,7 +44,7 @@ from mcp_chat_tui.ui.model_controls import ModelControls
 from mcp_chat_tui.ui.palette import PaletteCommands
 from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.reply_stream import ReplyController
-from mcp_chat_tui.ui.request_dialogs import DialogAsker
+from mcp_chat_tui.ui.request_dialogs import dialog_requests
 from mcp_chat_tui.ui.saved_settings import SavedSettings
 from mcp_chat_tui.ui.screens import STYLES_FOLDER
 from mcp_chat_tui.ui.screens.detail import CallDetailScreen, TextScreen
@@ -64,12 +64,10 @@ from mcp_chat_tui.ui.workspace import Workspace
 
 
 class ChatApp(
-    AgentEventView,
     StartUp,
     ThemeSettings,
     ConversationActions,
     PaletteCommands,
-    DialogKeyGuard,
 ):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
 
@@ -113,9 +111,8 @@ class ChatApp(
         self._retry_asked = False  # /retry or Ctrl+R: the last reply is asked again next
         self.catalog_controls = CatalogControls(self, hub, self._queue_turn, self._engine_state)
         self.model_controls = ModelControls(self, lambda: self.model_label, self._turn_busy, self._engine_state)
-        self.reply = ReplyController(lambda: self.chat, lambda: self.model_label, self._model_cost)
-        self._queued_text: ReplyText | None = None  # the text message not yet handled
-        self._agent_messages = 0  # agent events posted and not yet handled to the end
+        self.reply = ReplyController(lambda: self.chat, lambda: self.model_label, lambda: model_cost(self.engine))
+        self.agent_view, self.key_guard = AgentEventView(self, self), KeyGuard(self)  # the agent's events; the keys
         self.call_store = CallStore(self.clock, lambda: self.calls_table)
         self._shut_down = False
         self.open_resume = open_resume
@@ -127,7 +124,8 @@ class ChatApp(
         self._typed_early = ""  # printable keys that came before the prompt
         self._theme_problems: list[str] = []
         self._register_themes()
-        self._answer_server_requests()
+        hub.step_up_prompt = self.server_controls.show_sign_in  # a call's sign-in for more access
+        hub.client_requests = dialog_requests(self, self.conversation, self.agent_view.sink, yes=policy.yes)
 
     def _turn_busy(self) -> bool:
         """A turn runs or waits for its start (``/model`` switches only between turns)."""
@@ -140,19 +138,6 @@ class ChatApp(
     def _post_save_change(self, path: Path, problem: str | None) -> None:
         """On the saver's thread: saving ``path`` failed (``problem``) or works again (None)."""
         self.post_message(SaveChanged(path, problem))
-
-    def _answer_server_requests(self) -> None:
-        """Servers' samples and forms are asked in dialogs (``--yes`` allows them); a call's sign-in for more access too."""
-        self.hub.step_up_prompt = self.server_controls.show_sign_in
-        asker = DialogAsker(self)
-        self.hub.client_requests = AskingClientRequests(
-            lambda: self.agent.engine,  # the model answering now: /model changes it
-            YesAsker(asker) if self.policy.yes else asker,
-            self._sink,
-            model_busy=lambda: self.agent.generating,
-            model_name=lambda: self.conversation.model_label,
-            redactor=self.hub.redactor,
-        )
 
     # ----- layout ----------------------------------------------------------------------------
 
@@ -173,7 +158,7 @@ class ChatApp(
                 ),
                 SidebarPane(
                     Static("Tool calls", classes="pane-title"),
-                    ToolCallTable(self.clock, self.server_controls.record_auto_run, id="calls"),
+                    ToolCallTable(self.clock, self.server_controls.record_auto_run, self.agent.cancel_call, id="calls"),
                     Static("Servers", classes="pane-title"),
                     ServerTable(self.clock, self.server_controls.server_auto_run, id="servers"),
                     Static(id="server-reason"),
@@ -257,6 +242,11 @@ class ChatApp(
     def get_key_display(self, binding: Binding) -> str:
         """The footer writes keys as the F1 screen and the README do: ``Ctrl+B``, ``Esc``, ``F1``."""
         return binding_keys(binding)
+
+    async def on_event(self, event: events.Event) -> None:
+        """Every event, before any binding: the keys are sorted for the screen meant (``KeyGuard``)."""
+        if not self.key_guard.holds(event):
+            await super().on_event(event)
 
     # ----- start-up --------------------------------------------------------------------------
 
@@ -415,6 +405,30 @@ class ChatApp(
         finally:
             self._turn_running = self._opening_reply = False
             self._let_frames_go()
+
+    @on(am.AgentMessage)
+    async def _agent_message(self, message: am.AgentMessage[object]) -> None:
+        await self.agent_view.show(message)
+
+    def _sink(self, event: AgentEvent) -> None:  # shim until the parts are merged
+        self.agent_view.sink(event)
+
+    async def _open_reply(self) -> None:  # shim until the parts are merged
+        await self.agent_view.open_reply()
+
+    async def _wait_until_drawn(self) -> None:  # shim until the parts are merged
+        await self.agent_view.wait_until_drawn()
+
+    def _let_frames_go(self) -> None:  # shim until the parts are merged
+        self.agent_view.let_frames_go()
+
+    @property
+    def _opening_reply(self) -> bool:  # shim until the parts are merged
+        return self.agent_view.opening_reply
+
+    @_opening_reply.setter
+    def _opening_reply(self, opening: bool) -> None:  # shim until the parts are merged
+        self.agent_view.opening_reply = opening
 
     def _engine_state(self, state: str, detail: str = "") -> None:
         """What the status bar says the engine or the turn is doing, with the detail that goes with it."""

@@ -1,6 +1,6 @@
 """What the parts of ``ChatApp`` share, declared once with its types.
 
-``ChatApp`` (ui/app.py) is built from parts, one file each (ui/startup.py, ui/agent_events.py, …),
+``ChatApp`` (ui/app.py) is built from parts, one file each (ui/startup.py, ui/themes.py, …),
 and composes helpers that keep their own state (``ServerControls``, ``ModelControls``,
 ``SavedSettings``, …). Each part subclasses ``ChatAppBase``, so that what a part uses of the app
 (its state, its widgets, a helper, a method of another part) has a declared type that mypy checks,
@@ -24,7 +24,6 @@ from mcp_chat_tui.conversation import Conversation, ModelSwitcher
 from mcp_chat_tui.engine import Engine
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.transcript import TranscriptRecorder
-from mcp_chat_tui.ui.agent_messages import ReplyText
 from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.catalog_controls import CatalogControls
 from mcp_chat_tui.ui.format import DisplayClock
@@ -72,9 +71,6 @@ class ChatAppBase(App[int]):
     _compact_asked: bool
     _retry_asked: bool
     _resume_pending: bool
-    _queued_text: ReplyText | None
-    _agent_messages: int
-    _dialog_coming: bool
     _shut_down: bool
     _theme_problems: list[str]
 
@@ -160,13 +156,11 @@ class ChatAppBase(App[int]):
 
         async def action_clear_chat(self) -> None: ...  # ChatApp
 
-        def _sink(self, event: AgentEvent) -> None: ...  # AgentEventView
+        def _sink(self, event: AgentEvent) -> None: ...  # ChatApp (a shim: AgentEventView)
 
-        async def _open_reply(self) -> None: ...  # AgentEventView
+        async def _open_reply(self) -> None: ...  # ChatApp (a shim: AgentEventView)
 
-        async def _wait_until_drawn(self) -> None: ...  # AgentEventView
-
-        def _let_call_frames_go(self) -> None: ...  # AgentEventView
+        async def _wait_until_drawn(self) -> None: ...  # ChatApp (a shim: AgentEventView)
 
         async def open_conversation(self, path: Path) -> bool: ...  # ConversationActions
 

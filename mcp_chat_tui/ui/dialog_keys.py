@@ -1,4 +1,5 @@
-"""Keys go to the screen the person meant: a part of ``ChatApp``.
+"""Keys go to the screen the person meant: ``KeyGuard``, a helper ``ChatApp`` composes and asks first
+about every event (its ``on_event``).
 
 Textual hands every key the terminal sends to the app, which gives it to whatever screen is on
 top when it gets to the key, however long ago it was pressed. Here each key and paste is looked
@@ -25,13 +26,14 @@ at first, before any binding, for two cases:
 from __future__ import annotations
 
 import time
+from typing import Any
 from weakref import WeakSet
 
 from textual import events
+from textual.app import App
 from textual.screen import Screen
 from textual.timer import Timer
 
-from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.screens.deciding import DecidingScreen
 from mcp_chat_tui.ui.textual_private import key_bindings
 
@@ -40,81 +42,81 @@ ENTER_CHECK_S = 0.01  # how often a screen given Enter is looked at, until the E
 ENTER_HOLD_MAX_S = 0.5  # a screen kept busy (a live log) gets the keys after this all the same
 
 
-class DialogKeyGuard(ChatAppBase):
-    """The key guard of ``ChatApp`` (before ``App`` in its bases, so it sees every event first)."""
+class KeyGuard:
+    """The app's key guard: ``ChatApp.on_event`` asks it about each event before any binding (``holds``).
 
-    _held_keys: list[TypedEvent] | None = None  # keys waiting for a pushed screen to open
-    _held_for: Screen[object] | None = None  # that screen
-    _enter_watch: Timer | None = None  # looks at a screen given Enter until the Enter is done
-    _enter_at = 0.0  # when (time.monotonic)
-    _settled: WeakSet[Screen[object]] | None = None  # screens whose opening is over (``_settled_screens``)
+    Args:
+        app: The app whose keys it looks at: its screens, its priority bindings and its timers; a
+            held key is given again through its ``on_event``, as if it came then.
+    """
 
-    async def on_event(self, event: events.Event) -> None:
+    def __init__(self, app: App[Any]) -> None:
+        self.app = app
+        self._held_keys: list[TypedEvent] | None = None  # keys waiting for a pushed screen to open
+        self._held_for: Screen[object] | None = None  # that screen
+        self._enter_watch: Timer | None = None  # looks at a screen given Enter until the Enter is done
+        self._enter_at = 0.0  # when (time.monotonic)
+        self._settled: WeakSet[Screen[object]] = WeakSet()  # screens whose first keys were given: their opening is over
+
+    def holds(self, event: events.Event) -> bool:
+        """Whether ``event`` is held (given later) or dropped here: the app does not handle it now."""
         if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
             if self._hold_until_open(event):
-                return
-        if isinstance(event, (events.Key, events.Paste)) and not self._meant_for_screen(event):
-            return
-        await super().on_event(event)
+                return True
+        return isinstance(event, (events.Key, events.Paste)) and not self._meant_for_screen(event)
 
     def _hold_until_open(self, event: TypedEvent) -> bool:
         """Whether ``event`` waits for the screen on top to open (or behind keys that do)."""
         if self._held_keys is not None and not self._app_priority(event):  # Ctrl+C is never held
             self._held_keys.append(event)
-            if self._held_for not in self.screen_stack:  # it went before it opened: none will come
-                self.call_later(self._give_held_keys)
+            if self._held_for not in self.app.screen_stack:  # it went before it opened: none will come
+                self.app.call_later(self._give_held_keys)
             return True
-        if not self.is_running or len(self.screen_stack) < 2:
+        if not self.app.is_running or len(self.app.screen_stack) < 2:
             return False
-        screen = self.screen
+        screen = self.app.screen
         if is_enter(event) and screen.is_mounted and not isinstance(screen, DecidingScreen):
             self._held_keys, self._held_for = [], screen  # Enter goes on; the keys after it wait
-            self._enter_watch = self.set_interval(ENTER_CHECK_S, self._after_enter)
+            self._enter_watch = self.app.set_interval(ENTER_CHECK_S, self._after_enter)
             self._enter_at = time.monotonic()
             return False
-        if isinstance(screen, DecidingScreen) or (screen.is_mounted and screen in self._settled_screens()):
+        if isinstance(screen, DecidingScreen) or (screen.is_mounted and screen in self._settled):
             return False  # open; or a dialog that gives keys typed before it back (``hand_back``)
         if self._app_priority(event):
             return False  # Ctrl+C: the app's own, whatever is on top
         self._held_keys, self._held_for = [event], screen
         if screen.is_mounted:  # it mounted before the app got to this key: its focus, queued on the
-            self.call_later(self._give_held_keys)  # app as it mounted, is set first
+            self.app.call_later(self._give_held_keys)  # app as it mounted, is set first
         else:
             screen.call_later(self._screen_opened, screen)  # runs once the screen has mounted
         return True
 
-    def _settled_screens(self) -> WeakSet[Screen[object]]:
-        """The screens whose first keys were given: their opening is over."""
-        if self._settled is None:
-            self._settled = WeakSet()
-        return self._settled
-
     def _screen_opened(self, screen: Screen[object]) -> None:
         """``screen`` is mounted; its focus is set by the app's callbacks queued as it mounted, so
         the held keys are given after those."""
-        self.call_later(self._give_held_keys)
+        self.app.call_later(self._give_held_keys)
 
     async def _after_enter(self) -> None:
         """The Enter given to the held-for screen is done once the screen has closed (what it
         chose was queued on the app as it closed, so the keys are given after that) or nothing in
         it has a message left to handle (it stayed open: the keys go to it)."""
         screen = self._held_for
-        if screen is not None and screen not in self.screen_stack:
+        if screen is not None and screen not in self.app.screen_stack:
             self._stop_enter_watch()
-            self.call_later(self._give_held_keys)
+            self.app.call_later(self._give_held_keys)
         elif screen is None or time.monotonic() - self._enter_at > ENTER_HOLD_MAX_S or not busy(screen):
             await self._give_held_keys()
 
     async def _give_held_keys(self) -> None:
         if self._held_for is not None and self._held_for.is_mounted:
-            self._settled_screens().add(self._held_for)
+            self._settled.add(self._held_for)
         held, self._held_keys, self._held_for = self._held_keys or [], None, None
         self._stop_enter_watch()
         for event in held:  # each as if it came now: the screen a command opened holds them again
-            await self.on_event(event)
+            await self.app.on_event(event)
 
     def _app_priority(self, event: TypedEvent) -> bool:
-        return isinstance(event, events.Key) and any(binding.priority for binding in key_bindings(self, event.key))
+        return isinstance(event, events.Key) and any(binding.priority for binding in key_bindings(self.app, event.key))
 
     def _stop_enter_watch(self) -> None:
         if self._enter_watch is not None:
@@ -123,9 +125,9 @@ class DialogKeyGuard(ChatAppBase):
 
     def _meant_for_screen(self, event: TypedEvent) -> bool:
         """False for a key or paste the dialog on top must not act on (it is given back first)."""
-        if not self.is_running or not self.screen_stack:
+        if not self.app.is_running or not self.app.screen_stack:
             return True
-        dialog = self.screen
+        dialog = self.app.screen
         if not isinstance(dialog, DecidingScreen) or dialog.takes(event):
             return True
         if not event.is_forwarded and self._app_priority(event):

@@ -1,5 +1,6 @@
 """The app's ``Asker``: each server request becomes a dialog (ui/screens/requests.py), pushed from
-whatever task the request came in on and answered through a future."""
+whatever task the request came in on and answered through a future; ``dialog_requests`` is what
+the hub answers the servers' requests with in the app."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from textual.app import App
 from textual.screen import Screen
 
+from mcp_chat_tui.agent.asking_requests import AskingClientRequests, YesAsker
+from mcp_chat_tui.agent.events import AgentSink
 from mcp_chat_tui.agent.sampling import ToolUse
+from mcp_chat_tui.conversation import Conversation
 from mcp_chat_tui.servers import FormField, withdrawal
 from mcp_chat_tui.ui.screens.deciding import withdraw_dialog
 from mcp_chat_tui.ui.screens.requests import (
@@ -76,3 +80,19 @@ class DialogAsker:
     async def page_done(self, server: str, tool: str, url: str, completed: asyncio.Event) -> bool:
         done = await self._ask(PageDoneScreen(server, tool, url, completed), f"{server}'s page for {tool}")
         return bool(done)
+
+
+def dialog_requests(app: App[Any], conversation: Conversation, sink: AgentSink, *, yes: bool) -> AskingClientRequests:
+    """The servers' samples and forms, asked in ``app``'s dialogs (``--yes``: allowed); the model
+    answering the conversation now samples, under its name (``/model`` changes both), and what was
+    answered goes to ``sink``. The secrets typed into forms are hidden by the agent's redactor (the hub's)."""
+    asker = DialogAsker(app)
+    agent = conversation.agent
+    return AskingClientRequests(
+        lambda: agent.engine,
+        YesAsker(asker) if yes else asker,
+        sink,
+        model_busy=lambda: agent.generating,
+        model_name=lambda: conversation.model_label,
+        redactor=agent.redactor,
+    )

@@ -10,7 +10,7 @@ itself visibly. It starts again each time it comes back on top (a dialog shown o
 away), so keys meant for that other dialog do not answer it.
 
 A key pressed before then, by the time it was read from the terminal (``events.Key.time``, not
-when the app got to it), is not the dialog's (``DialogKeyGuard``, a part of the app, sorts
+when the app got to it), is not the dialog's (the app's ``KeyGuard``, ui/dialog_keys.py, sorts
 them): printable keys, Backspace and pastes go to the text field that had the focus under the
 dialog (the prompt), in order; every other key is dropped, Enter too, so a prompt is not sent
 behind a dialog the user has not seen. The text waits in the prompt.

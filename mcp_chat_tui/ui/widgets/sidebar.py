@@ -137,6 +137,8 @@ class ToolCallTable(FittedTable):
 
     Args:
         auto_run: Whether a record's tool runs without asking now (its ⚡ mark, redrawn by ``refresh_marks``).
+        cancel: Cancels the running call of that id alone (a task at its server); False when it no
+            longer runs (``Agent.cancel_call``).
     """
 
     BINDINGS = [
@@ -151,23 +153,23 @@ class ToolCallTable(FittedTable):
         ),
     ]
 
-    class CancelCall(Message):
-        """The user asks to cancel the highlighted call, which runs now."""
-
-        def __init__(self, record: CallRecord) -> None:
-            super().__init__()
-            self.record = record
-
     class ToggleAutoRun(Message):
         def __init__(self, server: str, tool: str) -> None:
             super().__init__()
             self.server = server
             self.tool = tool
 
-    def __init__(self, clock: DisplayClock, auto_run: Callable[[CallRecord], bool] = never, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        clock: DisplayClock,
+        auto_run: Callable[[CallRecord], bool] = never,
+        cancel: Callable[[str], bool] = never,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(zebra_stripes=False, cell_padding=0, **kwargs)
         self.clock = clock
         self.auto_run = auto_run
+        self.cancel = cancel
         self.records: dict[str, CallRecord] = {}
         self.call_layout = call_layout(TWO_LINES_BELOW)
         self._cancel_offered = False  # whether the footer offers x now (``_offer_cancel``)
@@ -263,9 +265,14 @@ class ToolCallTable(FittedTable):
             self.post_message(self.ToggleAutoRun(record.server, record.tool))
 
     def action_cancel_call(self) -> None:
+        """``x`` on a running call: that call alone is cancelled (a task at its server); the turn goes on."""
         record = self.selected_record()
-        if record is not None and record.state is CallState.RUNNING:
-            self.post_message(self.CancelCall(record))
+        if record is None or record.state is not CallState.RUNNING:
+            return
+        if self.cancel(record.call_id):
+            self.notify(f"{record.tool}: cancelling", markup=False)
+        else:
+            self.notify(f"{record.tool} is not running", severity="warning", markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``x`` (cancel) is offered for a highlighted call that runs now, and only then."""

@@ -117,7 +117,7 @@ async def send(pilot, app: ChatApp, text: str) -> None:
 
 
 def turn_done(app: ChatApp) -> bool:
-    return not app._turn_running and not app.reply.is_open
+    return not app.turns.running and not app.reply.is_open
 
 
 async def settle(pilot) -> None:

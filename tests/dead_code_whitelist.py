@@ -120,3 +120,7 @@ KeyFooter.bindings_changed
 from rich.text import Text  # noqa: E402
 
 Text.no_wrap
+
+# Shims until the parts are merged: ChatApp's old names for what moved into its helpers, for the
+# parts other branches are moving at the same time (the lead removes them, and these lines, at merge).
+ChatApp._drop_waiting  # TurnQueue.drop_waiting

@@ -416,7 +416,7 @@ async def test_clearing_the_chat_while_a_call_runs_stops_the_call_and_the_app_go
             lambda: any("(1 waiting prompt dropped)" in n.message for n in app._notifications),
             what="the notice that the waiting prompt was dropped",
         )
-        await wait_for(pilot, lambda: not app._turn_running, what="the stopped turn to end")
+        await wait_for(pilot, lambda: not app.turns.running, what="the stopped turn to end")
         await wait_for(pilot, lambda: record.state is CallState.CANCELLED, what="the call recorded as cancelled")
         assert app.calls_table.row_count == 0, "the cleared conversation's call is still in the sidebar"
         assert app.hub.status("demo").calls_in_flight == 0, "the call still runs at its server"

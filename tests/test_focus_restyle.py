@@ -19,7 +19,7 @@ async def test_focusing_and_leaving_the_chat_restyles_only_the_chat(monkeypatch)
         await wait_ready(pilot, app)
         for prompt in ("a", "b", "c"):
             await send(pilot, prompt)
-            await wait_for(pilot, lambda: not app._turn_running, what="the turn")
+            await wait_for(pilot, lambda: not app.turns.running, what="the turn")
         chat = app.query_one("#chat")
         inside = len(list(chat.walk_children()))
         assert inside > 10  # the prompts, the replies and their parts

@@ -112,7 +112,7 @@ async def test_a_screen_opening_restyles_nothing_under_it():
         await send(pilot, "what is 6*7")
         await wait_for(pilot, lambda: dialog_armed(app, ApprovalScreen), what="the approval dialog")
         await pilot.press("n")
-        await wait_for(pilot, lambda: not app._turn_running, what="the turn's end")
+        await wait_for(pilot, lambda: not app.turns.running, what="the turn's end")
         await pilot.press("f3", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, CallDetailScreen), what="the call's detail")
         await pilot.pause()

@@ -143,12 +143,12 @@ async def test_enter_while_a_turn_waits_to_open_its_reply_lets_its_own_frames_go
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         box = app.query_one("#prompt")
-        app._turn_running = app.agent_view.opening_reply = True  # as a turn waiting for start-up leaves them
+        app.turns.running = app.agent_view.opening_reply = True  # as a turn waiting for start-up leaves them
         try:
             await send(pilot, "/roots")
             await wait_for(pilot, lambda: not box.frames.holding, what="the frames let go")
         finally:
-            app._turn_running = app.agent_view.opening_reply = False
+            app.turns.running = app.agent_view.opening_reply = False
 
 
 async def test_a_prompt_box_taken_away_while_holding_lets_the_frames_go(monkeypatch):
@@ -205,11 +205,11 @@ async def test_in_a_loaded_chat_the_model_starts_after_the_frame_enter_held(monk
     app = make_app(engine, transcript=with_calls(20), autosave=False)
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_ready(pilot, app)
-        await wait_for(pilot, lambda: not app._turn_running, what="the loaded exchanges' summaries")
+        await wait_for(pilot, lambda: not app.turns.running, what="the loaded exchanges' summaries")
         for _ in range(2):
             waited: list[int] = []
             frames = await frames_after_enter(app, pilot, "one more", waited)
             # The turn's wait ended with the first frame Enter let go; a loaded machine may draw the
             # same screen again (a timer's redraw) before the model's worker has asked it.
             assert frames and set(frames) == {frames[0]} and waited == [1], (frames, waited)
-            await wait_for(pilot, lambda: not app._turn_running, what="the turn")
+            await wait_for(pilot, lambda: not app.turns.running, what="the turn")

@@ -153,7 +153,7 @@ async def test_ctrl_r_in_the_app_discards_the_reply_asks_again_and_a_resume_show
     app = make_app(engine, [demo_config()], transcript_file=path)
 
     def idle() -> bool:
-        return not app._turn_running and not app.reply.is_open
+        return not app.turns.running and not app.reply.is_open
 
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
@@ -180,7 +180,7 @@ async def test_ctrl_r_in_the_app_discards_the_reply_asks_again_and_a_resume_show
         assert RETRIED_NOTE in shown and shown.index("It is 4.") < shown.index(RETRIED_NOTE) < shown.index(
             "Four, again."
         )
-        assert not resumed._resume_pending
+        assert not resumed.turns.resume_pending
         assert [m["role"] for m in resumed.agent.messages] == ["user", "assistant", "tool", "assistant"]
 
 

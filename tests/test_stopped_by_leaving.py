@@ -72,7 +72,7 @@ async def test_a_prompt_waiting_when_another_conversation_opens_never_runs_there
             lambda: any("resumed other.md (1 waiting prompt dropped)" == n.message for n in app._notifications),
             what="the notice that the waiting prompt was dropped",
         )
-        await wait_for(pilot, lambda: not app._turn_running, what="the stopped turn to end")
+        await wait_for(pilot, lambda: not app.turns.running, what="the stopped turn to end")
         await pilot.pause(0.3)  # a waiting prompt that was kept would start its turn now
         assert app.status_bar.waiting == 0
         assert not any(

@@ -56,7 +56,7 @@ async def test_a_theme_change_redraws_each_widget_once_and_draws_as_a_start_in_t
 
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(pilot, app)
-        await wait_for(pilot, lambda: not app._turn_running, what="the loaded exchanges' summaries")
+        await wait_for(pilot, lambda: not app.turns.running, what="the loaded exchanges' summaries")
         app.query_one(PromptInput).cursor_blink = False
         before = await settled_screen(pilot, app)
         monkeypatch.setattr(Widget, "refresh", counted)
@@ -102,7 +102,7 @@ async def test_a_theme_chosen_again_is_not_parsed_again_and_draws_as_it_did(monk
     app = make_app(ScriptedEngine([]), settings=Settings(theme="mcp-dark"), transcript=conversation(5))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(pilot, app)
-        await wait_for(pilot, lambda: not app._turn_running, what="the loaded exchanges' summaries")
+        await wait_for(pilot, lambda: not app.turns.running, what="the loaded exchanges' summaries")
         app.query_one(PromptInput).cursor_blink = False
         monkeypatch.setattr(Stylesheet, "parse", counted_parse)
         shown: dict[str, list[str]] = {}
@@ -184,7 +184,7 @@ async def test_a_theme_change_walks_under_each_container_once():
     app.refresh_css = counted_restyle  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_ready(pilot, app)
-        await wait_for(pilot, lambda: not app._turn_running, what="the loaded exchanges' summaries")
+        await wait_for(pilot, lambda: not app.turns.running, what="the loaded exchanges' summaries")
         DOMNode.walk_children = counted  # type: ignore[method-assign]
         try:
             app.theme = "mcp-light"

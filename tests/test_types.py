@@ -42,3 +42,23 @@ def test_a_type_error_in_a_part_of_the_app_fails_the_types_step(tmp_path: Path) 
     run = mypy("--shadow-file", str(source), str(broken), cache=cache)
     assert run.returncode == 1, f"mypy passed a type error in ui/startup.py:\n{run.stdout}{run.stderr}"
     assert "mcp_chat_tui/ui/startup.py" in run.stdout and "[operator]" in run.stdout, run.stdout
+
+
+def test_what_a_helper_declares_it_uses_of_the_app_is_checked_against_chat_app(tmp_path: Path) -> None:
+    """ui/turns.py's ``TurnHost`` (what ``TurnQueue`` uses of the app) read with a member the app
+    lacks: mypy reports it where ``ChatApp`` builds the helper, in ui/app.py, naming the member."""
+    source = REPO / "mcp_chat_tui" / "ui" / "turns.py"
+    text = source.read_text(encoding="utf-8")
+    declared = "    def _let_frames_go(self) -> None: ...\n"
+    assert declared in text
+    broken = tmp_path / "turns.py"
+    broken.write_text(
+        text.replace(declared, declared + "\n    def not_on_the_app(self) -> None: ...\n"), encoding="utf-8"
+    )
+    cache = tmp_path / "cache"  # a copy: this run's view of turns.py stays out of the shared cache
+    if (REPO / ".mypy_cache").is_dir():
+        shutil.copytree(REPO / ".mypy_cache", cache)
+    run = mypy("--shadow-file", str(source), str(broken), cache=cache)
+    assert run.returncode == 1, f"mypy passed an app that lacks a member of TurnHost:\n{run.stdout}{run.stderr}"
+    assert "mcp_chat_tui/ui/app.py" in run.stdout and "[arg-type]" in run.stdout, run.stdout
+    assert "not_on_the_app" in run.stdout, run.stdout

@@ -784,7 +784,7 @@ async def test_the_prompt_cursor_holds_still_while_a_reply_is_written():
         return seen
 
     async def let_the_turn_end(pilot, app, engine) -> None:
-        while app._turn_running:
+        while app.turns.running:
             engine.go.set()
             await pilot.pause(0.05)
         await wait_turn_done(pilot, app)

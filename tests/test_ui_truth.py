@@ -106,7 +106,7 @@ async def test_with_a_call_running_and_the_sidebar_hidden_letters_go_to_the_prom
         await press_letters(pilot)
         assert app.query_one(PromptInput).value == "".join(PANE_LETTERS)
         assert auto_run_tools(app) == set()
-        assert app._turn_running  # the letters stopped nothing
+        assert app.turns.running  # the letters stopped nothing
         await pilot.press("escape")
         await wait_turn_done(pilot, app, left_in_prompt="".join(PANE_LETTERS))
 

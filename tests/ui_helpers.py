@@ -103,7 +103,7 @@ async def wait_turn_done(pilot, app: ChatApp, timeout: float = 30.0, *, left_in_
     def done() -> bool:
         asked = sum(1 for message in app.agent.messages if message["role"] == "user")
         shown = len(app.chat.query(UserMessage))
-        idle = not app._queue and not app._resume_pending and not app._turn_running and not app.reply.is_open
+        idle = not app.turns._queue and not app.turns.resume_pending and not app.turns.running and not app.reply.is_open
         return idle and prompt_line.value == left_in_prompt and asked >= shown
 
     await wait_for(pilot, done, timeout, "the turn to finish")

@@ -12,20 +12,20 @@ import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Input, Static
+from textual.worker import Worker
 
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.agent.events import AgentEvent
 from mcp_chat_tui.config import Settings
-from mcp_chat_tui.conversation import Conversation, Route, chat_agent, route_line
+from mcp_chat_tui.conversation import Conversation, chat_agent
 from mcp_chat_tui.core.attachments import Attachment
-from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.engine import Engine
 from mcp_chat_tui.servers import ServerHub, ServerStatus, begin_sdk_import
 from mcp_chat_tui.transcript import Transcript
@@ -42,7 +42,6 @@ from mcp_chat_tui.ui.help import help_table, help_text
 from mcp_chat_tui.ui.keys import APP_BINDINGS, binding_keys
 from mcp_chat_tui.ui.model_controls import ModelControls
 from mcp_chat_tui.ui.palette import PaletteCommands
-from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.reply_stream import ReplyController
 from mcp_chat_tui.ui.request_dialogs import dialog_requests
 from mcp_chat_tui.ui.saved_settings import SavedSettings
@@ -52,7 +51,7 @@ from mcp_chat_tui.ui.server_controls import ServerControls
 from mcp_chat_tui.ui.startup import StartUp
 from mcp_chat_tui.ui.styles import preload_screen_css, preload_styles
 from mcp_chat_tui.ui.themes import ThemeSettings
-from mcp_chat_tui.ui.widgets.attachments import reading_message, user_message
+from mcp_chat_tui.ui.turns import TurnQueue
 from mcp_chat_tui.ui.widgets.chat import ChatLog, chat_widget_classes
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.footer import KeyFooter
@@ -66,7 +65,6 @@ from mcp_chat_tui.ui.workspace import Workspace
 class ChatApp(
     StartUp,
     ThemeSettings,
-    ConversationActions,
     PaletteCommands,
 ):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
@@ -105,11 +103,9 @@ class ChatApp(
         self.fatal_error: str | None = None
         self._model_loading = False  # between start-up's start and the model being loaded
         self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
-        self._queue: list[QueuedPrompt] = []  # prompts waiting, with their attachments
-        self._turn_running = False
-        self._compact_asked = False  # /compact was typed: summarise every exchange but the last next
-        self._retry_asked = False  # /retry or Ctrl+R: the last reply is asked again next
-        self.catalog_controls = CatalogControls(self, hub, self._queue_turn, self._engine_state)
+        self.turns = TurnQueue(self, self, lambda first_prompt: self.conversation_view.attach_saver(first_prompt))
+        self.conversation_view = ConversationActions(self, self, self.turns)
+        self.catalog_controls = CatalogControls(self, hub, self.turns.queue_turn, self._engine_state)
         self.model_controls = ModelControls(self, lambda: self.model_label, self._turn_busy, self._engine_state)
         self.reply = ReplyController(lambda: self.chat, lambda: self.model_label, lambda: model_cost(self.engine))
         self.agent_view, self.key_guard = AgentEventView(self, self), KeyGuard(self)  # the agent's events; the keys
@@ -119,7 +115,6 @@ class ChatApp(
         label = model_label or engine.model_name
         self.conversation = Conversation(self.agent, label, transcript=transcript, path=transcript_file)
         self.conversation.save, self.conversation.on_save_change = autosave, self._post_save_change
-        self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
         self.built = False
         self._typed_early = ""  # printable keys that came before the prompt
         self._theme_problems: list[str] = []
@@ -129,7 +124,7 @@ class ChatApp(
 
     def _turn_busy(self) -> bool:
         """A turn runs or waits for its start (``/model`` switches only between turns)."""
-        return self._turn_running or self.agent.busy
+        return self.turns.running or self.agent.busy
 
     def _post_policy_changed(self) -> None:
         """The approval policy changed (a toggle, a saved "always"): the marks it draws follow (``PolicyChanged``)."""
@@ -199,13 +194,13 @@ class ChatApp(
         self.set_interval(0.5, self.calls_table.tick_running)
         if self.conversation.transcript.exchanges:
             try:
-                await self._show_transcript(self.conversation.transcript)
+                await self.conversation_view.show_transcript(self.conversation.transcript)
             except (MountError, NoMatches):
                 if not self._shut_down:
                     raise
             if self._shut_down:  # left while the conversation was being shown (SIGTERM)
                 return
-            self._attach_saver()
+            self.conversation_view.attach_saver()
         await self._take_early_typing(prompt)  # after the conversation it continues
         self.start_services()
         if self.open_resume:
@@ -236,7 +231,7 @@ class ChatApp(
         *sent, draft = self._typed_early.split("\n")
         self._typed_early = ""
         for line in sent:
-            await self._send(line)
+            await self.turns.send(line)
         prompt.put_back(draft)
 
     def get_key_display(self, binding: Binding) -> str:
@@ -263,9 +258,7 @@ class ChatApp(
 
     @on(SaveChanged)
     def _save_changed(self, message: SaveChanged) -> None:
-        saver = self.recorder.saver
-        if not self._shut_down and saver is not None and saver.path == message.path:  # not a file left before
-            self._show_save_problem(message.problem)
+        self.conversation_view.save_changed(message.path, message.problem)
 
     def _on_server_change(self, status: ServerStatus) -> None:
         self.post_message(ServerChanged(status))
@@ -331,80 +324,34 @@ class ChatApp(
 
     @on(Input.Submitted, "#prompt")
     async def _submitted(self, message: Input.Submitted) -> None:
-        """Enter in the prompt (which holds the frames until what it sent is shown): a turn that
-        starts now lets them go once its reply is open (``_open_reply``), anything else here."""
-        was_running = self._turn_running
-        try:
-            await self._send(message.value)
-        finally:
-            if was_running or not self._opening_reply:  # this Enter started no turn
-                self._let_frames_go()
+        await self.turns.submitted(message.value)
 
-    async def _send(self, text: str) -> None:
-        """Send a prompt (or leave, for ``bye`` and ``quit``); it waits for the turn before it."""
-        routed = await route_line(text, self.agent.redactor, self.hub.roots_command)  # as the conversation keeps it
-        if routed.route is Route.NOTHING:
-            return
-        if routed.route is Route.LEAVE:
-            await self.action_quit()
-            return
-        prompt, prompt_box = routed.text, self.query_one(PromptInput)
-        prompt_box.remember(prompt)
-        if routed.route is Route.ROOTS:  # /roots: the folders servers may work in, changed here
-            self.notify(visible_controls(routed.said), title="roots", markup=False, timeout=8)
-        elif routed.route is Route.COMPACT:
-            self.compact()
-        elif routed.route is Route.RETRY:
-            self.action_retry()
-        elif routed.route is Route.MODEL:
-            self.model_controls.typed(prompt)
-        elif routed.route is Route.CALL:
-            self.run_worker(self.server_controls.call_typed(prompt), group="own-call")
-        elif routed.route is Route.COMMAND:
-            self.catalog_controls.run_prompt_command(prompt)  # the turn is queued once the server gave the prompt
-        else:
-            await self._queue_prompt(prompt_box.take_queued(prompt))
+    # Shims until the parts are merged: the names the other parts of ChatApp use for the turns today.
+
+    @property
+    def _turn_running(self) -> bool:  # shim until the parts are merged
+        return self.turns.running
+
+    @_turn_running.setter
+    def _turn_running(self, running: bool) -> None:  # shim until the parts are merged
+        self.turns.running = running
+
+    @property
+    def _resume_pending(self) -> bool:  # shim until the parts are merged
+        return self.turns.resume_pending
+
+    @_resume_pending.setter
+    def _resume_pending(self, pending: bool) -> None:  # shim until the parts are merged
+        self.turns.resume_pending = pending
+
+    def run_turns(self) -> Worker[None]:  # shim until the parts are merged
+        return self.turns.run()
 
     async def _queue_turn(self, prompt: str, attachments: Sequence[Attachment] = ()) -> None:
-        """Show the prompt and queue its turn; it runs after the turns before it."""
-        await self._queue_prompt(QueuedPrompt(prompt, [("", attachment) for attachment in attachments]))
+        await self.turns.queue_turn(prompt, attachments)  # shim until the parts are merged
 
-    async def _queue_prompt(self, queued: QueuedPrompt) -> None:
-        if not self.conversation.saving:
-            self._attach_saver(first_prompt=queued.prompt)
-        queued.shown = reading_message(queued) if queued.reading else user_message(queued.prompt, queued.attachments)
-        await self.chat.add_prompt(queued.shown)
-        self._queue.append(queued)
-        self.status_bar.waiting = len(self._queue)
-        if not self._turn_running:
-            self._turn_running = self._opening_reply = True
-            self.run_turns()
-
-    @work(group="turns")
-    async def run_turns(self) -> None:
-        try:
-            if self._resume_pending:
-                await self.ready.wait()
-                await self._continue_pending()
-            if self._retry_asked:
-                await self._retry()
-            if self._compact_asked or not self._queue:  # a loaded file's, or /compact's; else after the turn
-                await self._write_summaries()
-            while self._queue:
-                await self.ready.wait()  # a prompt sent during start-up waits, counted in the status bar
-                await self.model_controls.settled()  # and one sent while /model loads goes to the model it leaves
-                queued = self._queue.pop(0)
-                self.status_bar.waiting = len(self._queue)
-                if queued.reading and not await self.catalog_controls.wait_for_reads(queued):
-                    continue  # not sent: said, and given back to the prompt box
-                prompt, attachments = queued.prompt, queued.attachments
-                await self._open_reply()
-                await self._wait_until_drawn()
-                await self.agent.run_turn(prompt, self._sink, attachments)
-                await self._write_summaries()
-        finally:
-            self._turn_running = self._opening_reply = False
-            self._let_frames_go()
+    def _drop_waiting(self) -> str:  # shim until the parts are merged
+        return self.turns.drop_waiting()
 
     @on(am.AgentMessage)
     async def _agent_message(self, message: am.AgentMessage[object]) -> None:
@@ -437,6 +384,9 @@ class ChatApp(
             bar.detail = detail
 
     # ----- actions ---------------------------------------------------------------------------
+
+    def action_retry(self) -> None:
+        self.turns.retry()
 
     def action_stop(self) -> None:
         if self.catalog_controls.stop_waiting_for_reads() or self.model_controls.cancel_load():
@@ -473,13 +423,23 @@ class ChatApp(
         """The F1 screen (``key`` is ``?`` when that key asked for it)."""
         self.push_screen(TextScreen("Keys", help_text(), help_table()))
 
+    def action_export(self) -> None:
+        self.conversation_view.export()
+
+    def action_resume(self) -> None:
+        self.conversation_view.resume()
+
+    async def open_conversation(self, path: Path) -> bool:
+        """Replace the current conversation with a saved one (``ConversationActions.open_conversation``)."""
+        return await self.conversation_view.open_conversation(path)
+
     async def action_clear_chat(self) -> None:
-        dropped = self._drop_waiting()
+        dropped = self.turns.drop_waiting()
         left_unsaved = await self.conversation.clear()  # a stopped call is recorded before the file is let go
         self.reply.drop()  # first: the stopped turn's last text must not go to a reply being removed
         await self.chat.clear()
-        self._forget_shown_conversation()
-        self._left_conversation(left_unsaved)
+        self.conversation_view.forget_shown_conversation()
+        self.conversation_view.left_conversation(left_unsaved)
         self.notify(f"chat cleared{dropped}: the next prompt starts a new conversation")
 
     async def action_quit(self, return_code: int = 0) -> None:

@@ -28,7 +28,6 @@ from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.catalog_controls import CatalogControls
 from mcp_chat_tui.ui.format import DisplayClock
 from mcp_chat_tui.ui.model_controls import ModelControls
-from mcp_chat_tui.ui.queued_prompt import QueuedPrompt
 from mcp_chat_tui.ui.reply_stream import ReplyController
 from mcp_chat_tui.ui.saved_settings import SavedSettings
 from mcp_chat_tui.ui.server_controls import ServerControls
@@ -66,11 +65,8 @@ class ChatAppBase(App[int]):
     built: bool  # the panes are mounted
     open_resume: bool
     _model_loading: bool
-    _queue: list[QueuedPrompt]
-    _turn_running: bool
-    _compact_asked: bool
-    _retry_asked: bool
-    _resume_pending: bool
+    _turn_running: bool  # TurnQueue.running (a shim on ChatApp until the parts are merged)
+    _resume_pending: bool  # TurnQueue.resume_pending (a shim on ChatApp until the parts are merged)
     _shut_down: bool
     _theme_problems: list[str]
 
@@ -150,7 +146,7 @@ class ChatAppBase(App[int]):
 
         async def _queue_turn(self, prompt: str, attachments: Sequence[Attachment] = ()) -> None: ...  # ChatApp
 
-        def run_turns(self) -> Worker[None]: ...  # ChatApp (a worker)
+        def run_turns(self) -> Worker[None]: ...  # ChatApp (TurnQueue.run: a worker)
 
         async def action_quit(self, return_code: int = 0) -> None: ...  # ChatApp
 
@@ -162,10 +158,10 @@ class ChatAppBase(App[int]):
 
         async def _wait_until_drawn(self) -> None: ...  # ChatApp (a shim: AgentEventView)
 
-        async def open_conversation(self, path: Path) -> bool: ...  # ConversationActions
+        async def open_conversation(self, path: Path) -> bool: ...  # ChatApp (ConversationActions)
 
-        def action_export(self) -> None: ...  # ConversationActions
+        def action_export(self) -> None: ...  # ChatApp (ConversationActions)
 
-        def action_resume(self) -> None: ...  # ConversationActions
+        def action_resume(self) -> None: ...  # ChatApp (ConversationActions)
 
         def action_toggle_sidebar(self) -> None: ...  # ChatApp

@@ -29,7 +29,7 @@ class AppCommand:
     server: str = "app"  # what the list shows where a prompt shows its server
 
 
-APP_COMMANDS = (  # every command the app itself answers (ui/app.py ``_send``)
+APP_COMMANDS = (  # every command the app itself answers (ui/turns.py ``TurnQueue.send``)
     AppCommand(COMPACT_COMMAND, "summarise every exchange but the last now"),
     AppCommand("/retry", "discard the last reply and ask the model again (Ctrl+R); calls that ran are not undone"),
     AppCommand(

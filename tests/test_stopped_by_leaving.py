@@ -90,7 +90,7 @@ async def test_leaving_while_the_panes_are_mounted_starts_nothing_after_it():
 
     app = make_app(ScriptedEngine([]))
     started: list[bool] = []
-    app.start_services = lambda: started.append(app._shut_down)
+    app.start_up.start_services = lambda: started.append(app._shut_down)
     layout = app._layout
 
     def layout_then_leave():

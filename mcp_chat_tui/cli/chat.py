@@ -294,8 +294,8 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
         transcript=loaded,
         open_resume=args.resume,
         autosave=not args.no_save,
+        folder_to_trust=plan.question,
     )
-    app.folder_to_trust = plan.question
     app.model_switcher = model_switcher(args, settings, app.conversation, model)
     loop = asyncio.get_running_loop()
     for signum, code in ((signal.SIGTERM, SIGTERM_EXIT), (signal.SIGINT, ExitCode.INTERRUPTED)):

@@ -23,6 +23,7 @@ from textual.widgets import DataTable, Input, Static
 from mcp_chat_tui.agent import ApprovalPolicy
 from mcp_chat_tui.agent.asking_requests import AskingClientRequests, YesAsker
 from mcp_chat_tui.config import Settings
+from mcp_chat_tui.config.folder_trust import FolderFile
 from mcp_chat_tui.conversation import Conversation, Route, chat_agent, route_line
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.text import visible_controls
@@ -65,7 +66,6 @@ from mcp_chat_tui.ui.workspace import Workspace
 
 class ChatApp(
     AgentEventView,
-    StartUp,
     ThemeSettings,
     ConversationActions,
     PaletteCommands,
@@ -93,6 +93,7 @@ class ChatApp(
         transcript: Transcript | None = None,
         autosave: bool = True,
         open_resume: bool = False,
+        folder_to_trust: FolderFile | None = None,
     ) -> None:
         super().__init__()
         self.hub = hub
@@ -104,8 +105,7 @@ class ChatApp(
         self.server_controls = ServerControls(self, hub, policy, self.clock, lambda: self.servers_table)
         policy.add_listener(self._post_policy_changed)
         self.ready = asyncio.Event()
-        self.fatal_error: str | None = None
-        self._model_loading = False  # between start-up's start and the model being loaded
+        self.start_up = StartUp(self, self, folder_to_trust)
         self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
         self._queue: list[QueuedPrompt] = []  # prompts waiting, with their attachments
         self._turn_running = False
@@ -124,7 +124,6 @@ class ChatApp(
         self.conversation.save, self.conversation.on_save_change = autosave, self._post_save_change
         self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
         self.built = False
-        self._typed_early = ""  # printable keys that came before the prompt
         self._theme_problems: list[str] = []
         self._register_themes()
         self._answer_server_requests()
@@ -221,8 +220,8 @@ class ChatApp(
             if self._shut_down:  # left while the conversation was being shown (SIGTERM)
                 return
             self._attach_saver()
-        await self._take_early_typing(prompt)  # after the conversation it continues
-        self.start_services()
+        await self.start_up.take_early_typing(prompt)  # after the conversation it continues
+        self.start_up.start_services()
         if self.open_resume:
             self.action_resume()
 
@@ -235,24 +234,7 @@ class ChatApp(
         return self.built or action in ("quit", "command_palette") or (action == "help" and not parameters)
 
     def on_key(self, event: events.Key) -> None:
-        """Text typed before the prompt exists (keys sent as the app starts) is kept for it, Enter too."""
-        if self.built:
-            return
-        if event.key in ("enter", "ctrl+j"):  # Enter pressed before the terminal was set up comes as Ctrl+J
-            self._typed_early += "\n"
-        elif event.is_printable and event.character:
-            self._typed_early += event.character
-        else:
-            return
-        event.stop()
-
-    async def _take_early_typing(self, prompt: PromptInput) -> None:
-        """Give the prompt what was typed before it existed: each line ended with Enter is sent."""
-        *sent, draft = self._typed_early.split("\n")
-        self._typed_early = ""
-        for line in sent:
-            await self._send(line)
-        prompt.put_back(draft)
+        self.start_up.keep_early_typing(event)
 
     def get_key_display(self, binding: Binding) -> str:
         """The footer writes keys as the F1 screen and the README do: ``Ctrl+B``, ``Esc``, ``F1``."""
@@ -260,16 +242,14 @@ class ChatApp(
 
     # ----- start-up --------------------------------------------------------------------------
 
+    @property
+    def fatal_error(self) -> str | None:
+        """Why the app cannot go on (the fatal screen's message; None: it can)."""
+        return self.start_up.fatal_error
+
     @on(EngineProgress)
     def _engine_progress(self, message: EngineProgress) -> None:
-        progress = message.progress
-        if progress.stage in ("download", "convert"):  # a model fetched, or a GGUF file made an MLX folder
-            self.status_bar.show_download(progress.bytes_done, progress.bytes_total)
-            total = f" of {progress.bytes_total / 1e6:.1f} MB" if progress.bytes_total else ""
-            self._engine_state(progress.doing, f"{progress.bytes_done / 1e6:.1f}{total}")
-        elif progress.stage == "load":
-            self.status_bar.hide_download()
-            self._show_start_up()
+        self.start_up.show_engine_progress(message.progress)
 
     @on(SaveChanged)
     def _save_changed(self, message: SaveChanged) -> None:
@@ -283,7 +263,7 @@ class ChatApp(
     @on(ServerChanged)
     def _server_changed(self, message: ServerChanged) -> None:
         self._show_server(message.status)
-        self._show_start_up()
+        self.start_up.show_start_up()
 
     @on(PolicyChanged)
     def _policy_changed(self) -> None:

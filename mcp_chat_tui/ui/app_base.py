@@ -1,6 +1,6 @@
 """What the parts of ``ChatApp`` share, declared once with its types.
 
-``ChatApp`` (ui/app.py) is built from parts, one file each (ui/startup.py, ui/agent_events.py, …),
+``ChatApp`` (ui/app.py) is built from parts, one file each (ui/agent_events.py, ui/conversation_actions.py, …),
 and composes helpers that keep their own state (``ServerControls``, ``ModelControls``,
 ``SavedSettings``, …). Each part subclasses ``ChatAppBase``, so that what a part uses of the app
 (its state, its widgets, a helper, a method of another part) has a declared type that mypy checks,
@@ -57,7 +57,6 @@ class ChatAppBase(App[int]):
     agent: Agent
     conversation: Conversation
     ready: asyncio.Event  # set once the model is loaded and the servers have settled
-    fatal_error: str | None
     unsaved: str | None  # why events of the conversation could not be saved (the exit code is then 1)
     reply: ReplyController
     server_controls: ServerControls  # the servers' actions and rows
@@ -66,7 +65,6 @@ class ChatAppBase(App[int]):
     call_store: CallStore
     built: bool  # the panes are mounted
     open_resume: bool
-    _model_loading: bool
     _queue: list[QueuedPrompt]
     _turn_running: bool
     _compact_asked: bool

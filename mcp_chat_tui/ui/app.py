@@ -9,14 +9,16 @@ own task takes in); long work (starting up, a turn, an approval) runs in workers
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from textual import events, on, work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.screen import Screen
 from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Input, Static
 
@@ -68,7 +70,6 @@ class ChatApp(
     AgentEventView,
     ThemeSettings,
     ConversationActions,
-    PaletteCommands,
     DialogKeyGuard,
 ):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
@@ -124,6 +125,7 @@ class ChatApp(
         self.conversation.save, self.conversation.on_save_change = autosave, self._post_save_change
         self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
         self.built = False
+        self.palette = PaletteCommands(self, self)
         self._theme_problems: list[str] = []
         self._register_themes()
         self._answer_server_requests()
@@ -239,6 +241,23 @@ class ChatApp(
     def get_key_display(self, binding: Binding) -> str:
         """The footer writes keys as the F1 screen and the README do: ``Ctrl+B``, ``Esc``, ``F1``."""
         return binding_keys(binding)
+
+    # ----- Textual's hooks the helpers answer ------------------------------------------------
+
+    def delay_update(self, delay: float = 0.05) -> None:
+        self.palette.hold_frames(delay)
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        return [*super().get_system_commands(screen), *self.palette.commands()]
+
+    def action_model_detail(self) -> None:
+        self.palette.model_detail()
+
+    def action_search(self) -> None:
+        self.palette.search()
+
+    def action_toggle_thinking(self) -> None:
+        self.palette.toggle_thinking()
 
     # ----- start-up --------------------------------------------------------------------------
 

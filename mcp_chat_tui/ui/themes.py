@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import tomllib
-from contextlib import ExitStack
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -127,27 +126,6 @@ class ThemeSettings(ChatAppBase):
             collect_after_frame(self.screen)
         with restyled_in_one_pass(self.stylesheet):
             super().refresh_css(animate)
-
-    def delay_update(self, delay: float = 0.05) -> None:
-        """Textual's holds the frames for ``delay`` (the command palette's closing: the screen under
-        it is not drawn before the command chosen has acted); here until that command has acted (the
-        messages queued by now are handled), ``delay`` at most. A theme chosen is drawn once it is
-        applied, not 50 ms after the palette closed at the soonest; a screen a command opens comes
-        in the same frame as before."""
-        held = ExitStack()
-        held.enter_context(self.batch_update())
-        released = False
-
-        def release() -> None:  # by the first of the two that comes
-            nonlocal released
-            if not released:
-                released = True
-                limit.stop()
-                held.close()
-                self.screen.refresh()  # a frame drawn meanwhile never reached the terminal
-
-        limit = self.set_timer(delay, release, name="delay_update")
-        self.call_later(self.call_later, release)  # behind what is queued now: the command chosen
 
     def _report_theme_problems(self) -> None:
         for problem in self._theme_problems:

@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.screen import Screen
+from textual.theme import Theme
 from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Input, Static
 
@@ -54,7 +55,7 @@ from mcp_chat_tui.ui.screens.detail import CallDetailScreen, TextScreen
 from mcp_chat_tui.ui.server_controls import ServerControls
 from mcp_chat_tui.ui.startup import StartUp
 from mcp_chat_tui.ui.styles import preload_screen_css, preload_styles
-from mcp_chat_tui.ui.themes import ThemeSettings
+from mcp_chat_tui.ui.themes import ThemesInUse
 from mcp_chat_tui.ui.widgets.attachments import reading_message, user_message
 from mcp_chat_tui.ui.widgets.chat import ChatLog, chat_widget_classes
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
@@ -68,7 +69,6 @@ from mcp_chat_tui.ui.workspace import Workspace
 
 class ChatApp(
     AgentEventView,
-    ThemeSettings,
     ConversationActions,
     DialogKeyGuard,
 ):
@@ -96,12 +96,13 @@ class ChatApp(
         open_resume: bool = False,
         folder_to_trust: FolderFile | None = None,
     ) -> None:
+        self.saved_settings = SavedSettings(settings, settings_file, self)
+        # Before Textual's __init__, which registers and looks up themes through it.
+        self.themes_in_use = ThemesInUse(self, self.saved_settings, theme_dirs, super().get_theme, super().refresh_css)
         super().__init__()
         self.hub = hub
         self.policy = policy
-        self.saved_settings = SavedSettings(settings, settings_file, self)
         self.clock = clock or DisplayClock()
-        self.theme_dirs = theme_dirs
         self.agent = chat_agent(engine, hub, policy, settings)
         self.server_controls = ServerControls(self, hub, policy, self.clock, lambda: self.servers_table)
         policy.add_listener(self._post_policy_changed)
@@ -126,8 +127,7 @@ class ChatApp(
         self._resume_pending = False  # the loaded conversation's last reply goes on (Transcript.turn_goes_on)
         self.built = False
         self.palette = PaletteCommands(self, self)
-        self._theme_problems: list[str] = []
-        self._register_themes()
+        self.themes_in_use.register()
         self._answer_server_requests()
 
     def _turn_busy(self) -> bool:
@@ -191,7 +191,7 @@ class ChatApp(
         ]
 
     async def on_mount(self) -> None:
-        self._report_theme_problems()
+        self.themes_in_use.mounted()
         if short_secrets := self.agent.redactor.short_warning():
             self.notify(short_secrets, title="secret not hidden", severity="warning", timeout=10)
         self.call_after_refresh(self._build)
@@ -243,6 +243,18 @@ class ChatApp(
         return binding_keys(binding)
 
     # ----- Textual's hooks the helpers answer ------------------------------------------------
+
+    def get_theme(self, theme_name: str) -> Theme | None:
+        return self.themes_in_use.get_theme(theme_name)
+
+    def register_theme(self, theme: Theme) -> None:
+        self.themes_in_use.changed(super().register_theme, theme)
+
+    def unregister_theme(self, theme_name: str) -> None:
+        self.themes_in_use.changed(super().unregister_theme, theme_name)
+
+    def refresh_css(self, animate: bool = True) -> None:
+        self.themes_in_use.refresh_css(animate)
 
     def delay_update(self, delay: float = 0.05) -> None:
         self.palette.hold_frames(delay)

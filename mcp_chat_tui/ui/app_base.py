@@ -53,7 +53,6 @@ class ChatAppBase(App[int]):
     policy: ApprovalPolicy
     saved_settings: SavedSettings  # the settings in effect, and where a choice made on screen is kept
     clock: DisplayClock
-    theme_dirs: list[Path] | None
     agent: Agent
     conversation: Conversation
     ready: asyncio.Event  # set once the model is loaded and the servers have settled
@@ -74,7 +73,6 @@ class ChatAppBase(App[int]):
     _agent_messages: int
     _dialog_coming: bool
     _shut_down: bool
-    _theme_problems: list[str]
 
     @property
     def settings(self) -> Settings:

@@ -1,6 +1,6 @@
 """Start-up, a helper ``ChatApp`` composes: the model and the servers start together; a model that
 cannot load shows the fatal screen, a server that cannot start is shown failed and the app goes on
-without it."""
+without it. Keys typed before the prompt exists are kept for it."""
 
 from __future__ import annotations
 

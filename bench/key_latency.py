@@ -197,7 +197,7 @@ async def approval_key(app: TimedApp, times: dict[str, list[float]]) -> None:
     )
     await until(lambda: getattr(app.screen, "armed", False), "the dialog to take keys")
     press(app, "n", "n")
-    await until(lambda: not app._turn_running, "the turn to end")
+    await until(lambda: not app.turns.running, "the turn to end")
 
 
 class CallingEngine(ScriptedEngine):
@@ -243,7 +243,7 @@ async def one_app(label: str, transcript: Transcript | None, rounds: int) -> dic
             raise SystemExit(app.fatal_error)
         await asyncio.sleep(0.5)  # the loaded conversation drawn
         # A loaded conversation's exchanges are summarised first (as a real model would be asked to)
-        await until(lambda: not app._turn_running, "the loaded exchanges' summaries")
+        await until(lambda: not app.turns.running, "the loaded exchanges' summaries")
         for index in range(rounds):
             await focus_keys(app, times)
             await detail_keys(app, times)

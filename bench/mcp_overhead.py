@@ -165,7 +165,7 @@ async def progress_to_screen(count: int = PROGRESS_TICKS) -> list[float]:
             prompt.focus()
             await pilot.press("enter")
             deadline = time.perf_counter() + 60
-            while (len(latencies) < count or app._turn_running) and time.perf_counter() < deadline:
+            while (len(latencies) < count or app.turns.running) and time.perf_counter() < deadline:
                 await pilot.pause(0.05)
     finally:
         ToolCallTable.update_record = update_record  # type: ignore[method-assign]

@@ -192,7 +192,7 @@ async def longest_pause(autosave: bool, folder: Path, run: int, tokens: int = ST
         await pilot.press("enter")
         # until the turn began (its prompt joined the conversation), however late, then ended
         await until(pilot, lambda: len(app.agent.turns) > before, "the turn to begin")
-        await until(pilot, lambda: not (app._turn_running or app.reply.is_open), "the turn to end")
+        await until(pilot, lambda: not (app.turns.running or app.reply.is_open), "the turn to end")
         streaming = False
         await watcher
     if autosave:

@@ -19,7 +19,7 @@ from mcp_chat_tui.ui.app import ChatApp
 from mcp_chat_tui.ui.format import FrozenClock
 from mcp_chat_tui.ui.screens.approval import ApprovalScreen
 from mcp_chat_tui.ui.screens.arguments import ServerSuggester
-from mcp_chat_tui.ui.themes import ThemeFile, ThemeSettings
+from mcp_chat_tui.ui.themes import ThemeFile
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
 from mcp_chat_tui.ui.widgets.sidebar import FittedTable
 from mcp_chat_tui.ui.widgets.status import StatusBar
@@ -66,7 +66,7 @@ StatusBar.COMPONENT_CLASSES
 Workspace.SCOPED_CSS
 ServerSuggester.get_suggestion
 FittedTable._get_row_region
-ThemeSettings.delay_update  # the command palette calls it as it closes
+ChatApp.delay_update  # the command palette calls it as it closes
 ThemeFile.primary  # a theme file's fields, handed to Textual's Theme by name
 ThemeFile.secondary
 ThemeFile.accent
@@ -120,7 +120,3 @@ KeyFooter.bindings_changed
 from rich.text import Text  # noqa: E402
 
 Text.no_wrap
-
-# Shims until the parts are merged: ChatApp's old names for what moved into its helpers, for the
-# parts other branches are moving at the same time (the lead removes them, and these lines, at merge).
-ChatApp._drop_waiting  # TurnQueue.drop_waiting

@@ -34,8 +34,7 @@ def app_in(folder, monkeypatch, engine=None):
     monkeypatch.chdir(folder)
     plan = plan_configuration(build_parser().parse_args([]))
     hub = make_hub(plan.settings, load_planned(plan, trusted=plan.question is None))
-    app = make_app(engine or ScriptedEngine([]), hub=hub, settings=plan.settings)
-    app.folder_to_trust = plan.question
+    app = make_app(engine or ScriptedEngine([]), hub=hub, settings=plan.settings, folder_to_trust=plan.question)
     return app
 
 
@@ -55,19 +54,19 @@ def test_keys_typed_before_the_dialog_is_armed_stay_in_the_prompt_then_y_trusts(
     started = tmp_path / "started.txt"
     path = plant(tmp_path, started)
     app = app_in(tmp_path, monkeypatch)
-    assert app.folder_to_trust is not None and app.hub.statuses == []
+    assert app.start_up.folder_to_trust is not None and app.hub.statuses == []
     asyncio.run(answer_the_dialog_with_keys_typed_before(app, started))
     assert TrustStore().trusts(read_fingerprint(path))
 
     again = app_in(tmp_path, monkeypatch)
-    assert again.folder_to_trust is None and [s.name for s in again.hub.statuses] == ["planted"]
+    assert again.start_up.folder_to_trust is None and [s.name for s in again.hub.statuses] == ["planted"]
     result = run_cli("--check-servers", cwd=tmp_path, dirs=isolated_user_dirs)
     assert result.returncode == 0, result.stderr
     assert "would start" not in result.stderr and starts(started) == 2, "trusted once: not asked again"
 
     path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     changed = app_in(tmp_path, monkeypatch)
-    assert changed.folder_to_trust is not None and changed.hub.statuses == [], "a changed file asks again"
+    assert changed.start_up.folder_to_trust is not None and changed.hub.statuses == [], "a changed file asks again"
     result = run_cli("--check-servers", cwd=tmp_path, dirs=isolated_user_dirs)
     assert result.returncode == 2 and starts(started) == 2
 

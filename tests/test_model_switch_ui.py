@@ -47,7 +47,7 @@ def switch_app(first: Path, named: list[str], made: list, tmp_path: Path, make=N
         made.append(engine)
         return engine
 
-    app.model_switcher = ModelSwitcher(app.conversation, build, named)
+    app.model_controls.switcher = ModelSwitcher(app.conversation, build, named)
     return app
 
 
@@ -200,7 +200,9 @@ async def test_a_switch_is_refused_during_a_turn(tmp_path, second_model):
     engine = ScriptedEngine(["a long answer " * 30], delay=0.05)
     made: list = []
     app = make_app(engine, servers=[])
-    app.model_switcher = ModelSwitcher(app.conversation, lambda choice: made.append(choice), [str(second_model)])
+    app.model_controls.switcher = ModelSwitcher(
+        app.conversation, lambda choice: made.append(choice), [str(second_model)]
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await send(pilot, "talk")
@@ -217,7 +219,9 @@ async def test_the_palette_opens_the_picker_and_esc_closes_it_switching_nothing(
     engine = ScriptedEngine(["hi"])
     made: list = []
     app = make_app(engine, servers=[])
-    app.model_switcher = ModelSwitcher(app.conversation, lambda choice: made.append(choice), [str(second_model)])
+    app.model_controls.switcher = ModelSwitcher(
+        app.conversation, lambda choice: made.append(choice), [str(second_model)]
+    )
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
         await pilot.press("ctrl+p")

@@ -1,6 +1,6 @@
 """A command chosen in the palette is drawn once it has acted: the frames the palette holds as it
 closes (Textual's ``delay_update``, 50 ms whatever the command) wait here for the command itself
-(``ThemeSettings.delay_update``). Counted in frames, not timed: bench/key_latency.py times it."""
+(``ChatApp.delay_update``, ``PaletteCommands.hold_frames``). Counted in frames, not timed: bench/key_latency.py times it."""
 
 from textual.command import CommandList, CommandPalette
 

@@ -1,7 +1,7 @@
 """Enter's effect comes in one frame: the prompt box emptied, the prompt in the chat and its reply
 opened are drawn together (``PromptInput.hold_frames``), not in three frames a 60th of a second
 apart, each a layout of the whole screen; and the model starts after that frame, not after one
-more (``_wait_until_drawn``). Counted in frames, not timed: bench/key_latency.py times it."""
+more (``AgentEventView.wait_until_drawn``). Counted in frames, not timed: bench/key_latency.py times it."""
 
 import asyncio
 import json

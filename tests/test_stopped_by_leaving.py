@@ -90,7 +90,7 @@ async def test_leaving_while_the_panes_are_mounted_starts_nothing_after_it():
 
     app = make_app(ScriptedEngine([]))
     started: list[bool] = []
-    app.start_services = lambda: started.append(app._shut_down)
+    app.start_up.start_services = lambda: started.append(app.leaving)
     layout = app._layout
 
     def layout_then_leave():
@@ -100,7 +100,7 @@ async def test_leaving_while_the_panes_are_mounted_starts_nothing_after_it():
 
     app._layout = layout_then_leave
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app._shut_down, what="the app to leave")
+        await wait_for(pilot, lambda: app.leaving, what="the app to leave")
         await pilot.pause(0.2)
     assert started == []
     assert app.return_code == 143

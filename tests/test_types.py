@@ -30,11 +30,13 @@ def test_mypy_passes_on_the_checked_packages() -> None:
 
 
 def test_a_type_error_in_a_part_of_the_app_fails_the_types_step(tmp_path: Path) -> None:
-    """ui/startup.py, one of the parts ``ChatApp`` is built from, read with a method added that
-    misuses what the part gets from the app (``model_label`` is a str): mypy reports it there."""
+    """ui/startup.py, one of the helpers ``ChatApp`` composes, read with a method added that misuses
+    what the helper gets from the app (its ``StartUpHost``'s ``model_label`` is a str): mypy reports it there."""
     source = REPO / "mcp_chat_tui" / "ui" / "startup.py"
     broken = tmp_path / "startup.py"
-    added = "\n\nclass Misused(StartUp):\n    def label_length(self) -> int:\n        return self.model_label + 1\n"
+    added = (
+        "\n\nclass Misused(StartUp):\n    def label_length(self) -> int:\n        return self.host.model_label + 1\n"
+    )
     broken.write_text(source.read_text(encoding="utf-8") + added, encoding="utf-8")
     cache = tmp_path / "cache"  # a copy: this run's view of startup.py stays out of the shared cache
     if (REPO / ".mypy_cache").is_dir():
@@ -49,7 +51,7 @@ def test_what_a_helper_declares_it_uses_of_the_app_is_checked_against_chat_app(t
     lacks: mypy reports it where ``ChatApp`` builds the helper, in ui/app.py, naming the member."""
     source = REPO / "mcp_chat_tui" / "ui" / "turns.py"
     text = source.read_text(encoding="utf-8")
-    declared = "    def _let_frames_go(self) -> None: ...\n"
+    declared = "    def call_store(self) -> CallStore: ...\n"
     assert declared in text
     broken = tmp_path / "turns.py"
     broken.write_text(

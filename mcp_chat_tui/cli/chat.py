@@ -294,9 +294,9 @@ async def _tui(args: argparse.Namespace, model: str, loaded: Transcript | None) 
         transcript=loaded,
         open_resume=args.resume,
         autosave=not args.no_save,
+        folder_to_trust=plan.question,
     )
-    app.folder_to_trust = plan.question
-    app.model_switcher = model_switcher(args, settings, app.conversation, model)
+    app.model_controls.switcher = model_switcher(args, settings, app.conversation, model)
     loop = asyncio.get_running_loop()
     for signum, code in ((signal.SIGTERM, SIGTERM_EXIT), (signal.SIGINT, ExitCode.INTERRUPTED)):
         loop.add_signal_handler(signum, lambda code=code: asyncio.ensure_future(app.action_quit(return_code=code)))

@@ -93,9 +93,9 @@ class EventHost(Protocol):
     def status_bar(self) -> StatusBar: ...
 
     @property
-    def _shut_down(self) -> bool: ...  # the app is leaving: nothing more is drawn
+    def leaving(self) -> bool: ...  # the app is leaving: nothing more is drawn
 
-    def _engine_state(self, state: str, detail: str = "") -> None: ...  # the status bar's engine state
+    def show_engine_state(self, state: str, detail: str = "") -> None: ...  # the status bar's engine state
 
 
 class AgentEventView:
@@ -123,7 +123,7 @@ class AgentEventView:
         """Where the agent reports each event: recorded, then posted to the app as its message."""
         self.host.conversation.record(event)  # the transcript first, as the agent reported it
         if isinstance(event, AssistantText):
-            if self.agent_messages == 0 and not self.host._shut_down:
+            if self.agent_messages == 0 and not self.host.leaving:
                 # Nothing from the agent waits to be shown before it: text that only extends the
                 # reply's open part goes straight into its stream, without a message through the
                 # app's queue (a fast model sends a batch of text ten times a second).
@@ -136,7 +136,7 @@ class AgentEventView:
                 queued.more_text.append(event.text)
                 return
         message = am.agent_message(event)
-        if isinstance(message, (am.CallProposed, am.MalformedCall)) and not self.host._shut_down:
+        if isinstance(message, (am.CallProposed, am.MalformedCall)) and not self.host.leaving:
             self._hold_for_call()
         self.queued_text = message if isinstance(message, am.ReplyText) else None
         self.agent_messages += 1
@@ -148,7 +148,7 @@ class AgentEventView:
         if message is self.queued_text:
             self.queued_text = None
         try:
-            if not self.host._shut_down and self.app.is_running:
+            if not self.host.leaving and self.app.is_running:
                 # Leaving mid-turn: the stopped turn's last events arrive as the screen is taken
                 # down (Textual stops running before it closes the screens, and handles the
                 # messages queued meanwhile), and drawing them would fail. The transcript has
@@ -179,22 +179,22 @@ class AgentEventView:
 
     async def _show_approval_needed(self, message: am.ApprovalNeeded) -> None:
         self.host.call_store.awaiting(message.event.call)
-        self.host._engine_state("awaiting approval")
+        self.host.show_engine_state("awaiting approval")
         self.dialog_coming = True  # the frames stay held until its dialog is pushed (``ask_approval``)
         self.app.run_worker(self._ask_approval(message.event), "ask_approval", group="approvals")
 
     async def _show_call_started(self, message: am.CallStarted) -> None:
         self.host.call_store.started(message.event)
-        self.host._engine_state("running tools")
+        self.host.show_engine_state("running tools")
 
     async def _show_start_not_saved(self, message: am.StartNotSaved) -> None:
         self.host.call_store.awaiting(message.event.call)
-        self.host._engine_state("not saved", "a call waits for you")
+        self.host.show_engine_state("not saved", "a call waits for you")
         self.app.run_worker(self._ask_unsaved(message.event), "ask_unsaved", group="approvals")
 
     async def _show_call_run_unsaved(self, message: am.CallRunUnsaved) -> None:
         self.host.call_store.running(message.event.call)
-        self.host._engine_state("running tools")
+        self.host.show_engine_state("running tools")
         said = visible_controls(run_unsaved_line(message.event))
         self.app.notify(said, title="run unsaved", severity="warning", timeout=15, markup=False)
 
@@ -203,17 +203,17 @@ class AgentEventView:
 
     async def _show_call_task(self, message: am.CallTask) -> None:
         self.host.call_store.task_heard(message.event)
-        self.host._engine_state("running tools")
+        self.host.show_engine_state("running tools")
 
     async def _show_call_finished(self, message: am.CallFinished) -> None:
         record = self.host.call_store.finished(message.event)
         if record is not None:
             await self.host.call_store.show_media(record)
         if not self.host.call_store.open:  # the last call of the reply: the model reads the results next
-            self.host._engine_state("generating")
+            self.host.show_engine_state("generating")
 
     async def _show_generation_rate(self, message: am.GenerationRate) -> None:
-        self.host._engine_state("generating", f"{message.event.tokens_per_second:.1f} tok/s")
+        self.host.show_engine_state("generating", f"{message.event.tokens_per_second:.1f} tok/s")
 
     async def _show_generation_stats(self, message: am.GenerationStats) -> None:
         event = message.event
@@ -246,13 +246,15 @@ class AgentEventView:
             note = end_note_line(event.note)
         await self.host.reply.finish(note)
         first, self._turn_first_stats, self._turn_figures = self._turn_first_stats, None, None
-        self.host._engine_state("ready", cached_note(first))
+        self.host.show_engine_state("ready", cached_note(first))
         self.app.query_one(PromptInput).hold_cursor(False)
 
     async def _show_summary_started(self, message: am.SummaryStarted) -> None:
         event = message.event
         if self.host.agent.summarising:  # not when the turn after it began already
-            self.host._engine_state("summarising", f"exchange {event.exchange + 1} ({event.number} of {event.count})")
+            self.host.show_engine_state(
+                "summarising", f"exchange {event.exchange + 1} ({event.number} of {event.count})"
+            )
 
     async def _show_summary_written(self, message: am.SummaryWritten) -> None:
         self.host.status_bar.summarised = self.host.agent.summaries_in_use
@@ -269,7 +271,7 @@ class AgentEventView:
 
     async def _show_summaries_ended(self, message: am.SummariesEnded) -> None:
         if self.host.status_bar.engine_state == "summarising":  # not when the turn after it began already
-            self.host._engine_state("ready")
+            self.host.show_engine_state("ready")
         self.host.status_bar.summarised = self.host.agent.summaries_in_use
         if message.event.stopped:
             self.app.notify("summarising stopped: the exchanges not summarised stay in full", markup=False)
@@ -280,7 +282,7 @@ class AgentEventView:
         ``wait_until_drawn``)."""
         prompt_box = self.app.query_one(PromptInput)
         prompt_box.hold_cursor(True)
-        self.host._engine_state("generating")
+        self.host.show_engine_state("generating")
         await self.host.reply.start()
         self.opening_reply = False
 

@@ -1,34 +1,37 @@
 """The full-screen app: chat, tool-call sidebar, server panel, approvals.
 
-The app owns the agent, the engine and the hub. Agent events arrive as Textual
-messages and handlers here are the only code that changes widgets (text that only
-extends the open part of a reply goes straight into its stream, which the reply's
-own task takes in); long work (starting up, a turn, an approval) runs in workers.
+The app owns the agent, the engine and the hub, lays out the panes, and composes the helpers that
+do the work (docs/architecture.md, ``ui/``): each Textual hook here (an ``@on`` handler, an action,
+an override) hands its work to one of them in a line or two. Agent events arrive as Textual messages
+and are shown from handlers on the screen's thread, the only code that changes widgets (text that
+only extends the open part of a reply goes straight into its stream, which the reply's own task
+takes in); long work (starting up, a turn, an approval) runs in workers.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from textual import events, on
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.screen import Screen
+from textual.theme import Theme
 from textual.widget import MountError, Widget
 from textual.widgets import DataTable, Input, Static
-from textual.worker import Worker
 
 from mcp_chat_tui.agent import ApprovalPolicy
-from mcp_chat_tui.agent.events import AgentEvent
 from mcp_chat_tui.config import Settings
+from mcp_chat_tui.config.folder_trust import FolderFile
 from mcp_chat_tui.conversation import Conversation, chat_agent
-from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.engine import Engine
 from mcp_chat_tui.servers import ServerHub, ServerStatus, begin_sdk_import
-from mcp_chat_tui.transcript import Transcript
+from mcp_chat_tui.transcript import Transcript, TranscriptRecorder
 from mcp_chat_tui.ui import agent_messages as am
 from mcp_chat_tui.ui import heap
 from mcp_chat_tui.ui.agent_events import AgentEventView, model_cost
@@ -50,7 +53,7 @@ from mcp_chat_tui.ui.screens.detail import CallDetailScreen, TextScreen
 from mcp_chat_tui.ui.server_controls import ServerControls
 from mcp_chat_tui.ui.startup import StartUp
 from mcp_chat_tui.ui.styles import preload_screen_css, preload_styles
-from mcp_chat_tui.ui.themes import ThemeSettings
+from mcp_chat_tui.ui.themes import ThemesInUse
 from mcp_chat_tui.ui.turns import TurnQueue
 from mcp_chat_tui.ui.widgets.chat import ChatLog, chat_widget_classes
 from mcp_chat_tui.ui.widgets.completion import CompletionMenu
@@ -62,11 +65,7 @@ from mcp_chat_tui.ui.widgets.status import StatusBar
 from mcp_chat_tui.ui.workspace import Workspace
 
 
-class ChatApp(
-    StartUp,
-    ThemeSettings,
-    PaletteCommands,
-):
+class ChatApp(App[int]):
     """``mcp-chat-tui MODEL``: the chat on the left, tool calls and servers on the right."""
 
     TITLE = "mcp-chat-tui"
@@ -89,36 +88,36 @@ class ChatApp(
         transcript: Transcript | None = None,
         autosave: bool = True,
         open_resume: bool = False,
+        folder_to_trust: FolderFile | None = None,
     ) -> None:
+        self.saved_settings = SavedSettings(settings, settings_file, self)
+        # Before Textual's __init__, which registers and looks up themes through it.
+        self.themes_in_use = ThemesInUse(self, self.saved_settings, theme_dirs, super().get_theme, super().refresh_css)
         super().__init__()
         self.hub = hub
         self.policy = policy
-        self.saved_settings = SavedSettings(settings, settings_file, self)
         self.clock = clock or DisplayClock()
-        self.theme_dirs = theme_dirs
         self.agent = chat_agent(engine, hub, policy, settings)
         self.server_controls = ServerControls(self, hub, policy, self.clock, lambda: self.servers_table)
         policy.add_listener(self._post_policy_changed)
         self.ready = asyncio.Event()
-        self.fatal_error: str | None = None
-        self._model_loading = False  # between start-up's start and the model being loaded
+        self.start_up = StartUp(self, self, folder_to_trust)
         self.unsaved: str | None = None  # why events of the conversation could not be saved (the exit code is then 1)
-        self.turns = TurnQueue(self, self, lambda first_prompt: self.conversation_view.attach_saver(first_prompt))
+        self.turns = TurnQueue(self, self)
         self.conversation_view = ConversationActions(self, self, self.turns)
-        self.catalog_controls = CatalogControls(self, hub, self.turns.queue_turn, self._engine_state)
-        self.model_controls = ModelControls(self, lambda: self.model_label, self._turn_busy, self._engine_state)
+        self.catalog_controls = CatalogControls(self, hub, self.turns.queue_turn, self.show_engine_state)
+        self.model_controls = ModelControls(self, lambda: self.model_label, self._turn_busy, self.show_engine_state)
         self.reply = ReplyController(lambda: self.chat, lambda: self.model_label, lambda: model_cost(self.engine))
         self.agent_view, self.key_guard = AgentEventView(self, self), KeyGuard(self)  # the agent's events; the keys
         self.call_store = CallStore(self.clock, lambda: self.calls_table)
-        self._shut_down = False
+        self.leaving = False  # shut down, or shutting down: nothing more is drawn
         self.open_resume = open_resume
         label = model_label or engine.model_name
         self.conversation = Conversation(self.agent, label, transcript=transcript, path=transcript_file)
         self.conversation.save, self.conversation.on_save_change = autosave, self._post_save_change
         self.built = False
-        self._typed_early = ""  # printable keys that came before the prompt
-        self._theme_problems: list[str] = []
-        self._register_themes()
+        self.palette = PaletteCommands(self, self)
+        self.themes_in_use.register()
         hub.step_up_prompt = self.server_controls.show_sign_in  # a call's sign-in for more access
         hub.client_requests = dialog_requests(self, self.conversation, self.agent_view.sink, yes=policy.yes)
 
@@ -133,6 +132,52 @@ class ChatApp(
     def _post_save_change(self, path: Path, problem: str | None) -> None:
         """On the saver's thread: saving ``path`` failed (``problem``) or works again (None)."""
         self.post_message(SaveChanged(path, problem))
+
+    # ----- what the helpers and the command line read of the app ------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in effect (a choice made on screen changes them: ``SavedSettings``)."""
+        return self.saved_settings.settings
+
+    @property
+    def engine(self) -> Engine:
+        """The model answering now (``/model`` changes it)."""
+        return self.agent.engine
+
+    @property
+    def model_label(self) -> str:
+        """How the model answering now is named (status bar, replies, the transcript)."""
+        return self.conversation.model_label
+
+    @property
+    def recorder(self) -> TranscriptRecorder:
+        return self.conversation.recorder
+
+    @property
+    def transcript_file(self) -> Path | None:
+        """The conversation's file (None until the first prompt names a new one)."""
+        return self.conversation.path
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def calls_table(self) -> ToolCallTable:
+        return self.query_one(ToolCallTable)
+
+    @property
+    def servers_table(self) -> ServerTable:
+        return self.query_one(ServerTable)
+
+    @property
+    def chat(self) -> ChatLog:
+        return self.query_one(ChatLog)
+
+    @property
+    def sidebar(self) -> SidebarPane:
+        return self.query_one(SidebarPane)
 
     # ----- layout ----------------------------------------------------------------------------
 
@@ -170,7 +215,7 @@ class ChatApp(
         ]
 
     async def on_mount(self) -> None:
-        self._report_theme_problems()
+        self.themes_in_use.mounted()
         if short_secrets := self.agent.redactor.short_warning():
             self.notify(short_secrets, title="secret not hidden", severity="warning", timeout=10)
         self.call_after_refresh(self._build)
@@ -184,11 +229,11 @@ class ChatApp(
         # Into the app's own screen, whatever is on top of it by now (F1, the palette).
         await self.screen_stack[0].mount_all(self._layout())
         self.built = True
-        if self._shut_down or not self.is_running:  # left while the panes were mounted (SIGTERM at the first frame)
+        if self.leaving or not self.is_running:  # left while the panes were mounted (SIGTERM at the first frame)
             return
         self.hub.add_observer(self._on_server_change)
         for status in self.hub.statuses:
-            self._show_server(status)
+            self.server_controls.show(status)
         prompt = self.query_one(PromptInput)
         prompt.focus()
         self.set_interval(0.5, self.calls_table.tick_running)
@@ -196,13 +241,13 @@ class ChatApp(
             try:
                 await self.conversation_view.show_transcript(self.conversation.transcript)
             except (MountError, NoMatches):
-                if not self._shut_down:
+                if not self.leaving:
                     raise
-            if self._shut_down:  # left while the conversation was being shown (SIGTERM)
+            if self.leaving:  # left while the conversation was being shown (SIGTERM)
                 return
             self.conversation_view.attach_saver()
-        await self._take_early_typing(prompt)  # after the conversation it continues
-        self.start_services()
+        await self.start_up.take_early_typing(prompt)  # after the conversation it continues
+        self.start_up.start_services()
         if self.open_resume:
             self.action_resume()
 
@@ -215,24 +260,7 @@ class ChatApp(
         return self.built or action in ("quit", "command_palette") or (action == "help" and not parameters)
 
     def on_key(self, event: events.Key) -> None:
-        """Text typed before the prompt exists (keys sent as the app starts) is kept for it, Enter too."""
-        if self.built:
-            return
-        if event.key in ("enter", "ctrl+j"):  # Enter pressed before the terminal was set up comes as Ctrl+J
-            self._typed_early += "\n"
-        elif event.is_printable and event.character:
-            self._typed_early += event.character
-        else:
-            return
-        event.stop()
-
-    async def _take_early_typing(self, prompt: PromptInput) -> None:
-        """Give the prompt what was typed before it existed: each line ended with Enter is sent."""
-        *sent, draft = self._typed_early.split("\n")
-        self._typed_early = ""
-        for line in sent:
-            await self.turns.send(line)
-        prompt.put_back(draft)
+        self.start_up.keep_early_typing(event)
 
     def get_key_display(self, binding: Binding) -> str:
         """The footer writes keys as the F1 screen and the README do: ``Ctrl+B``, ``Esc``, ``F1``."""
@@ -243,18 +271,45 @@ class ChatApp(
         if not self.key_guard.holds(event):
             await super().on_event(event)
 
+    # ----- Textual's hooks the helpers answer ------------------------------------------------
+
+    def get_theme(self, theme_name: str) -> Theme | None:
+        return self.themes_in_use.get_theme(theme_name)
+
+    def register_theme(self, theme: Theme) -> None:
+        self.themes_in_use.changed(super().register_theme, theme)
+
+    def unregister_theme(self, theme_name: str) -> None:
+        self.themes_in_use.changed(super().unregister_theme, theme_name)
+
+    def refresh_css(self, animate: bool = True) -> None:
+        self.themes_in_use.refresh_css(animate)
+
+    def delay_update(self, delay: float = 0.05) -> None:
+        self.palette.hold_frames(delay)
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        return [*super().get_system_commands(screen), *self.palette.commands()]
+
+    def action_model_detail(self) -> None:
+        self.palette.model_detail()
+
+    def action_search(self) -> None:
+        self.palette.search()
+
+    def action_toggle_thinking(self) -> None:
+        self.palette.toggle_thinking()
+
     # ----- start-up --------------------------------------------------------------------------
+
+    @property
+    def fatal_error(self) -> str | None:
+        """Why the app cannot go on (the fatal screen's message; None: it can)."""
+        return self.start_up.fatal_error
 
     @on(EngineProgress)
     def _engine_progress(self, message: EngineProgress) -> None:
-        progress = message.progress
-        if progress.stage in ("download", "convert"):  # a model fetched, or a GGUF file made an MLX folder
-            self.status_bar.show_download(progress.bytes_done, progress.bytes_total)
-            total = f" of {progress.bytes_total / 1e6:.1f} MB" if progress.bytes_total else ""
-            self._engine_state(progress.doing, f"{progress.bytes_done / 1e6:.1f}{total}")
-        elif progress.stage == "load":
-            self.status_bar.hide_download()
-            self._show_start_up()
+        self.start_up.show_engine_progress(message.progress)
 
     @on(SaveChanged)
     def _save_changed(self, message: SaveChanged) -> None:
@@ -265,12 +320,12 @@ class ChatApp(
 
     @on(ServerChanged)
     def _server_changed(self, message: ServerChanged) -> None:
-        self._show_server(message.status)
-        self._show_start_up()
+        self.server_controls.show(message.status)
+        self.start_up.show_start_up()
 
     @on(PolicyChanged)
     def _policy_changed(self) -> None:
-        if self.built and not self._shut_down:
+        if self.built and not self.leaving:
             self.server_controls.show_policy_marks()
 
     @on(DataTable.RowHighlighted, "#servers")
@@ -326,58 +381,11 @@ class ChatApp(
     async def _submitted(self, message: Input.Submitted) -> None:
         await self.turns.submitted(message.value)
 
-    # Shims until the parts are merged: the names the other parts of ChatApp use for the turns today.
-
-    @property
-    def _turn_running(self) -> bool:  # shim until the parts are merged
-        return self.turns.running
-
-    @_turn_running.setter
-    def _turn_running(self, running: bool) -> None:  # shim until the parts are merged
-        self.turns.running = running
-
-    @property
-    def _resume_pending(self) -> bool:  # shim until the parts are merged
-        return self.turns.resume_pending
-
-    @_resume_pending.setter
-    def _resume_pending(self, pending: bool) -> None:  # shim until the parts are merged
-        self.turns.resume_pending = pending
-
-    def run_turns(self) -> Worker[None]:  # shim until the parts are merged
-        return self.turns.run()
-
-    async def _queue_turn(self, prompt: str, attachments: Sequence[Attachment] = ()) -> None:
-        await self.turns.queue_turn(prompt, attachments)  # shim until the parts are merged
-
-    def _drop_waiting(self) -> str:  # shim until the parts are merged
-        return self.turns.drop_waiting()
-
     @on(am.AgentMessage)
     async def _agent_message(self, message: am.AgentMessage[object]) -> None:
         await self.agent_view.show(message)
 
-    def _sink(self, event: AgentEvent) -> None:  # shim until the parts are merged
-        self.agent_view.sink(event)
-
-    async def _open_reply(self) -> None:  # shim until the parts are merged
-        await self.agent_view.open_reply()
-
-    async def _wait_until_drawn(self) -> None:  # shim until the parts are merged
-        await self.agent_view.wait_until_drawn()
-
-    def _let_frames_go(self) -> None:  # shim until the parts are merged
-        self.agent_view.let_frames_go()
-
-    @property
-    def _opening_reply(self) -> bool:  # shim until the parts are merged
-        return self.agent_view.opening_reply
-
-    @_opening_reply.setter
-    def _opening_reply(self, opening: bool) -> None:  # shim until the parts are merged
-        self.agent_view.opening_reply = opening
-
-    def _engine_state(self, state: str, detail: str = "") -> None:
+    def show_engine_state(self, state: str, detail: str = "") -> None:
         """What the status bar says the engine or the turn is doing, with the detail that goes with it."""
         for bar in self.query(StatusBar):  # none once the screen is taken down
             bar.engine_state = state
@@ -449,11 +457,11 @@ class ChatApp(
         self.exit(result=return_code, return_code=return_code)
 
     async def shutdown(self) -> None:
-        if self._shut_down:
+        if self.leaving:
             return
-        self._shut_down = True
+        self.leaving = True
         try:
-            self._engine_state("shutting down", "the servers…")
+            self.show_engine_state("shutting down", "the servers…")
         except Exception:  # noqa: BLE001 - the screen is already gone when the app unmounts
             pass
         problem = self.conversation.close()

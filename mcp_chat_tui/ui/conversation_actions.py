@@ -10,11 +10,11 @@ from typing import Any, Protocol
 from textual.app import App
 
 from mcp_chat_tui.agent import Agent
-from mcp_chat_tui.agent.events import AgentEvent
 from mcp_chat_tui.conversation import CannotOpen, Conversation, OpenedFile
 from mcp_chat_tui.transcript import Transcript, TranscriptInUse, recent_conversations, write_export
 from mcp_chat_tui.transcript.media import self_contained
 from mcp_chat_tui.transcript.store import RETRY_INTERVAL
+from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.reply_stream import ReplyController
 from mcp_chat_tui.ui.screens.conversations import ExportScreen, ExportTarget, ResumeScreen
@@ -51,11 +51,12 @@ class ConversationHost(Protocol):
     def reply(self) -> ReplyController: ...
 
     @property
-    def _shut_down(self) -> bool: ...
+    def leaving(self) -> bool: ...  # the app is leaving: nothing more is drawn
 
     unsaved: str | None  # why events of the conversation could not be saved (the exit code is then 1)
 
-    def _sink(self, event: AgentEvent) -> None: ...
+    @property
+    def agent_view(self) -> AgentEventView: ...  # the agent's events: recorded, then shown
 
 
 class ConversationActions:
@@ -85,7 +86,7 @@ class ConversationActions:
     def save_changed(self, path: Path, problem: str | None) -> None:
         """Saving ``path`` failed (``problem``) or works again (None): said if it is still this conversation's file."""
         saver = self.host.conversation.recorder.saver
-        if not self.host._shut_down and saver is not None and saver.path == path:  # not a file left before
+        if not self.host.leaving and saver is not None and saver.path == path:  # not a file left before
             self.show_save_problem(problem)
 
     def left_conversation(self, left_unsaved: str | None) -> None:
@@ -118,10 +119,10 @@ class ConversationActions:
             chat=host.chat,
             prompt=self.app.query_one(PromptInput),
             calls=host.call_store,
-            leaving=lambda: host._shut_down,
+            leaving=lambda: host.leaving,
         )
         # Results are fitted to the model once it is loaded (its context length is known then).
-        self.turns.resume_pending = host.conversation.give_to_agent(host._sink, fit=host.ready.is_set())
+        self.turns.resume_pending = host.conversation.give_to_agent(host.agent_view.sink, fit=host.ready.is_set())
         host.status_bar.summarised = host.agent.summaries_in_use
         # The last reply goes on when the file left calls open, or results the model did not answer yet.
         host.reply.continue_with(last_reply if self.turns.resume_pending else None)

@@ -16,21 +16,22 @@ from textual.screen import Screen
 from mcp_chat_tui.config import InputCache
 from mcp_chat_tui.config.folder_trust import FolderFile, TrustStore
 from mcp_chat_tui.core.errors import UserFacingError
-from mcp_chat_tui.ui.app_base import ChatAppBase
+from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.ui.screens.arguments import Field
 from mcp_chat_tui.ui.screens.folder_trust import FolderInputsScreen, FolderTrustScreen
-from mcp_chat_tui.ui.widgets.chat import Notice
+from mcp_chat_tui.ui.widgets.chat import ChatLog, Notice
 
 Result = TypeVar("Result")
 
 INPUTS_ABOUT = "Asked once for this run; a password is typed without echo and never written to a file or log."
 
 
-async def settle_folder_trust(app: ChatAppBase, folder: FolderFile) -> None:
-    """Ask about ``folder`` and, when trusted, add its servers to ``app.hub`` (not started yet).
-    A file that cannot be loaded once its inputs are answered ends the app, as at the command line."""
+async def settle_folder_trust(app: App[Any], hub: ServerHub, chat: ChatLog, folder: FolderFile) -> None:
+    """Ask about ``folder`` in ``app``'s dialogs and, when trusted, add its servers to ``hub`` (not
+    started yet); a no, or inputs not given, is said in ``chat``. A file that cannot be loaded once
+    its inputs are answered ends the app, as at the command line."""
     if not await answer(app, FolderTrustScreen(folder)):
-        await app.chat.mount(Notice(folder.not_trusted_note(), error=True))
+        await chat.mount(Notice(folder.not_trusted_note(), error=True))
         return
     try:
         TrustStore().remember(folder.fingerprint)
@@ -45,14 +46,14 @@ async def settle_folder_trust(app: ChatAppBase, folder: FolderFile) -> None:
         ]
         values = await answer(app, FolderInputsScreen(f"Inputs for {folder.source}", INPUTS_ABOUT, fields))
         if values is None:
-            await app.chat.mount(Notice(f"{folder.source}: inputs not given; running without its servers", error=True))
+            await chat.mount(Notice(f"{folder.source}: inputs not given; running without its servers", error=True))
             return
         for spec in wanted:
             cache.set(spec.id, values.get(spec.id) or spec.default or "")
-    config = folder.load(input_cache=cache, redactor=app.hub.redactor)
-    if short := app.hub.redactor.short_warning():
+    config = folder.load(input_cache=cache, redactor=hub.redactor)
+    if short := hub.redactor.short_warning():
         app.notify(short, title="secret not hidden", severity="warning", timeout=10)
-    app.hub.add_servers(config.servers.values())
+    hub.add_servers(config.servers.values())
 
 
 async def answer(app: App[Any], screen: Screen[Result]) -> Result | None:

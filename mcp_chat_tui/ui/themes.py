@@ -1,25 +1,27 @@
-"""Textual themes from TOML files, bundled and the user's; a file that cannot be read is reported and skipped."""
+"""Textual themes from TOML files, bundled and the user's; a file that cannot be read is reported and skipped.
+``ThemesInUse``, a helper ``ChatApp`` composes, registers them, applies the saved one and saves a new choice."""
 
 from __future__ import annotations
 
 import tomllib
-from contextlib import ExitStack
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 from textual.app import App
 from textual.theme import Theme
 
-from mcp_chat_tui.config import save_setting
-from mcp_chat_tui.core.errors import UserFacingError
 from mcp_chat_tui.core.paths import bundled_path, user_config_dir
-from mcp_chat_tui.ui.app_base import ChatAppBase
 from mcp_chat_tui.ui.heap import collect_after_frame
 from mcp_chat_tui.ui.parsed_sheets import SharedStylesheet
 from mcp_chat_tui.ui.restyle import restyled_in_one_pass
+from mcp_chat_tui.ui.saved_settings import SavedSettings
 from mcp_chat_tui.ui.textual_private import refresh_truecolor_filter, sheet_variables
 
 DEFAULT_THEME = "mcp-dark"
+
+_Name = TypeVar("_Name", Theme, str)  # a theme registered, or the name of one unregistered
 
 
 class ThemeFile(BaseModel):
@@ -74,89 +76,86 @@ def load_themes(dirs: list[Path] | None = None) -> tuple[list[Theme], list[str]]
     return themes, problems
 
 
-class ThemeSettings(ChatAppBase):
-    """The theme part of ``ChatApp`` (mixed into it): the theme files, the saved choice, and
-    saving a new one; uses its ``settings``, ``settings_file`` and ``theme_dirs``."""
+class ThemesInUse:
+    """The theme files, the theme chosen at start, a new choice saved, and Textual's theme lookups
+    kept: ``ChatApp``'s overrides of ``get_theme``, ``register_theme``, ``unregister_theme`` and
+    ``refresh_css`` call these.
 
-    _themes_found: dict[str, Theme | None] | None = None  # ``get_theme``'s answers since a theme was (un)registered
+    Args:
+        app: The app whose themes these are: its style sheet, classes and notifications.
+        saved: The settings in effect (the theme saved), and where a new choice is kept.
+        dirs: Where theme files are read (None: the bundled folder and the user's).
+        lookup: Textual's own ``get_theme`` of the app (its answers are kept here).
+        restyle: Textual's own ``refresh_css`` of the app (wrapped here).
+    """
+
+    def __init__(
+        self,
+        app: App[Any],
+        saved: SavedSettings,
+        dirs: list[Path] | None,
+        lookup: Callable[[str], Theme | None],
+        restyle: Callable[[bool], None],
+    ) -> None:
+        self.app = app
+        self.saved = saved
+        self.dirs = dirs
+        self._lookup = lookup
+        self._restyle = restyle
+        self._found: dict[str, Theme | None] = {}  # ``get_theme``'s answers since a theme was (un)registered
+        self._problems: list[str] = []  # theme files that could not be used, said once the app is mounted
 
     def get_theme(self, theme_name: str) -> Theme | None:
         """Textual's, kept until a theme is registered or unregistered: Textual's copies the table of
         themes twice each time, and every line drawn asks for the current theme (its ANSI colours)."""
-        found = self._themes_found = self._themes_found if self._themes_found is not None else {}
+        found = self._found
         if theme_name not in found:
-            found[theme_name] = super().get_theme(theme_name)
+            found[theme_name] = self._lookup(theme_name)
         return found[theme_name]
 
-    def register_theme(self, theme: Theme) -> None:
-        self._themes_found = None
-        super().register_theme(theme)
+    def changed(self, textuals: Callable[[_Name], None], name: _Name) -> None:
+        """A theme registered or unregistered (``textuals``, Textual's own): the lookups kept are forgotten."""
+        self._found.clear()
+        textuals(name)
 
-    def unregister_theme(self, theme_name: str) -> None:
-        self._themes_found = None
-        super().unregister_theme(theme_name)
-
-    def _register_themes(self) -> None:
+    def register(self) -> None:
         """Register the theme files and choose the saved theme, before the CSS is first parsed."""
         # Set without its watcher: Textual applies the theme at start-up anyway; setting it once
         # mounted would parse every style sheet again before the first frame.
         # The sheets are parsed from the rules kept for the whole process (ui/parsed_sheets.py).
-        self.stylesheet = SharedStylesheet(variables=sheet_variables(self.stylesheet))
-        themes, self._theme_problems = load_themes(self.theme_dirs)
+        app = self.app
+        app.stylesheet = SharedStylesheet(variables=sheet_variables(app.stylesheet))
+        themes, self._problems = load_themes(self.dirs)
         for theme in themes:
-            self.register_theme(theme)
-        wanted = self.settings.theme
-        if wanted not in self.available_themes:
+            app.register_theme(theme)
+        wanted = self.saved.settings.theme
+        if wanted not in app.available_themes:
             if wanted != DEFAULT_THEME:
-                self._theme_problems.append(f"theme {wanted!r} not found; using {DEFAULT_THEME}")
+                self._problems.append(f"theme {wanted!r} not found; using {DEFAULT_THEME}")
             wanted = DEFAULT_THEME
-        if wanted in self.available_themes:
+        if wanted in app.available_themes:
             # what the theme's watcher does, minus its second pass over every style sheet
-            self.set_reactive(App.theme, wanted)
-            theme = self.current_theme
-            self.stylesheet.set_variables(self.get_css_variables())
-            classes = {name: False for name in self.classes if name.startswith("-theme-")}
+            app.set_reactive(App.theme, wanted)
+            theme = app.current_theme
+            app.stylesheet.set_variables(app.get_css_variables())
+            classes = {name: False for name in app.classes if name.startswith("-theme-")}
             classes.update({f"-theme-{theme.name}": True, "-dark-mode": theme.dark, "-light-mode": not theme.dark})
-            self.update_classes(classes, update=False)
-            refresh_truecolor_filter(self)
+            app.update_classes(classes, update=False)
+            refresh_truecolor_filter(app)
 
-    def refresh_css(self, animate: bool = True) -> None:
+    def refresh_css(self, animate: bool) -> None:
         """Textual's, with each widget redrawn once (ui/restyle.py): a new theme restyles them all;
         the cycle collector waits for the frame that shows it (``collect_after_frame``)."""
-        if self.screen_stack:
-            collect_after_frame(self.screen)
-        with restyled_in_one_pass(self.stylesheet):
-            super().refresh_css(animate)
+        if self.app.screen_stack:
+            collect_after_frame(self.app.screen)
+        with restyled_in_one_pass(self.app.stylesheet):
+            self._restyle(animate)
 
-    def delay_update(self, delay: float = 0.05) -> None:
-        """Textual's holds the frames for ``delay`` (the command palette's closing: the screen under
-        it is not drawn before the command chosen has acted); here until that command has acted (the
-        messages queued by now are handled), ``delay`` at most. A theme chosen is drawn once it is
-        applied, not 50 ms after the palette closed at the soonest; a screen a command opens comes
-        in the same frame as before."""
-        held = ExitStack()
-        held.enter_context(self.batch_update())
-        released = False
+    def mounted(self) -> None:
+        """Once the app is mounted: the theme files skipped are said, and a theme chosen from now on is saved."""
+        for problem in self._problems:
+            self.app.notify(problem, title="theme skipped", severity="warning", timeout=8)
+        self.app.theme_changed_signal.subscribe(self.app, self._save)
 
-        def release() -> None:  # by the first of the two that comes
-            nonlocal released
-            if not released:
-                released = True
-                limit.stop()
-                held.close()
-                self.screen.refresh()  # a frame drawn meanwhile never reached the terminal
-
-        limit = self.set_timer(delay, release, name="delay_update")
-        self.call_later(self.call_later, release)  # behind what is queued now: the command chosen
-
-    def _report_theme_problems(self) -> None:
-        for problem in self._theme_problems:
-            self.notify(problem, title="theme skipped", severity="warning", timeout=8)
-        self.theme_changed_signal.subscribe(self, self._save_theme)
-
-    def _save_theme(self, theme: Theme) -> None:
-        if self.settings_file is not None and theme.name != self.settings.theme:
-            try:
-                self.settings = save_setting(self.settings_file, ("theme",), theme.name)
-            except UserFacingError as exc:
-                self.notify(str(exc), title="theme not saved", severity="error")
+    def _save(self, theme: Theme) -> None:
+        self.saved.keep(("theme",), theme.name, "theme")

@@ -8,18 +8,18 @@ ending when none waits; the summaries of exchanges leaving the window are writte
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.app import App
 from textual.worker import Worker
 
 from mcp_chat_tui.agent import Agent
-from mcp_chat_tui.agent.events import AgentEvent
 from mcp_chat_tui.conversation import NOTHING_TO_COMPACT, RETRY_BUSY, RETRY_LINE, Conversation, Route, route_line
 from mcp_chat_tui.core.attachments import Attachment
 from mcp_chat_tui.core.text import visible_controls
 from mcp_chat_tui.servers import ServerHub
+from mcp_chat_tui.ui.agent_events import AgentEventView
 from mcp_chat_tui.ui.call_store import CallStore
 from mcp_chat_tui.ui.catalog_controls import CatalogControls
 from mcp_chat_tui.ui.model_controls import ModelControls
@@ -29,6 +29,9 @@ from mcp_chat_tui.ui.widgets.attachments import reading_message, user_message
 from mcp_chat_tui.ui.widgets.chat import ChatLog, Notice
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.status import StatusBar
+
+if TYPE_CHECKING:  # it takes the turns, which read it
+    from mcp_chat_tui.ui.conversation_actions import ConversationActions
 
 
 class TurnHost(Protocol):
@@ -65,15 +68,11 @@ class TurnHost(Protocol):
     @property
     def call_store(self) -> CallStore: ...
 
-    _opening_reply: bool  # Enter started the turns and its reply is not open yet (the frames wait for it)
+    @property
+    def agent_view(self) -> AgentEventView: ...  # the agent's events: a reply opened, the frames Enter held
 
-    def _sink(self, event: AgentEvent) -> None: ...
-
-    async def _open_reply(self) -> None: ...
-
-    async def _wait_until_drawn(self) -> None: ...
-
-    def _let_frames_go(self) -> None: ...
+    @property
+    def conversation_view(self) -> ConversationActions: ...  # saving starts with a new conversation's first prompt
 
     async def action_quit(self, return_code: int = 0) -> None: ...
 
@@ -84,14 +83,11 @@ class TurnQueue:
     Args:
         app: Where it says what happened, runs the turns' worker (and ``/call``'s) and finds the prompt box.
         host: What of the app the turns use (``TurnHost``): ``ChatApp`` itself.
-        attach_saver: Starts saving the conversation, the first prompt naming its file (before the
-            first prompt of a conversation not saved yet is shown).
     """
 
-    def __init__(self, app: App[Any], host: TurnHost, attach_saver: Callable[[str], None]) -> None:
+    def __init__(self, app: App[Any], host: TurnHost) -> None:
         self.app = app
         self.host = host
-        self._attach_saver = attach_saver
         self._queue: list[QueuedPrompt] = []  # prompts waiting, with their attachments
         self.running = False  # the turns' worker runs, or is about to
         self._compact_asked = False  # /compact was typed: summarise every exchange but the last next
@@ -100,14 +96,14 @@ class TurnQueue:
 
     async def submitted(self, text: str) -> None:
         """Enter in the prompt (which holds the frames until what it sent is shown): a turn that
-        starts now lets them go once its reply is open (``_open_reply``), anything else here."""
+        starts now lets them go once its reply is open (``AgentEventView.open_reply``), anything else here."""
         host = self.host
         was_running = self.running
         try:
             await self.send(text)
         finally:
-            if was_running or not host._opening_reply:  # this Enter started no turn
-                host._let_frames_go()
+            if was_running or not host.agent_view.opening_reply:  # this Enter started no turn
+                host.agent_view.let_frames_go()
 
     async def send(self, text: str) -> None:
         """Send a prompt (or leave, for ``bye`` and ``quit``); it waits for the turn before it."""
@@ -142,13 +138,13 @@ class TurnQueue:
     async def queue_prompt(self, queued: QueuedPrompt) -> None:
         host = self.host
         if not host.conversation.saving:
-            self._attach_saver(queued.prompt)
+            self.host.conversation_view.attach_saver(queued.prompt)  # the first prompt names the file
         queued.shown = reading_message(queued) if queued.reading else user_message(queued.prompt, queued.attachments)
         await host.chat.add_prompt(queued.shown)
         self._queue.append(queued)
         host.status_bar.waiting = len(self._queue)
         if not self.running:
-            self.running = host._opening_reply = True
+            self.running = host.agent_view.opening_reply = True
             self.run()
 
     def run(self) -> Worker[None]:
@@ -173,20 +169,20 @@ class TurnQueue:
                 if queued.reading and not await host.catalog_controls.wait_for_reads(queued):
                     continue  # not sent: said, and given back to the prompt box
                 prompt, attachments = queued.prompt, queued.attachments
-                await host._open_reply()
-                await host._wait_until_drawn()
-                await host.agent.run_turn(prompt, host._sink, attachments)
+                await host.agent_view.open_reply()
+                await host.agent_view.wait_until_drawn()
+                await host.agent.run_turn(prompt, host.agent_view.sink, attachments)
                 await self._write_summaries()
         finally:
-            self.running = host._opening_reply = False
-            host._let_frames_go()
+            self.running = host.agent_view.opening_reply = False
+            host.agent_view.let_frames_go()
 
     async def _continue_pending(self) -> None:
         """Finish the calls the file left open, then let the model answer. Nothing runs on the file's
         word alone ("always" choices in it grant nothing either): the agent asks again, or says
         interrupted; a call with a result is never run again."""
         self.resume_pending = False
-        await self.host.conversation.continue_open_turn(self.host._sink, self.host.call_store.resumed)
+        await self.host.conversation.continue_open_turn(self.host.agent_view.sink, self.host.call_store.resumed)
 
     def drop_waiting(self) -> str:
         """Before the chat is cleared or replaced: the prompts waiting (shown in the chat being cleared) and a
@@ -232,9 +228,9 @@ class TurnQueue:
         exchange = host.conversation.transcript.exchanges[-1]
         await host.chat.mount(Notice(RETRY_LINE, muted=True))
         await host.chat.add_prompt(user_message(exchange.user, exchange.attachments))
-        await host._open_reply()
-        await host._wait_until_drawn()
-        await host.conversation.retry(host._sink)
+        await host.agent_view.open_reply()
+        await host.agent_view.wait_until_drawn()
+        await host.conversation.retry(host.agent_view.sink)
         await self._write_summaries()
 
     async def _write_summaries(self) -> None:
@@ -243,4 +239,4 @@ class TurnQueue:
         compact, self._compact_asked = self._compact_asked, False
         if compact or self.host.agent.summaries_due:
             await self.host.ready.wait()
-            await self.host.conversation.write_summaries(self.host._sink, compact=compact)
+            await self.host.conversation.write_summaries(self.host.agent_view.sink, compact=compact)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from textual.app import App
 from textual.worker import Worker
@@ -30,8 +30,11 @@ from mcp_chat_tui.ui.widgets.chat import ChatLog, Notice
 from mcp_chat_tui.ui.widgets.prompt import PromptInput
 from mcp_chat_tui.ui.widgets.status import StatusBar
 
-if TYPE_CHECKING:  # it takes the turns, which read it
-    from mcp_chat_tui.ui.conversation_actions import ConversationActions
+
+class SavingStart(Protocol):
+    """What the turns ask of ``ConversationActions`` (which itself takes the turns)."""
+
+    def attach_saver(self, first_prompt: str = "") -> None: ...
 
 
 class TurnHost(Protocol):
@@ -72,7 +75,7 @@ class TurnHost(Protocol):
     def agent_view(self) -> AgentEventView: ...  # the agent's events: a reply opened, the frames Enter held
 
     @property
-    def conversation_view(self) -> ConversationActions: ...  # saving starts with a new conversation's first prompt
+    def conversation_view(self) -> SavingStart: ...  # saving starts with a new conversation's first prompt
 
     async def action_quit(self, return_code: int = 0) -> None: ...
 

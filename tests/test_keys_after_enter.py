@@ -115,3 +115,34 @@ async def test_a_change_of_the_prompt_handled_once_it_is_gone_is_no_error():
         app.post_message(Input.Changed(prompt, TYPED))
         await pilot.pause()
         assert app._exception is None
+
+
+@pytest.mark.parametrize("where", ["the field", "the screen", "the app"])
+async def test_the_enter_watch_ticking_while_the_enter_is_on_its_way_keeps_the_keys(where, tmp_path, monkeypatch):
+    """The watch's tick (its own task) can land anywhere on the Enter's way: the field handling it,
+    the screen it bubbles through, the app it comes back to (whose binding submits the field). The
+    queues of the screen are empty then, yet the Enter is not done: the keys were given to the export
+    field and closed with it (the flaky test above, under load). Here the tick is made to land there."""
+    monkeypatch.chdir(tmp_path)
+    app = make_app(ScriptedEngine(["hello"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot, app)
+        app.action_export()
+        await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen) and app.screen.is_mounted, what="export")
+        await wait_for(pilot, lambda: field_text(app.screen), what="the suggested file name")
+        node = {"the field": app.screen.query_one(Input), "the screen": app.screen, "the app": app}[where]
+        handle, ticked = node.on_event, []
+
+        async def tick_first(event: events.Event) -> None:
+            if isinstance(event, events.Key) and event.key == "enter" and event.is_forwarded:
+                ticked.append(event)
+                await app.key_guard._after_enter()  # what the watch's interval calls
+            await handle(event)
+
+        monkeypatch.setattr(node, "on_event", tick_first)
+        enter_and_type(app, TYPED)
+        prompt = app.query_one(PromptInput)
+        await wait_for(pilot, lambda: TYPED in prompt.value, what="the keys in the prompt")
+        assert ticked, f"the tick landed in {where}"
+        assert not isinstance(app.screen, ExportScreen)
+        assert prompt.value == TYPED

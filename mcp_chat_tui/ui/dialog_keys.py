@@ -21,16 +21,23 @@ at first, before any binding, for two cases:
   screen's field meanwhile and closed with it. They are held from that Enter until it is done (the
   screen closed and what it chose run, or everything in the screen handled), then given like any
   key: to the screen the choice opened (held again until that one opens) or to the focus under.
+  Done is decided by the Enter's own way, not by when a timer looks: the Enter goes from the app to
+  the focused field, bubbles up to the screen and back to the app, whose bindings (the field's
+  submit, the palette's select) act on it there; until then no queue of the screen holds it nor what
+  it sets off. So the watch follows it: a callback queued on each node it passes runs once that node
+  has handled it, and only after the app has is "nothing left in the screen" a sign it is done. The
+  looks themselves are queued on the app, so none runs while the app is midway through a message.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, TypeGuard
 from weakref import WeakSet
 
 from textual import events
 from textual.app import App
+from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.timer import Timer
 
@@ -56,6 +63,9 @@ class KeyGuard:
         self._held_for: Screen[object] | None = None  # that screen
         self._enter_watch: Timer | None = None  # looks at a screen given Enter until the Enter is done
         self._enter_at = 0.0  # when (time.monotonic)
+        self._enter: events.Key | None = None  # that Enter
+        self._enter_handled = False  # every node on its way, the app last, has handled it
+        self._look_queued = False  # a look at the screen is queued on the app
         self._settled: WeakSet[Screen[object]] = WeakSet()  # screens whose first keys were given: their opening is over
 
     def holds(self, event: events.Event) -> bool:
@@ -77,8 +87,9 @@ class KeyGuard:
         screen = self.app.screen
         if is_enter(event) and screen.is_mounted and not isinstance(screen, DecidingScreen):
             self._held_keys, self._held_for = [], screen  # Enter goes on; the keys after it wait
+            self._enter, self._enter_handled, self._enter_at = event, False, time.monotonic()
+            self.app.call_next(self._enter_sent, event, self.app.focused or screen)  # where the app hands it
             self._enter_watch = self.app.set_interval(ENTER_CHECK_S, self._after_enter)
-            self._enter_at = time.monotonic()
             return False
         if isinstance(screen, DecidingScreen) or (screen.is_mounted and screen in self._settled):
             return False  # open; or a dialog that gives keys typed before it back (``hand_back``)
@@ -96,15 +107,57 @@ class KeyGuard:
         the held keys are given after those."""
         self.app.call_later(self._give_held_keys)
 
+    def _enter_sent(self, enter: events.Key, target: DOMNode) -> None:
+        """The app has handled ``enter`` (run after it, ``call_next``): handed on to ``target``, the
+        watch follows it there; taken by one of the app's priority bindings, it is handled."""
+        if enter is self._enter:
+            if enter.is_forwarded:
+                self._follow_enter(enter, target, here=False)
+            else:
+                self._enter_is_handled()
+
+    def _follow_enter(self, enter: events.Key, node: DOMNode, here: bool = True) -> None:
+        """Queue the watch on ``node`` after ``enter`` (``here``: ``node`` has just handled it, so
+        on the next node up, where it bubbles to). Each runs in its node's own task once that node
+        is past the Enter; past the app, nothing of the Enter's own way is left."""
+        if enter is not self._enter:  # the keys were given meanwhile (the screen closed, the limit)
+            return
+        if here and node is self.app:
+            self._enter_is_handled()
+            return
+        target = node.parent if here else node
+        if target is None or not target.call_later(self._follow_enter, enter, target):
+            self._enter_is_handled()  # no node above (or it is closing): nothing more can take it
+
+    def _enter_is_handled(self) -> None:
+        self._enter_handled = True
+        self._queue_look()
+
     async def _after_enter(self) -> None:
+        """The watch's tick (its own task, any moment): a look at the screen is queued on the app."""
+        self._queue_look()
+
+    def _queue_look(self) -> None:
+        if self._held_keys is not None and not self._look_queued:
+            self._look_queued = self.app.call_later(self._look)
+
+    async def _look(self) -> None:
         """The Enter given to the held-for screen is done once the screen has closed (what it
-        chose was queued on the app as it closed, so the keys are given after that) or nothing in
-        it has a message left to handle (it stayed open: the keys go to it)."""
+        chose was queued on the app as it closed, so the keys are given after that) or, the Enter
+        handled by all on its way, nothing in the screen has a message left to handle (it stayed
+        open: the keys go to it). Run by the app between its messages."""
+        self._look_queued = False
         screen = self._held_for
+        if self._held_keys is None or self._enter is None:
+            return  # given already; or the keys wait for a screen to open, not for an Enter
         if screen is not None and screen not in self.app.screen_stack:
             self._stop_enter_watch()
             self.app.call_later(self._give_held_keys)
-        elif screen is None or time.monotonic() - self._enter_at > ENTER_HOLD_MAX_S or not busy(screen):
+        elif (
+            screen is None
+            or time.monotonic() - self._enter_at > ENTER_HOLD_MAX_S
+            or (self._enter_handled and not busy(screen))
+        ):
             await self._give_held_keys()
 
     async def _give_held_keys(self) -> None:
@@ -119,6 +172,7 @@ class KeyGuard:
         return isinstance(event, events.Key) and any(binding.priority for binding in key_bindings(self.app, event.key))
 
     def _stop_enter_watch(self) -> None:
+        self._enter, self._enter_handled = None, False
         if self._enter_watch is not None:
             self._enter_watch.stop()
             self._enter_watch = None
@@ -142,5 +196,5 @@ def busy(screen: Screen[object]) -> bool:
     return any(node.message_queue_size for node in (screen, *screen.walk_children()))
 
 
-def is_enter(event: TypedEvent) -> bool:
+def is_enter(event: TypedEvent) -> TypeGuard[events.Key]:
     return isinstance(event, events.Key) and event.key == "enter"

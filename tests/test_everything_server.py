@@ -1,14 +1,11 @@
 """The reference server "everything" (npm @modelcontextprotocol/server-everything, a Node program)
 under the real app and hub: its elicitation form (every kind of field) and its URL elicitations.
-Skipped, saying why, where Node or the installed server is missing."""
+Installed on first use (tests/everything.py); skipped, saying why, where Node or npm is missing."""
 
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
-import pytest
 from textual.widgets import Input, SelectionList
 
 from mcp_chat_tui.agent import ApprovalPolicy
@@ -16,22 +13,14 @@ from mcp_chat_tui.agent.asking_requests import AskingClientRequests
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.servers import ServerHub
 from mcp_chat_tui.ui.screens.requests import ElicitFormScreen
+from tests import everything
 from tests.fakes import ScriptedEngine, call
 from tests.ui_helpers import dialog_armed, make_app, send, wait_for, wait_ready, wait_turn_done
 
-EVERYTHING = Path("/work/refservers/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-
-pytestmark = [
-    pytest.mark.skipif(shutil.which("node") is None, reason="needs Node (node on PATH) to run server-everything"),
-    pytest.mark.skipif(
-        not EVERYTHING.is_file(),
-        reason=f"needs server-everything installed at {EVERYTHING.parent.parent} (npm @modelcontextprotocol/server-everything)",
-    ),
-]
-
 
 def everything_config(name: str = "everything") -> ServerConfig:
-    return ServerConfig(name=name, type="stdio", command="node", args=[str(EVERYTHING), "stdio"])
+    node, index = everything.install()  # skips, saying why, where it cannot be had
+    return ServerConfig(name=name, type="stdio", command=node, args=[str(index), "stdio"])
 
 
 def everything_app(replies: list):

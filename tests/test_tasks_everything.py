@@ -2,14 +2,12 @@
 and without the user's answer midway, cancelled; and its tools that send the client sampling and
 elicitation requests as tasks, which only a client that declares those tasks is offered.
 
-Skipped, saying why, when Node or the server's folder is missing.
+Installed on first use (tests/everything.py); skipped, saying why, where Node or npm is missing.
 """
 
 from __future__ import annotations
 
 import asyncio
-import shutil
-from pathlib import Path
 
 import mcp_types
 import pytest
@@ -17,15 +15,8 @@ import pytest
 from mcp_chat_tui.config import ServerConfig
 from mcp_chat_tui.core.tasks import TaskState
 from mcp_chat_tui.servers import ServerHub
+from tests.everything import install
 from tests.helpers import eventually
-
-EVERYTHING = Path("/work/refservers/node_modules/@modelcontextprotocol/server-everything")
-NODE = shutil.which("node")
-
-pytestmark = pytest.mark.skipif(
-    NODE is None or not (EVERYTHING / "dist" / "index.js").exists(),
-    reason=f"server-everything needs node on PATH and {EVERYTHING}/dist/index.js (npm install it there)",
-)
 
 
 class Answers:
@@ -51,7 +42,8 @@ class Answers:
 
 @pytest.fixture
 async def everything():
-    config = ServerConfig(name="everything", type="stdio", command=str(NODE), args=[str(EVERYTHING / "dist/index.js")])
+    node, index = install()  # skips, saying why, where it cannot be had
+    config = ServerConfig(name="everything", type="stdio", command=node, args=[str(index)])
     async with ServerHub([config], init_timeout=30) as hub:
         hub.client_requests = answers = Answers()
         await hub.start_all()

@@ -33,6 +33,13 @@ async def choose_in_palette(pilot, app, words: str) -> None:
     await wait_for(pilot, lambda: commands.option_count > 0, what=f"a command for {words!r}")
 
 
+async def open_export(pilot, app) -> None:
+    """Open export and wait until its field shows the suggested file name."""
+    app.action_export()
+    await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen) and app.screen.is_mounted, what="export")
+    await wait_for(pilot, lambda: field_text(app.screen), what="the suggested file name")
+
+
 def enter_and_type(app, text: str) -> None:
     """Enter, then ``text``'s keys, all in the app's queue before Enter is handled."""
     for key in [events.Key("enter", "\r"), *key_events(text)]:
@@ -72,9 +79,7 @@ async def test_keys_after_enter_in_export_go_to_the_prompt(tmp_path, monkeypatch
     app = make_app(ScriptedEngine(["hello"]))
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
-        app.action_export()
-        await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen) and app.screen.is_mounted, what="export")
-        await wait_for(pilot, lambda: field_text(app.screen), what="the suggested file name")
+        await open_export(pilot, app)
         enter_and_type(app, TYPED)
         prompt = app.query_one(PromptInput)
         await wait_for(pilot, lambda: TYPED in prompt.value, what="the keys in the prompt")
@@ -127,9 +132,7 @@ async def test_the_enter_watch_ticking_while_the_enter_is_on_its_way_keeps_the_k
     app = make_app(ScriptedEngine(["hello"]))
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot, app)
-        app.action_export()
-        await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen) and app.screen.is_mounted, what="export")
-        await wait_for(pilot, lambda: field_text(app.screen), what="the suggested file name")
+        await open_export(pilot, app)
         node = {"the field": app.screen.query_one(Input), "the screen": app.screen, "the app": app}[where]
         handle, ticked = node.on_event, []
 

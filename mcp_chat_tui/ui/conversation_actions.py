@@ -191,8 +191,7 @@ class ConversationActions:
             host.unsaved = switched.cannot_save
             self.show_save_problem(switched.cannot_save)
         await self.show_transcript(opened.transcript)
-        if (turns.resume_pending or host.agent.summaries_due) and host.ready.is_set() and not turns.running:
-            turns.running = True
-            turns.run()
+        if host.ready.is_set():  # else start-up starts them once it is
+            turns.start_if_owed()
         self.app.notify(f"resumed {opened.path.name}{dropped}", markup=False)
         return True

@@ -164,12 +164,9 @@ class StartUp:
         host.status_bar.hide_download()
         host.ready.set()
         heap.settle()  # what start-up built (a loaded conversation too) is not walked again
-        host.agent.fit_loaded_results(
-            host.agent_view.sink
-        )  # a resumed conversation's results, now the context is known
-        if (host.turns.resume_pending or host.agent.summaries_due) and not host.turns.running:
-            host.turns.running = True
-            host.turns.run()
+        # A resumed conversation's results, now the context is known.
+        host.agent.fit_loaded_results(host.agent_view.sink)
+        host.turns.start_if_owed()
 
     async def _say_settled(self, servers: asyncio.Future[None]) -> None:
         """In the chat: the servers that failed, those still starting (and, once they settle, how),

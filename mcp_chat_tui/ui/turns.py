@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from textual.app import App
-from textual.worker import Worker
 
 from mcp_chat_tui.agent import Agent
 from mcp_chat_tui.conversation import NOTHING_TO_COMPACT, RETRY_BUSY, RETRY_LINE, Conversation, Route, route_line
@@ -147,12 +146,18 @@ class TurnQueue:
         self._queue.append(queued)
         host.status_bar.waiting = len(self._queue)
         if not self.running:
-            self.running = host.agent_view.opening_reply = True
-            self.run()
+            host.agent_view.opening_reply = True
+            self.start()
 
-    def run(self) -> Worker[None]:
-        """Start the turns' worker (``running`` is set by the caller, as it decides to start it)."""
-        return self.app.run_worker(self._run(), group="turns")
+    def start(self) -> None:
+        """Start the turns' worker, ``running`` from now (callers start it only when it is not)."""
+        self.running = True
+        self.app.run_worker(self._run(), group="turns")
+
+    def start_if_owed(self) -> None:
+        """Start the turns for a loaded file's open turn or the summaries due, unless they run already."""
+        if (self.resume_pending or self.host.agent.summaries_due) and not self.running:
+            self.start()
 
     async def _run(self) -> None:
         host = self.host
@@ -208,8 +213,7 @@ class TurnQueue:
         if self.running:
             self.app.notify("/compact runs when the reply under way ends", markup=False)
             return
-        self.running = True
-        self.run()
+        self.start()
 
     def retry(self) -> None:
         """``/retry`` and Ctrl+R: the last reply is discarded (kept in the file as discarded, its calls
@@ -219,8 +223,8 @@ class TurnQueue:
         if problem is not None:
             self.app.notify(problem, markup=False)
             return
-        self._retry_asked = self.running = True
-        self.run()
+        self._retry_asked = True
+        self.start()
 
     async def _retry(self) -> None:
         """The retry the worker was asked for: the chat says the reply above is discarded, shows the

@@ -373,6 +373,7 @@ async def test_export_refuses_the_conversations_own_file_and_one_open_in_another
             await wait_ready(pilot, app)
             await send(pilot, "hi")
             await wait_turn_done(pilot, app)
+            assert app.recorder.saver.flush()  # the saver's thread writes the file after the turn is shown
             saved = own.read_text(encoding="utf-8")
             await open_export_dialog(pilot, app, own)
             await wait_for(pilot, lambda: "own file" in export_question(app), what="the refusal")
